@@ -1,0 +1,24 @@
+"""Companion library of the GPU computing course.
+
+Importing this package chooses where kernels run (a CUDA GPU, or Numba's CUDA
+simulator when there is none) *before* ``numba.cuda`` is imported; see
+:mod:`course_lib.device`. Import it first in every notebook::
+
+    import course_lib
+    from course_lib import nbody
+"""
+
+from . import device
+
+device.configure()
+
+from .device import backend, info, pick  # noqa: E402  (must follow configure())
+
+__version__ = "0.1.0"
+
+#: The course units, in teaching order: name of the subpackage -> lesson notebook.
+UNITS = {
+    "nbody": "lessons/01_nbody.ipynb",
+}
+
+__all__ = ["UNITS", "backend", "device", "info", "pick"]

@@ -1,0 +1,144 @@
+"""Compile every reference kernel to PTX and SASS resources, with no GPU needed.
+
+Run as ``python -m course_lib.compile_check [--cc 80 90] [--json FILE]``. It needs the
+real CUDA target of numba-cuda, so it forces ``COURSE_BACKEND=gpu`` for its own
+process; the simulator cannot compile anything. The toolkit pieces (NVVM to make PTX,
+nvJitLink to assemble it and report registers and shared memory) come from the
+``numba-cuda[cu13]`` / ``[cu12]`` wheels.
+
+Tests call :func:`run_in_subprocess`, because a process that already runs the
+simulator cannot switch to the real target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+
+__all__ = ["CompileResult", "compile_all", "main", "run_in_subprocess"]
+
+DEFAULT_CCS = ((8, 0), (9, 0))
+
+
+@dataclass
+class CompileResult:
+    """Outcome of compiling one kernel for one compute capability."""
+
+    kernel: str
+    cc: str
+    ok: bool
+    registers: int | None = None
+    shared_bytes: int | None = None
+    spill_bytes: int | None = None
+    ptx_lines: int | None = None
+    error: str = ""
+
+
+_RESOURCES = re.compile(r"used (\d+) registers.*?(\d+) bytes smem", re.S)
+_SPILLS = re.compile(r"(\d+) bytes spill stores")
+
+
+def _resources(ptx: str, cc) -> tuple[int | None, int | None, int | None]:
+    """Registers, static shared memory and spill bytes reported by ptxas through nvJitLink."""
+    try:
+        from cuda.bindings import nvjitlink
+    except ImportError:  # pragma: no cover - only without the toolkit wheels
+        return None, None, None
+    handle = nvjitlink.create(2, [f"-arch=sm_{cc[0]}{cc[1]}", "-verbose"])
+    try:
+        data = ptx.encode()
+        nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel")
+        nvjitlink.complete(handle)
+        size = nvjitlink.get_info_log_size(handle)
+        log = bytearray(size)
+        nvjitlink.get_info_log(handle, log)
+    finally:
+        nvjitlink.destroy(handle)
+    text = log.decode(errors="replace")
+    found = _RESOURCES.search(text)
+    spill = _SPILLS.search(text)
+    if not found:
+        return None, None, int(spill.group(1)) if spill else None
+    return int(found.group(1)), int(found.group(2)), int(spill.group(1)) if spill else None
+
+
+def compile_all(ccs=DEFAULT_CCS) -> list[CompileResult]:
+    """Compile every registered kernel for each compute capability.
+
+    Must run in a process whose backend is ``"gpu"`` (a GPU is not needed).
+
+    Returns
+    -------
+    list of CompileResult
+    """
+    import course_lib
+    from course_lib.registry import all_kernels
+
+    if course_lib.backend() != "gpu":
+        raise RuntimeError("the compile check needs COURSE_BACKEND=gpu (no GPU is needed, only the toolkit wheels)")
+    from numba import cuda
+
+    results = []
+    for spec in all_kernels():
+        for cc in ccs:
+            label = f"sm_{cc[0]}{cc[1]}"
+            try:
+                ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=cc, fastmath=True)
+                regs, smem, spill = _resources(ptx, cc)
+                results.append(CompileResult(spec.name, label, True, regs, smem, spill, ptx.count("\n")))
+            except Exception as exc:  # report every failure, not just the first
+                results.append(CompileResult(spec.name, label, False, error=f"{type(exc).__name__}: {exc}"))
+    return results
+
+
+def format_table(results) -> str:
+    """A plain-text table of the results."""
+    rows = [("kernel", "arch", "ok", "regs", "smem B", "spill B", "PTX lines")]
+    for r in results:
+        rows.append((r.kernel, r.cc, "yes" if r.ok else "NO", str(r.registers or "-"),
+                     str(r.shared_bytes if r.shared_bytes is not None else "-"),
+                     str(r.spill_bytes if r.spill_bytes is not None else "-"), str(r.ptx_lines or "-")))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
+    lines += [f"{r.kernel} ({r.cc}): {r.error}" for r in results if not r.ok]
+    return "\n".join(lines)
+
+
+def run_in_subprocess(ccs=DEFAULT_CCS, timeout=900) -> list[CompileResult]:
+    """Run the compile check in a fresh process with the real CUDA target."""
+    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
+    args = [sys.executable, "-m", "course_lib.compile_check", "--json", "-", "--cc"]
+    args += [f"{a}{b}" for a, b in ccs]
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"compile check crashed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    return [CompileResult(**row) for row in json.loads(proc.stdout)]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_lib.compile_check", description=__doc__.splitlines()[0])
+    parser.add_argument("--cc", nargs="+", default=["80", "90"], help="compute capabilities, e.g. 80 90")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
+    ns = parser.parse_args(argv)
+    from course_lib import device
+
+    device.configure(force="gpu")
+    ccs = [(int(c[:-1]), int(c[-1])) for c in ns.cc]
+    results = compile_all(ccs)
+    if ns.json == "-":
+        json.dump([asdict(r) for r in results], sys.stdout)
+    else:
+        print(format_table(results))
+        if ns.json:
+            with open(ns.json, "w") as fh:
+                json.dump([asdict(r) for r in results], fh, indent=1)
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

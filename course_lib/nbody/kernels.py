@@ -1,0 +1,246 @@
+"""Reference CUDA kernels of Unit 1 (all-pairs N-body), taught in ``lessons/01_nbody.ipynb``.
+
+Every kernel computes, for each destination body i,
+
+    a_i = sum_j m_j * r_ij / (|r_ij|^2 + eps^2)^(3/2),   r_ij = p_j - p_i,
+
+from ``bodies``, a C-contiguous float32 array of shape (N, 4) holding x, y, z and the
+mass of each body, and writes float32 accelerations of shape (N, 3). The softening
+makes the j = i term vanish (r_ij = 0), so no branch skips it.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from numba import cuda, float32
+
+from .. import device
+from ..registry import course_kernel, register_kernel
+
+__all__ = [
+    "BODY_SIG",
+    "nbody_naive_kernel",
+    "nbody_pxp_kernel",
+    "nbody_tiled_kernel",
+    "interaction",
+]
+
+LESSON = "lessons/01_nbody.ipynb"
+#: Signature used for the ahead-of-time (PTX) compile check.
+BODY_SIG = "void(float32[:, ::1], float32, float32[:, ::1])"
+
+
+if device.is_simulator():
+
+    @cuda.jit(device=True, inline=True)
+    def rsqrt(x):
+        """1 / sqrt(x); the simulator has no libdevice."""
+        return float32(1.0) / math.sqrt(x)
+
+else:
+    from numba.cuda import libdevice
+
+    # One hardware instruction (rsqrt.approx) instead of sqrt followed by a division.
+    rsqrt = libdevice.rsqrtf
+
+
+@cuda.jit(device=True, inline=True)
+def interaction(xi, yi, zi, xj, yj, zj, mj, softening_sq):
+    """Acceleration contributed to body i by body j (20 flops in the usual count).
+
+    Returns
+    -------
+    (float32, float32, float32)
+    """
+    dx = xj - xi
+    dy = yj - yi
+    dz = zj - zi
+    r2 = dx * dx + dy * dy + dz * dz + softening_sq
+    inv_r = rsqrt(r2)
+    s = mj * inv_r * inv_r * inv_r
+    return dx * s, dy * s, dz * s
+
+
+@course_kernel(BODY_SIG, lesson=LESSON, fastmath=True)
+def nbody_naive_kernel(bodies, softening_sq, acc):
+    """One thread per destination body; every source body is read from global memory.
+
+    Parameters
+    ----------
+    bodies : float32 array of shape (N, 4)
+        x, y, z, mass.
+    softening_sq : float32
+        Square of the softening length, > 0.
+    acc : float32 array of shape (N, 3)
+        Output accelerations.
+
+    Launch with any 1-D grid covering N threads. Each body is fetched about 2N times
+    in total: N times as a destination and N times as a source.
+    """
+    i = cuda.grid(1)
+    n = bodies.shape[0]
+    if i >= n:
+        return
+    xi = bodies[i, 0]
+    yi = bodies[i, 1]
+    zi = bodies[i, 2]
+    ax = float32(0.0)
+    ay = float32(0.0)
+    az = float32(0.0)
+    for j in range(n):
+        fx, fy, fz = interaction(xi, yi, zi, bodies[j, 0], bodies[j, 1], bodies[j, 2], bodies[j, 3], softening_sq)
+        ax += fx
+        ay += fy
+        az += fz
+    acc[i, 0] = ax
+    acc[i, 1] = ay
+    acc[i, 2] = az
+
+
+@lru_cache(maxsize=None)
+def nbody_tiled_kernel(tile: int):
+    """The final design of the lesson: P = ``tile`` threads per tile.
+
+    Each thread owns one destination body and keeps it (and its running sum) in
+    registers. The block walks over the source bodies ``tile`` at a time: each thread
+    stages one source body in shared memory, the block synchronises, every thread
+    accumulates the ``tile`` interactions from shared memory, and the block
+    synchronises again before the next tile overwrites the staging area. Global
+    traffic: 2P fetches per P x P tile instead of 2P^2.
+
+    Parameters
+    ----------
+    tile : int
+        Tile size P, also the block size (1 <= P <= 1024).
+
+    Returns
+    -------
+    numba.cuda kernel
+        Launch as ``kernel[ceil(N / tile), tile](bodies, softening_sq, acc)``. N need not
+        be a multiple of ``tile``: the last tile is padded with zero-mass bodies.
+    """
+    if not 1 <= tile <= 1024:
+        raise ValueError(f"tile must be between 1 and 1024 (threads per block), got {tile}")
+
+    def nbody_tiled(bodies, softening_sq, acc):
+        tile_bodies = cuda.shared.array((tile, 4), float32)
+        t = cuda.threadIdx.x
+        i = cuda.blockIdx.x * tile + t
+        n = bodies.shape[0]
+        # Threads past the end still help to stage tiles, so they must not return early.
+        xi = float32(0.0)
+        yi = float32(0.0)
+        zi = float32(0.0)
+        if i < n:
+            xi = bodies[i, 0]
+            yi = bodies[i, 1]
+            zi = bodies[i, 2]
+        ax = float32(0.0)
+        ay = float32(0.0)
+        az = float32(0.0)
+        for start in range(0, n, tile):
+            j = start + t
+            if j < n:
+                tile_bodies[t, 0] = bodies[j, 0]
+                tile_bodies[t, 1] = bodies[j, 1]
+                tile_bodies[t, 2] = bodies[j, 2]
+                tile_bodies[t, 3] = bodies[j, 3]
+            else:
+                # Zero-mass padding contributes nothing and keeps the inner loop branch-free.
+                tile_bodies[t, 0] = float32(0.0)
+                tile_bodies[t, 1] = float32(0.0)
+                tile_bodies[t, 2] = float32(0.0)
+                tile_bodies[t, 3] = float32(0.0)
+            cuda.syncthreads()  # the tile is staged
+            for k in range(tile):
+                fx, fy, fz = interaction(
+                    xi, yi, zi, tile_bodies[k, 0], tile_bodies[k, 1], tile_bodies[k, 2], tile_bodies[k, 3],
+                    softening_sq,
+                )
+                ax += fx
+                ay += fy
+                az += fz
+            cuda.syncthreads()  # everyone is done with the tile before it is overwritten
+        if i < n:
+            acc[i, 0] = ax
+            acc[i, 1] = ay
+            acc[i, 2] = az
+
+    nbody_tiled.__name__ = f"nbody_tiled_{tile}"
+    return cuda.jit(fastmath=True)(nbody_tiled)
+
+
+@lru_cache(maxsize=None)
+def nbody_pxp_kernel(tile: int):
+    """The first tiling of the lesson, for contrast: P x P threads per P x P tile.
+
+    Thread (tx, ty) of block (bx, by) computes the single force of source
+    ``bx * P + tx`` on destination ``by * P + ty``. Both bodies are shared through
+    shared memory, then the P forces of each destination are summed by a tree
+    reduction in shared memory (threads must communicate), and one thread per
+    destination adds the partial sum of the tile with an atomic, because the
+    N / P tiles of a row run in different blocks.
+
+    Parameters
+    ----------
+    tile : int
+        P; the block is P x P threads, so P <= 32.
+
+    Returns
+    -------
+    numba.cuda kernel
+        Launch as ``kernel[(ceil(N/P), ceil(N/P)), (P, P)](bodies, softening_sq, acc)`` with
+        ``acc`` zeroed first.
+    """
+    if not 1 <= tile <= 32:
+        raise ValueError(f"the P x P kernel needs 1 <= P <= 32 (P^2 threads per block), got {tile}")
+    # Tree reduction over a power-of-two width; columns past P hold zeros.
+    width = 1 << (tile - 1).bit_length()
+
+    def nbody_pxp(bodies, softening_sq, acc):
+        src = cuda.shared.array((tile, 4), float32)
+        dst = cuda.shared.array((tile, 3), float32)
+        force = cuda.shared.array((tile, width, 3), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        n = bodies.shape[0]
+        j = cuda.blockIdx.x * tile + tx
+        i = cuda.blockIdx.y * tile + ty
+        # 2P fetches per tile: row 0 of the block loads the sources, column 0 the destinations.
+        if ty == 0:
+            for c in range(4):
+                src[tx, c] = bodies[j, c] if j < n else float32(0.0)
+        if tx == 0:
+            for c in range(3):
+                dst[ty, c] = bodies[i, c] if i < n else float32(0.0)
+        cuda.syncthreads()
+        fx, fy, fz = interaction(dst[ty, 0], dst[ty, 1], dst[ty, 2], src[tx, 0], src[tx, 1], src[tx, 2], src[tx, 3],
+                                 softening_sq)
+        force[ty, tx, 0] = fx
+        force[ty, tx, 1] = fy
+        force[ty, tx, 2] = fz
+        if tx + tile < width:
+            for c in range(3):
+                force[ty, tx + tile, c] = float32(0.0)
+        cuda.syncthreads()
+        stride = width // 2
+        while stride > 0:
+            if tx < stride:
+                for c in range(3):
+                    force[ty, tx, c] += force[ty, tx + stride, c]
+            cuda.syncthreads()
+            stride //= 2
+        if tx == 0 and i < n:
+            for c in range(3):
+                cuda.atomic.add(acc, (i, c), force[ty, 0, c])
+
+    nbody_pxp.__name__ = f"nbody_pxp_{tile}"
+    return cuda.jit(fastmath=True)(nbody_pxp)
+
+
+for _tile in (128, 256):
+    register_kernel(f"nbody.nbody_tiled_kernel[tile={_tile}]", BODY_SIG,
+                    (lambda t=_tile: nbody_tiled_kernel(t).py_func), LESSON)
+register_kernel("nbody.nbody_pxp_kernel[tile=16]", BODY_SIG, lambda: nbody_pxp_kernel(16).py_func, LESSON)

@@ -1,0 +1,120 @@
+"""Unit 1 kernels against the float64 reference, on awkward sizes on purpose."""
+
+import numpy as np
+import pytest
+
+from course_lib import nbody, pick
+from course_lib.nbody import kernels
+
+# Relative tolerance against the float64 reference: float32 accumulation of N terms in
+# a different order than NumPy (rsqrt.approx on a GPU adds ~2 ulp per term).
+RTOL = 2e-5 if pick(sim=True, gpu=False) else 1e-4
+TILE = 16
+
+
+def assert_matches_reference(acc, pos, mass, softening):
+    ref = nbody.accelerations_reference(pos, mass, softening)
+    assert acc.dtype == np.float32 and acc.shape == ref.shape
+    scale = np.max(np.abs(ref)) if ref.size else 1.0
+    np.testing.assert_allclose(acc, ref, rtol=0, atol=RTOL * max(scale, 1e-30))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, TILE - 1, TILE, TILE + 1, 2 * TILE + 3, 37])
+@pytest.mark.parametrize("method", ["tiled", "naive", "cpu", "numpy"])
+def test_matches_reference_on_awkward_sizes(method, n):
+    pos, _, mass = nbody.plummer_sphere(n, seed=n)
+    acc = nbody.accelerations(pos, mass, softening=0.05, method=method,
+                              tile=TILE if method == "tiled" else None)
+    assert_matches_reference(acc, pos, mass, 0.05)
+
+
+@pytest.mark.parametrize("n,tile", [(1, 4), (5, 4), (9, 3), (17, 8)])
+def test_pxp_kernel_matches_reference(n, tile):
+    pos, _, mass = nbody.uniform_cube(n, seed=3)
+    acc = nbody.accelerations(pos, mass, softening=0.1, method="pxp", tile=tile)
+    assert_matches_reference(acc, pos, mass, 0.1)
+
+
+def test_n_smaller_than_tile():
+    pos, _, mass = nbody.uniform_cube(5, seed=1)
+    acc = nbody.accelerations(pos, mass, softening=0.1, method="tiled", tile=64)
+    assert_matches_reference(acc, pos, mass, 0.1)
+
+
+def test_default_tile_on_a_prime_size():
+    n = pick(sim=67, gpu=100_003)
+    pos, _, mass = nbody.colliding_clusters(n, seed=2)
+    acc = nbody.accelerations(pos, mass, softening=0.05)
+    if n <= 5000:
+        assert_matches_reference(acc, pos, mass, 0.05)
+    else:  # full size: compare against the CPU version instead of the O(N^2) NumPy one
+        cpu = nbody.accelerations(pos, mass, softening=0.05, method="cpu")
+        np.testing.assert_allclose(acc, cpu, rtol=0, atol=1e-3 * np.max(np.abs(cpu)))
+
+
+def test_single_body_feels_no_force():
+    acc = nbody.accelerations([[1.0, 2.0, 3.0]], [5.0], softening=0.1)
+    np.testing.assert_array_equal(acc, np.zeros((1, 3), np.float32))
+
+
+def test_two_bodies_attract_symmetrically():
+    pos = np.array([[0, 0, 0], [1, 0, 0]], np.float32)
+    acc = nbody.accelerations(pos, [1.0, 1.0], softening=1e-3, method="tiled", tile=4)
+    expected = 1.0 / (1.0 + 1e-6) ** 1.5
+    np.testing.assert_allclose(acc[:, 0], [expected, -expected], rtol=1e-5)
+    np.testing.assert_allclose(acc[:, 1:], 0, atol=1e-7)
+
+
+def test_extreme_but_finite_values():
+    pos = np.array([[0, 0, 0], [1e4, 0, 0], [0, 1e-4, 0]], np.float32)
+    mass = np.array([1e6, 1e-6, 1.0], np.float32)
+    acc = nbody.accelerations(pos, mass, softening=1e-2, method="tiled", tile=2)
+    assert np.all(np.isfinite(acc))
+    assert_matches_reference(acc, pos, mass, 1e-2)
+
+
+def test_integer_input_is_converted():
+    acc = nbody.accelerations([[0, 0, 0], [1, 0, 0]], [1, 1], softening=0.5, method="naive")
+    assert acc.dtype == np.float32 and acc[0, 0] > 0
+
+
+@pytest.mark.parametrize(
+    "pos,mass,softening,message",
+    [
+        (np.zeros((0, 3)), np.zeros(0), 0.1, "N = 0"),
+        (np.zeros((4, 2)), np.ones(4), 0.1, r"pos must have shape \(N, 3\)"),
+        (np.zeros((4, 3)), np.ones((4, 1)), 0.1, r"mass must have shape \(N,\)"),
+        (np.zeros((4, 3)), np.ones(3), 0.1, "4 bodies but mass has 3"),
+        (np.array([[0, 0, np.nan]] * 2), np.ones(2), 0.1, r"pos contains NaN"),
+        (np.zeros((2, 3)), np.array([1.0, np.inf]), 0.1, r"mass contains NaN or infinity"),
+        (np.zeros((2, 3)), np.ones(2), 0.0, "softening must be positive"),
+        (np.zeros((2, 3)), np.ones(2), -1.0, "softening must be positive"),
+        (np.zeros((2, 3)), np.ones(2), "soft", "softening must be a positive number"),
+        (np.array([["a", "b", "c"]]), np.ones(1), 0.1, "pos must hold real numbers"),
+        (np.zeros((2, 3), complex), np.ones(2), 0.1, "pos must hold real numbers"),
+    ],
+)
+def test_bad_input_is_a_clear_error(pos, mass, softening, message):
+    with pytest.raises(ValueError, match=message):
+        nbody.accelerations(pos, mass, softening=softening)
+
+
+@pytest.mark.parametrize("method,tile,message", [
+    ("tiled", 0, "between 1 and 1024"),
+    ("tiled", 2048, "between 1 and 1024"),
+    ("tiled", 2.5, "between 1 and 1024"),
+    ("pxp", 64, "between 1 and 32"),
+    ("naive", 16, "tile only applies"),
+    ("gpu", None, "unknown method"),
+])
+def test_bad_method_or_tile(method, tile, message):
+    pos, _, mass = nbody.uniform_cube(4)
+    with pytest.raises(ValueError, match=message):
+        nbody.accelerations(pos, mass, softening=0.1, method=method, tile=tile)
+
+
+def test_kernel_factories_reject_impossible_tiles():
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        kernels.nbody_tiled_kernel(0)
+    with pytest.raises(ValueError, match="P <= 32"):
+        kernels.nbody_pxp_kernel(33)
