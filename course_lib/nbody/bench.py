@@ -1,0 +1,150 @@
+"""Benchmark of Unit 1: ``python -m course_lib.bench nbody``.
+
+Reports interactions per second and GFLOP/s (20 flops per interaction) for the naive
+and tiled kernels (sweeping N and the tile size), CuPy broadcasting (the naive GPU
+peer) and the Numba ``parallel=True`` CPU version, with the fraction of the device's
+FP32 peak. Goal on an H100: >= 2.0e12 interactions/s at N >= 2^20.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device
+from ..bench import gpu_time, time_call
+from .api import pack_bodies
+from .cpu import accelerations_cpu
+from .data import plummer_sphere
+from .model import FLOPS_PER_INTERACTION
+from .reference import accelerations_reference
+
+SOFTENING = 0.01
+GOAL_INTERACTIONS_PER_S = 2.0e12
+
+
+def _row(variant, n, seconds, tile=None, peak=None):
+    rate = n * n / seconds
+    row = {"variant": variant, "n": n, "tile": tile, "seconds": seconds, "interactions_per_s": rate,
+           "gflops": rate * FLOPS_PER_INTERACTION / 1e9}
+    if peak:
+        row["fraction_of_fp32_peak"] = rate * FLOPS_PER_INTERACTION / peak
+    return row
+
+
+def _cpu_rows(quick):
+    rows = []
+    for n in ([512, 2048] if quick else [1024, 4096, 16384, 32768]):
+        pos, _, mass = plummer_sphere(n, seed=1)
+        bodies = pack_bodies(pos, mass)
+        rows.append(_row("cpu_numba_parallel", n, time_call(lambda: accelerations_cpu(bodies, SOFTENING**2))))
+        if n <= 4096:
+            rows.append(_row("numpy_float64", n, time_call(lambda: accelerations_reference(pos, mass, SOFTENING),
+                                                           repeat=2)))
+    return rows
+
+
+def _gpu_rows(quick, peak):
+    from numba import cuda
+
+    from . import kernels
+
+    rows = []
+    sizes = [1 << 14, 1 << 16] if quick else [1 << 14, 1 << 16, 1 << 18, 1 << 20]
+    tiles = [128, 256] if quick else [64, 128, 256, 512, 1024]
+    eps2 = np.float32(SOFTENING**2)
+    for n in sizes:
+        pos, _, mass = plummer_sphere(n, seed=1)
+        d_bodies = cuda.to_device(pack_bodies(pos, mass))
+        d_acc = cuda.device_array((n, 3), np.float32)
+        if n <= 1 << 18:
+            blocks = (n + 127) // 128
+            t = gpu_time(lambda: kernels.nbody_naive_kernel[blocks, 128](d_bodies, eps2, d_acc), repeat=5)
+            rows.append(_row("naive", n, t, peak=peak))
+        for tile in tiles:
+            kernel = kernels.nbody_tiled_kernel(tile)
+            grid = (n + tile - 1) // tile
+            t = gpu_time(lambda: kernel[grid, tile](d_bodies, eps2, d_acc), repeat=5)
+            rows.append(_row("tiled", n, t, tile=tile, peak=peak))
+        if n <= 1 << 16:
+            rows.extend(_cupy_rows(pos, mass, n, peak))
+    return rows
+
+
+def _cupy_rows(pos, mass, n, peak):
+    try:
+        import cupy as cp
+    except ImportError:
+        return []
+    p = cp.asarray(pos)
+    m = cp.asarray(mass)
+
+    def broadcast():
+        out = cp.empty((n, 3), cp.float32)
+        for s in range(0, n, 4096):  # chunks bound memory to 4096 x N x 3 floats
+            d = p[None, :, :] - p[s:s + 4096, None, :]
+            r2 = (d * d).sum(axis=2) + np.float32(SOFTENING**2)
+            out[s:s + 4096] = ((m[None, :] * r2 ** np.float32(-1.5))[:, :, None] * d).sum(axis=1)
+        return out
+
+    broadcast()
+    cp.cuda.Device().synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    broadcast()
+    stop.record()
+    stop.synchronize()
+    return [_row("cupy_broadcast", n, cp.cuda.get_elapsed_time(start, stop) / 1e3, peak=peak)]
+
+
+def run(*, quick=False):
+    """Run the benchmark; see the module docstring."""
+    rows = _cpu_rows(quick)
+    notes = []
+    summary = {}
+    if device.is_gpu():
+        peak = device.info().fp32_peak_flops
+        gpu = _gpu_rows(quick, peak)
+        rows += gpu
+        best = max((r for r in gpu if r["variant"] == "tiled"), key=lambda r: (r["n"], r["interactions_per_s"]))
+        best_cpu = max((r for r in rows if r["variant"] == "cpu_numba_parallel"), key=lambda r: r["interactions_per_s"])
+        summary = {
+            "best_tiled": best,
+            "goal_interactions_per_s": GOAL_INTERACTIONS_PER_S,
+            "goal_met": best["interactions_per_s"] >= GOAL_INTERACTIONS_PER_S and best["n"] >= 1 << 20,
+            "speedup_vs_cpu": best["interactions_per_s"] / best_cpu["interactions_per_s"],
+        }
+    else:
+        notes.append("no GPU: only the CPU variants were measured")
+    return {"rows": rows, "summary": summary, "notes": notes}
+
+
+def summary(results):
+    """A few human-readable lines."""
+    lines = [f"{r['variant']:<20} N={r['n']:<8} tile={r['tile'] or '-':<5} "
+             f"{r['interactions_per_s']:.3e} interactions/s  {r['gflops']:.1f} GFLOP/s"
+             + (f"  {100 * r['fraction_of_fp32_peak']:.0f}% of FP32 peak" if "fraction_of_fp32_peak" in r else "")
+             for r in results["rows"]]
+    return "\n".join(lines + results["notes"])
+
+
+def plot(results, path):
+    """Interactions per second against N, one line per variant (and tile size)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    series = {}
+    for r in results["rows"]:
+        label = r["variant"] + (f" P={r['tile']}" if r["tile"] else "")
+        series.setdefault(label, []).append((r["n"], r["interactions_per_s"]))
+    for label, pts in sorted(series.items()):
+        pts.sort()
+        ax.plot(*zip(*pts), marker="o", label=label)
+    peak = results["device"].get("fp32_peak_flops")
+    if peak:
+        ax.axhline(peak / FLOPS_PER_INTERACTION, color="k", ls="--", lw=1, label="FP32 peak / 20 flops")
+    ax.set(xscale="log", yscale="log", xlabel="N bodies", ylabel="interactions / s",
+           title=f"All-pairs N-body on {results['device']['name']}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
