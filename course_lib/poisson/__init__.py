@@ -14,7 +14,7 @@ from .cpu import jacobi_cpu, seamless_clone_cpu
 from .data import (PHOTOS, blob_mask, cat_in_coffee, ellipse_mask, load_photo, nonwhite_mask, object_on_white,
                    polygon_mask, rectangle_mask, synthetic_pair)
 from .reference import (BORDER, INTERIOR, OUTSIDE, Prepared, classify_mask, compose, exact_solve, jacobi_reference,
-                        jacobi_step_reference, neighbour_counts, prepare, residual)
+                        jacobi_step_reference, neighbour_counts, opencv_clone, prepare, residual)
 
 __all__ = [
     "BORDER",
@@ -45,6 +45,7 @@ __all__ = [
     "neighbour_counts",
     "nonwhite_mask",
     "object_on_white",
+    "opencv_clone",
     "polygon_mask",
     "prepare",
     "rectangle_mask",

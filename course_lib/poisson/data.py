@@ -256,7 +256,7 @@ def synthetic_pair(height, width, seed=0, *, fill=0.35):
         phase = rng.uniform(0, 2 * np.pi, size=(3, 1, 1))
         f = base + amp * np.sin(2 * np.pi * freq * (xx + 0.7 * yy)[None] + phase)
         f = f + noise * rng.normal(size=f.shape)
-        return np.clip(np.moveaxis(f, 0, -1), 0, 254).astype(np.uint8)
+        return np.ascontiguousarray(np.clip(np.moveaxis(f, 0, -1), 0, 254).astype(np.uint8))
 
     source = field(3.0, rng.uniform(60, 200, (3, 1, 1)), 50.0, 12.0)
     target = field(0.7, rng.uniform(40, 220, (3, 1, 1)), 30.0, 3.0)

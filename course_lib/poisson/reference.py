@@ -41,6 +41,7 @@ __all__ = [
     "jacobi_reference",
     "jacobi_step_reference",
     "neighbour_counts",
+    "opencv_clone",
     "prepare",
     "residual",
 ]
@@ -137,8 +138,8 @@ def prepare(source, target, mask):
     Prepared
     """
     labels = classify_mask(mask)
-    s = np.moveaxis(np.asarray(source), -1, 0).astype(np.float32)
-    t = np.moveaxis(np.asarray(target), -1, 0).astype(np.float32)
+    s = np.ascontiguousarray(np.moveaxis(np.asarray(source), -1, 0), dtype=np.float32)
+    t = np.ascontiguousarray(np.moveaxis(np.asarray(target), -1, 0), dtype=np.float32)
     border = labels == BORDER
     rhs = np.zeros_like(s)
     for dy, dx in _OFFSETS:
@@ -306,3 +307,40 @@ def exact_solve(source, target, mask):
         planes[:, interior] = solution.T
     result = compose(target, prep.labels, np.clip(planes, 0, 255))
     return result, planes
+
+
+def opencv_clone(source, target, mask):
+    """OpenCV's ``seamlessClone`` (NORMAL_CLONE) of the same problem, for comparison.
+
+    OpenCV solves the same Poisson equation directly (a DST-based solver over the mask's
+    bounding box) with its own boundary handling, so its result is close to
+    :func:`exact_solve` but not identical. OpenCV is imported only here.
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+        RGB; same size, the object already at its place in ``source``.
+    mask : ndarray of shape (H, W), bool
+
+    Returns
+    -------
+    ndarray of shape (H, W, 3), uint8
+    """
+    import cv2
+
+    mask = np.asarray(mask, bool)
+    rows = np.nonzero(mask.any(axis=1))[0]
+    cols = np.nonzero(mask.any(axis=0))[0]
+    if rows.size == 0:
+        raise ValueError("the mask is empty: select at least one pixel to clone")
+    # seamlessClone wants the patch inside the destination with room around it: pad both
+    # images by edge replication so a mask touching the image edge still works.
+    pad = 2
+    src = np.pad(np.asarray(source, np.uint8), ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    dst = np.pad(np.asarray(target, np.uint8), ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    m = np.pad(mask, pad).astype(np.uint8) * 255
+    # OpenCV centres the mask's bounding box on `center`; this keeps the object in place.
+    y0, y1, x0, x1 = rows[0] + pad, rows[-1] + pad, cols[0] + pad, cols[-1] + pad
+    center = (int(x0 + (x1 - x0 + 1) // 2), int(y0 + (y1 - y0 + 1) // 2))
+    out = cv2.seamlessClone(src[..., ::-1].copy(), dst[..., ::-1].copy(), m, center, cv2.NORMAL_CLONE)
+    return np.ascontiguousarray(out[pad:-pad, pad:-pad, ::-1])
