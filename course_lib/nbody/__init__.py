@@ -10,11 +10,13 @@ from .api import METHODS, accelerations, default_tile, leapfrog, pack_bodies
 from .cpu import accelerations_cpu
 from .data import colliding_clusters, initial_conditions, plummer_sphere, uniform_cube
 from .model import FLOPS_PER_INTERACTION, global_fetches, tile_report
+from .quiz import QUIZ
 from .reference import accelerations_reference, total_energy
 
 __all__ = [
     "FLOPS_PER_INTERACTION",
     "METHODS",
+    "QUIZ",
     "accelerations",
     "accelerations_cpu",
     "accelerations_reference",
