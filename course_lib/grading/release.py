@@ -98,6 +98,7 @@ def release_notebook(nb):
             source = strip_solutions(source, markdown=cell.cell_type == "markdown")
         source = _drop_hidden_tests(source)
         cell.source = source
+        cell.metadata.pop("execution", None)  # timestamps written by notebook runners
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
