@@ -7,10 +7,12 @@ version, the images and masks, and the two-tolerance image comparison. Kernels l
 widgets in :mod:`course_lib.poisson.widgets`.
 """
 
+from . import kernels, plots, widgets
 from .api import METHODS, CloneHistory, clone_history, default_fused, naive_paste, seamless_clone, validate_inputs
 from .compare import (DEFAULT_MAX_FRACTION, DEFAULT_MAX_PIXEL_DIFF, ImageComparison, assert_images_match,
                       compare_images)
 from .cpu import jacobi_cpu, seamless_clone_cpu
+from .quiz import QUIZ
 from .data import (PHOTOS, blob_mask, cat_in_coffee, ellipse_mask, load_photo, nonwhite_mask, object_on_white,
                    polygon_mask, rectangle_mask, synthetic_pair)
 from .reference import (BORDER, INTERIOR, OUTSIDE, Prepared, classify_mask, compose, exact_solve, jacobi_reference,
@@ -24,6 +26,7 @@ __all__ = [
     "METHODS",
     "OUTSIDE",
     "PHOTOS",
+    "QUIZ",
     "CloneHistory",
     "ImageComparison",
     "Prepared",
