@@ -55,3 +55,8 @@ def test_bench_quick_writes_results(tmp_path, capsys):
         assert results["notes"] == ["no GPU: only the CPU variants were measured"]
     else:
         assert {"jacobi", "jacobi_fused"} <= variants and "goal_met" in results["summary"]
+
+
+def test_quiz_questions_have_explanations():
+    for key, quiz in poisson.QUIZ.items():
+        assert quiz.explanation and "Right." in quiz.answer(quiz.correct), key
