@@ -8,11 +8,15 @@ the lanes of their mask. Taught in ``lessons/00_seeing_the_gpu.ipynb``.
 
 from ._engine import FULL_MASK, WARP_SIZE, BarrierError, WarpError
 from ._hooks import HookError, install, installed, uninstall, verify
+from .check import CheckReport, Problem, check
 
 __all__ = [
     "FULL_MASK",
     "WARP_SIZE",
     "BarrierError",
+    "CheckReport",
+    "Problem",
+    "check",
     "HookError",
     "WarpError",
     "install",
