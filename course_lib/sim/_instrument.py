@@ -18,6 +18,9 @@ from itertools import count
 
 import numpy as np
 
+from numba.cuda import types
+from numba.cuda.np import numpy_support
+
 from . import _engine
 
 __all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code"]
@@ -187,9 +190,14 @@ class _TracedShared:
         key = (frame.f_code.co_filename, frame.f_lineno)
         traced = self._allocations.get(key)
         if traced is None:
-            # The stock allocator identifies an allocation by the line that asks for it;
-            # ask it from here and name the array after the variable on that line.
-            raw = self._stock.array(shape, dtype, alignment)
+            # Like the stock allocator, one allocation per source line (the stock one
+            # cannot be asked from here: it identifies allocations by its caller's line).
+            if shape == 0:
+                raw = self._stock.array(shape, dtype, alignment)  # dynamic shared memory
+            else:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                raw = np.zeros(shape, dtype)
             traced = TracedArray(raw, _assigned_name(frame) or "shared", "shared", self._obs)
             self._allocations[key] = traced
         return traced
