@@ -9,6 +9,7 @@ the lanes of their mask. Taught in ``lessons/00_seeing_the_gpu.ipynb``.
 from ._engine import FULL_MASK, WARP_SIZE, BarrierError, WarpError
 from ._hooks import HookError, install, installed, uninstall, verify
 from .check import CheckReport, Problem, check
+from .profile import LineProfile, ProfileReport, profile
 
 __all__ = [
     "FULL_MASK",
@@ -18,8 +19,11 @@ __all__ = [
     "Problem",
     "check",
     "HookError",
+    "LineProfile",
+    "ProfileReport",
     "WarpError",
     "install",
+    "profile",
     "installed",
     "uninstall",
     "verify",
