@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 
 #: The course units, in teaching order: name of the subpackage -> lesson notebook.
 UNITS = {
+    "sim": "lessons/00_seeing_the_gpu.ipynb",
     "nbody": "lessons/01_nbody.ipynb",
 }
 
