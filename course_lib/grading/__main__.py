@@ -44,7 +44,7 @@ def main(argv=None) -> int:
         try:
             rows = grade(ns.problem_set, ns.submissions, ns.out, jobs=ns.jobs, force=ns.force,
                          options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory), feedback_dir=ns.feedback,
-                         seed=ns.seed, progress=not ns.quiet)
+                         seed=ns.seed, progress=not ns.quiet, log=print)
         except ValueError as exc:
             parser.error(str(exc))
         totals = Counter()

@@ -488,7 +488,7 @@ def _not_dumpable() -> None:
 
 def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = False,
           options: GradeOptions = GradeOptions(), feedback_dir=None, seed: int | None = None,
-          progress: bool = True) -> list:
+          progress: bool = True, log=None) -> list:
     """Grade submissions into a CSV file (see the module docstring) and return all its rows.
 
     Parameters
@@ -507,6 +507,10 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
         Where to write one Markdown feedback file per student.
     seed : int, optional
         Seed of the hidden tests (each student's inputs are derived from it); random by default.
+    progress : bool
+        Show a progress bar.
+    log : callable, optional
+        Called with a one-line summary of what will be graded and skipped.
 
     Raises
     ------
@@ -530,6 +534,10 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     graded = {s for s, r in by_student.items() if {x["question"] for x in r} >= {q.id for q in questions}}
     todo = [p for p in paths if force or ids[p] not in graded]
     seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
+    if log:
+        log(f"{problem_set}: graded {len(todo)} of {len(paths)} submissions"
+            + (f" ({len(paths) - len(todo)} already in {os.fspath(out)}; --force grades them again)"
+               if len(todo) < len(paths) else ""))
     _not_dumpable()
 
     def finish(path, results):
