@@ -204,3 +204,20 @@ def test_huge_output_and_memory_hog_lose_only_their_question(tmp_path):
         assert results[2].points == 0
         message = results[2].outcomes[0].message
         assert ("output too large" if name == "huge" else "MemoryError") in message, message
+
+
+def test_hang_at_top_level_and_segfault(tmp_path):
+    options = grader.GradeOptions(timeout=5)
+    nb = make_submissions._with({"ps1_q2_answer": "while True:\n    pass\n"})
+    nbformat.write(nb, tmp_path / "hang.ipynb")
+    results = grader.grade_submission(tmp_path / "hang.ipynb", "ps1", seed=1, options=options)
+    assert all(r.points == 0 and r.status == "error" for r in results)
+    assert results[0].error == "running the notebook in cell 6: timed out after 5 s (an infinite loop or a deadlock?)"
+
+    nb = make_submissions._with({"ps1_q2_answer": "import ctypes\n\nnaive_fetches_per_body = "
+                                 "tiled_fetches_per_tile = lambda n: ctypes.string_at(0)\n"})
+    nbformat.write(nb, tmp_path / "segfault.ipynb")
+    results = grader.grade_submission(tmp_path / "segfault.ipynb", "ps1", seed=1, options=options)
+    assert [r.points for r in results] == [6, 0, 2]
+    assert "crashed (SIGSEGV)" in results[1].reason
+    assert results[1].outcomes[1].message == "not run: the submission's process crashed (SIGSEGV)"
