@@ -7,12 +7,18 @@ Each submission is the solution with some answer cells replaced (by nbgrader ``g
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import sys
 from pathlib import Path
 
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+import course_lib  # noqa: E402,F401  (chooses the backend before test_ps1 imports numba.cuda)
+
 HERE = Path(__file__).resolve().parent / "submissions"
 
 # ------------------------------------------------------------------ answers used by several submissions
@@ -22,68 +28,20 @@ interaction = nbody.kernels.interaction
 
 '''
 
-SOA_KERNEL = KERNEL_HEADER + '''@cuda.jit
-def tiled_kernel(bodies, softening_sq, acc):
-    """Correct, written differently: four 1-D shared arrays and a shortened last tile."""
-    sx = cuda.shared.array(TILE, float32)
-    sy = cuda.shared.array(TILE, float32)
-    sz = cuda.shared.array(TILE, float32)
-    sm = cuda.shared.array(TILE, float32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    n = bodies.shape[0]
-    me = min(i, n - 1)
-    ax = float32(0.0)
-    ay = float32(0.0)
-    az = float32(0.0)
-    for base in range(0, n, TILE):
-        if base + t < n:
-            sx[t] = bodies[base + t, 0]
-            sy[t] = bodies[base + t, 1]
-            sz[t] = bodies[base + t, 2]
-            sm[t] = bodies[base + t, 3]
-        cuda.syncthreads()
-        for k in range(min(TILE, n - base)):
-            fx, fy, fz = interaction(bodies[me, 0], bodies[me, 1], bodies[me, 2], sx[k], sy[k], sz[k], sm[k],
-                                     softening_sq)
-            ax += fx
-            ay += fy
-            az += fz
-        cuda.syncthreads()
-    if i < n:
-        acc[i, 0] = ax
-        acc[i, 1] = ay
-        acc[i, 2] = az
-'''
 
-UNPADDED_KERNEL = KERNEL_HEADER + '''@cuda.jit
-def tiled_kernel(bodies, softening_sq, acc):
-    """Wrong: the last tile keeps stale bodies of the previous tile (no zero-mass padding)."""
-    tile_bodies = cuda.shared.array((TILE, 4), float32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * TILE + t
-    n = bodies.shape[0]
-    me = min(i, n - 1)
-    ax = float32(0.0)
-    ay = float32(0.0)
-    az = float32(0.0)
-    for start in range(0, n, TILE):
-        if start + t < n:
-            for c in range(4):
-                tile_bodies[t, c] = bodies[start + t, c]
-        cuda.syncthreads()
-        for k in range(TILE):
-            fx, fy, fz = interaction(bodies[me, 0], bodies[me, 1], bodies[me, 2], tile_bodies[k, 0],
-                                     tile_bodies[k, 1], tile_bodies[k, 2], tile_bodies[k, 3], softening_sq)
-            ax += fx
-            ay += fy
-            az += fz
-        cuda.syncthreads()
-    if i < n:
-        acc[i, 0] = ax
-        acc[i, 1] = ay
-        acc[i, 2] = az
-'''
+
+def _kernel_from_test_ps1(name: str) -> str:
+    """A kernel of tests/nbody/test_ps1.py as the notebook's ``tiled_kernel`` (its TILE and interaction are
+    the notebook's)."""
+    spec = importlib.util.spec_from_file_location("_ps1_kernels", ROOT / "tests" / "nbody" / "test_ps1.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    source = inspect.getsource(getattr(module, name).py_func)
+    return KERNEL_HEADER + source.replace(f"def {name}(", "def tiled_kernel(", 1)
+
+
+SOA_KERNEL = _kernel_from_test_ps1("soa_tiled_kernel")
+UNPADDED_KERNEL = _kernel_from_test_ps1("unpadded_tiled_kernel")
 
 ZERO_KERNEL = KERNEL_HEADER + '''@cuda.jit
 def tiled_kernel(bodies, softening_sq, acc):
