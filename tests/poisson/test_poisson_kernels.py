@@ -138,3 +138,17 @@ def test_fused_kernel_factory_rejects_impossible_configs():
         kernels.jacobi_fused_kernel(4, 8, 16)
     with pytest.raises(ValueError, match="at most 1024 threads"):
         kernels.jacobi_fused_kernel(2, 64, 32)
+
+
+@pytest.mark.skipif(not pick(sim=True, gpu=False), reason="runs the race checker in this process")
+def test_race_checker_flags_the_in_place_kernel_and_passes_the_double_buffered_one():
+    from course_lib.registry import all_kernels
+    from course_lib.sim import check
+
+    griddim, blockdim, args = kernels.in_place_example_launch()
+    report = check(kernels.jacobi_in_place_racy_kernel, griddim, blockdim, *args)
+    assert not report.ok and "race" in report.kinds(), str(report)
+    assert any(p.array == "image" for p in report.problems), str(report)
+    spec = {s.name: s for s in all_kernels()}["poisson.jacobi_step_kernel"]
+    griddim, blockdim, args = spec.example_launch()
+    assert check(kernels.jacobi_step_kernel, griddim, blockdim, *args).ok
