@@ -11,7 +11,8 @@ in :mod:`course_lib.spmv.kernels`, models in :mod:`course_lib.spmv.model`, plots
 :mod:`course_lib.spmv.plots`, the explorer widget in :mod:`course_lib.spmv.widgets`.
 """
 
-from .api import METHODS, DeviceSpmv, HybMatrix, as_csr, default_block, ell_split, hyb_split, prepare, spmv
+from .api import (GPU_METHODS, METHODS, DeviceSpmv, HybMatrix, as_csr, default_block, ell_split, has_warp_shuffles,
+                  hyb_split, is_device_array, prepare, spmv)
 from .cpu import spmv_cpu
 from .data import (MATRICES, STENCILS, banded_fem, dense_block, empty_rows_and_long_row, laplacian, make_matrix,
                    power_law_rows, random_balanced, row_length_family)
@@ -20,6 +21,7 @@ from .model import (SPEED_RATIO, bell_garland_k, bytes_per_spmv, gflops_roofline
 from .reference import spmv_reference
 
 __all__ = [
+    "GPU_METHODS",
     "MATRICES",
     "METHODS",
     "SPEED_RATIO",
@@ -35,7 +37,9 @@ __all__ = [
     "ell_split",
     "empty_rows_and_long_row",
     "gflops_roofline",
+    "has_warp_shuffles",
     "hyb_split",
+    "is_device_array",
     "k_sweep",
     "laplacian",
     "make_matrix",

@@ -12,8 +12,8 @@ from .cpu import spmv_cpu
 from .model import bell_garland_k
 from .reference import spmv_reference
 
-__all__ = ["METHODS", "DeviceSpmv", "HybMatrix", "as_csr", "default_block", "ell_split", "hyb_split", "prepare",
-           "spmv"]
+__all__ = ["GPU_METHODS", "METHODS", "DeviceSpmv", "HybMatrix", "as_csr", "default_block", "ell_split",
+           "has_warp_shuffles", "hyb_split", "is_device_array", "prepare", "spmv"]
 
 #: Kernel methods, then the CPU ones: ``"cpu"`` (Numba, all cores) and ``"scipy"`` (the reference).
 METHODS = ("csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu", "scipy")
@@ -273,6 +273,14 @@ class DeviceSpmv:
         return f"DeviceSpmv(method={self.method!r}, shape={self.shape}, nnz={self.nnz}, dtype={self.dtype}{extra})"
 
 
+def has_warp_shuffles() -> bool:
+    """True when ``cuda.shfl_down_sync`` exists (always on a GPU; in the simulator only
+    once the course's simulator tools have added the warp primitives)."""
+    from numba import cuda
+
+    return hasattr(cuda, "shfl_down_sync")
+
+
 def is_device_array(x) -> bool:
     """True for a CUDA device array (Numba's, CuPy's, or the simulator's stand-in)."""
     from numba import cuda
@@ -344,6 +352,9 @@ def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
         raise ValueError(f"K only applies to method 'hyb', not {method!r}")
     K = None if K is None else _check_k(K)
     block = _check_block(block, method)
+    if method == "csr_vector" and not has_warp_shuffles():
+        raise RuntimeError("method 'csr_vector' needs cuda.shfl_down_sync, which this CUDA simulator lacks; "
+                           "use a course_lib whose simulator tools add the warp primitives, or a GPU")
     return DeviceSpmv(as_csr(A, dtype), method, block, K)
 
 
