@@ -187,9 +187,20 @@ class _TracedShared:
         key = (frame.f_code.co_filename, frame.f_lineno)
         traced = self._allocations.get(key)
         if traced is None:
-            # The stock allocator identifies an allocation by the line that asks for it;
-            # ask it from here and name the array after the variable on that line.
-            raw = self._stock.array(shape, dtype, alignment)
+            if shape == 0:  # dynamic shared memory: one buffer whatever the line
+                raw = self._stock.array(shape, dtype, alignment)
+            else:
+                # The stock allocator keys allocations by the line that calls it, which
+                # would be this line for every array (aliasing them all): allocate here,
+                # keyed by the kernel's line, and name the array after its variable.
+                if alignment is not None:
+                    raise RuntimeError("Array alignment is not supported in cudasim")
+                from numba.core import types
+                from numba.np import numpy_support
+
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                raw = np.empty(shape, dtype)
             traced = TracedArray(raw, _assigned_name(frame) or "shared", "shared", self._obs)
             self._allocations[key] = traced
         return traced
