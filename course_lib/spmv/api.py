@@ -274,11 +274,14 @@ class DeviceSpmv:
 
 
 def has_warp_shuffles() -> bool:
-    """True when ``cuda.shfl_down_sync`` exists (always on a GPU; in the simulator only
-    once the course's simulator tools have added the warp primitives)."""
-    from numba import cuda
+    """True when kernels can call ``cuda.shfl_down_sync``: always on a GPU; in the
+    simulator once :mod:`course_lib.sim` has added the warp primitives (``import
+    course_lib`` does)."""
+    if device.is_gpu():
+        return True
+    from numba.cuda.simulator.kernelapi import FakeCUDAModule
 
-    return hasattr(cuda, "shfl_down_sync")
+    return hasattr(FakeCUDAModule, "shfl_down_sync")
 
 
 def is_device_array(x) -> bool:
