@@ -18,12 +18,15 @@ from .data import (MATRICES, STENCILS, banded_fem, dense_block, empty_rows_and_l
                    power_law_rows, random_balanced, row_length_family)
 from .model import (SPEED_RATIO, bell_garland_k, bytes_per_spmv, gflops_roofline, k_sweep, modelled_cost,
                     row_lengths, simt_efficiency)
+from . import kernels, plots, widgets
+from .quiz import QUIZ
 from .reference import spmv_reference
 
 __all__ = [
     "GPU_METHODS",
     "MATRICES",
     "METHODS",
+    "QUIZ",
     "SPEED_RATIO",
     "STENCILS",
     "DeviceSpmv",
@@ -41,8 +44,10 @@ __all__ = [
     "hyb_split",
     "is_device_array",
     "k_sweep",
+    "kernels",
     "laplacian",
     "make_matrix",
+    "plots",
     "modelled_cost",
     "power_law_rows",
     "prepare",
@@ -53,4 +58,5 @@ __all__ = [
     "spmv",
     "spmv_cpu",
     "spmv_reference",
+    "widgets",
 ]
