@@ -141,7 +141,8 @@ def _coo_test(make, label, hidden=False):
 
     hint = ("a row's run can start in one block and end in the next: the last thread of every run must ADD its "
             "sum to y with cuda.atomic.add (y starts at zero); pad threads past the last non-zero with a row "
-            "index of their own (-1) and a zero product")
+            "index of their own (-1) and a zero product; in each scan step, put a barrier between reading the "
+            "neighbour's partial sum and writing your own")
     return Test(label, run, hidden=hidden, hint=hint)
 
 
