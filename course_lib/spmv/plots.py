@@ -95,7 +95,7 @@ def plot_method_comparison(matrices, methods=MODEL_METHODS, axes=None):
     return axes
 
 
-def plot_k_sweep(A, ax=None, measured=None):
+def plot_k_sweep(A, ax=None, measured=None, k_max=None):
     """Modelled cost of the hybrid for every K, both failure modes and the rule's K.
 
     Parameters
@@ -104,10 +104,16 @@ def plot_k_sweep(A, ax=None, measured=None):
     ax : matplotlib Axes, optional
     measured : dict of K -> seconds, optional
         GPU times to draw on a second axis.
+    k_max : int, optional
+        Largest K shown; default the longest row, or 8 x the rule's K (at least 16) when
+        a few very long rows would flatten the picture.
     """
     ax = _axes(ax, (6.5, 3.8))
-    sweep = k_sweep(A)
-    Ks, cost = sweep["K"], sweep["cost"] / max(A.nnz, 1)
+    lengths = row_lengths(A)
+    if k_max is None:
+        k_max = min(int(lengths.max(initial=0)), max(8 * bell_garland_k(lengths), 16))
+    sweep = k_sweep(lengths, Ks=range(int(k_max) + 1))
+    Ks, cost = sweep["K"], sweep["cost"] / max(int(lengths.sum()), 1)
     ax.plot(Ks, cost, marker=".", label="modelled cost per non-zero")
     best = sweep["best_K"]
     ax.axvline(best, color="k", ls="--", lw=1, label=f"Bell-Garland K = {best}")
@@ -118,7 +124,7 @@ def plot_k_sweep(A, ax=None, measured=None):
     ax.set(xlabel="K (ELL width)", ylabel="cost per non-zero", title="Choosing K for the hybrid")
     if measured:
         twin = ax.twinx()
-        ks = sorted(measured)
+        ks = sorted(k for k in measured if k <= k_max)
         twin.plot(ks, [measured[k] * 1e6 for k in ks], color="tab:red", marker="o", label="measured (GPU)")
         twin.set_ylabel("GPU time (us)")
         twin.legend(fontsize=8, loc="upper center")
