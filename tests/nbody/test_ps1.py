@@ -3,10 +3,8 @@
 import math
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
-from nbclient import NotebookClient
 from numba import cuda, float32
 
 from course_lib import device
@@ -149,29 +147,16 @@ def test_tile_choice_rule():
     assert always_max.points == 0 and "gives every SM a block" in str(always_max)
 
 
-def _execute(path):
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    return nb, errors
-
-
-def _score_output(nb):
-    (cell,) = [c for c in nb.cells if "NBVAL_CHECK_OUTPUT" in c.source]
-    return "".join(o.get("text", "") for o in cell.outputs)
-
-
-def test_untouched_problem_set_runs_to_the_end_and_scores_zero():
-    nb, errors = _execute(ROOT / "problem_sets" / "ps1_nbody.ipynb")
+def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
+    nb, errors = notebooks.execute(ROOT / "problem_sets" / "ps1_nbody.ipynb")
     assert not errors, [e["ename"] + ": " + e["evalue"] for e in errors]
-    assert "ps1 total: 0/10" in _score_output(nb)
+    assert "ps1 total: 0/10" in notebooks.score(nb)
 
 
 @pytest.mark.skipif(device.is_simulator(), reason="nbval runs the solution notebook in the simulator already")
-def test_solution_scores_full_marks_on_gpu():
-    nb, errors = _execute(ROOT / "solutions" / "ps1_nbody.ipynb")
-    assert not errors and "ps1 total: 10/10" in _score_output(nb)
+def test_solution_scores_full_marks_on_gpu(notebooks):
+    nb, errors = notebooks.execute(ROOT / "solutions" / "ps1_nbody.ipynb")
+    assert not errors and "ps1 total: 10/10" in notebooks.score(nb)
 
 
 def test_tile_rule_examples_are_powers_of_two():
