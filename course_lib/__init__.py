@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 #: The course units, in teaching order: name of the subpackage -> lesson notebook.
 UNITS = {
     "nbody": "lessons/01_nbody.ipynb",
+    "bfs": "lessons/03_bfs.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "pick"]
