@@ -71,10 +71,10 @@ def as_graph(graph, *, directed: bool = True) -> Graph:
 
     Parameters
     ----------
-    graph : scipy.sparse matrix or array of shape (V, V)
-        Any sparse format; converted to CSR.
+    graph : scipy.sparse matrix or array of shape (V, V), or Graph
+        Any sparse format; converted to CSR. A :class:`Graph` is returned as it is.
     directed : bool
-        False to follow every edge in both directions.
+        False to follow every edge in both directions (ignored for a :class:`Graph`).
 
     Returns
     -------
@@ -88,9 +88,7 @@ def as_graph(graph, *, directed: bool = True) -> Graph:
         indices, inconsistent ``indptr``).
     """
     if isinstance(graph, Graph):
-        if graph.directed != bool(directed):
-            raise ValueError(f"this Graph was built with directed={graph.directed}, not directed={directed}")
-        return graph
+        return graph  # already validated; it keeps the direction it was built with
     if not sp.issparse(graph):
         raise ValueError(
             f"graph must be a SciPy sparse adjacency matrix (e.g. scipy.sparse.csr_matrix), got {type(graph).__name__}"
