@@ -339,20 +339,19 @@ def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
     size, current = 1, 0
     while size > 0:
         d_work.copy_to_device(zeros)
-        grid = _blocks(size, tpb)
-        kernels.frontier_degree_kernel[grid, tpb](d_indptr, d_frontier, np.int32(size), d_degrees)
+        kernels.frontier_degree_kernel[_blocks(size, tpb), tpb](d_indptr, d_frontier, np.int32(size), d_degrees)
         d_offsets, n_candidates = exclusive_scan(d_degrees, size)
-        kernels.expand_frontier_kernel[grid, tpb](
-            d_indptr, d_indices, d_frontier, np.int32(size), d_offsets, d_depth, d_owner, d_candidates,
-            d_candidate_parents, d_work)
         next_size = 0
         if n_candidates:
-            kernels.claim_candidates_kernel[_blocks(n_candidates, tpb), tpb](
+            edge_grid = _blocks(n_candidates, tpb)
+            kernels.expand_frontier_kernel[edge_grid, tpb](
+                d_indptr, d_indices, d_frontier, np.int32(size), d_offsets, np.int32(n_candidates), d_depth, d_owner,
+                d_candidates, d_candidate_parents, d_work)
+            kernels.claim_candidates_kernel[edge_grid, tpb](
                 d_candidates, d_candidate_parents, np.int32(n_candidates), d_owner, np.int32(current), d_depth,
                 d_parent, d_keep, d_work)
             d_positions, next_size = exclusive_scan(d_keep, n_candidates)
-            kernels.compact_kernel[_blocks(n_candidates, tpb), tpb](
-                d_candidates, d_keep, d_positions, np.int32(n_candidates), d_next)
+            kernels.compact_kernel[edge_grid, tpb](d_candidates, d_keep, d_positions, np.int32(n_candidates), d_next)
         run.frontier_sizes.append(size)
         _read_work(d_work, run)
         size = next_size

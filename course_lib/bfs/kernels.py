@@ -228,17 +228,20 @@ def frontier_degree_kernel(indptr, frontier, frontier_size, degrees):
 
 
 @course_kernel(
-    f"void({_I32}, {_I32}, {_I32}, int32, {_I32}, {_I32}, {_I32}, {_I32}, {_I32}, {_WORK})", lesson=LESSON
+    f"void({_I32}, {_I32}, {_I32}, int32, {_I32}, int32, {_I32}, {_I32}, {_I32}, {_I32}, {_WORK})", lesson=LESSON
 )
-def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offsets, depth, owner,
+def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offsets, n_candidates, depth, owner,
                            candidates, candidate_parents, work):
-    """Gather the neighbours of the frontier into a candidate list, and elect an owner.
+    """Gather the frontier's edges into a candidate list, one thread per edge, and elect owners.
 
-    Frontier vertex ``frontier[i]`` copies its neighbours to
-    ``candidates[edge_offsets[i]:]`` (with itself as their would-be parent). For every
-    unvisited neighbour ``v`` it also writes its candidate's index into ``owner[v]``.
-    Several threads may write ``owner[v]``; whichever write lands last names the one
-    candidate that will claim ``v`` (:func:`claim_candidates_kernel`). No atomics.
+    Candidate ``k`` is edge number ``k - edge_offsets[i]`` of frontier vertex
+    ``u = frontier[i]``, where ``i`` is the last frontier position with
+    ``edge_offsets[i] <= k`` (a binary search). One thread per *edge* rather than per
+    vertex keeps the threads evenly loaded however skewed the degrees are. The thread
+    stores the neighbour ``v`` and ``u`` (its would-be parent) and, if ``v`` is
+    unvisited, writes ``k`` into ``owner[v]``. Several threads may write ``owner[v]``;
+    whichever write lands last names the one candidate that claims ``v``
+    (:func:`claim_candidates_kernel`). No atomics.
 
     Parameters
     ----------
@@ -246,32 +249,40 @@ def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offset
     indices : int32 array of shape (E,)
     frontier : int32 array of shape (>= frontier_size,)
     frontier_size : int32
+        At least 1.
     edge_offsets : int32 array of shape (>= frontier_size,)
         Exclusive scan of the frontier's degrees.
+    n_candidates : int32
+        Total degree of the frontier.
     depth : int32 array of shape (V,)
         Read only.
     owner : int32 array of shape (V,)
         Scratch: index of the candidate elected for each vertex.
-    candidates, candidate_parents : int32 arrays of shape (>= total degree of the frontier,)
+    candidates, candidate_parents : int32 arrays of shape (>= n_candidates,)
         Outputs.
     work : int64 array of shape (2,)
+
+    Launch with a 1-D grid covering ``n_candidates`` threads.
     """
     counts = cuda.shared.array(2, int64)
     zero_block_counts(counts)
-    i = cuda.grid(1)
-    if i < frontier_size:
-        u = frontier[i]
-        start = indptr[u]
-        stop = indptr[u + 1]
-        slot = edge_offsets[i]
-        for k in range(start, stop):
-            v = indices[k]
-            candidates[slot] = v
-            candidate_parents[slot] = u
-            if depth[v] == UNVISITED:
-                owner[v] = slot
-            slot += 1
-        cuda.atomic.add(counts, EDGES_EXAMINED, stop - start)
+    k = cuda.grid(1)
+    if k < n_candidates:
+        low = 0
+        high = frontier_size - 1
+        while low < high:  # the last i with edge_offsets[i] <= k (skips degree-0 vertices)
+            middle = (low + high + 1) // 2
+            if edge_offsets[middle] <= k:
+                low = middle
+            else:
+                high = middle - 1
+        u = frontier[low]
+        v = indices[indptr[u] + k - edge_offsets[low]]
+        candidates[k] = v
+        candidate_parents[k] = u
+        if depth[v] == UNVISITED:
+            owner[v] = k
+        cuda.atomic.add(counts, EDGES_EXAMINED, 1)
     flush_block_counts(counts, work)
 
 

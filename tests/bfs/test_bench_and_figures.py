@@ -54,3 +54,22 @@ def test_level_explorer_steps_through_levels():
     assert "edges examined at this level:      5" in counters.value
     with pytest.raises(ValueError, match="at most 400"):
         widgets.level_explorer(data.chain(401))
+
+
+def test_goal_summary_picks_the_best_frontier_on_the_largest_kronecker_graph():
+    from course_lib.bfs import bench
+
+    def row(variant, graph, vertices, gteps):
+        return {"variant": variant, "graph": graph, "vertices": vertices, "gteps": gteps}
+
+    big = 1 << 22
+    rows = [row("scipy_breadth_first_order", "kronecker22", big, 0.1), row("cpu_numba_queue", "kronecker22", big, 0.2),
+            row("frontier_atomic", "kronecker22", big, 4.0), row("frontier_scan", "kronecker22", big, 3.0),
+            row("edge_quadratic", "kronecker22", big, 1.0), row("frontier_atomic", "kronecker20", big // 4, 9.0),
+            row("frontier_atomic", "grid2048x2048", big, 0.5)]
+    s = bench._goal(rows)
+    assert s["best_frontier"]["variant"] == "frontier_atomic" and s["graph"] == "kronecker22"
+    assert s["speedup_vs_scipy"] == pytest.approx(40) and s["speedup_vs_best_cpu"] == pytest.approx(20)
+    assert s["goal_met"]
+    rows[2]["gteps"] = rows[3]["gteps"] = 1.5  # below 3.3 GTEPS
+    assert not bench._goal(rows)["goal_met"]
