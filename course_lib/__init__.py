@@ -12,6 +12,12 @@ from . import device
 
 device.configure()
 
+if device.backend() == "sim":
+    # Warp primitives and the block scheduler of course_lib.sim, for every launch.
+    from . import sim as _sim
+
+    _sim.install()
+
 from .device import backend, info, pick  # noqa: E402  (must follow configure())
 
 __version__ = "0.1.0"
