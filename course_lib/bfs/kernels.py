@@ -295,8 +295,8 @@ def claim_candidates_kernel(candidates, candidate_parents, n_candidates, owner, 
 
     ``keep[k]`` becomes 1 for exactly one candidate of each newly discovered vertex,
     0 for the others, so compacting ``candidates`` by ``keep`` gives the next
-    frontier without duplicates. Only the elected thread writes ``depth[v]``; the
-    others read ``owner[v] != k`` whatever they see in ``depth[v]``.
+    frontier without duplicates. ``owner[v]`` may be left over from an earlier level
+    only for a vertex visited then, whose depth is no longer ``UNVISITED``.
 
     Parameters
     ----------
@@ -317,7 +317,9 @@ def claim_candidates_kernel(candidates, candidate_parents, n_candidates, owner, 
     if k < n_candidates:
         v = candidates[k]
         flag = 0
-        if depth[v] == UNVISITED and owner[v] == k:
+        # Testing the election first means only the elected thread ever reads depth[v],
+        # so no thread reads what another one writes.
+        if owner[v] == k and depth[v] == UNVISITED:
             depth[v] = current + 1
             parent[v] = candidate_parents[k]
             flag = 1
