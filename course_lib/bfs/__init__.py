@@ -10,6 +10,7 @@ Kernels live in :mod:`course_lib.bfs.kernels`, plots in :mod:`course_lib.bfs.plo
 the level-stepping explorer in :mod:`course_lib.bfs.widgets`.
 """
 
+from . import kernels, plots, widgets
 from .api import METHODS, BFSRun, DeviceGraph, bfs, exclusive_scan, traverse
 from .cpu import bfs_cpu
 from .data import (
@@ -25,10 +26,12 @@ from .data import (
     with_self_loops_and_duplicates,
 )
 from .graph import Graph, as_graph
+from .quiz import QUIZ
 from .reference import bfs_reference, bfs_scipy, check_parent_tree, parent_tree_problems
 
 __all__ = [
     "METHODS",
+    "QUIZ",
     "REAL_GRAPHS",
     "BFSRun",
     "DeviceGraph",
