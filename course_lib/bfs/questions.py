@@ -76,8 +76,13 @@ def run_frontier_kernel(kernel, graph, source, *, directed=False, block=None):
             raise TestFailure(f"the frontier never empties: still {size} vertices after {current} levels "
                               "(are visited vertices appended again?)")
         d_next_size.copy_to_device(np.zeros(1, np.int32))
-        kernel[max(1, -(-size // block)), block](d_indptr, d_indices, d_frontier, np.int32(size), np.int32(current),
-                                                 d_depth, d_parent, d_next, d_next_size)
+        try:
+            kernel[max(1, -(-size // block)), block](d_indptr, d_indices, d_frontier, np.int32(size),
+                                                     np.int32(current), d_depth, d_parent, d_next, d_next_size)
+        except IndexError as exc:  # the simulator checks bounds (a GPU would corrupt memory silently)
+            raise TestFailure(f"an index went past the end of an array at level {current} ({exc}). If it was "
+                              "next_frontier, it overflowed although it has room for every edge into the level: "
+                              "are visited vertices appended again?") from None
         size = int(d_next_size.copy_to_host()[0])
         if not 0 <= size <= capacity:
             raise TestFailure(f"next_size = {size} after level {current}: more entries than edges into the level")
