@@ -26,6 +26,7 @@ from .data import (
     with_self_loops_and_duplicates,
 )
 from .graph import Graph, as_graph
+from .model import level_warp_efficiency, warp_efficiency
 from .quiz import QUIZ
 from .reference import bfs_reference, bfs_scipy, check_parent_tree, parent_tree_problems
 
@@ -53,5 +54,7 @@ __all__ = [
     "star",
     "traverse",
     "parent_tree_problems",
+    "level_warp_efficiency",
+    "warp_efficiency",
     "with_self_loops_and_duplicates",
 ]

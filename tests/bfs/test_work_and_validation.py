@@ -146,3 +146,16 @@ def test_generators_are_seeded_and_shaped():
     for name in data.REAL_GRAPHS:
         adjacency, labels = data.real_graph(name)
         assert adjacency.shape == (len(labels), len(labels)) and (adjacency != adjacency.T).nnz == 0
+
+
+def test_warp_efficiency():
+    assert bfs.warp_efficiency([3] * 32) == 1.0
+    assert bfs.warp_efficiency([32] + [0] * 31) == pytest.approx(1 / 32)
+    assert bfs.warp_efficiency([1] * 33) == pytest.approx(33 / 64)  # second warp has one busy lane
+    assert bfs.warp_efficiency([]) == 1.0
+    with pytest.raises(ValueError, match=">= 0"):
+        bfs.warp_efficiency([-1])
+    g = bfs.as_graph(data.star(40), directed=False)
+    depth = bfs.bfs(g, 0, method="cpu")
+    # Level 0: the centre alone (degree 39) in a warp of 32 lanes; level 1: 39 leaves of degree 1 in 2 warps.
+    assert bfs.level_warp_efficiency(g, depth) == [pytest.approx(1 / 32), pytest.approx(39 / 64)]
