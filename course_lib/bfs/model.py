@@ -11,13 +11,15 @@ def warp_efficiency(loop_counts, warp_size=32):
     """Fraction of lane-iterations doing useful work when each thread loops its own count.
 
     The lanes of a warp run in lockstep, so a warp takes as many steps as its busiest
-    lane: efficiency = sum(counts) / (warp_size * sum over warps of max(count)).
+    lane and its other lanes idle meanwhile: efficiency = sum(counts) /
+    sum over warps of (lanes x max(count)). Only the lanes that have a thread count:
+    the measure is about unequal loops (degrees), not about a last, partly filled warp.
 
     Parameters
     ----------
     loop_counts : array_like of shape (T,), integers >= 0
-        Iterations of thread 0, 1, ... (threads ``w * warp_size`` to ``(w + 1) * warp_size - 1``
-        form warp ``w``; the last warp is padded with idle lanes).
+        Iterations of thread 0, 1, ... (threads ``w * warp_size`` to
+        ``(w + 1) * warp_size - 1`` form warp ``w``).
     warp_size : int
 
     Returns
@@ -30,9 +32,11 @@ def warp_efficiency(loop_counts, warp_size=32):
         raise ValueError("loop counts must be >= 0")
     if warp_size < 1:
         raise ValueError(f"warp_size must be >= 1, got {warp_size}")
-    padded = np.zeros(-(-counts.size // warp_size) * warp_size, dtype=np.int64)
-    padded[:counts.size] = counts
-    steps = padded.reshape(-1, warp_size).max(axis=1).sum() * warp_size
+    starts = np.arange(0, counts.size, warp_size)
+    if not starts.size:
+        return 1.0
+    lanes = np.minimum(starts + warp_size, counts.size) - starts
+    steps = int((np.maximum.reduceat(counts, starts) * lanes).sum())
     return float(counts.sum() / steps) if steps else 1.0
 
 
