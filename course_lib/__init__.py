@@ -27,6 +27,7 @@ UNITS = {
     "sim": "lessons/00_seeing_the_gpu.ipynb",
     "nbody": "lessons/01_nbody.ipynb",
     "spmv": "lessons/02_spmv.ipynb",
+    "bfs": "lessons/03_bfs.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "pick"]
