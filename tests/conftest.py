@@ -27,23 +27,28 @@ def pytest_report_header(config):
 gpu_only = pytest.mark.skipif(device.is_simulator(), reason="needs a real GPU: the simulator has no timings")
 
 
-@pytest.fixture
-def run_problem_set():
-    """Execute a problem-set notebook as a student would; return its errors and its score cell's text.
+class NotebookRunner:
+    """Executes a notebook as a student would and reads its score cell (problem-set tests)."""
 
-    The score cell is the one marked ``# NBVAL_CHECK_OUTPUT``. Errors are the cells' error
-    outputs (the notebook runs to the end whatever happens).
-    """
-    import nbformat
-    from nbclient import NotebookClient
+    @staticmethod
+    def execute(path):
+        """Run every cell (errors recorded, not raised); return the notebook and its error outputs."""
+        import nbformat
+        from nbclient import NotebookClient
 
-    def run(path):
         nb = nbformat.read(path, as_version=4)
         NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
-        errors = [f"{o['ename']}: {o['evalue']}" for c in nb.cells if c.cell_type == "code"
-                  for o in c.outputs if o.output_type == "error"]
-        (cell,) = [c for c in nb.cells if "NBVAL_CHECK_OUTPUT" in c.source]
-        return errors, "".join(o.get("text", "") for o in cell.outputs)
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+        return nb, errors
 
-    return run
+    @staticmethod
+    def score(nb):
+        """The text printed by the notebook's nbval-checked score cell."""
+        (cell,) = [c for c in nb.cells if "NBVAL_CHECK_OUTPUT" in c.source]
+        return "".join(o.get("text", "") for o in cell.outputs)
+
+
+@pytest.fixture
+def notebooks():
+    return NotebookRunner()

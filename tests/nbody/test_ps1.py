@@ -147,16 +147,16 @@ def test_tile_choice_rule():
     assert always_max.points == 0 and "gives every SM a block" in str(always_max)
 
 
-def test_untouched_problem_set_runs_to_the_end_and_scores_zero(run_problem_set):
-    errors, score = run_problem_set(ROOT / "problem_sets" / "ps1_nbody.ipynb")
-    assert not errors, errors
-    assert "ps1 total: 0/10" in score
+def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
+    nb, errors = notebooks.execute(ROOT / "problem_sets" / "ps1_nbody.ipynb")
+    assert not errors, [e["ename"] + ": " + e["evalue"] for e in errors]
+    assert "ps1 total: 0/10" in notebooks.score(nb)
 
 
 @pytest.mark.skipif(device.is_simulator(), reason="nbval runs the solution notebook in the simulator already")
-def test_solution_scores_full_marks_on_gpu(run_problem_set):
-    errors, score = run_problem_set(ROOT / "solutions" / "ps1_nbody.ipynb")
-    assert not errors and "ps1 total: 10/10" in score
+def test_solution_scores_full_marks_on_gpu(notebooks):
+    nb, errors = notebooks.execute(ROOT / "solutions" / "ps1_nbody.ipynb")
+    assert not errors and "ps1 total: 10/10" in notebooks.score(nb)
 
 
 def test_tile_rule_examples_are_powers_of_two():

@@ -126,13 +126,13 @@ def test_traffic_question():
     assert "answer with a dict" in grade("ps4.q3", {"launch_bound": right["launch_bound"]}).error
 
 
-def test_untouched_problem_set_runs_to_the_end_and_scores_zero(run_problem_set):
-    errors, score = run_problem_set(ROOT / "problem_sets" / "ps4_poisson.ipynb")
-    assert not errors, errors
-    assert "ps4 total: 0/10" in score
+def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
+    nb, errors = notebooks.execute(ROOT / "problem_sets" / "ps4_poisson.ipynb")
+    assert not errors, [e["ename"] + ": " + e["evalue"] for e in errors]
+    assert "ps4 total: 0/10" in notebooks.score(nb)
 
 
 @pytest.mark.skipif(device.is_simulator(), reason="nbval runs the solution notebook in the simulator already")
-def test_solution_scores_full_marks_on_gpu(run_problem_set):
-    errors, score = run_problem_set(ROOT / "solutions" / "ps4_poisson.ipynb")
-    assert not errors and "ps4 total: 10/10" in score
+def test_solution_scores_full_marks_on_gpu(notebooks):
+    nb, errors = notebooks.execute(ROOT / "solutions" / "ps4_poisson.ipynb")
+    assert not errors and "ps4 total: 10/10" in notebooks.score(nb)
