@@ -163,3 +163,38 @@ def test_tile_rule_examples_are_powers_of_two():
     for n in (5000, 1 << 16, 1 << 22):
         p = recommended_tile(n, 132, 1024, 2048)
         assert p == 2 ** int(math.log2(p)) and math.ceil(n / p) >= 132
+
+
+@cuda.jit
+def one_barrier_kernel(bodies, softening_sq, acc):
+    """Wrong: no second syncthreads, so the next tile overwrites shared memory still being read."""
+    tile_bodies = cuda.shared.array((TILE, 4), float32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * TILE + t
+    n = bodies.shape[0]
+    me = min(i, n - 1)
+    ax = float32(0.0)
+    ay = float32(0.0)
+    az = float32(0.0)
+    for start in range(0, n, TILE):
+        for c in range(4):
+            tile_bodies[t, c] = bodies[start + t, c] if start + t < n else float32(0.0)
+        cuda.syncthreads()
+        for k in range(TILE):
+            fx, fy, fz = interaction(bodies[me, 0], bodies[me, 1], bodies[me, 2], tile_bodies[k, 0],
+                                     tile_bodies[k, 1], tile_bodies[k, 2], tile_bodies[k, 3], softening_sq)
+            ax += fx
+            ay += fy
+            az += fz
+    if i < n:
+        acc[i, 0] = ax
+        acc[i, 1] = ay
+        acc[i, 2] = az
+
+
+@pytest.mark.skipif(not device.is_simulator(), reason="the race checker runs kernels in the simulator")
+def test_missing_second_barrier_loses_the_hidden_race_test():
+    result = grade("ps1.q1", one_barrier_kernel, tile=TILE)
+    race = next(o for o in result.outcomes if o.name == "hidden: race and barrier check")
+    assert not race.passed and "both syncthreads are needed" in race.message
+    assert result.points < 6
