@@ -2,8 +2,8 @@
 
 :func:`measure` launches the kernels of one method under :func:`course_lib.sim.profile`
 and reads, from the line that does the multiply-add, the lane-steps a GPU would issue
-and how many of them do useful work (SIMT efficiency), and how many 32-byte sectors each
-warp-level load touches (4 for 32 consecutive float32: coalesced). The tests check that
+and how many of them do useful work (SIMT efficiency), and over all the loads how many
+32-byte sectors each warp-level load touches (4 for 32 consecutive float32: coalesced). The tests check that
 these measurements equal the counting model of :mod:`course_lib.spmv.model`.
 """
 
@@ -29,7 +29,7 @@ _COO_LINE = "products[t] = data[k] * x[cols[k]]"
 def _counts(report, useful_line, issue_line=None):
     useful = report.line(useful_line)
     issue = report.line(issue_line) if issue_line else useful
-    return useful.active_lanes, WARP * issue.warp_instructions, useful
+    return useful.active_lanes, WARP * issue.warp_instructions
 
 
 def measure(A, method, K=None, block=64):
@@ -50,8 +50,9 @@ def measure(A, method, K=None, block=64):
     dict
         ``useful`` (lanes that multiplied a non-zero), ``issued`` (32 x warp-level
         executions of the loop), ``efficiency`` (useful / issued), ``sectors_per_request``
-        (global load sectors per warp-level request of the multiply line, or of the ELL
-        index loads) and ``reports`` (the profiler's reports, one per kernel launched).
+        (32-byte sectors per warp-level global load request, over every load of the
+        launches: 4 when 32 lanes read 32 consecutive float32) and ``reports`` (the
+        profiler's reports, one per kernel launched).
     """
     from ..sim import profile
     from . import kernels
@@ -65,14 +66,12 @@ def measure(A, method, K=None, block=64):
     x = np.ones(n_cols, np.float32)
     y = np.zeros(n_rows, np.float32)
     useful = issued = 0
-    sectors, requests = 0, 0
     reports = []
     if method in ("csr_scalar", "csr_vector"):
         threads = n_rows * (WARP if method == "csr_vector" else 1)
         kernel = kernels.csr_scalar_kernel if method == "csr_scalar" else kernels.csr_vector_kernel
         report = profile(kernel, -(-threads // block), block, csr.indptr, csr.indices, csr.data, x, y)
-        useful, issued, line = _counts(report, _CSR_LINE)
-        sectors, requests = line.global_load_sectors, line.global_load_requests
+        useful, issued = _counts(report, _CSR_LINE)
         reports.append(report)
     else:
         if method == "coo":
@@ -84,16 +83,15 @@ def measure(A, method, K=None, block=64):
             if split.K:
                 report = profile(kernels.ell_kernel, -(-n_rows // block), block, split.ell_indices, split.ell_data,
                                  x, y)
-                useful, issued, _ = _counts(report, _ELL_LINE, _ELL_SLOT_LINE)
-                index_loads = report.line(_ELL_SLOT_LINE)
-                sectors, requests = index_loads.global_load_sectors, index_loads.global_load_requests
+                useful, issued = _counts(report, _ELL_LINE, _ELL_SLOT_LINE)
                 reports.append(report)
         if coo[2].size:
             report = profile(kernels.coo_segmented_kernel(block), -(-coo[2].size // block), block, *coo, x, y)
-            more_useful, more_issued, line = _counts(report, _COO_LINE)
+            more_useful, more_issued = _counts(report, _COO_LINE)
             useful, issued = useful + more_useful, issued + more_issued
-            sectors, requests = sectors + line.global_load_sectors, requests + line.global_load_requests
             reports.append(report)
+    sectors = sum(r.total.global_load_sectors for r in reports)
+    requests = sum(r.total.global_load_requests for r in reports)
     return {"method": method, "useful": int(useful), "issued": int(issued),
             "efficiency": useful / issued if issued else 1.0,
             "sectors_per_request": sectors / requests if requests else float("nan"), "reports": reports}

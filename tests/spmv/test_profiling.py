@@ -30,11 +30,11 @@ def test_hyb_with_any_k_and_coalescing():
     for K in (0, 2, 75):
         measured = measure(A, "hyb", K=K)
         assert measured["issued"] == spmv.simt_efficiency(A, "hyb", K=K)["issued"]
-    balanced = spmv.random_balanced(64, 8, seed=4)
-    # ELL reads slot k of 32 consecutive rows: 4 sectors of 32 bytes per warp-level load.
-    assert measure(balanced, "ell")["sectors_per_request"] == pytest.approx(4.0)
-    # Thread per row reads 32 rows 8 entries apart: far more sectors per request.
-    assert measure(balanced, "csr_scalar")["sectors_per_request"] > 8
+    stencil = spmv.laplacian("5pt", 12)
+    # ELL reads slot k of 32 consecutive rows: 4 sectors of 32 bytes per warp-level load
+    # (its x gathers are neighbours too); thread per row reads 32 rows 5 entries apart.
+    assert measure(stencil, "ell")["sectors_per_request"] == pytest.approx(4.0, abs=0.2)
+    assert measure(stencil, "csr_scalar")["sectors_per_request"] > 2.5 * 4.0
 
 
 def test_measure_rejects_bad_arguments():
