@@ -22,3 +22,10 @@ def test_nbody_bench_quick_writes_results(tmp_path, capsys):
         assert "CPU part only" in capsys.readouterr().out
     else:
         assert {"naive", "tiled"} <= variants
+
+
+def test_only_units_with_a_benchmark_are_offered():
+    from course_lib.bench.__main__ import benchmarked_units
+
+    units = benchmarked_units()
+    assert "nbody" in units and "sim" not in units

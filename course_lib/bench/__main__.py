@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 from .. import UNITS, device
 from . import stamp, write_results
 
 
+def benchmarked_units() -> list:
+    """The units that have a ``bench`` module."""
+    return sorted(u for u in UNITS if importlib.util.find_spec(f"course_lib.{u}.bench") is not None)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.bench",
                                      description="Benchmark a course unit; writes JSON and a plot.")
-    parser.add_argument("unit", choices=sorted(UNITS))
+    parser.add_argument("unit", choices=benchmarked_units())
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--out", default="benchmarks/results", help="output folder (default: %(default)s)")
     ns = parser.parse_args(argv)
