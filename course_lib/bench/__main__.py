@@ -13,7 +13,13 @@ from . import stamp, write_results
 
 def benchmarked_units() -> list:
     """The units that have a ``bench`` module."""
-    return sorted(u for u in UNITS if importlib.util.find_spec(f"course_lib.{u}.bench") is not None)
+    def has_bench(unit):
+        try:
+            return importlib.util.find_spec(f"course_lib.{unit}.bench") is not None
+        except ModuleNotFoundError:  # the unit's package itself is missing
+            return False
+
+    return sorted(u for u in UNITS if has_bench(u))
 
 
 def main(argv=None) -> int:
