@@ -8,9 +8,9 @@ the lanes of their mask. Taught in ``lessons/00_seeing_the_gpu.ipynb``.
 
 from ._engine import FULL_MASK, WARP_SIZE, BarrierError, WarpError
 from ._hooks import HookError, install, installed, uninstall, verify
-from .check import CheckReport, Problem, check
-from .profile import LineProfile, ProfileReport, profile
-from .record import Launch, Record, Transfer, record
+from ._check import CheckReport, Problem, check
+from ._profile import LineProfile, ProfileReport, profile
+from ._record import Launch, Record, Transfer, record
 
 __all__ = [
     "FULL_MASK",

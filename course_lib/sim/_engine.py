@@ -261,11 +261,11 @@ class ScheduledBlockManager:
     def _carry(self, carrier):
         """Body of a carrier: run its simulated thread, then new ones while they are next in line."""
         obs = self.observer
-        tracer = obs.thread_tracer() if obs is not None else None
         if self._debug:
             np.seterr(divide="raise")
         while True:
             v = carrier.v
+            tracer = obs.thread_tracer(v) if obs is not None else None
             if tracer is not None:
                 sys.settrace(tracer)
             try:

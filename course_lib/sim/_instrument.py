@@ -5,7 +5,7 @@ does, except that array arguments and shared arrays are wrapped in
 :class:`TracedArray` (strict indexing; each element access is reported with the
 byte offset it touches and the kernel source line doing it), atomics are marked as
 such, and the block scheduler reports barriers and thread exits to the observer.
-:mod:`course_lib.sim.check` and :mod:`course_lib.sim.profile` are the two observers.
+:mod:`course_lib.sim._check` and :mod:`course_lib.sim._profile` are the two observers.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def py_function(kernel):
 class Observer:
     """What a launch reports to (every method is optional to override)."""
 
-    def thread_tracer(self):
+    def thread_tracer(self, v):
+        """A ``sys.settrace`` function for the simulated thread ``v``, or None."""
         return None
 
     def block_started(self, grid_point, threads):
@@ -243,7 +244,8 @@ def is_kernel_code(code, _cache={}):
 
     Kernels live in notebooks, scripts, tests and ``course_lib`` (wherever it is
     installed); everything else installed (the simulator, NumPy, the standard library)
-    and ``course_lib.sim`` itself is machinery whose lines the profiler must not count.
+    and ``course_lib.sim`` itself (but its lesson kernels) is machinery whose lines the
+    profiler must not count.
     """
     known = _cache.get(code)
     if known is None:
@@ -260,7 +262,8 @@ def is_kernel_code(code, _cache={}):
             known = False  # importlib, abc... of the standard library
         else:
             path = os.path.abspath(code.co_filename)
-            known = not path.startswith(sim_dir) and (path.startswith(course) or not path.startswith(libs))
+            machinery = path.startswith(sim_dir) and os.path.basename(path) != "kernels.py"
+            known = not machinery and (path.startswith(course) or not path.startswith(libs))
         _cache[code] = known
     return known
 

@@ -182,15 +182,16 @@ class _Checker(Observer):
 
         def make():
             t1, t2 = _thread(first[0]), _thread(second[0])
+            index = tuple(int(i) for i in second[4])
             if t1[0] != t2[0]:
                 why = "different blocks, which nothing orders"
             else:
                 why = "the same barrier interval (no syncthreads between them)"
             return Problem(
                 "race",
-                f"{what} race on {array.space} array {array.name}{list(second[4])}: thread {t1[1]} of block {t1[0]} "
+                f"{what} race on {array.space} array {array.name}{list(index)}: thread {t1[1]} of block {t1[0]} "
                 f"and thread {t2[1]} of block {t2[0]} in {why}",
-                array.name, array.space, tuple(int(i) for i in second[4]), [t1, t2],
+                array.name, array.space, index, [t1, t2],
                 [_source(line) for line in lines],
             )
 

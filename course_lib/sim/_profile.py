@@ -203,36 +203,37 @@ class ProfileReport:
 
 class _Profiler(Observer):
     def __init__(self):
-        self.insts = {}  # (warp, code, line, occurrence) -> lane bits
+        self.threads = []
         self.mem = {}  # (space, store?, warp, code, line, occurrence, ordinal) -> [(alloc, offset, size)]
         self.atomic_counts = {}  # (filename, line) -> count
         self.stats = {}  # (filename, line) -> LineProfile
 
     # Observation ----------------------------------------------------------------
-    def thread_tracer(self):
-        return self._call
+    def thread_tracer(self, v):
+        """Line tracer of one simulated thread: counts how often it runs each kernel line."""
+        counts = v.line_count
 
-    def _call(self, frame, event, arg):
-        return self._line if is_kernel_code(frame.f_code) else None
+        def line(frame, event, arg):
+            if event == "line":
+                key = (frame.f_code, frame.f_lineno)
+                counts[key] = counts.get(key, 0) + 1
+            return line
 
-    def _line(self, frame, event, arg):
-        if event == "line":
-            v = _current_thread().v
-            key = (frame.f_code, frame.f_lineno)
-            occurrence = v.line_count.get(key, 0) + 1
-            v.line_count[key] = occurrence
-            v.access_count[key] = 0
-            inst = (v.warp, key, occurrence)
-            self.insts[inst] = self.insts.get(inst, 0) | 1 << v.lane
-        return self._line
+        def call(frame, event, arg):
+            return line if is_kernel_code(frame.f_code) else None
+
+        return call
 
     def access(self, array, offset, write, index, frame, v):
         if v.in_atomic:
             return
         key = (frame.f_code, frame.f_lineno)
-        ordinal = v.access_count.get(key, 0)
-        v.access_count[key] = ordinal + 1
-        inst = (array.space, write, v.warp, key, v.line_count.get(key, 0), ordinal)
+        occurrence = v.line_count.get(key, 0)
+        # Position among the accesses of this execution of the line.
+        last = v.access_count.get(key)
+        ordinal = last[1] + 1 if last is not None and last[0] == occurrence else 0
+        v.access_count[key] = (occurrence, ordinal)
+        inst = (array.space, write, v.warp, key, occurrence, ordinal)
         lanes = self.mem.get(inst)
         if lanes is None:
             lanes = self.mem[inst] = []
@@ -243,7 +244,7 @@ class _Profiler(Observer):
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
 
     def block_started(self, grid_point, threads):
-        self.insts = {}
+        self.threads = threads
         self.mem = {}
 
     # Aggregation, once per block ----------------------------------------------------
@@ -256,10 +257,19 @@ class _Profiler(Observer):
         return row
 
     def block_finished(self, grid_point):
-        for (_warp, (code, lineno), _occ), bits in self.insts.items():
+        # Execution k of a line by a warp is one warp-level instruction, shared by the
+        # lanes that ran the line at least k times: per warp and line, the instructions
+        # are the largest count of a lane, the active lanes the sum of the counts.
+        per_warp = {}
+        for v in self.threads:
+            for key, n in v.line_count.items():
+                slot = per_warp.setdefault((v.warp, key), [0, 0])
+                slot[0] = max(slot[0], n)
+                slot[1] += n
+        for (_warp, (code, lineno)), (instructions, lanes) in per_warp.items():
             row = self._row(code, lineno)
-            row.warp_instructions += 1
-            row.active_lanes += bin(bits).count("1")
+            row.warp_instructions += instructions
+            row.active_lanes += lanes
         for (space, write, _warp, (code, lineno), _occ, _ordinal), lanes in self.mem.items():
             row = self._row(code, lineno)
             if space == "shared":
@@ -274,7 +284,7 @@ class _Profiler(Observer):
             else:
                 row.global_load_requests += 1
                 row.global_load_sectors += len(sectors)
-        self.insts = {}
+        self.threads = []
         self.mem = {}
 
     def report(self, name, grid, block):
