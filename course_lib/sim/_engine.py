@@ -265,7 +265,10 @@ class ScheduledBlockManager:
             np.seterr(divide="raise")
         while True:
             v = carrier.v
-            tracer = obs.thread_tracer(v) if obs is not None else None
+            tracer = None
+            if obs is not None:
+                obs.resumed(v)
+                tracer = obs.thread_tracer(v)
             if tracer is not None:
                 sys.settrace(tracer)
             try:
@@ -310,6 +313,8 @@ class ScheduledBlockManager:
         if self.aborting:
             raise _Abort
         v.state = "running"
+        if self.observer is not None:
+            self.observer.resumed(v)
         return v.result
 
     def barrier(self, carrier, value, line):

@@ -47,6 +47,9 @@ class Observer:
     def block_started(self, grid_point, threads):
         pass
 
+    def resumed(self, v):
+        """The simulated thread ``v`` takes the baton (starts, or returns from a wait)."""
+
     def block_finished(self, grid_point):
         pass
 

@@ -25,9 +25,11 @@ import html
 import linecache
 import os
 import threading
+from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
 
 from ._instrument import Observer, is_kernel_code, launch, py_function
+from ._lines import LineCounter, counted
 
 __all__ = ["LineProfile", "ProfileReport", "profile"]
 
@@ -203,20 +205,26 @@ class ProfileReport:
 
 class _Profiler(Observer):
     def __init__(self):
+        self.counter = LineCounter()
+        self.use_tracer = False
         self.threads = []
         self.mem = {}  # (space, store?, warp, code, line, occurrence, ordinal) -> [(alloc, offset, size)]
         self.atomic_counts = {}  # (filename, line) -> count
         self.stats = {}  # (filename, line) -> LineProfile
 
     # Observation ----------------------------------------------------------------
+    def resumed(self, v):
+        self.counter.d = v.line_count
+
     def thread_tracer(self, v):
-        """Line tracer of one simulated thread: counts how often it runs each kernel line."""
+        """Line tracer, only for kernels whose source could not be recompiled with counters."""
+        if not self.use_tracer:
+            return None
         counts = v.line_count
 
         def line(frame, event, arg):
             if event == "line":
-                key = (frame.f_code, frame.f_lineno)
-                counts[key] = counts.get(key, 0) + 1
+                counts[(frame.f_code.co_filename, frame.f_lineno)] += 1
             return line
 
         def call(frame, event, arg):
@@ -227,8 +235,8 @@ class _Profiler(Observer):
     def access(self, array, offset, write, index, frame, v):
         if v.in_atomic:
             return
-        key = (frame.f_code, frame.f_lineno)
-        occurrence = v.line_count.get(key, 0)
+        key = (frame.f_code.co_filename, frame.f_lineno)
+        occurrence = v.line_count.get(self.counter.statement_of.get(key, key), 0)
         # Position among the accesses of this execution of the line.
         last = v.access_count.get(key)
         ordinal = last[1] + 1 if last is not None and last[0] == occurrence else 0
@@ -244,16 +252,18 @@ class _Profiler(Observer):
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
 
     def block_started(self, grid_point, threads):
+        for v in threads:
+            v.line_count = defaultdict(int)
         self.threads = threads
         self.mem = {}
 
     # Aggregation, once per block ----------------------------------------------------
-    def _row(self, code, lineno):
-        key = (code.co_filename, lineno)
+    def _row(self, filename, lineno):
+        key = (filename, lineno)
         row = self.stats.get(key)
         if row is None:
-            text = linecache.getline(code.co_filename, lineno).strip()
-            row = self.stats[key] = LineProfile(code.co_filename, lineno, text)
+            text = linecache.getline(filename, lineno).strip()
+            row = self.stats[key] = LineProfile(filename, lineno, text)
         return row
 
     def block_finished(self, grid_point):
@@ -266,12 +276,12 @@ class _Profiler(Observer):
                 slot = per_warp.setdefault((v.warp, key), [0, 0])
                 slot[0] = max(slot[0], n)
                 slot[1] += n
-        for (_warp, (code, lineno)), (instructions, lanes) in per_warp.items():
-            row = self._row(code, lineno)
+        for (_warp, (filename, lineno)), (instructions, lanes) in per_warp.items():
+            row = self._row(filename, lineno)
             row.warp_instructions += instructions
             row.active_lanes += lanes
-        for (space, write, _warp, (code, lineno), _occ, _ordinal), lanes in self.mem.items():
-            row = self._row(code, lineno)
+        for (space, write, _warp, (filename, lineno), _occ, _ordinal), lanes in self.mem.items():
+            row = self._row(filename, lineno)
             if space == "shared":
                 row.shared_requests += 1
                 row.shared_wavefronts += _wavefronts(lanes)
@@ -341,5 +351,43 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
 
         return run_remote("profile", kernel, griddim, blockdim, args, dict(sharedmem=sharedmem))
     profiler = _Profiler()
-    grid, block = launch(kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
-    return profiler.report(py_function(kernel).__name__, grid, block)
+    fn = py_function(kernel)
+    devices = _device_functions(fn)
+    copies = {dev: counted(dev.fn, profiler.counter) for dev in devices}
+    counted_kernel = counted(fn, profiler.counter)
+    if counted_kernel is None or any(copy is None for copy in copies.values()):
+        counted_kernel, copies, profiler.use_tracer = fn, {}, True  # source unavailable: trace lines instead
+    originals = {dev: dev.fn for dev in copies}
+    try:
+        for dev, copy in copies.items():
+            dev.fn = copy
+        grid, block = launch(counted_kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
+    finally:
+        for dev, original in originals.items():
+            dev.fn = original
+    return profiler.report(fn.__name__, grid, block)
+
+
+def _device_functions(fn):
+    """The simulator device functions ``fn`` can call, directly or through other ones."""
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    found, todo = [], [fn]
+    while todo:
+        f = todo.pop()
+        code = f.__code__
+        names = [f.__globals__.get(name) for name in code.co_names]
+        names += [cell.cell_contents for cell in (f.__closure__ or ()) if _has_contents(cell)]
+        for obj in names:
+            if isinstance(obj, FakeCUDAKernel) and obj._device and obj not in found:
+                found.append(obj)
+                todo.append(obj.fn)
+    return found
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
