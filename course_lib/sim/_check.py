@@ -182,7 +182,8 @@ class _Checker(Observer):
 
         def make():
             t1, t2 = _thread(first[0]), _thread(second[0])
-            index = tuple(int(i) for i in second[4])
+            index = second[4] if isinstance(second[4], tuple) else (second[4],)
+            index = tuple(int(i) for i in index)
             if t1[0] != t2[0]:
                 why = "different blocks, which nothing orders"
             else:

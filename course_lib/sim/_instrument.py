@@ -104,25 +104,45 @@ class TracedArray:
         self._root = array if root is None else root
 
     # Element access ----------------------------------------------------------
-    def _offset(self, idx, write, frame):
-        """Byte offset of an element index, None for a sub-array, or False if out of bounds."""
+    def _locate(self, idx, write, frame):
+        """Byte offset of ``idx``: None for a sub-array, False if out of bounds (reported)."""
+        try:  # fast paths: one or two integer indices, as kernels almost always use
+            if self._ndim == 1:
+                inside = 0 <= idx < self._shape[0]
+                off = self._base + idx * self._strides[0]
+            elif self._ndim == 2:
+                i, j = idx
+                inside = 0 <= i < self._shape[0] and 0 <= j < self._shape[1]
+                off = self._base + i * self._strides[0] + j * self._strides[1]
+            else:
+                raise TypeError
+            if type(off) is not int and not isinstance(off, np.integer):
+                raise TypeError
+        except (TypeError, ValueError):
+            return self._locate_general(idx, write, frame)
+        if inside:
+            return int(off)
+        self._obs.out_of_bounds(self, idx if type(idx) is tuple else (idx,), write, frame, _current_thread().v)
+        return False
+
+    def _locate_general(self, idx, write, frame):
         if type(idx) is not tuple:
             idx = (idx,)
         if len(idx) != self._ndim:
-            return idx, None
+            return None
         off = self._base
         for i, n, s in zip(idx, self._shape, self._strides):
             if not isinstance(i, (int, np.integer)):
-                return idx, None
+                return None
             if i < 0 or i >= n:
                 self._obs.out_of_bounds(self, idx, write, frame, _current_thread().v)
-                return idx, False
+                return False
             off += int(i) * s
-        return idx, off
+        return off
 
     def __getitem__(self, idx):
         frame = sys._getframe(1)
-        idx, off = self._offset(idx, False, frame)
+        off = self._locate(idx, False, frame)
         if off is None:
             return self._view(self._a[idx])
         if off is False:
@@ -132,7 +152,7 @@ class TracedArray:
 
     def __setitem__(self, idx, value):
         frame = sys._getframe(1)
-        idx, off = self._offset(idx, True, frame)
+        off = self._locate(idx, True, frame)
         if off is None:
             self._a[idx] = value
             return
