@@ -26,6 +26,9 @@ __version__ = "0.1.0"
 UNITS = {
     "sim": "lessons/00_seeing_the_gpu.ipynb",
     "nbody": "lessons/01_nbody.ipynb",
+    "spmv": "lessons/02_spmv.ipynb",
+    "bfs": "lessons/03_bfs.ipynb",
+    "poisson": "lessons/04_poisson.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "pick"]

@@ -102,8 +102,8 @@ def nbody_naive_kernel(bodies, softening_sq, acc):
     acc : float32 array of shape (N, 3)
         Output accelerations.
 
-    Launch with any 1-D grid covering N threads. Each body is fetched about 2N times
-    in total: N times as a destination and N times as a source.
+    Launch with any 1-D grid covering N threads. The kernel fetches N + N^2 body records:
+    each body once as a destination (then kept in registers) and N times as a source.
     """
     i = cuda.grid(1)
     n = bodies.shape[0]

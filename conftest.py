@@ -1,0 +1,14 @@
+"""Root pytest setup for tests/, lessons/ and solutions/ (nbval).
+
+Notebook kernels (nbval, nbclient in tests) are child processes: put this checkout first
+on their PYTHONPATH so they import the same course_lib as the tests, installed or not.
+"""
+
+import os
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parent)
+os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                     if p and p != ROOT])
+
+import course_lib  # noqa: E402,F401  (chooses the backend before anything imports numba.cuda)

@@ -1,0 +1,462 @@
+"""Question model and in-notebook self-check.
+
+A :class:`Question` has an id (``"ps1.q1"``), points, visible tests (run by the
+student with :func:`check`) and hidden tests (run at grading time with inputs drawn
+from a seed chosen then). A test is a function ``test(answer, rng)`` that returns
+normally when the answer is right and raises :class:`TestFailure` with a specific
+message otherwise. Points are split equally among a question's tests.
+
+A test can also be *split* in three steps, so that the grader
+(:mod:`course_lib.grading.grader`) never runs the judgement where the student's code runs:
+
+- ``inputs(rng, info) -> data`` (grader side) draws the test's inputs; ``info`` is what
+  ``Question.describe`` reported about the answer (e.g. its tile size);
+- ``produce(answer, data) -> outputs`` (student side) runs the answer on the inputs and
+  returns raw outputs: numbers, strings, NumPy arrays, lists and dicts of them;
+- ``judge(data, outputs, info)`` (grader side) computes the expected result itself and
+  raises :class:`TestFailure` when the outputs are wrong.
+
+In the notebook, :func:`check` runs the three steps in one process; the grader runs
+``produce`` in a child process and the rest in the parent, so patching NumPy, this module
+or the references inside a submission cannot change a grade, and expected outputs never
+reach the student's process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import importlib
+import os
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = [
+    "Question",
+    "QuestionResult",
+    "Test",
+    "TestFailure",
+    "TestOutcome",
+    "as_student_kernel",
+    "check",
+    "compare_arrays",
+    "get_question",
+    "questions_of",
+    "run_tests",
+    "summary",
+]
+
+
+class TestFailure(AssertionError):
+    """An answer is wrong; the message says how (shown to the student)."""
+
+    __test__ = False  # not a pytest test class
+
+
+@dataclass(frozen=True)
+class Test:
+    """One test of a question.
+
+    Attributes
+    ----------
+    name : str
+        Short description shown in feedback (never reveals hidden inputs).
+    run : callable
+        ``run(answer, rng)``; raises :class:`TestFailure` when the answer is wrong.
+    hidden : bool
+        Hidden tests run only at grading time, with a seed chosen then.
+    hint : str
+        Shown after a failure.
+    inputs, produce, judge : callable, optional
+        The three steps of a split test (see the module docstring); give all three
+        instead of ``run``, which is then built from them.
+    """
+
+    __test__ = False
+
+    name: str
+    run: Callable | None = None
+    hidden: bool = False
+    hint: str = ""
+    inputs: Callable | None = None
+    produce: Callable | None = None
+    judge: Callable | None = None
+
+    def __post_init__(self):
+        steps = (self.inputs, self.produce, self.judge)
+        if any(steps) and not all(steps):
+            raise ValueError(f"test {self.name!r}: a split test needs inputs, produce and judge")
+        if self.run is None and not all(steps):
+            raise ValueError(f"test {self.name!r}: give run, or inputs, produce and judge")
+        if self.run is None:
+            object.__setattr__(self, "run", self._run_split)
+
+    @property
+    def split(self) -> bool:
+        """Whether the grader can run this test's judgement outside the student's process."""
+        return self.produce is not None
+
+    def _run_split(self, answer, rng, info=None):
+        from .protocol import decode, encode
+
+        data = self.inputs(rng, info or {})
+        # The outputs go through the same encoding as between grader processes, so the
+        # judge sees plain data here too (no objects with a rigged __eq__, for one).
+        self.judge(data, decode(encode(self.produce(answer, data))), info or {})
+
+
+@dataclass(frozen=True)
+class Question:
+    """A graded question of a problem set.
+
+    Attributes
+    ----------
+    id : str
+        Stable id, ``"ps<N>.q<M>"``.
+    title : str
+    points : float
+    tests : tuple of Test
+    prepare : callable, optional
+        ``prepare(answer, **options)`` turns what the student passes to :func:`check`
+        into the object the tests receive (for example a kernel and its tile size);
+        it raises :class:`TestFailure` for an unusable answer.
+    describe : callable, optional
+        ``describe(prepared) -> dict`` of plain values the split tests' ``inputs`` and
+        ``judge`` need about the answer (e.g. ``{"tile": 16}``); default ``{}``.
+        At grading time it comes from the student's process: ``inputs`` must validate it.
+    tolerance : str
+        How results are compared (e.g. ``"|error| <= 1e-4 x max|a|"``), shown in feedback.
+    """
+
+    id: str
+    title: str
+    points: float
+    tests: tuple
+    prepare: Callable | None = None
+    describe: Callable | None = None
+    tolerance: str = ""
+
+    def visible(self):
+        return [t for t in self.tests if not t.hidden]
+
+    def hidden(self):
+        return [t for t in self.tests if t.hidden]
+
+
+@dataclass
+class TestOutcome:
+    """Result of one test."""
+
+    __test__ = False
+
+    name: str
+    passed: bool
+    message: str = ""
+    hidden: bool = False
+    seconds: float = 0.0
+
+
+@dataclass
+class QuestionResult:
+    """Result of checking (or grading) one question."""
+
+    question_id: str
+    title: str
+    points: float
+    max_points: float
+    outcomes: list = field(default_factory=list)
+    error: str = ""
+    tolerance: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and bool(self.outcomes) and all(o.passed for o in self.outcomes)
+
+    @property
+    def status(self) -> str:
+        if self.passed:
+            return "passed"
+        if self.error:
+            return "error"
+        return "partial" if self.points > 0 else "failed"
+
+    @property
+    def reason(self) -> str:
+        """One line: the first problem found, or 'all tests passed'."""
+        if self.error:
+            return self.error.splitlines()[0]
+        failed = [o for o in self.outcomes if not o.passed]
+        if not failed:
+            return "all tests passed"
+        return f"{failed[0].name}: {failed[0].message.splitlines()[0] if failed[0].message else 'failed'}"
+
+    def __str__(self) -> str:
+        lines = [f"{self.question_id} {self.title}: {_fmt(self.points)}/{_fmt(self.max_points)} points"]
+        if self.error:
+            lines.append(f"  ERROR {self.error}")
+        if self.tolerance:
+            lines.append(f"  (results compared with {self.tolerance})")
+        for o in self.outcomes:
+            mark = "PASS" if o.passed else "FAIL"
+            lines.append(f"  [{mark}] {o.name}")
+            if not o.passed and o.message:
+                lines.extend("         " + line for line in o.message.splitlines())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = {"passed": "#1a7f37", "partial": "#9a6700"}.get(self.status, "#cf222e")
+        rows = "".join(
+            f"<tr><td style='color:{'#1a7f37' if o.passed else '#cf222e'}'>{'&#10003;' if o.passed else '&#10007;'}</td>"
+            f"<td>{html.escape(o.name)}</td><td><pre style='margin:0'>{html.escape(o.message)}</pre></td></tr>"
+            for o in self.outcomes
+        )
+        error = f"<pre style='color:#cf222e'>{html.escape(self.error)}</pre>" if self.error else ""
+        return (f"<div><b style='color:{colour}'>{html.escape(self.question_id)} {html.escape(self.title)}: "
+                f"{_fmt(self.points)}/{_fmt(self.max_points)} points</b>{error}<table>{rows}</table></div>")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+# --------------------------------------------------------------------------- lookup
+def _problem_set_modules():
+    from .. import UNITS
+
+    for unit in UNITS:
+        try:
+            module = importlib.import_module(f"course_lib.{unit}.questions")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"course_lib.{unit}.questions":
+                raise
+            continue
+        yield module
+
+
+def questions_of(problem_set: str) -> list:
+    """The questions of a problem set (``"ps1"``), in order."""
+    for module in _problem_set_modules():
+        if module.PROBLEM_SET == problem_set:
+            return list(module.QUESTIONS)
+    known = sorted(m.PROBLEM_SET for m in _problem_set_modules())
+    raise ValueError(f"unknown problem set {problem_set!r}; known: {known}")
+
+
+def get_question(question_id: str) -> Question:
+    """The question with this id (``"ps1.q1"``)."""
+    problem_set = question_id.split(".", 1)[0]
+    for question in questions_of(problem_set):
+        if question.id == question_id:
+            return question
+    ids = [q.id for q in questions_of(problem_set)]
+    raise ValueError(f"unknown question {question_id!r}; {problem_set} has {ids}")
+
+
+# --------------------------------------------------------------------------- running
+VISIBLE_SEED = 12345
+HIDDEN_FAILURE = "wrong result on a hidden test (its inputs are not shown); run the visible tests on larger and odder sizes"
+
+
+def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | None = None,
+              options: dict | None = None) -> QuestionResult:
+    """Run a question's tests on an answer and score it.
+
+    Parameters
+    ----------
+    question : Question
+    answer : object
+        What the student passed to :func:`check`.
+    hidden : bool
+        Also run the hidden tests (grading time).
+    seed : int, optional
+        Seed of the hidden tests' inputs; visible tests always use ``VISIBLE_SEED``.
+    options : dict, optional
+        Keyword arguments for ``question.prepare``.
+
+    Returns
+    -------
+    QuestionResult
+    """
+    result = QuestionResult(question.id, question.title, 0.0, question.points, tolerance=question.tolerance)
+    tests = question.visible() + (question.hidden() if hidden else [])
+    try:
+        prepared = question.prepare(answer, **(options or {})) if question.prepare else answer
+        info = question.describe(prepared) if question.describe else {}
+    except TestFailure as exc:
+        result.error = str(exc)
+        return result
+    except Exception as exc:  # the student's code raised while preparing the answer
+        result.error = _student_error(exc)
+        return result
+    hidden_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
+    for test in tests:
+        rng = test_rng(test, hidden_seed)
+        start = time.perf_counter()
+        try:
+            # Results are judged by their values: floating-point warnings of a wrong kernel
+            # (overflow on garbage, say) must not turn into errors under strict warning filters.
+            with quiet_floats():
+                if test.split:
+                    test.run(prepared, rng, info)
+                else:
+                    test.run(prepared, rng)
+            outcome = TestOutcome(test.name, True, hidden=test.hidden)
+        except TestFailure as exc:
+            outcome = failed_outcome(test, str(exc))
+        except NotImplementedError:
+            outcome = failed_outcome(test, NOT_ANSWERED)
+        except Exception as exc:
+            outcome = failed_outcome(test, _student_error(exc), exception=type(exc).__name__)
+        outcome.seconds = time.perf_counter() - start
+        result.outcomes.append(outcome)
+    score(question, result, len(tests))
+    return result
+
+
+NOT_ANSWERED = "not answered yet (NotImplementedError)"
+
+
+def test_rng(test: Test, hidden_seed: int) -> np.random.Generator:
+    """The generator a test draws its inputs from: fixed for visible tests, the grading seed for hidden ones."""
+    return np.random.default_rng(hidden_seed if test.hidden else VISIBLE_SEED)
+
+
+@contextlib.contextmanager
+def quiet_floats():
+    """Floating-point warnings (overflow on a wrong kernel's garbage) are not errors while testing."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def failed_outcome(test: Test, message: str, *, exception: str | None = None,
+                   reveals_nothing: bool = False) -> TestOutcome:
+    """The outcome of a failed test; a hidden test's message never reveals its inputs or expected outputs.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong (shown as is for a visible test).
+    exception : str, optional
+        Name of the exception the student's code raised, if that is the failure.
+    reveals_nothing : bool
+        The message says nothing about the test's inputs (a timeout, a crash): kept for hidden tests too.
+    """
+    if test.hidden and not reveals_nothing and message != NOT_ANSWERED:
+        message = f"{exception} raised" if exception else HIDDEN_FAILURE
+    if test.hint and message != NOT_ANSWERED and not message.startswith("not run"):
+        message += f"\nHint: {test.hint}"
+    return TestOutcome(test.name, False, message, hidden=test.hidden)
+
+
+def score(question: Question, result: QuestionResult, n_tests: int) -> QuestionResult:
+    """Points of a result: the question's points split equally among its tests."""
+    passed = sum(o.passed for o in result.outcomes)
+    result.points = round(question.points * passed / n_tests, 2) if n_tests and not result.error else 0.0
+    return result
+
+
+def _student_error(exc: BaseException) -> str:
+    """The exception and the innermost frame that is not library code."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = os.path.dirname(os.path.dirname(__file__))
+    user = [f for f in frames if not f.filename.startswith(own) and "site-packages" not in f.filename]
+    where = f" (line {user[-1].lineno}: {user[-1].line})" if user and user[-1].line else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+_session_results: dict = {}
+
+
+def check(question_id: str, answer, **options) -> QuestionResult:
+    """Run the visible tests of a question on your answer and show the feedback.
+
+    Parameters
+    ----------
+    question_id : str
+        e.g. ``"ps1.q1"``.
+    answer : object
+        Your kernel, function or value, as the question asks.
+    **options
+        Extra information the question needs (e.g. ``tile=TILE``).
+
+    Returns
+    -------
+    QuestionResult
+        Displayed in the notebook; ``.points``, ``.passed`` and ``.outcomes`` hold the details.
+        Under nbgrader's autograder (``NBGRADER_EXECUTION`` set), a result that is not fully
+        correct also raises AssertionError so that nbgrader scores the cell 0.
+    """
+    question = get_question(question_id)
+    result = run_tests(question, answer, options=options)
+    _session_results[question_id] = result
+    if os.environ.get("NBGRADER_EXECUTION") and not result.passed:
+        raise AssertionError(str(result))
+    return result
+
+
+def summary(problem_set: str) -> str:
+    """Total of the visible checks run so far in this session for a problem set."""
+    questions = questions_of(problem_set)
+    lines, total, maximum = [], 0.0, 0.0
+    for q in questions:
+        r = _session_results.get(q.id)
+        got = r.points if r else 0.0
+        total += got
+        maximum += q.points
+        lines.append(f"{q.id}: {_fmt(got)}/{_fmt(q.points)}" + ("" if r else " (not checked)"))
+    lines.append(f"{problem_set} total: {_fmt(total)}/{_fmt(maximum)}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- comparisons
+def compare_arrays(got, expected, *, rtol: float, atol: float = 0.0, name: str = "result"):
+    """Raise :class:`TestFailure` unless ``got`` matches ``expected`` to tolerance.
+
+    The tolerance is ``atol + rtol * max|expected|`` element-wise (stated in the
+    message), and the message names the worst element.
+    """
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
+        raise TestFailure(f"{name} has shape {got.shape}, expected {expected.shape}")
+    if expected.size == 0:
+        return
+    if not np.all(np.isfinite(got)):
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
+        raise TestFailure(f"{name} contains NaN or infinity (first at index {where})")
+    tol = atol + rtol * float(np.max(np.abs(expected)))
+    err = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    worst = np.unravel_index(int(np.argmax(err)), err.shape)
+    if err[worst] > tol:
+        bad = int(np.sum(err > tol))
+        raise TestFailure(
+            f"{name}: {bad} of {err.size} values are wrong; max error {err[worst]:.3g} at index "
+            f"{tuple(int(i) for i in worst)} (got {got[worst]:.6g}, expected {expected[worst]:.6g}); "
+            f"tolerance {tol:.3g} = {atol:g} + {rtol:g} x max|expected|"
+        )
+
+
+def as_student_kernel(kernel, what: str = "kernel"):
+    """Check that an answer is a ``@cuda.jit`` kernel written by the student.
+
+    Raises
+    ------
+    TestFailure
+        If it is not a CUDA kernel, or it is one of the course's reference kernels
+        (submitting the library's own kernel earns nothing).
+    """
+    from ..registry import all_kernels
+
+    pyfunc = getattr(kernel, "py_func", None)
+    if pyfunc is None or not hasattr(kernel, "__getitem__"):
+        raise TestFailure(f"the {what} must be a @cuda.jit kernel, got {type(kernel).__name__}")
+    reference_code = {spec.get_pyfunc().__code__ for spec in all_kernels()}
+    if pyfunc.__code__ in reference_code:
+        raise TestFailure(f"this {what} is the course's own reference kernel; write your own")
+    return kernel
