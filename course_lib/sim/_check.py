@@ -196,7 +196,9 @@ class _Checker(Observer):
                 [_source(line) for line in lines],
             )
 
-        self._add(("race", array.name, what, tuple(lines)), make)
+        # One entry per pair of lines: a read-write race is the same defect as the
+        # write-read race between the same two lines, seen in the other order.
+        self._add(("race", array.alloc, frozenset(lines)), make)
 
     def out_of_bounds(self, array, index, write, frame, v):
         line = (frame.f_code.co_filename, frame.f_lineno)

@@ -55,6 +55,9 @@ class LineProfile:
         Sum over those executions of the lanes taking part.
     global_load_requests, global_load_sectors : int
     global_store_requests, global_store_sectors : int
+    global_load_bytes, global_store_bytes : int
+        Bytes the threads asked for (each lane's access counted on its own, as a
+        count of loads written in the code would), whatever the sectors moved.
     shared_requests, shared_wavefronts : int
         Loads and stores to shared memory, and the passes the banks need for them.
     atomics : int
@@ -70,6 +73,8 @@ class LineProfile:
     global_load_sectors: int = 0
     global_store_requests: int = 0
     global_store_sectors: int = 0
+    global_load_bytes: int = 0
+    global_store_bytes: int = 0
     shared_requests: int = 0
     shared_wavefronts: int = 0
     atomics: int = 0
@@ -288,12 +293,15 @@ class _Profiler(Observer):
                 continue
             sectors = {(alloc, s) for alloc, off, size in lanes
                        for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
+            nbytes = sum(size for _alloc, _off, size in lanes)
             if write:
                 row.global_store_requests += 1
                 row.global_store_sectors += len(sectors)
+                row.global_store_bytes += nbytes
             else:
                 row.global_load_requests += 1
                 row.global_load_sectors += len(sectors)
+                row.global_load_bytes += nbytes
         self.threads = []
         self.mem = {}
 
