@@ -152,7 +152,8 @@ class _Checker(Observer):
             problem.count += 1
 
     # Memory -------------------------------------------------------------------
-    def access(self, array, offset, write, index, frame, v):
+    def access(self, array, offset, write, index, frame):
+        v = self.current
         if v.in_atomic:
             return  # atomics are never races
         rec = (v, v.epoch, v.warp_epoch, (frame.f_code.co_filename, frame.f_lineno), index, write)
@@ -200,7 +201,8 @@ class _Checker(Observer):
         # write-read race between the same two lines, seen in the other order.
         self._add(("race", array.alloc, frozenset(lines)), make)
 
-    def out_of_bounds(self, array, index, write, frame, v):
+    def out_of_bounds(self, array, index, write, frame):
+        v = self.current
         line = (frame.f_code.co_filename, frame.f_lineno)
         index = tuple(int(i) for i in index)
 

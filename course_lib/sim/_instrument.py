@@ -47,8 +47,12 @@ class Observer:
     def block_started(self, grid_point, threads):
         pass
 
+    #: The simulated thread running now (set by :meth:`resumed`).
+    current = None
+
     def resumed(self, v):
         """The simulated thread ``v`` takes the baton (starts, or returns from a wait)."""
+        self.current = v
 
     def block_finished(self, grid_point):
         pass
@@ -62,14 +66,14 @@ class Observer:
     def warp_deadlock(self, coll, missing, err):
         pass
 
-    def access(self, array, offset, write, index, frame, v):
-        pass
+    def access(self, array, offset, write, index, frame):
+        """Thread :attr:`current` reads (or writes) the element at byte ``offset`` of ``array``."""
 
-    def out_of_bounds(self, array, index, write, frame, v):
-        pass
+    def out_of_bounds(self, array, index, write, frame):
+        """Thread :attr:`current` uses an index outside the shape of ``array``."""
 
-    def atomic(self, array, frame, v):
-        pass
+    def atomic(self, array, frame):
+        """Thread :attr:`current` starts an atomic operation on ``array``."""
 
 
 class TracedArray:
@@ -122,7 +126,7 @@ class TracedArray:
             return self._locate_general(idx, write, frame)
         if inside:
             return int(off)
-        self._obs.out_of_bounds(self, idx if type(idx) is tuple else (idx,), write, frame, _current_thread().v)
+        self._obs.out_of_bounds(self, idx if type(idx) is tuple else (idx,), write, frame)
         return False
 
     def _locate_general(self, idx, write, frame):
@@ -135,19 +139,23 @@ class TracedArray:
             if not isinstance(i, (int, np.integer)):
                 return None
             if i < 0 or i >= n:
-                self._obs.out_of_bounds(self, idx, write, frame, _current_thread().v)
+                self._obs.out_of_bounds(self, idx, write, frame)
                 return False
             off += int(i) * s
         return off
 
     def __getitem__(self, idx):
         frame = sys._getframe(1)
+        # Reads are most of a kernel's accesses: the in-bounds 1-D case skips _locate.
+        if self._ndim == 1 and type(idx) is int and 0 <= idx < self._shape[0]:
+            self._obs.access(self, self._base + idx * self._strides[0], False, idx, frame)
+            return self._a[idx]
         off = self._locate(idx, False, frame)
         if off is None:
             return self._view(self._a[idx])
         if off is False:
             return self._a.dtype.type(0)  # an out-of-bounds read yields 0 and is reported
-        self._obs.access(self, off, False, idx, frame, _current_thread().v)
+        self._obs.access(self, off, False, idx, frame)
         return self._a[idx]
 
     def __setitem__(self, idx, value):
@@ -158,7 +166,7 @@ class TracedArray:
             return
         if off is False:
             return  # an out-of-bounds write is dropped and reported
-        self._obs.access(self, off, True, idx, frame, _current_thread().v)
+        self._obs.access(self, off, True, idx, frame)
         self._a[idx] = value
 
     def _view(self, sub):
@@ -249,7 +257,7 @@ class _TracedAtomic:
         def atomic(array, *rest):
             v = _current_thread().v
             frame = sys._getframe(1)
-            obs.atomic(array, frame, v)
+            obs.atomic(array, frame)
             v.in_atomic = True
             try:
                 return op(array, *rest)

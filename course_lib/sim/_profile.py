@@ -219,6 +219,7 @@ class _Profiler(Observer):
 
     # Observation ----------------------------------------------------------------
     def resumed(self, v):
+        self.current = v
         self.counter.d = v.line_count
 
     def thread_tracer(self, v):
@@ -237,7 +238,8 @@ class _Profiler(Observer):
 
         return call
 
-    def access(self, array, offset, write, index, frame, v):
+    def access(self, array, offset, write, index, frame):
+        v = self.current
         if v.in_atomic:
             return
         key = (frame.f_code.co_filename, frame.f_lineno)
@@ -252,7 +254,7 @@ class _Profiler(Observer):
             lanes = self.mem[inst] = []
         lanes.append((array.alloc, offset, array.dtype.itemsize))
 
-    def atomic(self, array, frame, v):
+    def atomic(self, array, frame):
         key = (frame.f_code.co_filename, frame.f_lineno)
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
 
