@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import _engine
-from ._instrument import Observer, launch, py_function
+from ._instrument import SITE_LINES, Observer, launch, py_function, site_line
 
 __all__ = ["CheckReport", "Problem", "check"]
 
@@ -156,7 +156,8 @@ class _Checker(Observer):
         v = self.current
         if v.in_atomic:
             return  # atomics are never races
-        rec = (v, v.epoch, v.warp_epoch, (frame.f_code.co_filename, frame.f_lineno), index, write)
+        line = SITE_LINES.get((frame.f_code, frame.f_lasti)) or site_line(frame)
+        rec = (v, v.epoch, v.warp_epoch, line, index, write)
         shadow = self.shared_shadow if array.space == "shared" else self.global_shadow
         key = (array.alloc, offset)
         state = shadow.get(key)
@@ -203,7 +204,7 @@ class _Checker(Observer):
 
     def out_of_bounds(self, array, index, write, frame):
         v = self.current
-        line = (frame.f_code.co_filename, frame.f_lineno)
+        line = site_line(frame)
         index = tuple(int(i) for i in index)
 
         def make():

@@ -23,9 +23,21 @@ from numba.cuda.np import numpy_support
 
 from . import _engine
 
-__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code"]
+__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code", "site_line", "SITE_LINES"]
 
 _alloc_ids = count(1)
+#: (code, bytecode offset) of an access site -> (file, line). Reading ``frame.f_lineno``
+#: decodes the line table at every access; the offset is free and names the site.
+SITE_LINES = {}
+
+
+def site_line(frame):
+    """(file, line) of the instruction ``frame`` is executing (cached per site)."""
+    site = (frame.f_code, frame.f_lasti)
+    line = SITE_LINES.get(site)
+    if line is None:
+        line = SITE_LINES[site] = (frame.f_code.co_filename, frame.f_lineno)
+    return line
 _current_thread = threading.current_thread
 
 
@@ -93,7 +105,7 @@ class TracedArray:
         Byte offset of ``array[0, ...]`` inside the allocation.
     """
 
-    __slots__ = ("_a", "name", "space", "_obs", "alloc", "_base", "_shape", "_strides", "_ndim", "_root")
+    __slots__ = ("_a", "name", "space", "_obs", "alloc", "itemsize", "_base", "_shape", "_strides", "_ndim", "_root")
 
     def __init__(self, array, name, space, observer, alloc=None, base=0, root=None):
         self._a = array
@@ -101,6 +113,7 @@ class TracedArray:
         self.space = space
         self._obs = observer
         self.alloc = next(_alloc_ids) if alloc is None else alloc
+        self.itemsize = array.itemsize
         self._base = base
         self._shape = array.shape
         self._strides = array.strides

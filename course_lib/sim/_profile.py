@@ -28,7 +28,7 @@ import threading
 from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
 
-from ._instrument import Observer, is_kernel_code, launch, py_function
+from ._instrument import SITE_LINES, Observer, is_kernel_code, launch, py_function, site_line
 from ._lines import LineCounter, counted
 
 __all__ = ["LineProfile", "ProfileReport", "profile"]
@@ -213,7 +213,7 @@ class _Profiler(Observer):
         self.counter = LineCounter()
         self.use_tracer = False
         self.threads = []
-        self.mem = {}  # (space, store?, warp, code, line, occurrence, ordinal) -> [(alloc, offset, size)]
+        self.mem = {}  # (space, store?, alloc, itemsize, warp, (file, line), occurrence, ordinal) -> [byte offsets]
         self.atomic_counts = {}  # (filename, line) -> count
         self.stats = {}  # (filename, line) -> LineProfile
 
@@ -242,20 +242,23 @@ class _Profiler(Observer):
         v = self.current
         if v.in_atomic:
             return
-        key = (frame.f_code.co_filename, frame.f_lineno)
-        occurrence = v.line_count.get(self.counter.statement_of.get(key, key), 0)
-        # Position among the accesses of this execution of the line.
-        last = v.access_count.get(key)
+        line = SITE_LINES.get((frame.f_code, frame.f_lasti)) or site_line(frame)
+        occurrence = v.line_count.get(self.counter.statement_of.get(line, line), 0)
+        # Position among the accesses of this execution of the line. (The bytecode
+        # offset is no substitute: CPython reports a different one once it has
+        # specialised the instruction.)
+        last = v.access_count.get(line)
         ordinal = last[1] + 1 if last is not None and last[0] == occurrence else 0
-        v.access_count[key] = (occurrence, ordinal)
-        inst = (array.space, write, v.warp, key, occurrence, ordinal)
-        lanes = self.mem.get(inst)
-        if lanes is None:
-            lanes = self.mem[inst] = []
-        lanes.append((array.alloc, offset, array.dtype.itemsize))
+        v.access_count[line] = (occurrence, ordinal)
+        inst = (array.space, write, array.alloc, array.itemsize, v.warp, line, occurrence, ordinal)
+        offsets = self.mem.get(inst)
+        if offsets is None:
+            self.mem[inst] = [offset]
+        else:
+            offsets.append(offset)
 
     def atomic(self, array, frame):
-        key = (frame.f_code.co_filename, frame.f_lineno)
+        key = site_line(frame)
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
 
     def block_started(self, grid_point, threads):
@@ -287,15 +290,14 @@ class _Profiler(Observer):
             row = self._row(filename, lineno)
             row.warp_instructions += instructions
             row.active_lanes += lanes
-        for (space, write, _warp, (filename, lineno), _occ, _ordinal), lanes in self.mem.items():
-            row = self._row(filename, lineno)
+        for (space, write, _alloc, size, _warp, line, _occ, _ordinal), offsets in self.mem.items():
+            row = self._row(*line)
             if space == "shared":
                 row.shared_requests += 1
-                row.shared_wavefronts += _wavefronts(lanes)
+                row.shared_wavefronts += _wavefronts(offsets, size)
                 continue
-            sectors = {(alloc, s) for alloc, off, size in lanes
-                       for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
-            nbytes = sum(size for _alloc, _off, size in lanes)
+            sectors = {s for off in offsets for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
+            nbytes = size * len(offsets)
             if write:
                 row.global_store_requests += 1
                 row.global_store_sectors += len(sectors)
@@ -320,10 +322,10 @@ class _Profiler(Observer):
         return ProfileReport(name, tuple(grid), tuple(block), total, lines)
 
 
-def _wavefronts(lanes):
-    """Passes the 32 banks need to serve one warp-level shared access."""
+def _wavefronts(offsets, size):
+    """Passes the 32 banks need to serve one warp-level shared access of ``size``-byte elements."""
     words_per_bank = {}
-    for _alloc, off, size in lanes:
+    for off in offsets:
         for word in range(off // BANK_BYTES, (off + size - 1) // BANK_BYTES + 1):
             words_per_bank.setdefault(word % BANKS, set()).add(word)
     return max(map(len, words_per_bank.values()), default=0)
