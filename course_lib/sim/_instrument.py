@@ -159,10 +159,16 @@ class TracedArray:
 
     def __getitem__(self, idx):
         frame = sys._getframe(1)
-        # Reads are most of a kernel's accesses: the in-bounds 1-D case skips _locate.
-        if self._ndim == 1 and type(idx) is int and 0 <= idx < self._shape[0]:
-            self._obs.access(self, self._base + idx * self._strides[0], False, idx, frame)
-            return self._a[idx]
+        # Reads are most of a kernel's accesses: in-bounds 1-D and 2-D cases skip _locate.
+        if self._ndim == 1:
+            if type(idx) is int and 0 <= idx < self._shape[0]:
+                self._obs.access(self, self._base + idx * self._strides[0], False, idx, frame)
+                return self._a[idx]
+        elif self._ndim == 2 and type(idx) is tuple and len(idx) == 2:
+            i, j = idx
+            if type(i) is int and type(j) is int and 0 <= i < self._shape[0] and 0 <= j < self._shape[1]:
+                self._obs.access(self, self._base + i * self._strides[0] + j * self._strides[1], False, idx, frame)
+                return self._a[idx]
         off = self._locate(idx, False, frame)
         if off is None:
             return self._view(self._a[idx])
