@@ -54,29 +54,17 @@ def _current():
     return t
 
 
-def _shfl(kind):
-    def primitive(self, mask, value, operand):
-        return _current().warp_collective(kind, mask, (value, operand), _engine._caller_line(2))
+def _collective(kind):
+    """The method ``cuda.<kind>(mask, value[, operand])`` of the simulated cuda module."""
+    if kind.startswith("shfl"):
+        def primitive(self, mask, value, operand):
+            return _current().warp_collective(kind, mask, (value, operand), _engine._caller_line(2))
+    else:  # votes (value is the predicate) and matches
+        def primitive(self, mask, value):
+            return _current().warp_collective(kind, mask, value, _engine._caller_line(2))
 
     primitive.__name__ = kind
     primitive.__doc__ = f"Simulated ``cuda.{kind}`` with lockstep semantics among the lanes of ``mask``."
-    return primitive
-
-
-def _vote(kind):
-    def primitive(self, mask, predicate):
-        return _current().warp_collective(kind, mask, predicate, _engine._caller_line(2))
-
-    primitive.__name__ = kind
-    primitive.__doc__ = f"Simulated ``cuda.{kind}`` among the lanes of ``mask``."
-    return primitive
-
-
-def _match(kind):
-    def primitive(self, mask, value):
-        return _current().warp_collective(kind, mask, value, _engine._caller_line(2))
-
-    primitive.__name__ = kind
     return primitive
 
 
@@ -97,9 +85,7 @@ def lanemask_lt(self):
 
 @functools.lru_cache(maxsize=None)
 def _warp_methods():
-    methods = {name: _shfl(name) for name in _WARP_NAMES if name.startswith("shfl")}
-    methods.update({name: _vote(name) for name in ("ballot_sync", "all_sync", "any_sync", "eq_sync")})
-    methods.update({name: _match(name) for name in ("match_any_sync", "match_all_sync")})
+    methods = {name: _collective(name) for name in _WARP_NAMES if name.endswith("_sync")}
     methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt)
     return methods
 
