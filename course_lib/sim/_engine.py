@@ -300,12 +300,15 @@ class ScheduledBlockManager:
                 continue
             carrier.v = None
             _idle_carriers.append(carrier)
-            self._back.release()
+            if not self.aborting:
+                self._back.release()
             return
 
     def _pause(self, carrier, state, line):
         """Give the baton back to the scheduler and wait until it is handed over again."""
         v = carrier.v
+        if self.aborting:  # the launch was abandoned (e.g. interrupted) while this thread ran
+            raise _Abort
         v.state = state
         v.wait_line = line
         self._back.release()
