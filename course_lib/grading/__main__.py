@@ -39,8 +39,9 @@ def main(argv=None) -> int:
         for ps in ns.problem_sets:
             print(f"wrote {release(ps, ns.out)}")
     elif ns.command == "grade":
-        from .grader import GradeOptions, grade
+        from .grader import GradeOptions, grade, not_dumpable
 
+        not_dumpable()  # workers (same user) cannot read this process's memory, where Linux allows
         try:
             rows = grade(ns.problem_set, ns.submissions, ns.out, jobs=ns.jobs, force=ns.force,
                          options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory), feedback_dir=ns.feedback,

@@ -66,12 +66,16 @@ class GradeOptions:
         Larger submission files are refused unread.
     max_reply_mb : float
         Largest reply accepted from the worker (a huge output is refused, not buffered).
+    startup : float
+        Seconds a worker may take to start (import the libraries) before the notebook runs;
+        not counted in ``timeout``, so a loaded machine does not fail quick notebooks.
     """
 
     timeout: float = 60.0
     memory_mb: int = 4096
     max_file_mb: float = 20.0
     max_reply_mb: float = 64.0
+    startup: float = 180.0
 
 
 class WorkerFault(Exception):
@@ -154,7 +158,7 @@ _LIVE_LOCK = threading.Lock()
 class Worker:
     """One child process running one submission's code (see the module docstring)."""
 
-    def __init__(self, options: GradeOptions):
+    def __init__(self, problem_set: str, options: GradeOptions):
         from .. import device
 
         self.options = options
@@ -168,20 +172,28 @@ class Worker:
         address_limit = options.memory_mb if device.is_simulator() else 0
         debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course_lib.grading.worker", str(address_limit)],
+            [sys.executable, "-m", "course_lib.grading.worker", problem_set, str(address_limit)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
             cwd=self.workdir, env=env, start_new_session=True)  # own process group: killed as a whole
         self.buffer = b""
         with _LIVE_LOCK:
             _LIVE.add(self)
 
-    def request(self, message: dict, timeout: float) -> dict:
-        """Send one request and return the reply; raises :class:`WorkerFault`."""
-        try:
-            self.proc.stdin.write(dumps(message))
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._died() from None
+    def wait_ready(self) -> None:
+        """Wait until the worker has imported what it needs; raises :class:`WorkerFault`."""
+        reply = self.request(None, self.options.startup)
+        if reply.get("event") != "ready":
+            self.kill()
+            raise WorkerFault("the submission's process broke the grading protocol")
+
+    def request(self, message: dict | None, timeout: float) -> dict:
+        """Send one request (None: only read) and return the reply; raises :class:`WorkerFault`."""
+        if message is not None:
+            try:
+                self.proc.stdin.write(dumps(message))
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise self._died() from None
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         limit = self.options.max_reply_mb * 1024 * 1024
@@ -371,10 +383,16 @@ def grade_submission(path, problem_set: str, seed: int, options: GradeOptions = 
     cells = _code_cells(nb, grade_ids)
     results, pending = {}, list(questions)
     while pending:
-        worker = Worker(options)
+        worker = Worker(problem_set, options)
         try:
             try:
-                loaded = worker.request({"cmd": "load", "problem_set": problem_set, "cells": cells,
+                worker.wait_ready()
+            except WorkerFault as exc:  # the grading machine's trouble, not the student's: say so
+                for question in pending:
+                    results[question.id] = _error_result(question, f"the grader could not start: {exc.reason}")
+                break
+            try:
+                loaded = worker.request({"cmd": "load", "cells": cells,
                                          "answers": {q.id: answers[q.id] for q in pending}}, options.timeout)
                 if loaded.get("event") != "loaded" or not isinstance(loaded.get("answers"), dict):
                     raise WorkerFault("the submission's process broke the grading protocol")
@@ -478,7 +496,7 @@ def write_feedback(folder, student: str, problem_set: str, results) -> Path:
     return path
 
 
-def _not_dumpable() -> None:
+def not_dumpable() -> None:
     """Forbid same-user processes (the workers) from reading this process's memory, where Linux allows."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
@@ -535,10 +553,9 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     todo = [p for p in paths if force or ids[p] not in graded]
     seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
     if log:
-        log(f"{problem_set}: graded {len(todo)} of {len(paths)} submissions"
+        log(f"{problem_set}: grading {len(todo)} of {len(paths)} submissions"
             + (f" ({len(paths) - len(todo)} already in {os.fspath(out)}; --force grades them again)"
                if len(todo) < len(paths) else ""))
-    _not_dumpable()
 
     def finish(path, results):
         student = ids[path]
