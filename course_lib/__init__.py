@@ -12,13 +12,22 @@ from . import device
 
 device.configure()
 
+if device.backend() == "sim":
+    # Warp primitives and the block scheduler of course_lib.sim, for every launch.
+    from . import sim as _sim
+
+    _sim.install()
+
 from .device import backend, info, pick  # noqa: E402  (must follow configure())
 
 __version__ = "0.1.0"
 
 #: The course units, in teaching order: name of the subpackage -> lesson notebook.
 UNITS = {
+    "sim": "lessons/00_seeing_the_gpu.ipynb",
     "nbody": "lessons/01_nbody.ipynb",
+    "spmv": "lessons/02_spmv.ipynb",
+    "bfs": "lessons/03_bfs.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "pick"]

@@ -245,12 +245,12 @@ def info() -> DeviceInfo:
     cc = tuple(dev.compute_capability)
     sms = dev.MULTIPROCESSOR_COUNT
     lanes = _FP32_LANES_PER_SM.get(cc, 128)
-    clock_hz = dev.CLOCK_RATE * 1e3
-    mem_clock_hz = dev.MEMORY_CLOCK_RATE * 1e3
-    bus_bits = dev.GLOBAL_MEMORY_BUS_WIDTH
-    ctx = cuda.current_context()
-    _free, total = ctx.get_memory_info()
     name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    clock_hz = _attribute(dev, "CLOCK_RATE", 1e3) or _lookup(_BOOST_CLOCK_HZ, name)
+    mem_clock_hz = _attribute(dev, "MEMORY_CLOCK_RATE", 1e3)
+    bus_bits = _attribute(dev, "GLOBAL_MEMORY_BUS_WIDTH", 1)
+    bandwidth = mem_clock_hz * bus_bits * 2 / 8 if mem_clock_hz and bus_bits else _lookup(_BANDWIDTH, name)
+    _free, total = cuda.current_context().get_memory_info()
     return DeviceInfo(
         backend="gpu",
         name=name,
@@ -259,6 +259,29 @@ def info() -> DeviceInfo:
         memory_bytes=int(total),
         max_threads_per_block=dev.MAX_THREADS_PER_BLOCK,
         max_shared_memory_per_block=dev.MAX_SHARED_MEMORY_PER_BLOCK,
-        fp32_peak_flops=sms * lanes * 2 * clock_hz,
-        memory_bandwidth=mem_clock_hz * bus_bits * 2 / 8,
+        fp32_peak_flops=sms * lanes * 2 * clock_hz if clock_hz else None,
+        memory_bandwidth=bandwidth,
     )
+
+
+# Fallbacks where the driver no longer reports clocks (CUDA 13 deprecates those attributes).
+_BOOST_CLOCK_HZ = {"H100 PCIe": 1.755e9, "H100": 1.98e9, "H200": 1.98e9, "A100": 1.41e9, "L40S": 2.52e9}
+_BANDWIDTH = {"H100 PCIe": 2.0e12, "H100 NVL": 3.9e12, "H100": 3.35e12, "H200": 4.8e12,
+              "A100-SXM4-80GB": 2.039e12, "A100-PCIE-80GB": 1.935e12, "A100": 1.555e12, "L40S": 0.864e12}
+
+
+def _attribute(dev, name, scale):
+    """A device attribute times ``scale``, or None where the driver does not report it."""
+    try:
+        value = getattr(dev, name)
+    except Exception:  # attribute removed from the driver API, or unsupported
+        return None
+    return value * scale if value else None
+
+
+def _lookup(table, device_name):
+    """First entry whose key occurs in the device name (tables list specific names first)."""
+    for key, value in table.items():
+        if key in device_name:
+            return value
+    return None

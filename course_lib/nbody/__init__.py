@@ -6,7 +6,7 @@ version. Kernels live in :mod:`course_lib.nbody.kernels`, plots in
 :mod:`course_lib.nbody.plots`, the explorer widget in :mod:`course_lib.nbody.widgets`.
 """
 
-from . import kernels
+from . import kernels, plots, widgets
 from .api import METHODS, accelerations, default_tile, leapfrog, pack_bodies
 from .cpu import accelerations_cpu
 from .data import colliding_clusters, initial_conditions, plummer_sphere, uniform_cube

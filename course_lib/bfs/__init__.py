@@ -1,0 +1,60 @@
+"""Unit 3: breadth-first search on the GPU (``lessons/03_bfs.ipynb``).
+
+From the source's edge-parallel "try #1" (one thread per edge every iteration,
+O(V * E) work) to linear-work frontier BFS (the next frontier built with atomics or
+with a scan-based stream compaction). Public entry points: :func:`bfs` (``method=``
+picks the variant) and :func:`traverse` (the same search with its measured work per
+level); references and the parent-tree validator in :mod:`course_lib.bfs.reference`;
+graph generators and NetworkX's small real graphs in :mod:`course_lib.bfs.data`.
+Kernels live in :mod:`course_lib.bfs.kernels`, plots in :mod:`course_lib.bfs.plots`,
+the level-stepping explorer in :mod:`course_lib.bfs.widgets`.
+"""
+
+from . import kernels, plots, widgets
+from .api import METHODS, BFSRun, DeviceGraph, bfs, exclusive_scan, traverse
+from .cpu import bfs_cpu
+from .data import (
+    REAL_GRAPHS,
+    chain,
+    disconnected,
+    from_edges,
+    grid_2d,
+    kronecker,
+    random_graph,
+    real_graph,
+    star,
+    with_self_loops_and_duplicates,
+)
+from .graph import Graph, as_graph
+from .model import level_warp_efficiency, warp_efficiency
+from .quiz import QUIZ
+from .reference import bfs_reference, bfs_scipy, check_parent_tree, parent_tree_problems
+
+__all__ = [
+    "METHODS",
+    "QUIZ",
+    "REAL_GRAPHS",
+    "BFSRun",
+    "DeviceGraph",
+    "Graph",
+    "as_graph",
+    "bfs",
+    "bfs_cpu",
+    "bfs_reference",
+    "bfs_scipy",
+    "chain",
+    "check_parent_tree",
+    "disconnected",
+    "exclusive_scan",
+    "from_edges",
+    "grid_2d",
+    "kronecker",
+    "random_graph",
+    "real_graph",
+    "star",
+    "traverse",
+    "parent_tree_problems",
+    "level_warp_efficiency",
+    "warp_efficiency",
+    "with_self_loops_and_duplicates",
+]

@@ -1,0 +1,362 @@
+"""Public entry points of Unit 3: :func:`bfs` and :func:`traverse` (with work counters)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from .. import device
+from .cpu import bfs_cpu
+from .graph import Graph, as_graph, check_source
+
+__all__ = ["METHODS", "BFSRun", "DeviceGraph", "bfs", "exclusive_scan", "threads_per_block", "traverse"]
+
+METHODS = ("frontier_atomic", "frontier_scan", "edge_quadratic", "cpu")
+
+
+def threads_per_block() -> int:
+    """Threads per block of the BFS kernels: 256 on a GPU, 32 in the simulator."""
+    return device.pick(sim=32, gpu=256)
+
+
+def scan_block() -> int:
+    """Values per block of the scan: 1024 on a GPU, 16 in the simulator (each barrier is costly there)."""
+    return device.pick(sim=16, gpu=1024)
+
+
+@dataclass
+class BFSRun:
+    """The outcome of one search, with the work it did, level by level.
+
+    Attributes
+    ----------
+    method : str
+    source : int
+    depth : ndarray of shape (V,), int32
+        Hops from the source, -1 where unreachable.
+    parent : ndarray of shape (V,), int32
+        A BFS tree: the source is its own parent, -1 where unreachable.
+    frontier_sizes : list of int
+        Vertices expanded at each iteration (for ``"edge_quadratic"``: vertices
+        of the depth being expanded, which that method finds by scanning every edge).
+    edges_examined : list of int
+        Edges the threads looked at in each iteration, as counted by the kernels
+        (the CPU method counts in its loop).
+    depth_writes : list of int
+        Depth values written in each iteration; above the number of newly reached
+        vertices when several threads write the same vertex (the benign race of
+        ``"edge_quadratic"``).
+    """
+
+    method: str
+    source: int
+    depth: np.ndarray
+    parent: np.ndarray
+    frontier_sizes: list = field(default_factory=list)
+    edges_examined: list = field(default_factory=list)
+    depth_writes: list = field(default_factory=list)
+
+    @property
+    def iterations(self) -> int:
+        """Kernel iterations (levels) the host ran: maximum depth + 1."""
+        return len(self.edges_examined)
+
+    @property
+    def total_edges_examined(self) -> int:
+        return int(sum(self.edges_examined))
+
+    @property
+    def max_depth(self) -> int:
+        return int(self.depth.max())
+
+    def summary(self) -> str:
+        """One line: method, iterations, maximum depth, total edges examined."""
+        return (f"{self.method:<16} iterations={self.iterations:<5} max depth={self.max_depth:<5} "
+                f"edges examined={self.total_edges_examined}")
+
+
+def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True):
+    """Breadth-first search: the depth (hops from ``source``) of every vertex.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or array of shape (V, V)
+        Adjacency matrix: every stored entry ``graph[u, v]`` is an edge ``u -> v``
+        (any format; CSR is used as is). Duplicate entries and self-loops are allowed.
+    source : int
+        Start vertex, 0 <= source < V.
+    method : {"frontier_atomic", "frontier_scan", "edge_quadratic", "cpu"}
+        ``"frontier_atomic"``: one thread per frontier vertex, the next frontier built
+        with atomics (O(V + E) work); ``"frontier_scan"``: the same expansion, the
+        next frontier built by a scan-based stream compaction; ``"edge_quadratic"``:
+        the edge-parallel "try #1", one thread per edge each iteration (O(V * E)
+        work in the worst case); ``"cpu"``: the compiled CPU queue BFS.
+    parents : bool
+        Also return a BFS parent array.
+    directed : bool
+        False to follow every edge in both directions (``graph`` need not be symmetric).
+
+    Returns
+    -------
+    depth : ndarray of shape (V,), int32
+        -1 where unreachable.
+    parent : ndarray of shape (V,), int32
+        Only with ``parents=True``: the source is its own parent, -1 where
+        unreachable; one of the valid BFS trees (which one may differ between runs).
+
+    Raises
+    ------
+    ValueError
+        ``graph`` is not a square sparse matrix, has a malformed structure (negative or
+        out-of-range indices), ``source`` is out of range or negative, or ``method`` is
+        unknown.
+
+    Examples
+    --------
+    >>> from course_lib.bfs import bfs, chain
+    >>> bfs(chain(4), 0, method="cpu")
+    array([0, 1, 2, 3], dtype=int32)
+    """
+    run = traverse(graph, source, method, directed=directed)
+    return (run.depth, run.parent) if parents else run.depth
+
+
+def traverse(graph, source, method="frontier_atomic", *, directed=True, on_device=None) -> BFSRun:
+    """Run one BFS variant and return depths, parents and its measured work per level.
+
+    Parameters and errors as in :func:`bfs`, and:
+
+    on_device : DeviceGraph, optional
+        The graph already on the device (the benchmark times traversals only).
+
+    Returns
+    -------
+    BFSRun
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    g = as_graph(graph, directed=directed)
+    s = check_source(source, g.n_vertices)
+    if method == "cpu":
+        depth, parent, sizes, edges = bfs_cpu(g, s, directed=g.directed, return_levels=True)
+        writes = [int(x) for x in np.bincount(depth[depth > 0], minlength=len(sizes) + 1)[1:len(sizes) + 1]]
+        return BFSRun(method, s, depth, parent, [int(x) for x in sizes], [int(x) for x in edges], writes)
+    runner = {"edge_quadratic": _run_edge_quadratic, "frontier_atomic": _run_frontier_atomic,
+              "frontier_scan": _run_frontier_scan}[method]
+    if on_device is None or on_device.graph is not g:
+        on_device = DeviceGraph(g)
+    return runner(g, s, on_device)
+
+
+def _blocks(n, tpb):
+    """Blocks covering ``n`` threads; at least one (a launch cannot be empty)."""
+    return max(1, (n + tpb - 1) // tpb)
+
+
+class DeviceGraph:
+    """A graph's arrays copied to the device once (the benchmark reuses them between runs).
+
+    Parameters
+    ----------
+    graph : Graph
+    """
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+
+    @cached_property
+    def indptr(self):
+        from numba import cuda
+
+        return cuda.to_device(self.graph.indptr)
+
+    @cached_property
+    def indices(self):
+        from numba import cuda
+
+        return cuda.to_device(self.graph.indices)
+
+    @cached_property
+    def edge_u(self):
+        from numba import cuda
+
+        return cuda.to_device(self.graph.edge_list[0])
+
+    @cached_property
+    def edge_v(self):
+        from numba import cuda
+
+        return cuda.to_device(self.graph.edge_list[1])
+
+
+def _first_frontier(source, n):
+    from numba import cuda
+
+    frontier = np.zeros(n, dtype=np.int32)
+    frontier[0] = source
+    return cuda.to_device(frontier)
+
+
+def _init(g: Graph, source: int):
+    from numba import cuda
+
+    from . import kernels
+
+    tpb = threads_per_block()
+    d_depth = cuda.device_array(g.n_vertices, dtype=np.int32)
+    d_parent = cuda.device_array(g.n_vertices, dtype=np.int32)
+    kernels.bfs_init_kernel[_blocks(g.n_vertices, tpb), tpb](np.int32(source), d_depth, d_parent)
+    return d_depth, d_parent
+
+
+def _read_work(d_work, run: BFSRun):
+    from .kernels import DEPTH_WRITES, EDGES_EXAMINED
+
+    work = d_work.copy_to_host()
+    run.edges_examined.append(int(work[EDGES_EXAMINED]))
+    run.depth_writes.append(int(work[DEPTH_WRITES]))
+
+
+def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
+    """The source's host loop: copy ``done = 1`` in, launch over all edges, copy it back."""
+    from numba import cuda
+
+    from . import kernels
+
+    tpb = threads_per_block()
+    edge_u, edge_v, both = g.edge_list
+    d_u, d_v = on_device.edge_u, on_device.edge_v
+    d_depth, d_parent = _init(g, source)
+    d_work = cuda.device_array(2, dtype=np.int64)
+    run = BFSRun("edge_quadratic", source, None, None)
+    true, zeros = np.ones(1, np.int32), np.zeros(2, np.int64)
+    d_done = cuda.to_device(true)
+    current = 0
+    while True:
+        d_done.copy_to_device(true)
+        d_work.copy_to_device(zeros)
+        kernels.bfs_edge_quadratic_kernel[_blocks(edge_u.size, tpb), tpb](
+            d_u, d_v, np.int32(both), np.int32(current), d_depth, d_parent, d_done, d_work)
+        _read_work(d_work, run)
+        if d_done.copy_to_host()[0]:
+            break
+        current += 1
+    run.depth = d_depth.copy_to_host()
+    run.parent = d_parent.copy_to_host()
+    # This method has no frontier: report how many vertices each iteration's depth had.
+    run.frontier_sizes = [int(x) for x in np.bincount(run.depth[run.depth >= 0], minlength=run.iterations)]
+    return run
+
+
+def _run_frontier_atomic(g: Graph, source: int, on_device) -> BFSRun:
+    from numba import cuda
+
+    from . import kernels
+
+    tpb = threads_per_block()
+    d_indptr, d_indices = on_device.indptr, on_device.indices
+    d_depth, d_parent = _init(g, source)
+    d_frontier = _first_frontier(source, g.n_vertices)
+    d_next = cuda.device_array(g.n_vertices, dtype=np.int32)
+    d_next_size = cuda.device_array(1, dtype=np.int32)
+    d_work = cuda.device_array(2, dtype=np.int64)
+    run = BFSRun("frontier_atomic", source, None, None)
+    zero_size, zeros = np.zeros(1, np.int32), np.zeros(2, np.int64)
+    size, current = 1, 0
+    while size > 0:
+        d_next_size.copy_to_device(zero_size)
+        d_work.copy_to_device(zeros)
+        kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
+            d_indptr, d_indices, d_frontier, np.int32(size), np.int32(current), d_depth, d_parent, d_next,
+            d_next_size, d_work)
+        run.frontier_sizes.append(size)
+        _read_work(d_work, run)
+        size = int(d_next_size.copy_to_host()[0])
+        d_frontier, d_next = d_next, d_frontier
+        current += 1
+    run.depth = d_depth.copy_to_host()
+    run.parent = d_parent.copy_to_host()
+    return run
+
+
+def exclusive_scan(d_values, n: int):
+    """Exclusive prefix sum of ``d_values[:n]`` on the device (int32), and the total.
+
+    Each block scans ``scan_block()`` values (:func:`~course_lib.bfs.kernels.block_exclusive_scan_kernel`);
+    the block totals are scanned the same way, recursively, and added back.
+
+    Parameters
+    ----------
+    d_values : device array of int32, shape (>= n,)
+    n : int
+
+    Returns
+    -------
+    out : device array of int32, shape (max(n, 1),)
+    total : int
+    """
+    from numba import cuda
+
+    from . import kernels
+
+    block = scan_block()
+    d_out = cuda.device_array(max(n, 1), dtype=np.int32)
+    if n == 0:
+        return d_out, 0
+    n_blocks = _blocks(n, block)
+    d_sums = cuda.device_array(n_blocks, dtype=np.int32)
+    kernels.block_exclusive_scan_kernel(block)[n_blocks, block](d_values, np.int32(n), d_out, d_sums)
+    if n_blocks == 1:
+        return d_out, int(d_sums.copy_to_host()[0])
+    d_offsets, total = exclusive_scan(d_sums, n_blocks)
+    kernels.add_block_offsets_kernel[n_blocks, block](d_out, np.int32(n), d_offsets)
+    return d_out, total
+
+
+def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
+    """Frontier BFS whose next frontier comes from a scan-based compaction (no atomics on it)."""
+    from numba import cuda
+
+    from . import kernels
+
+    tpb = threads_per_block()
+    n = g.n_vertices
+    d_indptr, d_indices = on_device.indptr, on_device.indices
+    d_depth, d_parent = _init(g, source)
+    d_owner = cuda.to_device(np.full(n, -1, np.int32))
+    capacity = max(g.n_arcs, 1)  # a level never has more candidates than arcs
+    d_candidates = cuda.device_array(capacity, dtype=np.int32)
+    d_candidate_parents = cuda.device_array(capacity, dtype=np.int32)
+    d_keep = cuda.device_array(capacity, dtype=np.int32)
+    d_degrees = cuda.device_array(n, dtype=np.int32)
+    d_frontier = _first_frontier(source, n)
+    d_next = cuda.device_array(n, dtype=np.int32)
+    d_work = cuda.device_array(2, dtype=np.int64)
+    run = BFSRun("frontier_scan", source, None, None)
+    zeros = np.zeros(2, np.int64)
+    size, current = 1, 0
+    while size > 0:
+        d_work.copy_to_device(zeros)
+        kernels.frontier_degree_kernel[_blocks(size, tpb), tpb](d_indptr, d_frontier, np.int32(size), d_degrees)
+        d_offsets, n_candidates = exclusive_scan(d_degrees, size)
+        next_size = 0
+        if n_candidates:
+            edge_grid = _blocks(n_candidates, tpb)
+            kernels.expand_frontier_kernel[edge_grid, tpb](
+                d_indptr, d_indices, d_frontier, np.int32(size), d_offsets, np.int32(n_candidates), d_depth, d_owner,
+                d_candidates, d_candidate_parents, d_work)
+            kernels.claim_candidates_kernel[edge_grid, tpb](
+                d_candidates, d_candidate_parents, np.int32(n_candidates), d_owner, np.int32(current), d_depth,
+                d_parent, d_keep, d_work)
+            d_positions, next_size = exclusive_scan(d_keep, n_candidates)
+            kernels.compact_kernel[edge_grid, tpb](d_candidates, d_keep, d_positions, np.int32(n_candidates), d_next)
+        run.frontier_sizes.append(size)
+        _read_work(d_work, run)
+        size = next_size
+        d_frontier, d_next = d_next, d_frontier
+        current += 1
+    run.depth = d_depth.copy_to_host()
+    run.parent = d_parent.copy_to_host()
+    return run

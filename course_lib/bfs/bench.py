@@ -1,0 +1,208 @@
+"""Benchmark of Unit 3: ``python -m course_lib.bench bfs``.
+
+Traversed edges per second (TEPS, Graph500 convention: the undirected edges of the
+source's component divided by the search time) on Graph500-style Kronecker graphs
+(edge factor 16, power-law, low diameter) and on a 2-D grid (road-like, high
+diameter), for SciPy's ``breadth_first_order`` (compiled C), the compiled CPU queue BFS
+of :mod:`course_lib.bfs.cpu` and NetworkX (pure Python, small graphs only), and, on a
+GPU, the two frontier BFS and the quadratic edge-parallel BFS with their measured
+iterations and edges examined.
+
+Goal on an H100: the frontier BFS >= 3.3 GTEPS on the scale-22 Kronecker graph (the
+single-GPU figure of Merrill, Garland & Grimshaw, PPoPP 2012) and >= 20x SciPy's
+``breadth_first_order`` on the same graph. Roofline: a top-down level reads 8 to 36
+bytes per edge (column index, the neighbour's depth, and with poor locality whole
+sectors), so the memory bandwidth bounds TEPS at bandwidth / 36 .. bandwidth / 8; the
+quadratic BFS reads every edge (12 bytes: both endpoints and a depth) at every level,
+bound bandwidth / (12 * iterations).
+
+GPU times come from CUDA events around the whole search, host loop included (each
+level copies a frontier size or the ``done`` flag back), and the final copy of the
+depths and parents to the host; the graph is on the device already.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.sparse import csgraph
+
+from .. import device
+from ..bench import time_call
+from .api import DeviceGraph, traverse
+from .cpu import bfs_cpu
+from .data import grid_2d, kronecker
+from .graph import as_graph
+
+GOAL_GTEPS = 3.3
+GOAL_SCALE = 22
+GOAL_SPEEDUP_VS_SCIPY = 20.0
+EDGE_FACTOR = 16
+#: Bytes a top-down BFS moves per traversed edge, best and worst case (see module docstring).
+BYTES_PER_EDGE = (8, 36)
+#: Bytes the quadratic BFS reads per edge per iteration.
+QUADRATIC_BYTES_PER_EDGE = 12
+CPU_VARIANTS = ("scipy_breadth_first_order", "cpu_numba_queue", "networkx")
+
+
+def _graphs(quick, on_gpu):
+    """(name, Graph, source) for the benchmark; sources have degree > 0 (as in Graph500)."""
+    if quick:
+        scales, grid_side = [10, 12], 64
+    elif on_gpu:
+        scales, grid_side = [16, 18, 20, 22], 1024
+    else:
+        scales, grid_side = [14, 16, 18, 20], 512
+    out = []
+    for scale in scales:
+        g = as_graph(kronecker(scale, EDGE_FACTOR, seed=scale), directed=False)
+        rng = np.random.default_rng(scale)
+        source = int(rng.choice(np.flatnonzero(g.degrees > 0)))
+        out.append((f"kronecker{scale}", g, source))
+    out.append((f"grid{grid_side}x{grid_side}", as_graph(grid_2d(grid_side, grid_side), directed=False), 0))
+    return out
+
+
+def _component_edges(g, depth):
+    """Undirected edges with both ends reached (each stored twice in the symmetric CSR)."""
+    return int(g.degrees[depth >= 0].sum() // 2)
+
+
+def _row(variant, name, g, edges, seconds, run=None):
+    row = {"variant": variant, "graph": name, "vertices": g.n_vertices, "edges": g.n_arcs // 2,
+           "traversed_edges": edges, "seconds": seconds, "gteps": edges / seconds / 1e9}
+    if run is not None:
+        row["iterations"] = run.iterations
+        row["edges_examined"] = run.total_edges_examined
+    return row
+
+
+def _cpu_rows(graphs, quick):
+    rows = []
+    for name, g, source in graphs:
+        depth, _ = bfs_cpu(g, source)
+        edges = _component_edges(g, depth)
+        # float64 CSR is what csgraph works on: converting it up front keeps the copy out of the timing.
+        structure = g.structure().astype(np.float64)
+        repeat = 3 if quick or g.n_arcs < 1 << 24 else 1
+        t = time_call(lambda: csgraph.breadth_first_order(structure, source, directed=True), repeat=repeat,
+                      min_time=0.05)
+        rows.append(_row("scipy_breadth_first_order", name, g, edges, t))
+        t = time_call(lambda: bfs_cpu(g, source), repeat=repeat, min_time=0.05)
+        rows.append(_row("cpu_numba_queue", name, g, edges, t))
+        if g.n_vertices <= 1 << 12:
+            rows.append(_networkx_row(name, g, source, edges))
+    return rows
+
+
+def _networkx_row(name, g, source, edges):
+    import networkx as nx
+
+    nxg = nx.from_scipy_sparse_array(g.structure())
+    start = time.perf_counter()
+    nx.single_source_shortest_path_length(nxg, source)
+    return _row("networkx", name, g, edges, time.perf_counter() - start)
+
+
+def _gpu_rows(graphs, quick, bandwidth):
+    from numba import cuda
+
+    rows = []
+    for name, g, source in graphs:
+        on_device = DeviceGraph(g)
+        for method in ("frontier_atomic", "frontier_scan", "edge_quadratic"):
+            run = traverse(g, source, method, on_device=on_device)  # warm-up (compiles the kernels)
+            if method == "edge_quadratic" and run.iterations * g.n_arcs > 1 << 34:
+                continue  # high-diameter graph: the quadratic search would take minutes
+            samples = []
+            for _ in range(3 if quick else 5):
+                start, stop = cuda.event(), cuda.event()
+                start.record()
+                run = traverse(g, source, method, on_device=on_device)
+                stop.record()
+                stop.synchronize()
+                samples.append(cuda.event_elapsed_time(start, stop) / 1e3)
+            row = _row(method, name, g, _component_edges(g, run.depth), float(np.median(samples)), run)
+            if bandwidth:
+                if method == "edge_quadratic":
+                    row["roofline_gteps"] = bandwidth / (QUADRATIC_BYTES_PER_EDGE * run.iterations) / 1e9
+                else:
+                    row["roofline_gteps_range"] = [bandwidth / b / 1e9 for b in BYTES_PER_EDGE[::-1]]
+            rows.append(row)
+        del on_device
+    return rows
+
+
+def run(*, quick=False):
+    """Run the benchmark; see the module docstring."""
+    on_gpu = device.is_gpu()
+    graphs = _graphs(quick, on_gpu)
+    rows = _cpu_rows(graphs, quick)
+    notes, summary = [], {}
+    if on_gpu:
+        rows += _gpu_rows(graphs, quick, device.info().memory_bandwidth)
+        summary = _goal(rows)
+    else:
+        notes.append("no GPU: only the CPU variants were measured")
+    return {"rows": rows, "summary": summary, "notes": notes}
+
+
+def _goal(rows):
+    largest = max(r["vertices"] for r in rows if r["graph"].startswith("kronecker"))
+    at_largest = [r for r in rows if r["vertices"] == largest and r["graph"].startswith("kronecker")]
+    best = max((r for r in at_largest if r["variant"].startswith("frontier")), key=lambda r: r["gteps"])
+    scipy_row = next(r for r in at_largest if r["variant"] == "scipy_breadth_first_order")
+    best_cpu = max((r for r in at_largest if r["variant"] in CPU_VARIANTS), key=lambda r: r["gteps"])
+    quadratic = [r for r in at_largest if r["variant"] == "edge_quadratic"]
+    speedup = best["gteps"] / scipy_row["gteps"]
+    return {
+        "graph": best["graph"],
+        "best_frontier": best,
+        "edge_quadratic": quadratic[0] if quadratic else None,
+        "goal_gteps": GOAL_GTEPS,
+        "speedup_vs_scipy": speedup,
+        "best_cpu": best_cpu["variant"],
+        "speedup_vs_best_cpu": best["gteps"] / best_cpu["gteps"],
+        "goal_speedup_vs_scipy": GOAL_SPEEDUP_VS_SCIPY,
+        "goal_met": (largest >= 1 << GOAL_SCALE and best["gteps"] >= GOAL_GTEPS
+                     and speedup >= GOAL_SPEEDUP_VS_SCIPY),
+    }
+
+
+def summary(results):
+    """A few human-readable lines."""
+    lines = []
+    for r in results["rows"]:
+        extra = f"  iterations={r['iterations']} edges examined={r['edges_examined']}" if "iterations" in r else ""
+        lines.append(f"{r['variant']:<26} {r['graph']:<14} V={r['vertices']:<9} "
+                     f"{r['gteps']:.4f} GTEPS ({r['seconds'] * 1e3:.2f} ms){extra}")
+    s = results.get("summary") or {}
+    if s:
+        lines.append(f"goal ({s['graph']}): {s['best_frontier']['gteps']:.2f} GTEPS (goal {s['goal_gteps']}), "
+                     f"{s['speedup_vs_scipy']:.1f}x SciPy (goal {s['goal_speedup_vs_scipy']}x), "
+                     f"{s['speedup_vs_best_cpu']:.1f}x the best CPU variant ({s['best_cpu']}): "
+                     + ("met" if s["goal_met"] else "not met"))
+    return "\n".join(lines + results["notes"])
+
+
+def plot(results, path):
+    """GTEPS against the number of vertices on the Kronecker graphs, one line per variant."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    series = {}
+    for r in results["rows"]:
+        if r["graph"].startswith("kronecker"):
+            series.setdefault(r["variant"], []).append((r["vertices"], r["gteps"]))
+    for label, pts in sorted(series.items()):
+        pts.sort()
+        ax.plot(*zip(*pts), marker="o", label=label)
+    if results["backend"] == "gpu":
+        ax.axhline(GOAL_GTEPS, color="k", ls="--", lw=1, label=f"goal {GOAL_GTEPS} GTEPS")
+    ax.set(xscale="log", yscale="log", xlabel="vertices (Kronecker, edge factor 16)", ylabel="GTEPS",
+           title=f"BFS on {results['device']['name']}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,293 @@
+"""Graphs for BFS experiments: seeded generators and small real graphs shipped by NetworkX.
+
+Every function returns a ``scipy.sparse.csr_matrix`` of shape (V, V) whose stored
+entries are the edges (values 1, int8). Undirected graphs are returned symmetric.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "REAL_GRAPHS",
+    "chain",
+    "disconnected",
+    "from_edges",
+    "grid_2d",
+    "kronecker",
+    "random_graph",
+    "real_graph",
+    "star",
+    "with_self_loops_and_duplicates",
+]
+
+
+def _check_count(value, name, minimum=1):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def from_edges(u, v, n_vertices, *, directed=False):
+    """Adjacency matrix of an edge list.
+
+    Parameters
+    ----------
+    u, v : array_like of shape (E,), integers in 0..n_vertices-1
+        Edge ``u[i] -> v[i]``.
+    n_vertices : int
+    directed : bool
+        False: also store ``v[i] -> u[i]``.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_vertices, n_vertices), int8
+        Duplicate edges merged, column indices sorted.
+    """
+    n = _check_count(n_vertices, "n_vertices")
+    u = np.asarray(u, dtype=np.int64).ravel()
+    v = np.asarray(v, dtype=np.int64).ravel()
+    if u.shape != v.shape:
+        raise ValueError(f"u and v must have the same length, got {u.size} and {v.size}")
+    if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n):
+        raise ValueError(f"edge endpoints must be vertex ids in 0..{n - 1}")
+    if not directed:
+        u, v = np.concatenate([u, v]), np.concatenate([v, u])
+    m = sp.csr_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n, n))
+    m.sum_duplicates()
+    m.data[:] = 1
+    return m
+
+
+def star(n_vertices, *, center=0, directed=False):
+    """A star: ``center`` joined to every other vertex. Maximum depth 1 from the centre.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_vertices, n_vertices)
+    """
+    n = _check_count(n_vertices, "n_vertices")
+    if not 0 <= center < n:
+        raise ValueError(f"center must be in 0..{n - 1}, got {center}")
+    leaves = np.delete(np.arange(n), center)
+    return from_edges(np.full(leaves.size, center), leaves, n, directed=directed)
+
+
+def chain(n_vertices, *, directed=False):
+    """A path 0 - 1 - ... - (V-1): maximum depth V - 1 from vertex 0, the worst case.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_vertices, n_vertices)
+    """
+    n = _check_count(n_vertices, "n_vertices")
+    return from_edges(np.arange(n - 1), np.arange(1, n), n, directed=directed)
+
+
+def grid_2d(rows, cols):
+    """A 4-neighbour grid (road-like: high diameter, degree <= 4), vertex ``r * cols + c``.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (rows * cols, rows * cols), symmetric
+    """
+    rows = _check_count(rows, "rows")
+    cols = _check_count(cols, "cols")
+    ids = np.arange(rows * cols).reshape(rows, cols)
+    u = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    v = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    return from_edges(u, v, rows * cols)
+
+
+def kronecker(scale, edge_factor=16, *, seed=0, directed=False, abc=(0.57, 0.19, 0.19)):
+    """Graph500-style Kronecker (R-MAT) graph: power-law degrees, low diameter.
+
+    ``edge_factor * 2**scale`` edges are drawn bit by bit: at each of the ``scale``
+    levels an edge falls in one quadrant of the adjacency matrix with probabilities
+    ``a, b, c, 1 - a - b - c`` (Graph500 values by default). Vertex ids are then
+    permuted at random, as Graph500 does, so that high degree is not tied to small ids.
+    Self-loops and repeated edges are dropped.
+
+    Parameters
+    ----------
+    scale : int
+        log2 of the number of vertices (0..30).
+    edge_factor : int
+        Edges drawn per vertex.
+    seed : int
+    directed : bool
+    abc : tuple of 3 floats
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (2**scale, 2**scale)
+    """
+    scale = _check_count(scale, "scale", 0)
+    if scale > 30:
+        raise ValueError(f"scale must be at most 30 (int32 vertex ids), got {scale}")
+    edge_factor = _check_count(edge_factor, "edge_factor")
+    a, b, c = abc
+    if min(a, b, c) < 0 or a + b + c > 1:
+        raise ValueError(f"abc must be non-negative probabilities summing to at most 1, got {abc}")
+    rng = np.random.default_rng(seed)
+    n = 1 << scale
+    m = edge_factor * n
+    u = np.zeros(m, dtype=np.int64)
+    v = np.zeros(m, dtype=np.int64)
+    ab, c_norm, a_norm = a + b, c / (1 - a - b) if a + b < 1 else 0.0, a / (a + b) if a + b > 0 else 0.0
+    for bit in range(scale):
+        # Graph500 reference generator: choose the row half, then the column half given it.
+        row_bit = rng.random(m) > ab
+        col_bit = rng.random(m) > np.where(row_bit, c_norm, a_norm)
+        u |= row_bit.astype(np.int64) << bit
+        v |= col_bit.astype(np.int64) << bit
+    perm = rng.permutation(n)
+    u, v = perm[u], perm[v]
+    keep = u != v
+    return from_edges(u[keep], v[keep], n, directed=directed)
+
+
+def random_graph(n_vertices, average_degree, *, seed=0, directed=False):
+    """Uniform random (Erdos-Renyi-like) graph with about ``average_degree`` edges per vertex.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_vertices, n_vertices)
+    """
+    n = _check_count(n_vertices, "n_vertices")
+    if average_degree < 0:
+        raise ValueError(f"average_degree must be >= 0, got {average_degree}")
+    rng = np.random.default_rng(seed)
+    m = int(round(average_degree * n / (1 if directed else 2)))
+    u = rng.integers(0, n, m)
+    v = rng.integers(0, n, m)
+    keep = u != v
+    return from_edges(u[keep], v[keep], n, directed=directed)
+
+
+def disconnected(component_sizes=(12, 7, 5), n_isolated=3, *, seed=0, directed=False):
+    """Several random connected components plus isolated vertices, labels shuffled.
+
+    Each component is a random spanning tree with a few extra edges, so it is
+    connected; nothing joins two components.
+
+    Parameters
+    ----------
+    component_sizes : sequence of int
+    n_isolated : int
+        Vertices with no edge at all.
+    seed : int
+    directed : bool
+        True: each edge gets one random direction (components may then be only weakly
+        connected).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (sum(component_sizes) + n_isolated,) * 2
+    """
+    rng = np.random.default_rng(seed)
+    sizes = [_check_count(s, "component size") for s in component_sizes]
+    n_isolated = _check_count(n_isolated, "n_isolated", 0)
+    n = sum(sizes) + n_isolated
+    if n == 0:
+        raise ValueError("the graph would have no vertices")
+    labels = rng.permutation(n)
+    us, vs, first = [], [], 0
+    for size in sizes:
+        ids = labels[first:first + size]
+        first += size
+        if size > 1:
+            # A random tree (each vertex joins an earlier one) plus size // 2 random chords.
+            child = np.arange(1, size)
+            tree_parent = (rng.random(size - 1) * child).astype(np.int64)
+            chord_u = rng.integers(0, size, size // 2)
+            chord_v = rng.integers(0, size, size // 2)
+            uu = np.concatenate([tree_parent, chord_u])
+            vv = np.concatenate([child, chord_v])
+            keep = uu != vv
+            uu, vv = uu[keep], vv[keep]
+            if directed:
+                flip = rng.random(uu.size) < 0.5
+                uu, vv = np.where(flip, vv, uu), np.where(flip, uu, vv)
+            us.append(ids[uu])
+            vs.append(ids[vv])
+    u = np.concatenate(us) if us else np.zeros(0, np.int64)
+    v = np.concatenate(vs) if vs else np.zeros(0, np.int64)
+    return from_edges(u, v, n, directed=directed)
+
+
+def with_self_loops_and_duplicates(graph, *, n_loops=3, n_duplicates=5, seed=0):
+    """A copy of ``graph`` with self-loops and repeated edges stored in its CSR arrays.
+
+    The result keeps the repeats as separate stored entries (it is built from
+    ``data, indices, indptr`` directly, which SciPy does not merge), so kernels see
+    them; a BFS must give the same depths as on ``graph``.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix of shape (V, V) with at least one stored edge
+    n_loops : int
+        Self-loops added on random vertices.
+    n_duplicates : int
+        Existing edges stored once more.
+    seed : int
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (V, V), not in canonical format
+    """
+    rng = np.random.default_rng(seed)
+    coo = sp.coo_matrix(graph)
+    n = coo.shape[0]
+    if coo.nnz == 0:
+        raise ValueError("graph has no edge to duplicate")
+    pick = rng.integers(0, coo.nnz, n_duplicates)
+    loops = rng.integers(0, n, n_loops)
+    rows = np.concatenate([coo.row, coo.row[pick], loops])
+    cols = np.concatenate([coo.col, coo.col[pick], loops])
+    order = np.argsort(rows, kind="stable")
+    rows, cols = rows[order], cols[order]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int32)
+    out = sp.csr_matrix((np.ones(rows.size, np.int8), cols.astype(np.int32), indptr), shape=(n, n))
+    assert not out.has_canonical_format  # the repeats are really stored
+    return out
+
+
+#: Small real graphs whose data NetworkX ships inside its package (no download).
+REAL_GRAPHS = {
+    "karate_club": "Zachary's karate club: 34 members, 78 friendships (1977)",
+    "les_miserables": "co-appearances of 77 characters in Victor Hugo's novel (Knuth, 1993)",
+    "florentine_families": "marriages between 15 Renaissance Florentine families (Padgett)",
+    "davis_southern_women": "18 women and the 14 social events they attended (bipartite, Davis 1941)",
+}
+
+
+def real_graph(name):
+    """A small real graph shipped by NetworkX, as a symmetric adjacency matrix.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REAL_GRAPHS`.
+
+    Returns
+    -------
+    adjacency : scipy.sparse.csr_matrix of shape (V, V), int8
+    labels : list of str
+        The vertex names, in matrix order.
+    """
+    import networkx as nx
+
+    builders = {
+        "karate_club": nx.karate_club_graph,
+        "les_miserables": nx.les_miserables_graph,
+        "florentine_families": nx.florentine_families_graph,
+        "davis_southern_women": nx.davis_southern_women_graph,
+    }
+    if name not in builders:
+        raise ValueError(f"unknown graph {name!r}; choose one of {sorted(builders)}")
+    g = builders[name]()
+    labels = [str(node) for node in g.nodes]
+    adjacency = nx.to_scipy_sparse_array(g, format="csr", weight=None, dtype=np.int8)
+    return sp.csr_matrix(adjacency), labels

@@ -1,0 +1,180 @@
+"""Installation of the simulator hooks, and their exact restoration.
+
+Three things of numba-cuda's simulator are changed, all reversibly:
+
+1. ``numba.cuda.simulator.kernel.BlockManager`` (the module global that
+   ``FakeCUDAKernel.__call__`` instantiates for every block) becomes
+   :class:`~course_lib.sim._engine.ScheduledBlockManager`;
+2. ``FakeCUDAModule`` (what ``cuda`` means inside a simulated kernel) gains the warp
+   primitives it lacks: ``shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``,
+   ``shfl_xor_sync``, ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``,
+   ``match_any_sync``, ``match_all_sync``, ``syncwarp``, ``activemask`` and
+   ``lanemask_lt``;
+3. for :func:`course_lib.sim.record` only, transfer and launch functions are wrapped
+   for the duration of the ``with`` block (see :mod:`course_lib.sim.record`).
+
+These rely on internals of numba-cuda, which is pinned in ``pyproject.toml``;
+:func:`verify` (and ``tests/sim/test_hooks.py``) fails loudly if an upgrade moves them.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import _engine
+
+__all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
+
+#: The numba-cuda release whose simulator internals these hooks were written against.
+PINNED_NUMBA_CUDA = "0.30.4"
+
+_WARP_NAMES = (
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "all_sync", "any_sync",
+    "eq_sync", "match_any_sync", "match_all_sync", "syncwarp", "activemask", "lanemask_lt",
+)
+_saved: dict | None = None
+
+
+class HookError(RuntimeError):
+    """numba-cuda's simulator no longer looks the way course_lib.sim expects."""
+
+
+def _current():
+    import threading
+
+    t = threading.current_thread()
+    if not isinstance(t, _engine.Carrier):
+        raise HookError(
+            "a warp primitive ran outside a thread of course_lib's block scheduler; "
+            "was the kernel launched before `import course_lib` installed the simulator hooks?"
+        )
+    return t
+
+
+def _shfl(kind):
+    def primitive(self, mask, value, operand):
+        return _current().warp_collective(kind, mask, (value, operand), _engine._caller_line(2))
+
+    primitive.__name__ = kind
+    primitive.__doc__ = f"Simulated ``cuda.{kind}`` with lockstep semantics among the lanes of ``mask``."
+    return primitive
+
+
+def _vote(kind):
+    def primitive(self, mask, predicate):
+        return _current().warp_collective(kind, mask, predicate, _engine._caller_line(2))
+
+    primitive.__name__ = kind
+    primitive.__doc__ = f"Simulated ``cuda.{kind}`` among the lanes of ``mask``."
+    return primitive
+
+
+def _match(kind):
+    def primitive(self, mask, value):
+        return _current().warp_collective(kind, mask, value, _engine._caller_line(2))
+
+    primitive.__name__ = kind
+    return primitive
+
+
+def syncwarp(self, mask=_engine.FULL_MASK):
+    """Simulated ``cuda.syncwarp``: the lanes of ``mask`` wait for each other."""
+    _current().warp_collective("syncwarp", mask, None, _engine._caller_line(2))
+
+
+def activemask(self):
+    """Simulated ``cuda.activemask``: the lanes of the warp that reach this call together."""
+    return _current().activemask()
+
+
+def lanemask_lt(self):
+    """Simulated ``cuda.lanemask_lt``: bits of the lanes below this one."""
+    return (1 << _current().v.lane) - 1
+
+
+@functools.lru_cache(maxsize=None)
+def _warp_methods():
+    methods = {name: _shfl(name) for name in _WARP_NAMES if name.startswith("shfl")}
+    methods.update({name: _vote(name) for name in ("ballot_sync", "all_sync", "any_sync", "eq_sync")})
+    methods.update({name: _match(name) for name in ("match_any_sync", "match_all_sync")})
+    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt)
+    return methods
+
+
+def verify():
+    """Check that the simulator internals the hooks replace are where they are expected.
+
+    Raises
+    ------
+    HookError
+        Naming what moved, the pinned version and what to do.
+    """
+    from importlib.metadata import version
+
+    from numba.cuda.simulator import kernel, kernelapi
+
+    problems = []
+    if not isinstance(getattr(kernel, "BlockManager", None), type):
+        problems.append("numba.cuda.simulator.kernel.BlockManager is gone")
+    thread = getattr(kernel, "BlockThread", None)
+    for name in ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "run"):
+        if not callable(getattr(thread, name, None)):
+            problems.append(f"BlockThread.{name} is gone")
+    module = getattr(kernelapi, "FakeCUDAModule", None)
+    for name in ("syncthreads", "laneid", "shared", "atomic", "threadIdx", "blockIdx"):
+        if not hasattr(module, name):
+            problems.append(f"FakeCUDAModule.{name} is gone")
+    for name in ("_push_kernel_context", "swapped_cuda_module", "FakeCUDAKernel"):
+        if not hasattr(kernel, name):
+            problems.append(f"numba.cuda.simulator.kernel.{name} is gone")
+    if not hasattr(kernelapi, "FakeCUDAShared") or not hasattr(kernelapi, "FakeCUDAAtomic"):
+        problems.append("FakeCUDAShared / FakeCUDAAtomic are gone")
+    if problems:
+        raise HookError(
+            "course_lib.sim cannot hook Numba's CUDA simulator: " + "; ".join(problems) + ". "
+            f"These hooks were written for numba-cuda=={PINNED_NUMBA_CUDA} (installed: {version('numba-cuda')}). "
+            "Install the pinned version (pip install 'numba-cuda==" + PINNED_NUMBA_CUDA + "') or port "
+            "course_lib/sim/_hooks.py and _engine.py to the new simulator."
+        )
+
+
+def installed() -> bool:
+    """True while the hooks are in place."""
+    return _saved is not None
+
+
+def install():
+    """Install the block scheduler and the warp primitives into the simulator (idempotent)."""
+    global _saved
+    if _saved is not None:
+        return
+    verify()
+    from numba.cuda.simulator import kernel, kernelapi
+
+    module = kernelapi.FakeCUDAModule
+    saved = {"BlockManager": kernel.BlockManager, "methods": {}}
+    for name, method in _warp_methods().items():
+        saved["methods"][name] = module.__dict__.get(name, _MISSING)
+        setattr(module, name, method)
+    kernel.BlockManager = _engine.ScheduledBlockManager
+    _saved = saved
+
+
+def uninstall():
+    """Put the simulator back exactly as it was before :func:`install`."""
+    global _saved
+    if _saved is None:
+        return
+    from numba.cuda.simulator import kernel, kernelapi
+
+    module = kernelapi.FakeCUDAModule
+    for name, original in _saved["methods"].items():
+        if original is _MISSING:
+            delattr(module, name)
+        else:
+            setattr(module, name, original)
+    kernel.BlockManager = _saved["BlockManager"]
+    _saved = None
+
+
+_MISSING = object()

@@ -1,0 +1,335 @@
+"""Instrumented launches: every array access of a simulated kernel goes to an observer.
+
+:func:`launch` runs one kernel launch in the simulator like ``kernel[grid, block](*args)``
+does, except that array arguments and shared arrays are wrapped in
+:class:`TracedArray` (strict indexing; each element access is reported with the
+byte offset it touches and the kernel source line doing it), atomics are marked as
+such, and the block scheduler reports barriers and thread exits to the observer.
+:mod:`course_lib.sim.check` and :mod:`course_lib.sim.profile` are the two observers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+from itertools import count
+
+import numpy as np
+
+from numba.cuda import types
+from numba.cuda.np import numpy_support
+
+from . import _engine
+
+__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code"]
+
+_alloc_ids = count(1)
+_current_thread = threading.current_thread
+
+
+def py_function(kernel):
+    """The plain Python function of a kernel (simulator kernel, GPU dispatcher or function)."""
+    fn = getattr(kernel, "py_func", None) or getattr(kernel, "fn", None) or kernel
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise ValueError(f"expected a @cuda.jit kernel or its Python function, got {kernel!r}")
+    return fn
+
+
+class Observer:
+    """What a launch reports to (every method is optional to override)."""
+
+    def thread_tracer(self):
+        return None
+
+    def block_started(self, grid_point, threads):
+        pass
+
+    def block_finished(self, grid_point):
+        pass
+
+    def thread_exited(self, v):
+        pass
+
+    def barrier(self, waiting, threads):
+        pass
+
+    def warp_deadlock(self, coll, missing, err):
+        pass
+
+    def access(self, array, offset, write, index, frame, v):
+        pass
+
+    def out_of_bounds(self, array, index, write, frame, v):
+        pass
+
+    def atomic(self, array, frame, v):
+        pass
+
+
+class TracedArray:
+    """An array seen by a simulated kernel, reporting each element access.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        The memory (the simulator's device arrays are NumPy arrays).
+    name : str
+        Name shown in reports (the kernel parameter, or the shared array's variable).
+    space : {"global", "shared"}
+    observer : Observer
+    alloc : int, optional
+        Allocation id; views share it, so offsets are relative to the allocation start.
+    base : int, optional
+        Byte offset of ``array[0, ...]`` inside the allocation.
+    """
+
+    __slots__ = ("_a", "name", "space", "_obs", "alloc", "_base", "_shape", "_strides", "_ndim", "_root")
+
+    def __init__(self, array, name, space, observer, alloc=None, base=0, root=None):
+        self._a = array
+        self.name = name
+        self.space = space
+        self._obs = observer
+        self.alloc = next(_alloc_ids) if alloc is None else alloc
+        self._base = base
+        self._shape = array.shape
+        self._strides = array.strides
+        self._ndim = array.ndim
+        self._root = array if root is None else root
+
+    # Element access ----------------------------------------------------------
+    def _offset(self, idx, write, frame):
+        """Byte offset of an element index, None for a sub-array, or False if out of bounds."""
+        if type(idx) is not tuple:
+            idx = (idx,)
+        if len(idx) != self._ndim:
+            return idx, None
+        off = self._base
+        for i, n, s in zip(idx, self._shape, self._strides):
+            if not isinstance(i, (int, np.integer)):
+                return idx, None
+            if i < 0 or i >= n:
+                self._obs.out_of_bounds(self, idx, write, frame, _current_thread().v)
+                return idx, False
+            off += int(i) * s
+        return idx, off
+
+    def __getitem__(self, idx):
+        frame = sys._getframe(1)
+        idx, off = self._offset(idx, False, frame)
+        if off is None:
+            return self._view(self._a[idx])
+        if off is False:
+            return self._a.dtype.type(0)  # an out-of-bounds read yields 0 and is reported
+        self._obs.access(self, off, False, idx, frame, _current_thread().v)
+        return self._a[idx]
+
+    def __setitem__(self, idx, value):
+        frame = sys._getframe(1)
+        idx, off = self._offset(idx, True, frame)
+        if off is None:
+            self._a[idx] = value
+            return
+        if off is False:
+            return  # an out-of-bounds write is dropped and reported
+        self._obs.access(self, off, True, idx, frame, _current_thread().v)
+        self._a[idx] = value
+
+    def _view(self, sub):
+        if not isinstance(sub, np.ndarray):
+            return sub
+        base = sub.__array_interface__["data"][0] - self._root.__array_interface__["data"][0]
+        return TracedArray(sub, self.name, self.space, self._obs, self.alloc, base, self._root)
+
+    # What kernels ask of arrays ----------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def ndim(self):
+        return self._ndim
+
+    @property
+    def size(self):
+        return self._a.size
+
+    @property
+    def dtype(self):
+        return self._a.dtype
+
+    @property
+    def strides(self):
+        return self._strides
+
+    def __len__(self):
+        return len(self._a)
+
+    def __getattr__(self, name):
+        return getattr(self._a, name)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a if dtype is None else self._a.astype(dtype)
+
+    def __repr__(self):
+        return f"<{self.space} array {self.name} {self._a.dtype}{list(self._shape)}>"
+
+
+class _TracedShared:
+    """``cuda.shared`` of an instrumented launch: arrays are traced and named after their variable."""
+
+    def __init__(self, stock, observer):
+        self._stock = stock
+        self._obs = observer
+        self._allocations = {}
+
+    def array(self, shape, dtype, alignment=None):
+        frame = sys._getframe(1)
+        key = (frame.f_code.co_filename, frame.f_lineno)
+        traced = self._allocations.get(key)
+        if traced is None:
+            # Like the stock allocator, one allocation per source line (the stock one
+            # cannot be asked from here: it identifies allocations by its caller's line).
+            if shape == 0:
+                raw = self._stock.array(shape, dtype, alignment)  # dynamic shared memory
+            else:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                raw = np.zeros(shape, dtype)
+            traced = TracedArray(raw, _assigned_name(frame) or "shared", "shared", self._obs)
+            self._allocations[key] = traced
+        return traced
+
+
+def _assigned_name(frame):
+    import linecache
+
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals).strip()
+    name = text.split("=", 1)[0].strip() if "=" in text else ""
+    return name if name.isidentifier() else None
+
+
+class _TracedAtomic:
+    """``cuda.atomic`` of an instrumented launch: the accesses inside are marked atomic."""
+
+    def __init__(self, stock, observer):
+        self._stock = stock
+        self._obs = observer
+
+    def __getattr__(self, name):
+        op = getattr(self._stock, name)
+        obs = self._obs
+
+        def atomic(array, *rest):
+            v = _current_thread().v
+            frame = sys._getframe(1)
+            obs.atomic(array, frame, v)
+            v.in_atomic = True
+            try:
+                return op(array, *rest)
+            finally:
+                v.in_atomic = False
+
+        return atomic
+
+
+_LIBRARY_DIRS = None
+
+
+def is_kernel_code(code, _cache={}):
+    """True if a code object may be kernel code: not Python's, NumPy's, Numba's or this package's.
+
+    Kernels live in notebooks, scripts, tests and ``course_lib`` (wherever it is
+    installed); everything else installed (the simulator, NumPy, the standard library)
+    and ``course_lib.sim`` itself is machinery whose lines the profiler must not count.
+    """
+    known = _cache.get(code)
+    if known is None:
+        global _LIBRARY_DIRS
+        if _LIBRARY_DIRS is None:
+            import sysconfig
+
+            paths = sysconfig.get_paths()
+            libs = {os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+            course = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+            _LIBRARY_DIRS = (tuple(libs), course, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+        libs, course, sim_dir = _LIBRARY_DIRS
+        if code.co_filename.startswith("<frozen "):
+            known = False  # importlib, abc... of the standard library
+        else:
+            path = os.path.abspath(code.co_filename)
+            known = not path.startswith(sim_dir) and (path.startswith(course) or not path.startswith(libs))
+        _cache[code] = known
+    return known
+
+
+def _device_memory(arg, retr):
+    """The simulator's conversion of a kernel argument (as FakeCUDAKernel.__call__ does it)."""
+    from numba.cuda.simulator.args import ArgHint, InOut
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    if isinstance(arg, np.ndarray) and arg.ndim > 0:
+        return InOut(arg).to_device(retr)
+    if isinstance(arg, ArgHint):
+        return arg.to_device(retr)
+    if isinstance(arg, np.void):
+        return FakeCUDAArray(arg)
+    return arg
+
+
+def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0):
+    """Run ``kernel[griddim, blockdim, 0, sharedmem](*args)`` in the simulator, observed.
+
+    Parameters
+    ----------
+    kernel : simulator kernel, GPU dispatcher or Python function
+    griddim, blockdim : int or tuple of int
+    args : sequence
+        Kernel arguments; NumPy arrays are copied in and back as in a normal launch.
+    observer : Observer
+    seed : int, optional
+        Shuffle the order in which blocks start, threads start and threads leave
+        barriers, with this seed. ``None`` keeps the simulator's order.
+    sharedmem : int
+        Bytes of dynamic shared memory.
+    """
+    from numba.cuda.errors import normalize_kernel_dimensions
+    from numba.cuda.simulator import kernel as sim_kernel
+    from numba.cuda.simulator import kernelapi
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    from . import _hooks
+
+    _hooks.install()
+    fn = py_function(kernel)
+    grid_dim, block_dim = normalize_kernel_dimensions(griddim, blockdim)
+    names = list(inspect.signature(fn).parameters)
+    if len(names) != len(args):
+        raise ValueError(f"{fn.__name__} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+    module = kernelapi.FakeCUDAModule(grid_dim, block_dim, sharedmem)
+    module._shared = _TracedShared(module._shared, observer)
+    module._atomic = _TracedAtomic(module._atomic, observer)
+    rng = np.random.default_rng(seed) if seed is not None else None
+    blocks = list(np.ndindex(*grid_dim))
+    if rng is not None:
+        rng.shuffle(blocks)
+    with sim_kernel._push_kernel_context(module):
+        retr = []
+        fake_args = []
+        for name, arg in zip(names, args):
+            mem = _device_memory(arg, retr)
+            if isinstance(mem, FakeCUDAArray) and isinstance(mem._ary, np.ndarray):
+                mem = TracedArray(mem._ary, name, "global", observer)
+            fake_args.append(mem)
+        with sim_kernel.swapped_cuda_module(fn, module):
+            _engine.observer, _engine.thread_order_rng = observer, rng
+            try:
+                for grid_point in blocks:
+                    sim_kernel.BlockManager(fn, grid_dim, block_dim, False).run(grid_point, *fake_args)
+            finally:
+                _engine.observer, _engine.thread_order_rng = None, None
+        for write_back in retr:
+            write_back()
+    return grid_dim, block_dim

@@ -1,0 +1,316 @@
+"""The race, barrier and bounds checker: :func:`check`.
+
+Taught in ``lessons/00_seeing_the_gpu.ipynb``. The launch runs in the simulator with
+every array access observed (see :mod:`course_lib.sim._instrument`); the checker keeps,
+for each memory element, the last write and the reads since, with the *barrier
+interval* of each (the number of ``syncthreads`` the thread had passed, and of
+``syncwarp`` within its warp). Two accesses to one element conflict when at least one
+writes, they come from different threads, and nothing orders them:
+
+* shared memory: same barrier interval of the block (same ``syncwarp`` interval too
+  when both threads are in one warp);
+* global memory: the same, or different blocks (blocks are never ordered within a
+  launch);
+* atomics never conflict.
+"""
+
+from __future__ import annotations
+
+import html
+import linecache
+import os
+from dataclasses import dataclass, field
+
+from . import _engine
+from ._instrument import Observer, launch, py_function
+
+__all__ = ["CheckReport", "Problem", "check"]
+
+KINDS = ("race", "barrier", "out-of-bounds", "warp")
+
+
+def _source(line):
+    """'file:line: code' for a (filename, lineno) pair."""
+    if line is None:
+        return "?"
+    filename, lineno = line
+    text = linecache.getline(filename, lineno).strip()
+    return f"{os.path.basename(filename)}:{lineno}: {text}" if text else f"{os.path.basename(filename)}:{lineno}"
+
+
+def _thread(v):
+    return tuple(v.blockIdx), tuple(v.threadIdx)
+
+
+@dataclass
+class Problem:
+    """One kind of defect found by :func:`check`, with its first occurrence.
+
+    Attributes
+    ----------
+    kind : {"race", "barrier", "out-of-bounds", "warp"}
+    message : str
+        One sentence saying what happens.
+    array : str or None
+        The kernel parameter or shared array involved.
+    space : {"global", "shared"} or None
+    index : tuple of int or None
+        The element (for a race or an out-of-bounds access).
+    threads : list of ((int, int, int), (int, int, int))
+        (blockIdx, threadIdx) of the threads involved (two for a race).
+    lines : list of str
+        The source lines involved, as ``file:line: code``.
+    count : int
+        How many times the same defect (same kind, array and lines) occurred.
+    """
+
+    kind: str
+    message: str
+    array: str | None = None
+    space: str | None = None
+    index: tuple | None = None
+    threads: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
+    count: int = 1
+
+    def __str__(self):
+        where = "\n".join(f"    {line}" for line in self.lines)
+        times = f" ({self.count} occurrences)" if self.count > 1 else ""
+        return f"[{self.kind}] {self.message}{times}\n{where}" if where else f"[{self.kind}] {self.message}{times}"
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check` found in one launch.
+
+    Attributes
+    ----------
+    kernel : str
+    griddim, blockdim : tuple of int
+    problems : list of Problem
+        One entry per distinct defect (kind, array, source lines), in order of discovery.
+    seed : int or None
+        The seed that shuffled the order of blocks and threads, if any.
+    """
+
+    kernel: str
+    griddim: tuple
+    blockdim: tuple
+    problems: list
+    seed: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+    def kinds(self) -> set:
+        """The kinds of the problems found."""
+        return {p.kind for p in self.problems}
+
+    def __bool__(self):
+        return self.ok
+
+    def __str__(self):
+        head = f"check {self.kernel}[{self.griddim}, {self.blockdim}]"
+        if self.seed is not None:
+            head += f" (order shuffled, seed {self.seed})"
+        if self.ok:
+            return f"{head}: no races, barrier or bounds problems found."
+        body = "\n".join(str(p) for p in self.problems)
+        return f"{head}: {len(self.problems)} problem(s)\n{body}"
+
+    def _repr_html_(self):
+        head = html.escape(str(self).splitlines()[0])
+        if self.ok:
+            return f"<p>&#9989; {head}</p>"
+        rows = "".join(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>".format(
+                html.escape(p.kind), html.escape(p.message), html.escape(str(p.array or "")),
+                html.escape("\n".join(p.lines)), p.count,
+            )
+            for p in self.problems
+        )
+        return (
+            f"<p>&#10060; {head}</p><table><tr><th>kind</th><th>what</th><th>array</th><th>lines</th>"
+            f"<th>times</th></tr>{rows}</table>"
+        )
+
+
+class _Checker(Observer):
+    def __init__(self):
+        self.problems = {}
+        self.global_shadow = {}
+        self.shared_shadow = {}
+        self.exited = []
+
+    def _add(self, key, make):
+        problem = self.problems.get(key)
+        if problem is None:
+            self.problems[key] = make()
+        else:
+            problem.count += 1
+
+    # Memory -------------------------------------------------------------------
+    def access(self, array, offset, write, index, frame, v):
+        if v.in_atomic:
+            return  # atomics are never races
+        rec = (v, v.epoch, v.warp_epoch, (frame.f_code.co_filename, frame.f_lineno), index, write)
+        shadow = self.shared_shadow if array.space == "shared" else self.global_shadow
+        key = (array.alloc, offset)
+        state = shadow.get(key)
+        if state is None:
+            shadow[key] = [rec, {}] if write else [None, {v: rec}]
+            return
+        last_write, reads = state
+        if last_write is not None and last_write[0] is not v and _unordered(last_write, rec):
+            self._race(array, last_write, rec)
+        if write:
+            for read in reads.values():
+                if read[0] is not v and _unordered(read, rec):
+                    self._race(array, read, rec)
+            state[0] = rec
+            state[1] = {}
+        else:
+            reads[v] = rec
+
+    def _race(self, array, first, second):
+        what = {(True, True): "write-write", (True, False): "write-read", (False, True): "read-write"}[
+            (first[5], second[5])
+        ]
+        lines = [first[3], second[3]]
+
+        def make():
+            t1, t2 = _thread(first[0]), _thread(second[0])
+            if t1[0] != t2[0]:
+                why = "different blocks, which nothing orders"
+            else:
+                why = "the same barrier interval (no syncthreads between them)"
+            return Problem(
+                "race",
+                f"{what} race on {array.space} array {array.name}{list(second[4])}: thread {t1[1]} of block {t1[0]} "
+                f"and thread {t2[1]} of block {t2[0]} in {why}",
+                array.name, array.space, tuple(int(i) for i in second[4]), [t1, t2],
+                [_source(line) for line in lines],
+            )
+
+        self._add(("race", array.name, what, tuple(lines)), make)
+
+    def out_of_bounds(self, array, index, write, frame, v):
+        line = (frame.f_code.co_filename, frame.f_lineno)
+        index = tuple(int(i) for i in index)
+
+        def make():
+            verb = "writes" if write else "reads"
+            return Problem(
+                "out-of-bounds",
+                f"thread {tuple(v.threadIdx)} of block {tuple(v.blockIdx)} {verb} {array.name}{list(index)}, "
+                f"outside its shape {tuple(array.shape)}" + (" (negative index: no wrap-around on a GPU)"
+                                                             if min(index) < 0 else ""),
+                array.name, array.space, index, [_thread(v)], [_source(line)],
+            )
+
+        self._add(("out-of-bounds", array.name, line), make)
+
+    # Barriers -----------------------------------------------------------------
+    def block_started(self, grid_point, threads):
+        self.shared_shadow = {}
+        self.exited = []
+
+    def thread_exited(self, v):
+        self.exited.append(v)
+
+    def barrier(self, waiting, threads):
+        lines = sorted({v.wait_line for v in waiting})
+        if self.exited:
+            gone = self.exited[0]
+            key = ("barrier", "exit", tuple(lines))
+
+            def make():
+                return Problem(
+                    "barrier",
+                    f"syncthreads reached by {len(waiting)} of the {len(threads)} threads of block "
+                    f"{tuple(gone.blockIdx)}: {len(self.exited)} had exited, e.g. thread {tuple(gone.threadIdx)} "
+                    "(a barrier must be reached by every thread of the block)",
+                    threads=[_thread(gone), _thread(waiting[0])], lines=[_source(line) for line in lines],
+                )
+
+            self._add(key, make)
+        if len(lines) > 1:
+            def make():
+                return Problem(
+                    "barrier",
+                    f"threads of block {tuple(waiting[0].blockIdx)} wait at different syncthreads calls "
+                    "(a divergent barrier)",
+                    threads=[_thread(waiting[0]), _thread(waiting[-1])], lines=[_source(line) for line in lines],
+                )
+
+            self._add(("barrier", "divergent", tuple(lines)), make)
+
+    def warp_deadlock(self, coll, missing, err):
+        self._add(("warp", coll.kind, coll.line), lambda: Problem("warp", str(err), lines=[_source(coll.line)]))
+
+
+def _unordered(a, b):
+    """True if nothing orders access record a before record b (different threads)."""
+    va, vb = a[0], b[0]
+    if va.blockIdx.x != vb.blockIdx.x or va.blockIdx.y != vb.blockIdx.y or va.blockIdx.z != vb.blockIdx.z:
+        return True
+    if a[1] != b[1]:
+        return False
+    return not (va.warp == vb.warp and a[2] != b[2])
+
+
+def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
+    """Run one launch in the simulator and report races, barrier and bounds problems.
+
+    Parameters
+    ----------
+    kernel : @cuda.jit kernel (simulator or GPU) or its Python function
+    griddim, blockdim : int or tuple of int
+        As in ``kernel[griddim, blockdim]``.
+    *args
+        The kernel arguments. NumPy arrays are copied in and back, as in a launch.
+    seed : int, optional
+        Shuffle the order in which blocks start, and threads start and leave barriers,
+        with this seed (exposes results that depend on the order). By default the
+        simulator's order is kept.
+    sharedmem : int
+        Bytes of dynamic shared memory.
+
+    Returns
+    -------
+    CheckReport
+        ``.ok`` is True when nothing was found; ``.problems`` lists each defect with
+        its kind, array, index, the two threads and the source lines.
+
+    Notes
+    -----
+    Indexing is strict, as on a device: a negative or too large index is reported
+    (reads give 0, writes are dropped) instead of wrapping around. On a GPU machine
+    the launch runs in a child process under the simulator (see
+    :mod:`course_lib.sim.remote`); the arguments are then not modified.
+
+    Examples
+    --------
+    >>> report = check(histogram_kernel, 4, 64, data, bins)   # doctest: +SKIP
+    >>> report.ok, report.kinds()                             # doctest: +SKIP
+    (False, {'race'})
+    """
+    from .. import device
+
+    if device.is_gpu():
+        from .remote import run_remote
+
+        return run_remote("check", kernel, griddim, blockdim, args, dict(seed=seed, sharedmem=sharedmem))
+    checker = _Checker()
+    try:
+        grid, block = launch(kernel, griddim, blockdim, args, checker, seed=seed, sharedmem=sharedmem)
+    except (_engine.WarpError, _engine.BarrierError) as err:
+        from numba.cuda.errors import normalize_kernel_dimensions
+
+        grid, block = normalize_kernel_dimensions(griddim, blockdim)
+        if not any(p.kind == "warp" for p in checker.problems.values()):
+            checker._add(("deadlock", str(err)), lambda: Problem(
+                "barrier" if isinstance(err, _engine.BarrierError) else "warp", str(err)))
+    return CheckReport(py_function(kernel).__name__, tuple(grid), tuple(block), list(checker.problems.values()), seed)

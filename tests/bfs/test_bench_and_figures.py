@@ -1,0 +1,75 @@
+"""The BFS benchmark runs (its CPU part without a GPU); the figures and the explorer draw."""
+
+import json
+
+import matplotlib
+import numpy as np
+import pytest
+
+from course_lib import bfs, device
+from course_lib.bench.__main__ import main
+from course_lib.bfs import data, plots, widgets
+
+matplotlib.use("Agg")
+
+
+def test_bfs_bench_quick_writes_results(tmp_path, capsys):
+    assert main(["bfs", "--quick", "--out", str(tmp_path)]) == 0
+    (json_file,) = tmp_path.glob("bfs_*.json")
+    assert list(tmp_path.glob("bfs_*.png"))
+    results = json.loads(json_file.read_text())
+    variants = {r["variant"] for r in results["rows"]}
+    assert {"scipy_breadth_first_order", "cpu_numba_queue", "networkx"} <= variants
+    for row in results["rows"]:
+        assert row["gteps"] > 0 and 0 < row["traversed_edges"] <= row["edges"]
+        assert abs(row["gteps"] - row["traversed_edges"] / row["seconds"] / 1e9) < 1e-9 * row["gteps"]
+    if device.is_simulator():
+        assert results["notes"] == ["no GPU: only the CPU variants were measured"]
+    else:
+        assert {"frontier_atomic", "frontier_scan", "edge_quadratic"} <= variants
+        assert "goal_met" in results["summary"]
+
+
+def test_figures_draw():
+    import matplotlib.pyplot as plt
+
+    graph = data.grid_2d(3, 3)
+    runs = [bfs.traverse(graph, 4, m, directed=False) for m in ("cpu", "edge_quadratic")]
+    fig, axes = plt.subplots(1, 3)
+    plots.draw_levels(axes[0], graph, runs[0].depth, level=1)
+    plots.draw_levels(axes[0], data.chain(3, directed=True), np.array([0, 1, 2]), directed=True)
+    plots.plot_work_per_level(axes[1], runs)
+    plots.plot_work_vs_size(axes[2], [4, 8], {"quadratic": [12, 56]})
+    assert len(axes[1].patches) == sum(r.iterations for r in runs)
+    plt.close(fig)
+
+
+def test_level_explorer_steps_through_levels():
+    graph = data.star(6)
+    explorer = widgets.level_explorer(graph, 0, methods=("cpu", "frontier_atomic"))
+    slider, counters, _ = explorer.children
+    assert slider.max == 1 and "level 0: frontier of 1 vertices" in counters.value
+    slider.value = 1
+    assert "level 1: frontier of 5 vertices, 6 of 6 reached" in counters.value
+    assert "edges examined at this level:      5" in counters.value
+    with pytest.raises(ValueError, match="at most 400"):
+        widgets.level_explorer(data.chain(401))
+
+
+def test_goal_summary_picks_the_best_frontier_on_the_largest_kronecker_graph():
+    from course_lib.bfs import bench
+
+    def row(variant, graph, vertices, gteps):
+        return {"variant": variant, "graph": graph, "vertices": vertices, "gteps": gteps}
+
+    big = 1 << 22
+    rows = [row("scipy_breadth_first_order", "kronecker22", big, 0.1), row("cpu_numba_queue", "kronecker22", big, 0.2),
+            row("frontier_atomic", "kronecker22", big, 4.0), row("frontier_scan", "kronecker22", big, 3.0),
+            row("edge_quadratic", "kronecker22", big, 1.0), row("frontier_atomic", "kronecker20", big // 4, 9.0),
+            row("frontier_atomic", "grid2048x2048", big, 0.5)]
+    s = bench._goal(rows)
+    assert s["best_frontier"]["variant"] == "frontier_atomic" and s["graph"] == "kronecker22"
+    assert s["speedup_vs_scipy"] == pytest.approx(40) and s["speedup_vs_best_cpu"] == pytest.approx(20)
+    assert s["goal_met"]
+    rows[2]["gteps"] = rows[3]["gteps"] = 1.5  # below 3.3 GTEPS
+    assert not bench._goal(rows)["goal_met"]
