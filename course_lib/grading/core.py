@@ -53,9 +53,22 @@ __all__ = [
 
 
 class TestFailure(AssertionError):
-    """An answer is wrong; the message says how (shown to the student)."""
+    """An answer is wrong; the message says how (shown to the student).
+
+    Parameters
+    ----------
+    *args
+        The message.
+    public : bool
+        The message reveals nothing of a hidden test's inputs or expected outputs (a race
+        report naming source lines, say), so it is shown for hidden tests too.
+    """
 
     __test__ = False  # not a pytest test class
+
+    def __init__(self, *args, public: bool = False):
+        super().__init__(*args)
+        self.public = public
 
 
 @dataclass(frozen=True)
@@ -307,7 +320,7 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
                     test.run(prepared, rng)
             outcome = TestOutcome(test.name, True, hidden=test.hidden)
         except TestFailure as exc:
-            outcome = failed_outcome(test, str(exc))
+            outcome = failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False))
         except NotImplementedError:
             outcome = failed_outcome(test, NOT_ANSWERED)
         except Exception as exc:

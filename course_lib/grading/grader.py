@@ -348,7 +348,7 @@ def _run_test(worker: Worker, question: Question, index: int, test, info: dict, 
             return failed_outcome(test, message, exception=str(reply.get("exception", "Exception"))[:100])
         raise ProtocolError(f"unexpected reply {event!r}")
     except TestFailure as exc:
-        return failed_outcome(test, str(exc))
+        return failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False))
     except ProtocolError as exc:
         return failed_outcome(test, f"the submission's process broke the grading protocol ({exc})",
                               reveals_nothing=True)
@@ -552,6 +552,10 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     graded = {s for s, r in by_student.items() if {x["question"] for x in r} >= {q.id for q in questions}}
     todo = [p for p in paths if force or ids[p] not in graded]
     seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
+    unsplit = [f"{q.id} {t.name!r}" for q in questions for t in q.tests if not t.split]
+    if log and unsplit:
+        log(f"{problem_set}: {len(unsplit)} tests are not split into produce/judge and are judged in the student's "
+            f"process, where a submission could rig them: {', '.join(unsplit[:3])}{' ...' if len(unsplit) > 3 else ''}")
     if log:
         log(f"{problem_set}: grading {len(todo)} of {len(paths)} submissions"
             + (f" ({len(paths) - len(todo)} already in {os.fspath(out)}; --force grades them again)"
