@@ -153,6 +153,7 @@ def _code_cells(nb, grade_ids: set) -> list:
 # --------------------------------------------------------------------------- the worker
 _LIVE: set = set()  # running workers, killed on an interrupt
 _LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set on an interrupt: no new worker starts
 
 
 class Worker:
@@ -161,6 +162,8 @@ class Worker:
     def __init__(self, problem_set: str, options: GradeOptions):
         from .. import device
 
+        if _STOPPING.is_set():
+            raise WorkerFault("grading was interrupted")
         self.options = options
         self.cell = None
         self.workdir = tempfile.mkdtemp(prefix="course-grading-")
@@ -276,6 +279,7 @@ class Worker:
 
 
 def _kill_all() -> None:
+    _STOPPING.set()
     with _LIVE_LOCK:
         workers = list(_LIVE)
     for worker in workers:
@@ -560,6 +564,8 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
         log(f"{problem_set}: grading {len(todo)} of {len(paths)} submissions"
             + (f" ({len(paths) - len(todo)} already in {os.fspath(out)}; --force grades them again)"
                if len(todo) < len(paths) else ""))
+
+    _STOPPING.clear()
 
     def finish(path, results):
         student = ids[path]

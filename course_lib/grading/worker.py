@@ -54,7 +54,10 @@ def _set_limits(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not leave a core file
     if memory_mb > 0:
         limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ValueError, OSError):  # not every system limits address space (macOS); the grader watches RSS
+            pass
 
 
 def _transform(source: str) -> str:
