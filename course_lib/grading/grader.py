@@ -156,6 +156,16 @@ _LIVE_LOCK = threading.Lock()
 _STOPPING = threading.Event()  # set on an interrupt: no new worker starts
 
 
+#: Environment variables a worker keeps (by name or prefix): what Python, Numba and CUDA need,
+#: and nothing else of the grader's environment (tokens, credentials).
+_ENV_KEPT = ("PATH", "LANG", "LC_", "TZ", "TMPDIR", "LD_LIBRARY_PATH", "PYTHON", "NUMBA_", "CUDA_", "NVIDIA_",
+             "COURSE_", "CONDA_PREFIX", "VIRTUAL_ENV", "OMP_NUM_THREADS")
+
+
+def _worker_environment() -> dict:
+    return {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEPT)}
+
+
 class Worker:
     """One child process running one submission's code (see the module docstring)."""
 
@@ -167,7 +177,7 @@ class Worker:
         self.options = options
         self.cell = None
         self.workdir = tempfile.mkdtemp(prefix="course-grading-")
-        env = dict(os.environ)
+        env = _worker_environment()
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                                            if p])
         env["COURSE_BACKEND"] = device.backend()  # the same backend as the grader's references

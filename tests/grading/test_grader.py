@@ -1,6 +1,7 @@
 """The grader on the PS1 submissions of ``submissions/`` (built by make_submissions.py), and its parts."""
 
 import csv
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,8 @@ def test_grade_every_submission_in_one_command(tmp_path):
     out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
     command = [sys.executable, "-m", "course_lib.grading", "grade", "ps1", *sorted(map(str, SUBMISSIONS.iterdir())),
                "--out", str(out), "--feedback", str(feedback), "--jobs", "2", "--timeout", TIMEOUT, "--quiet"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    env = dict(os.environ, GRADER_SECRET_TOKEN="not for students")
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr
     rows = _rows(out)
     students = {p.stem for p in SUBMISSIONS.iterdir()}
@@ -86,7 +88,7 @@ def test_grade_every_submission_in_one_command(tmp_path):
     # Patching NumPy, the grading package, the references or the judges in the notebook changes nothing.
     assert points("monkeypatch") == [0, 0, 0]
     assert "returned <Anything object>" in reason("monkeypatch", "ps1.q3")
-    assert points("snoop") == [0, 2, 2]
+    assert points("snoop") == [0, 2, 2]  # found nothing on disk, nor the grader's environment
 
     for student in ("corrupted", "not_a_notebook"):
         assert points(student) == [0, 0, 0]
