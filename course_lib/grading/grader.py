@@ -10,6 +10,12 @@ package, the references) reaches the judgement. Every request has a wall-clock l
 worker that hangs, crashes or exceeds its memory is killed, the affected tests score 0 with
 the reason, and a fresh worker carries on with the remaining questions.
 
+What isolation does not cover: the student's code and the ``produce`` step share a process,
+so a determined submission can substitute the outputs it returns (it cannot see the expected
+ones, and to be right it must compute them, which is the exercise); tests that are not split
+are judged in that process and trust its verdict; and a worker has the grader's user rights
+(use an unprivileged account or a container: as root, a worker can read anything).
+
 Results go to a CSV file (one row per student and question), rewritten atomically after
 each submission, so an interrupted run loses nothing graded and a re-run skips what is done.
 Feedback files never show a hidden test's inputs or expected outputs.
