@@ -337,7 +337,7 @@ def _grade_question(worker: Worker, question: Question, answer: dict | None, cel
                 outcome = _run_test(worker, question, index, test, info, seed, options)
             except WorkerFault as exc:
                 fault = exc.reason
-                outcome = failed_outcome(test, exc.reason, reveals_nothing=True)
+                outcome = failed_outcome(test, exc.reason, reveals_nothing=True, hint=False)
         outcome.seconds = time.perf_counter() - start
         result.outcomes.append(outcome)
     return score(question, result, len(tests)), fault is not None
@@ -371,7 +371,7 @@ def _run_test(worker: Worker, question: Question, index: int, test, info: dict, 
         return failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False))
     except ProtocolError as exc:
         return failed_outcome(test, f"the submission's process broke the grading protocol ({exc})",
-                              reveals_nothing=True)
+                              reveals_nothing=True, hint=False)
     except WorkerFault:
         raise
     except Exception as exc:  # a judge choking on outputs of an unexpected type or shape

@@ -136,3 +136,15 @@ def test_problem_set_tests_are_split_for_isolated_grading(problem_set):
     from course_lib.grading import questions_of
 
     assert all(t.split for q in questions_of(problem_set) for t in q.tests)
+
+
+def test_check_stops_a_test_that_runs_too_long():
+    def forever(answer, rng):
+        while True:
+            pass
+
+    q = Question("ps0.q6", "loops", 2, (Test("loops", forever, hint="h"), Test("after", _must_be_positive)))
+    result = run_tests(q, 1, time_limit=0.5)
+    assert result.points == 0
+    assert result.outcomes[0].message.startswith("timed out after 0.5 s (an infinite loop or a deadlock?)")
+    assert "Hint" not in result.outcomes[0].message and result.outcomes[1].message.startswith("not run: timed out")
