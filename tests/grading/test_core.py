@@ -148,3 +148,9 @@ def test_check_stops_a_test_that_runs_too_long():
     assert result.points == 0
     assert result.outcomes[0].message.startswith("timed out after 0.5 s (an infinite loop or a deadlock?)")
     assert "Hint" not in result.outcomes[0].message and result.outcomes[1].message.startswith("not run: timed out")
+
+
+def test_package_exports_every_public_name_of_core():
+    import course_lib.grading as grading
+
+    assert all(hasattr(grading, name) for name in grading.__all__)
