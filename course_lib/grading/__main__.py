@@ -48,6 +48,9 @@ def main(argv=None) -> int:
                          seed=ns.seed, progress=not ns.quiet, log=print)
         except ValueError as exc:
             parser.error(str(exc))
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         totals = Counter()
         for row in rows:
             totals[row["student"]] += float(row["points"])

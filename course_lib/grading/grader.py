@@ -190,10 +190,14 @@ class Worker:
         env["HOME"] = self.workdir
         address_limit = options.memory_mb if device.is_simulator() else 0
         debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course_lib.grading.worker", problem_set, str(address_limit)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
-            cwd=self.workdir, env=env, start_new_session=True)  # own process group: killed as a whole
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "course_lib.grading.worker", problem_set, str(address_limit)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
+                cwd=self.workdir, env=env, start_new_session=True)  # own process group: killed as a whole
+        except OSError as exc:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise RuntimeError(f"a grading worker could not start ({exc})") from None
         self.buffer = b""
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -328,7 +332,7 @@ def _grade_question(worker: Worker, question: Question, answer: dict | None, cel
     tests = question.visible() + question.hidden()
     fault = None
     for test in tests:
-        index = question.tests.index(test)
+        index = next(i for i, t in enumerate(question.tests) if t is test)
         start = time.perf_counter()
         if fault:
             outcome = failed_outcome(test, f"not run: {fault}", reveals_nothing=True)
@@ -407,10 +411,9 @@ def grade_submission(path, problem_set: str, seed: int, options: GradeOptions = 
         try:
             try:
                 worker.wait_ready()
-            except WorkerFault as exc:  # the grading machine's trouble, not the student's: say so
-                for question in pending:
-                    results[question.id] = _error_result(question, f"the grader could not start: {exc.reason}")
-                break
+            except WorkerFault as exc:  # the grading machine's trouble, not the student's: no row is written
+                raise RuntimeError(f"a grading worker could not start ({exc.reason}); set COURSE_GRADING_DEBUG=1 "
+                                   "to see its errors") from None
             try:
                 loaded = worker.request({"cmd": "load", "cells": cells,
                                          "answers": {q.id: answers[q.id] for q in pending}}, options.timeout)
@@ -554,6 +557,8 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     ------
     ValueError
         Unknown problem set, no submissions, jobs < 1, or an ``out`` file that is not a grades CSV.
+    RuntimeError
+        A worker process could not start (a broken installation); what was graded is kept.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")

@@ -213,3 +213,13 @@ def test_hang_at_top_level_and_segfault(tmp_path):
     assert [r.points for r in results] == [6, 0, 2]
     assert "crashed (SIGSEGV)" in results[1].reason
     assert results[1].outcomes[1].message == "not run: the submission's process crashed (SIGSEGV)"
+
+
+def test_a_worker_that_cannot_start_stops_the_run_without_rows(tmp_path, monkeypatch):
+    nbformat.write(make_submissions._with({}), tmp_path / "alice.ipynb")
+    out = tmp_path / "grades.csv"
+    for broken in ("/bin/false", str(tmp_path / "no-python-here")):
+        monkeypatch.setattr(grader.sys, "executable", broken)
+        with pytest.raises(RuntimeError, match="a grading worker could not start"):
+            grader.grade("ps1", [tmp_path / "alice.ipynb"], out, progress=False)
+    assert not out.exists()
