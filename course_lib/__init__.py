@@ -28,6 +28,7 @@ UNITS = {
     "nbody": "lessons/01_nbody.ipynb",
     "spmv": "lessons/02_spmv.ipynb",
     "bfs": "lessons/03_bfs.ipynb",
+    "poisson": "lessons/04_poisson.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "pick"]
