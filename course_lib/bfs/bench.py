@@ -5,8 +5,9 @@ source's component divided by the search time) on Graph500-style Kronecker graph
 (edge factor 16, power-law, low diameter) and on a 2-D grid (road-like, high
 diameter), for SciPy's ``breadth_first_order`` (compiled C), the compiled CPU queue BFS
 of :mod:`course_lib.bfs.cpu` and NetworkX (pure Python, small graphs only), and, on a
-GPU, the two frontier BFS and the quadratic edge-parallel BFS with their measured
-iterations and edges examined.
+GPU, the two top-down frontier BFS, the direction-optimising BFS (reported apart: it
+skips most edges, yet TEPS count every edge of the component) and the quadratic
+edge-parallel BFS, with their measured iterations and edges examined.
 
 Goal on an H100: the frontier BFS >= 3.3 GTEPS on the scale-22 Kronecker graph (the
 single-GPU figure of Merrill, Garland & Grimshaw, PPoPP 2012) and >= 20x SciPy's
@@ -111,7 +112,7 @@ def _gpu_rows(graphs, quick, bandwidth):
     rows = []
     for name, g, source in graphs:
         on_device = DeviceGraph(g)
-        for method in ("frontier_atomic", "frontier_scan", "edge_quadratic"):
+        for method in ("frontier_atomic", "frontier_scan", "direction_optimizing", "edge_quadratic"):
             run = traverse(g, source, method, on_device=on_device)  # warm-up (compiles the kernels)
             if method == "edge_quadratic" and run.iterations * g.n_arcs > 1 << 34:
                 continue  # high-diameter graph: the quadratic search would take minutes
@@ -151,7 +152,9 @@ def run(*, quick=False):
 def _goal(rows):
     largest = max(r["vertices"] for r in rows if r["graph"].startswith("kronecker"))
     at_largest = [r for r in rows if r["vertices"] == largest and r["graph"].startswith("kronecker")]
+    # The goal is for a top-down BFS; the direction-optimising one is reported beside it (it skips edges).
     best = max((r for r in at_largest if r["variant"].startswith("frontier")), key=lambda r: r["gteps"])
+    hybrid = [r for r in at_largest if r["variant"] == "direction_optimizing"]
     scipy_row = next(r for r in at_largest if r["variant"] == "scipy_breadth_first_order")
     best_cpu = max((r for r in at_largest if r["variant"] in CPU_VARIANTS), key=lambda r: r["gteps"])
     quadratic = [r for r in at_largest if r["variant"] == "edge_quadratic"]
@@ -160,6 +163,7 @@ def _goal(rows):
         "graph": best["graph"],
         "best_frontier": best,
         "edge_quadratic": quadratic[0] if quadratic else None,
+        "direction_optimizing": hybrid[0] if hybrid else None,
         "goal_gteps": GOAL_GTEPS,
         "speedup_vs_scipy": speedup,
         "best_cpu": best_cpu["variant"],

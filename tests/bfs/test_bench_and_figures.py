@@ -26,7 +26,7 @@ def test_bfs_bench_quick_writes_results(tmp_path, capsys):
     if device.is_simulator():
         assert results["notes"] == ["no GPU: only the CPU variants were measured"]
     else:
-        assert {"frontier_atomic", "frontier_scan", "edge_quadratic"} <= variants
+        assert {"frontier_atomic", "frontier_scan", "direction_optimizing", "edge_quadratic"} <= variants
         assert "goal_met" in results["summary"]
 
 

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from course_lib import bfs, pick
 from course_lib.bfs import data
 
-GPU_METHODS = ["frontier_atomic", "frontier_scan", "edge_quadratic"]
+GPU_METHODS = ["frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing"]
 
 
 def _families():
