@@ -277,32 +277,42 @@ def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
 def _run_frontier_atomic(g: Graph, source: int, on_device) -> BFSRun:
     from numba import cuda
 
-    from . import kernels
-
-    tpb = threads_per_block()
-    d_indptr, d_indices = on_device.indptr, on_device.indices
     d_depth, d_parent = _init(g, source)
     d_frontier = _first_frontier(source, g.n_vertices)
     d_next = cuda.device_array(g.n_vertices, dtype=np.int32)
     d_next_size = cuda.device_array(1, dtype=np.int32)
     d_work = cuda.device_array(2, dtype=np.int64)
     run = BFSRun("frontier_atomic", source, None, None)
-    zero_size, zeros = np.zeros(1, np.int32), np.zeros(2, np.int64)
     size, current = 1, 0
     while size > 0:
-        d_next_size.copy_to_device(zero_size)
-        d_work.copy_to_device(zeros)
-        kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
-            d_indptr, d_indices, d_frontier, np.int32(size), np.int32(current), d_depth, d_parent, d_next,
-            d_next_size, d_work)
-        run.frontier_sizes.append(size)
-        _read_work(d_work, run)
-        size = int(d_next_size.copy_to_host()[0])
+        size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size, d_work,
+                             run)
         d_frontier, d_next = d_next, d_frontier
         current += 1
     run.depth = d_depth.copy_to_host()
     run.parent = d_parent.copy_to_host()
     return run
+
+
+def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size, d_work, run):
+    """Expand one level with :func:`~course_lib.bfs.kernels.bfs_frontier_atomic_kernel`, record its work.
+
+    Returns
+    -------
+    int
+        The size of the next frontier, written to ``d_next``.
+    """
+    from . import kernels
+
+    tpb = threads_per_block()
+    d_next_size.copy_to_device(np.zeros(1, np.int32))
+    d_work.copy_to_device(np.zeros(2, np.int64))
+    kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
+        on_device.indptr, on_device.indices, d_frontier, np.int32(size), np.int32(current), d_depth, d_parent, d_next,
+        d_next_size, d_work)
+    run.frontier_sizes.append(size)
+    _read_work(d_work, run)
+    return int(d_next_size.copy_to_host()[0])
 
 
 def exclusive_scan(d_values, n: int):
@@ -402,7 +412,7 @@ def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
 
     tpb = threads_per_block()
     n = g.n_vertices
-    d_indptr, d_indices = on_device.indptr, on_device.indices
+    d_indptr = on_device.indptr
     d_in_indptr, d_in_indices = on_device.in_indptr, on_device.in_indices
     d_depth, d_parent = _init(g, source)
     d_frontier = _first_frontier(source, n)
@@ -413,7 +423,6 @@ def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
     d_vertex_ids = cuda.to_device(np.arange(n, dtype=np.int32))
     d_work = cuda.device_array(2, dtype=np.int64)
     run = BFSRun("direction_optimizing", source, None, None)
-    zero_size, zeros = np.zeros(1, np.int32), np.zeros(2, np.int64)
     unexplored_arcs = g.n_arcs
     size, current, bottom_up, listed = 1, 0, False, True
     while size > 0:
@@ -429,21 +438,17 @@ def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
             _, frontier_arcs = exclusive_scan(d_degrees, size)
             unexplored_arcs -= frontier_arcs
             bottom_up = frontier_arcs > max(unexplored_arcs, 0) / ALPHA and frontier_arcs > 0
-        d_work.copy_to_device(zeros)
         if bottom_up:
+            d_work.copy_to_device(np.zeros(2, np.int64))
             kernels.bfs_bottom_up_kernel[_blocks(n, tpb), tpb](d_in_indptr, d_in_indices, np.int32(current), d_depth,
                                                                d_parent, d_work)
             run.frontier_sizes.append(size)
             _read_work(d_work, run)
             size, listed = run.depth_writes[-1], False
         else:
-            d_next_size.copy_to_device(zero_size)
-            kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
-                d_indptr, d_indices, d_frontier, np.int32(size), np.int32(current), d_depth, d_parent, d_next,
-                d_next_size, d_work)
-            run.frontier_sizes.append(size)
-            _read_work(d_work, run)
-            size, listed = int(d_next_size.copy_to_host()[0]), True
+            size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size,
+                                 d_work, run)
+            listed = True
             d_frontier, d_next = d_next, d_frontier
         run.directions.append("bottom-up" if bottom_up else "top-down")
         current += 1
