@@ -24,8 +24,11 @@ __version__ = "0.1.0"
 
 #: The course units, in teaching order: name of the subpackage -> lesson notebook.
 UNITS = {
+    "sim": "lessons/00_seeing_the_gpu.ipynb",
     "nbody": "lessons/01_nbody.ipynb",
+    "spmv": "lessons/02_spmv.ipynb",
     "bfs": "lessons/03_bfs.ipynb",
+    "poisson": "lessons/04_poisson.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "pick"]

@@ -127,6 +127,12 @@ def main(argv=None) -> int:
     ns = parser.parse_args(argv)
     from course_lib import device
 
+    if sys.modules.get("numba.cuda") is not None and device._numba_cuda_mode() == "sim":
+        # `import course_lib` already set up the simulator (and its hooks imported
+        # numba.cuda): start again in a process that uses the real CUDA target.
+        env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
+        argv = sys.argv[1:] if argv is None else list(argv)
+        return subprocess.run([sys.executable, "-m", "course_lib.compile_check", *argv], env=env).returncode
     device.configure(force="gpu")
     ccs = [(int(c[:-1]), int(c[-1])) for c in ns.cc]
     results = compile_all(ccs)

@@ -5,6 +5,23 @@ Every reference kernel is declared with :func:`course_kernel` (or
 is compiled for. The compile check (:mod:`course_lib.compile_check`) compiles all of
 them to PTX, the simulator tools check them for races, and the grader recognises a
 submission that merely calls one of them.
+
+Giving a kernel an *example launch* puts it under the race and barrier checker
+(``tests/sim/test_reference_kernels.py`` runs :func:`course_lib.sim.check` on every
+kernel that has one and requires a clean report). An example is a function with no
+arguments returning ``(griddim, blockdim, args)`` for a small launch (a few blocks, a
+few dozen threads each: it runs in the simulator), with sizes that are awkward on
+purpose (not a multiple of the block)::
+
+    def _example():
+        x = np.arange(37, dtype=np.float32)
+        return 2, 32, (x, np.zeros_like(x))
+
+    @course_kernel("void(float32[::1], float32[::1])", lesson=LESSON, example=_example)
+    def double_kernel(x, out):
+        ...
+
+For factory-made kernels, pass ``example=`` to :func:`register_kernel`.
 """
 
 from __future__ import annotations
@@ -33,20 +50,49 @@ class KernelSpec:
         Returns the plain Python function of the kernel.
     lesson : str
         The lesson where it is taught.
+    example : callable or None
+        ``example() -> (griddim, blockdim, args)``: a small launch of the kernel, run by
+        the race and barrier checker in the tests. None if the kernel has none yet.
     """
 
     name: str
     signature: str
     get_pyfunc: Callable[[], Callable]
     lesson: str = ""
+    example: Callable[[], tuple] | None = None
+
+    def example_launch(self) -> tuple:
+        """``(griddim, blockdim, args)`` of the example launch, validated.
+
+        Raises
+        ------
+        ValueError
+            If the kernel has no example, or the example does not return a
+            ``(griddim, blockdim, args)`` triple.
+        """
+        if self.example is None:
+            raise ValueError(f"{self.name} has no example launch (pass example= when registering it)")
+        launch = self.example()
+        if not (isinstance(launch, tuple) and len(launch) == 3 and isinstance(launch[2], (tuple, list))):
+            raise ValueError(f"the example of {self.name} must return (griddim, blockdim, args), got {launch!r}")
+        return launch
 
 
-def register_kernel(name: str, signature: str, get_pyfunc: Callable[[], Callable], lesson: str = ""):
-    """Add a kernel (for example one made by a factory) to the registry."""
-    _REGISTRY[name] = KernelSpec(name, signature, get_pyfunc, lesson)
+def register_kernel(name: str, signature: str, get_pyfunc: Callable[[], Callable], lesson: str = "",
+                    example: Callable[[], tuple] | None = None):
+    """Add a kernel (for example one made by a factory) to the registry.
+
+    Parameters
+    ----------
+    name, signature, get_pyfunc, lesson
+        See :class:`KernelSpec`.
+    example : callable, optional
+        ``example() -> (griddim, blockdim, args)``, a small launch for the checker.
+    """
+    _REGISTRY[name] = KernelSpec(name, signature, get_pyfunc, lesson, example)
 
 
-def course_kernel(signature: str, *, lesson: str = "", **jit_options):
+def course_kernel(signature: str, *, lesson: str = "", example: Callable[[], tuple] | None = None, **jit_options):
     """Decorator: ``cuda.jit`` a reference kernel and register it.
 
     Parameters
@@ -56,6 +102,9 @@ def course_kernel(signature: str, *, lesson: str = "", **jit_options):
         compiled, so it also accepts other argument types at launch.
     lesson : str
         The lesson notebook that teaches it.
+    example : callable, optional
+        ``example() -> (griddim, blockdim, args)``: a small launch that the race and
+        barrier checker runs in the tests (see the module docstring).
     **jit_options
         Passed to ``numba.cuda.jit`` (e.g. ``fastmath=True``).
     """
@@ -63,7 +112,7 @@ def course_kernel(signature: str, *, lesson: str = "", **jit_options):
 
     def decorate(pyfunc):
         unit = pyfunc.__module__.split(".")[1] if pyfunc.__module__.startswith("course_lib.") else pyfunc.__module__
-        register_kernel(f"{unit}.{pyfunc.__name__}", signature, lambda: pyfunc, lesson)
+        register_kernel(f"{unit}.{pyfunc.__name__}", signature, lambda: pyfunc, lesson, example)
         return cuda.jit(**jit_options)(pyfunc)
 
     return decorate

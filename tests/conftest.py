@@ -25,3 +25,30 @@ def pytest_report_header(config):
 
 
 gpu_only = pytest.mark.skipif(device.is_simulator(), reason="needs a real GPU: the simulator has no timings")
+
+
+class NotebookRunner:
+    """Executes a notebook as a student would and reads its score cell (problem-set tests)."""
+
+    @staticmethod
+    def execute(path):
+        """Run every cell (errors recorded, not raised); return the notebook and its error outputs."""
+        import nbformat
+        from nbclient import NotebookClient
+
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+        return nb, errors
+
+    @staticmethod
+    def score(nb):
+        """The text printed by the notebook's nbval-checked score cell."""
+        (cell,) = [c for c in nb.cells if "NBVAL_CHECK_OUTPUT" in c.source]
+        return "".join(o.get("text", "") for o in cell.outputs)
+
+
+@pytest.fixture
+def notebooks():
+    return NotebookRunner()

@@ -5,10 +5,26 @@ student with :func:`check`) and hidden tests (run at grading time with inputs dr
 from a seed chosen then). A test is a function ``test(answer, rng)`` that returns
 normally when the answer is right and raises :class:`TestFailure` with a specific
 message otherwise. Points are split equally among a question's tests.
+
+A test can also be *split* in three steps, so that the grader
+(:mod:`course_lib.grading.grader`) never runs the judgement where the student's code runs:
+
+- ``inputs(rng, info) -> data`` (grader side) draws the test's inputs; ``info`` is what
+  ``Question.describe`` reported about the answer (e.g. its tile size);
+- ``produce(answer, data) -> outputs`` (student side) runs the answer on the inputs and
+  returns raw outputs: numbers, strings, NumPy arrays, lists and dicts of them;
+- ``judge(data, outputs, info)`` (grader side) computes the expected result itself and
+  raises :class:`TestFailure` when the outputs are wrong.
+
+In the notebook, :func:`check` runs the three steps in one process; the grader runs
+``produce`` in a child process and the rest in the parent, so patching NumPy, this module
+or the references inside a submission cannot change a grade, and expected outputs never
+reach the student's process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import importlib
 import os
@@ -56,14 +72,42 @@ class Test:
         Hidden tests run only at grading time, with a seed chosen then.
     hint : str
         Shown after a failure.
+    inputs, produce, judge : callable, optional
+        The three steps of a split test (see the module docstring); give all three
+        instead of ``run``, which is then built from them.
     """
 
     __test__ = False
 
     name: str
-    run: Callable
+    run: Callable | None = None
     hidden: bool = False
     hint: str = ""
+    inputs: Callable | None = None
+    produce: Callable | None = None
+    judge: Callable | None = None
+
+    def __post_init__(self):
+        steps = (self.inputs, self.produce, self.judge)
+        if any(steps) and not all(steps):
+            raise ValueError(f"test {self.name!r}: a split test needs inputs, produce and judge")
+        if self.run is None and not all(steps):
+            raise ValueError(f"test {self.name!r}: give run, or inputs, produce and judge")
+        if self.run is None:
+            object.__setattr__(self, "run", self._run_split)
+
+    @property
+    def split(self) -> bool:
+        """Whether the grader can run this test's judgement outside the student's process."""
+        return self.produce is not None
+
+    def _run_split(self, answer, rng, info=None):
+        from .protocol import decode, encode
+
+        data = self.inputs(rng, info or {})
+        # The outputs go through the same encoding as between grader processes, so the
+        # judge sees plain data here too (no objects with a rigged __eq__, for one).
+        self.judge(data, decode(encode(self.produce(answer, data))), info or {})
 
 
 @dataclass(frozen=True)
@@ -81,6 +125,12 @@ class Question:
         ``prepare(answer, **options)`` turns what the student passes to :func:`check`
         into the object the tests receive (for example a kernel and its tile size);
         it raises :class:`TestFailure` for an unusable answer.
+    describe : callable, optional
+        ``describe(prepared) -> dict`` of plain values the split tests' ``inputs`` and
+        ``judge`` need about the answer (e.g. ``{"tile": 16}``); default ``{}``.
+        At grading time it comes from the student's process: ``inputs`` must validate it.
+    tolerance : str
+        How results are compared (e.g. ``"|error| <= 1e-4 x max|a|"``), shown in feedback.
     """
 
     id: str
@@ -88,6 +138,8 @@ class Question:
     points: float
     tests: tuple
     prepare: Callable | None = None
+    describe: Callable | None = None
+    tolerance: str = ""
 
     def visible(self):
         return [t for t in self.tests if not t.hidden]
@@ -119,6 +171,7 @@ class QuestionResult:
     max_points: float
     outcomes: list = field(default_factory=list)
     error: str = ""
+    tolerance: str = ""
 
     @property
     def passed(self) -> bool:
@@ -146,6 +199,8 @@ class QuestionResult:
         lines = [f"{self.question_id} {self.title}: {_fmt(self.points)}/{_fmt(self.max_points)} points"]
         if self.error:
             lines.append(f"  ERROR {self.error}")
+        if self.tolerance:
+            lines.append(f"  (results compared with {self.tolerance})")
         for o in self.outcomes:
             mark = "PASS" if o.passed else "FAIL"
             lines.append(f"  [{mark}] {o.name}")
@@ -227,10 +282,11 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
     -------
     QuestionResult
     """
-    result = QuestionResult(question.id, question.title, 0.0, question.points)
+    result = QuestionResult(question.id, question.title, 0.0, question.points, tolerance=question.tolerance)
     tests = question.visible() + (question.hidden() if hidden else [])
     try:
         prepared = question.prepare(answer, **(options or {})) if question.prepare else answer
+        info = question.describe(prepared) if question.describe else {}
     except TestFailure as exc:
         result.error = str(exc)
         return result
@@ -239,30 +295,69 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
         return result
     hidden_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
     for test in tests:
-        rng = np.random.default_rng(hidden_seed if test.hidden else VISIBLE_SEED)
+        rng = test_rng(test, hidden_seed)
         start = time.perf_counter()
         try:
             # Results are judged by their values: floating-point warnings of a wrong kernel
             # (overflow on garbage, say) must not turn into errors under strict warning filters.
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore", RuntimeWarning)
-                test.run(prepared, rng)
+            with quiet_floats():
+                if test.split:
+                    test.run(prepared, rng, info)
+                else:
+                    test.run(prepared, rng)
             outcome = TestOutcome(test.name, True, hidden=test.hidden)
         except TestFailure as exc:
-            # Hidden tests never reveal their inputs or expected outputs.
-            message = HIDDEN_FAILURE if test.hidden else str(exc)
-            if test.hint:
-                message += f"\nHint: {test.hint}"
-            outcome = TestOutcome(test.name, False, message, hidden=test.hidden)
+            outcome = failed_outcome(test, str(exc))
         except NotImplementedError:
-            outcome = TestOutcome(test.name, False, "not answered yet (NotImplementedError)", hidden=test.hidden)
+            outcome = failed_outcome(test, NOT_ANSWERED)
         except Exception as exc:
-            message = f"{type(exc).__name__} raised" if test.hidden else _student_error(exc)
-            outcome = TestOutcome(test.name, False, message, hidden=test.hidden)
+            outcome = failed_outcome(test, _student_error(exc), exception=type(exc).__name__)
         outcome.seconds = time.perf_counter() - start
         result.outcomes.append(outcome)
+    score(question, result, len(tests))
+    return result
+
+
+NOT_ANSWERED = "not answered yet (NotImplementedError)"
+
+
+def test_rng(test: Test, hidden_seed: int) -> np.random.Generator:
+    """The generator a test draws its inputs from: fixed for visible tests, the grading seed for hidden ones."""
+    return np.random.default_rng(hidden_seed if test.hidden else VISIBLE_SEED)
+
+
+@contextlib.contextmanager
+def quiet_floats():
+    """Floating-point warnings (overflow on a wrong kernel's garbage) are not errors while testing."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def failed_outcome(test: Test, message: str, *, exception: str | None = None,
+                   reveals_nothing: bool = False) -> TestOutcome:
+    """The outcome of a failed test; a hidden test's message never reveals its inputs or expected outputs.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong (shown as is for a visible test).
+    exception : str, optional
+        Name of the exception the student's code raised, if that is the failure.
+    reveals_nothing : bool
+        The message says nothing about the test's inputs (a timeout, a crash): kept for hidden tests too.
+    """
+    if test.hidden and not reveals_nothing and message != NOT_ANSWERED:
+        message = f"{exception} raised" if exception else HIDDEN_FAILURE
+    if test.hint and message != NOT_ANSWERED and not message.startswith("not run"):
+        message += f"\nHint: {test.hint}"
+    return TestOutcome(test.name, False, message, hidden=test.hidden)
+
+
+def score(question: Question, result: QuestionResult, n_tests: int) -> QuestionResult:
+    """Points of a result: the question's points split equally among its tests."""
     passed = sum(o.passed for o in result.outcomes)
-    result.points = round(question.points * passed / len(tests), 2) if tests else 0.0
+    result.points = round(question.points * passed / n_tests, 2) if n_tests and not result.error else 0.0
     return result
 
 

@@ -7,9 +7,10 @@ on them. This module does the same job without nbgrader, as a pipeline of small 
 
 - in a solution cell, each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region is
   replaced by its stub: the region's ``# STUB: <code>`` lines uncommented (for
-  top-level answers, so that the notebook still runs to the end), or else
-  ``raise NotImplementedError()``, followed by ``# YOUR CODE HERE``; Markdown answer
-  cells get ``YOUR ANSWER HERE``;
+  top-level answers, so that the notebook still runs to the end) after ``# YOUR CODE HERE``,
+  or else nbgrader's own stub, ``# YOUR CODE HERE`` then ``raise NotImplementedError()``
+  (so ``nbgrader generate_assignment`` writes the same cells); Markdown answer cells get
+  ``YOUR ANSWER HERE``;
 - ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` regions are removed;
 - outputs and execution counts are cleared, except in cells tagged for nbval output
   checking, whose outputs are cleared too (the student version is not nbval-checked).
@@ -65,8 +66,8 @@ def strip_solutions(source: str, *, markdown: bool = False) -> str:
             if markdown:
                 out.append("YOUR ANSWER HERE")
             else:
-                out.extend(indent + s for s in stubs) if stubs else out.append(indent + "raise NotImplementedError()")
                 out.append(indent + "# YOUR CODE HERE")
+                out.extend(indent + s for s in stubs) if stubs else out.append(indent + "raise NotImplementedError()")
             region = None
             continue
         region.append(line)

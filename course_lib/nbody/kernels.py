@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import numpy as np
 from numba import cuda, float32
 
 from .. import device
@@ -63,7 +64,32 @@ def interaction(xi, yi, zi, xj, yj, zj, mj, softening_sq):
     return dx * s, dy * s, dz * s
 
 
-@course_kernel(BODY_SIG, lesson=LESSON, fastmath=True)
+def _example_bodies(n):
+    """Small launch arguments for the checker: n bodies, softening^2, zeroed output."""
+    rng = np.random.default_rng(n)
+    bodies = rng.random((n, 4), dtype=np.float32)
+    return bodies, np.float32(0.01), np.zeros((n, 3), np.float32)
+
+
+def _example_naive():
+    return 2, 32, _example_bodies(37)  # 37 bodies: the second block is partly idle
+
+
+def _example_tiled(tile, tiles=2):
+    # With a single tile a missing second barrier cannot show; tiles * tile - 3 bodies
+    # give that many tiles, the last one padded. Each thread computes tiles * tile
+    # interactions, so the 256-thread variant uses one tile to stay small.
+    n = tiles * tile - 3
+    return -(-n // tile), tile, _example_bodies(n)
+
+
+def _example_pxp(tile):
+    n = tile + 5
+    blocks = -(-n // tile)
+    return (blocks, blocks), (tile, tile), _example_bodies(n)
+
+
+@course_kernel(BODY_SIG, lesson=LESSON, example=_example_naive, fastmath=True)
 def nbody_naive_kernel(bodies, softening_sq, acc):
     """One thread per destination body; every source body is read from global memory.
 
@@ -242,5 +268,7 @@ def nbody_pxp_kernel(tile: int):
 
 for _tile in (128, 256):
     register_kernel(f"nbody.nbody_tiled_kernel[tile={_tile}]", BODY_SIG,
-                    (lambda t=_tile: nbody_tiled_kernel(t).py_func), LESSON)
-register_kernel("nbody.nbody_pxp_kernel[tile=16]", BODY_SIG, lambda: nbody_pxp_kernel(16).py_func, LESSON)
+                    (lambda t=_tile: nbody_tiled_kernel(t).py_func), LESSON,
+                    example=lambda t=_tile: _example_tiled(t, tiles=2 if t <= 128 else 1))
+register_kernel("nbody.nbody_pxp_kernel[tile=16]", BODY_SIG, lambda: nbody_pxp_kernel(16).py_func, LESSON,
+                example=lambda: _example_pxp(16))

@@ -27,19 +27,29 @@ RTOL = 1e-4
 
 
 # ----------------------------------------------------------------------------- q1
+# Every test is split (see course_lib.grading.core): ``inputs`` and ``judge`` run in the grader,
+# ``produce`` runs the student's kernel and returns the raw accelerations.
 def _prepare_kernel(kernel, tile=None):
     as_student_kernel(kernel, "tiled kernel")
-    if tile is None or isinstance(tile, bool) or int(tile) != tile or not 1 <= tile <= 1024:
+    return kernel, _valid_tile(tile)
+
+
+def _valid_tile(tile):
+    if tile is None or type(tile) is bool or not isinstance(tile, (int, np.integer)) or not 1 <= tile <= 1024:
         raise TestFailure(f"pass the tile size your kernel uses, e.g. check('ps1.q1', tiled_kernel, tile=TILE); "
                           f"got tile={tile!r}")
-    return kernel, int(tile)
+    return int(tile)
 
 
-def _run_kernel(answer, pos, mass):
+def _describe_kernel(answer):
+    return {"tile": answer[1]}
+
+
+def _run_kernel(answer, data):
     from numba import cuda
 
     kernel, tile = answer
-    bodies = pack_bodies(pos, mass)
+    bodies = pack_bodies(np.asarray(data["pos"]), np.asarray(data["mass"]))
     n = len(bodies)
     d_acc = cuda.to_device(np.full((n, 3), np.nan, np.float32))  # unwritten rows show up as NaN
     kernel[(n + tile - 1) // tile, tile](cuda.to_device(bodies), np.float32(SOFTENING**2), d_acc)
@@ -47,33 +57,52 @@ def _run_kernel(answer, pos, mass):
 
 
 def _accuracy_test(n_of_tile, label, generator=plummer_sphere, hidden=False):
-    def run(answer, rng):
-        _kernel, tile = answer
-        n = n_of_tile(tile, rng)
+    def inputs(rng, info):
+        n = n_of_tile(_valid_tile(info.get("tile")), rng)
         pos, _, mass = generator(n, seed=int(rng.integers(1 << 30)))
-        got = _run_kernel(answer, pos, mass)
-        compare_arrays(got, accelerations_reference(pos, mass, SOFTENING), rtol=RTOL,
+        return {"pos": pos, "mass": mass}
+
+    def judge(data, got, info):
+        n = len(data["mass"])
+        compare_arrays(got, accelerations_reference(data["pos"], data["mass"], SOFTENING), rtol=RTOL,
                        name=f"accelerations for N = {n}" if not hidden else "accelerations")
 
     hint = ("guard the loads of the last tile (j < N) and pad it with zero-mass bodies; threads past N must "
             "still help to load tiles, so do not return early")
-    return Test(label, run, hidden=hidden, hint=hint)
+    return Test(label, hidden=hidden, hint=hint, inputs=inputs, produce=_run_kernel, judge=judge)
 
 
-def _race_test(answer, rng):
-    """Run the kernel under the simulator's race and barrier checker (hidden)."""
+def _race_inputs(rng, info):
+    tile = _valid_tile(info.get("tile"))
+    pos, _, mass = uniform_cube(2 * tile + 1, seed=int(rng.integers(1 << 30)))
+    return {"pos": pos, "mass": mass}
+
+
+def _race_produce(answer, data):
+    """Run the kernel under the simulator's race and barrier checker; its report is the output."""
+    kernel, tile = answer
+    bodies = pack_bodies(np.asarray(data["pos"]), np.asarray(data["mass"]))
+    n = len(bodies)
+    acc = np.zeros((n, 3), np.float32)
     try:
         from .. import sim
-    except ImportError:  # checker not available in this installation
-        return
-    kernel, tile = answer
-    n = 2 * tile + 1
-    pos, _, mass = uniform_cube(n, seed=int(rng.integers(1 << 30)))
-    bodies = pack_bodies(pos, mass)
-    acc = np.zeros((n, 3), np.float32)
+    except ImportError:  # checker not in this installation: the kernel must at least run
+        from numba import cuda
+
+        d_acc = cuda.to_device(acc)
+        kernel[(n + tile - 1) // tile, tile](cuda.to_device(bodies), np.float32(SOFTENING**2), d_acc)
+        return {"ok": True, "report": "race checker not available", "acc": d_acc.copy_to_host()}
     report = sim.check(kernel, (n + tile - 1) // tile, tile, bodies, np.float32(SOFTENING**2), acc)
-    if not report.ok:
-        raise TestFailure(str(report))
+    return {"ok": bool(report.ok), "report": str(report), "acc": acc}
+
+
+def _race_judge(data, got, info):
+    """No race or barrier problem reported, and the right accelerations under the checker."""
+    if not isinstance(got, dict) or got.get("ok") is not True:
+        report = got.get("report") if isinstance(got, dict) else None
+        raise TestFailure(report if isinstance(report, str) else "the race checker did not report success")
+    compare_arrays(got.get("acc"), accelerations_reference(data["pos"], data["mass"], SOFTENING), rtol=RTOL,
+                   name="accelerations under the race checker")
 
 
 _Q1_TESTS = [
@@ -85,10 +114,13 @@ _Q1_TESTS = [
     _accuracy_test(lambda p, rng: device.pick(sim=3 * p + 1, gpu=40 * p + 7), "hidden: larger N", hidden=True),
 ]
 if device.is_simulator():
-    _Q1_TESTS.append(Test("hidden: race and barrier check", _race_test, hidden=True,
-                          hint="both syncthreads are needed: after staging a tile and before overwriting it"))
+    _Q1_TESTS.append(Test("hidden: race and barrier check", hidden=True,
+                          hint="both syncthreads are needed: after staging a tile and before overwriting it",
+                          inputs=_race_inputs, produce=_race_produce, judge=_race_judge))
 
-Q1 = Question("ps1.q1", "tiled N-body kernel", 6, tuple(_Q1_TESTS), prepare=_prepare_kernel)
+Q1 = Question("ps1.q1", "tiled N-body kernel", 6, tuple(_Q1_TESTS), prepare=_prepare_kernel,
+              describe=_describe_kernel,
+              tolerance=f"|error| <= {RTOL:g} x max|a| against a float64 NumPy reference")
 
 
 # ----------------------------------------------------------------------------- q2
@@ -104,26 +136,48 @@ def _prepare_fetches(answer):
     return answer
 
 
-def _naive_fetches(answer, rng):
-    for n in (2, 10, 1000, int(rng.integers(3, 10**6))):
-        got = answer["naive_fetches_per_body"](n)
-        if got not in (2 * n, 2 * n - 2):
-            raise TestFailure(f"naive_fetches_per_body({n}) = {got}: count the fetches of one body as a "
+def _calls(key):
+    """``produce`` step: call the student's function ``answer[key]`` on each argument."""
+    def produce(answer, data):
+        return [answer[key](arg) for arg in data["args"]]
+
+    return produce
+
+
+def _naive_inputs(rng, info):
+    return {"args": [2, 10, 1000, int(rng.integers(3, 10**6))]}
+
+
+def _one_per_input(got, inputs):
+    if not isinstance(got, list) or len(got) != len(inputs):
+        raise TestFailure(f"expected one result per input, got {got!r}")
+    return zip(inputs, got)
+
+
+def _naive_judge(data, got, info):
+    for n, value in _one_per_input(got, data["args"]):
+        if type(value) not in (int, float) or value not in (2 * n, 2 * n - 2):
+            raise TestFailure(f"naive_fetches_per_body({n}) = {value}: count the fetches of one body as a "
                               "source AND as a destination")
 
 
-def _tiled_fetches(answer, rng):
-    for p in (1, 16, 256, int(rng.integers(2, 1025))):
-        got = answer["tiled_fetches_per_tile"](p)
-        if got != 2 * p:
-            raise TestFailure(f"tiled_fetches_per_tile({p}) = {got}: in a P x P tile each of the P sources and "
+def _tiled_inputs(rng, info):
+    return {"args": [1, 16, 256, int(rng.integers(2, 1025))]}
+
+
+def _tiled_judge(data, got, info):
+    for p, value in _one_per_input(got, data["args"]):
+        if type(value) not in (int, float) or value != 2 * p:
+            raise TestFailure(f"tiled_fetches_per_tile({p}) = {value}: in a P x P tile each of the P sources and "
                               "P destinations is fetched once")
 
 
 Q2 = Question("ps1.q2", "fetch counting", 2, (
-    Test("naive: fetches of each body", _naive_fetches),
-    Test("tiled: fetches per P x P tile", _tiled_fetches),
-), prepare=_prepare_fetches)
+    Test("naive: fetches of each body", inputs=_naive_inputs, produce=_calls("naive_fetches_per_body"),
+         judge=_naive_judge),
+    Test("tiled: fetches per P x P tile", inputs=_tiled_inputs, produce=_calls("tiled_fetches_per_tile"),
+         judge=_tiled_judge),
+), prepare=_prepare_fetches, tolerance="exact integers (2N or 2N - 2 both accepted for the naive count)")
 
 
 # ----------------------------------------------------------------------------- q3
@@ -144,18 +198,25 @@ _DEVICES = [  # (SMs, max threads per block, max threads per SM): H100, A100, RT
 ]
 
 
-def _tile_choice(answer, rng):
+def _tile_cases(rng, info):
     cases = [(1 << 20, *_DEVICES[0]), (65536, *_DEVICES[1]), (8192, *_DEVICES[2]), (30000, *_DEVICES[3]),
              (132 * 40, *_DEVICES[0])]
     n = int(rng.integers(1 << 12, 1 << 22))
     cases.append((n, *_DEVICES[int(rng.integers(len(_DEVICES)))]))
-    for case in cases:
-        got = answer(*case)
+    return {"cases": cases}
+
+
+def _tile_choices(answer, data):
+    return [answer(*case) for case in data["cases"]]
+
+
+def _tile_judge(data, got, info):
+    for case, value in _one_per_input(got, data["cases"]):
         want = recommended_tile(*case)
-        if got != want:
+        if type(value) not in (int, float) or value != want:
             n, sms, per_block, per_sm = case
             raise TestFailure(f"choose_tile(n={n}, sm_count={sms}, max_threads_per_block={per_block}, "
-                              f"max_threads_per_sm={per_sm}) returned {got}, but {want} is the largest power of "
+                              f"max_threads_per_sm={per_sm}) returned {value}, but {want} is the largest power of "
                               "two that fits a block, gives every SM a block and lets two blocks be resident")
 
 
@@ -167,8 +228,8 @@ def _prepare_tile_choice(answer):
 
 
 Q3 = Question("ps1.q3", "choosing the tile size", 2, (
-    Test("tile size on several devices", _tile_choice,
+    Test("tile size on several devices", inputs=_tile_cases, produce=_tile_choices, judge=_tile_judge,
          hint="loop over powers of two; keep the largest one that meets all three conditions"),
-), prepare=_prepare_tile_choice)
+), prepare=_prepare_tile_choice, tolerance="exact integers")
 
 QUESTIONS = (Q1, Q2, Q3)

@@ -9,6 +9,8 @@ the lanes of their mask. Taught in ``lessons/00_seeing_the_gpu.ipynb``.
 from ._engine import FULL_MASK, WARP_SIZE, BarrierError, WarpError
 from ._hooks import HookError, install, installed, uninstall, verify
 from .check import CheckReport, Problem, check
+from .profile import LineProfile, ProfileReport, profile
+from .record import Launch, Record, Transfer, record
 
 __all__ = [
     "FULL_MASK",
@@ -16,10 +18,17 @@ __all__ = [
     "BarrierError",
     "CheckReport",
     "Problem",
+    "Record",
+    "Transfer",
     "check",
     "HookError",
+    "Launch",
+    "LineProfile",
+    "ProfileReport",
     "WarpError",
     "install",
+    "profile",
+    "record",
     "installed",
     "uninstall",
     "verify",

@@ -18,6 +18,9 @@ from itertools import count
 
 import numpy as np
 
+from numba.cuda import types
+from numba.cuda.np import numpy_support
+
 from . import _engine
 
 __all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code"]
@@ -187,9 +190,14 @@ class _TracedShared:
         key = (frame.f_code.co_filename, frame.f_lineno)
         traced = self._allocations.get(key)
         if traced is None:
-            # The stock allocator identifies an allocation by the line that asks for it;
-            # ask it from here and name the array after the variable on that line.
-            raw = self._stock.array(shape, dtype, alignment)
+            # Like the stock allocator, one allocation per source line (the stock one
+            # cannot be asked from here: it identifies allocations by its caller's line).
+            if shape == 0:
+                raw = self._stock.array(shape, dtype, alignment)  # dynamic shared memory
+            else:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                raw = np.zeros(shape, dtype)
             traced = TracedArray(raw, _assigned_name(frame) or "shared", "shared", self._obs)
             self._allocations[key] = traced
         return traced
@@ -227,22 +235,33 @@ class _TracedAtomic:
         return atomic
 
 
-_EXCLUDED_DIRS = None
+_LIBRARY_DIRS = None
 
 
 def is_kernel_code(code, _cache={}):
-    """True if a code object belongs to kernel code (not the simulator, NumPy or the stdlib)."""
+    """True if a code object may be kernel code: not Python's, NumPy's, Numba's or this package's.
+
+    Kernels live in notebooks, scripts, tests and ``course_lib`` (wherever it is
+    installed); everything else installed (the simulator, NumPy, the standard library)
+    and ``course_lib.sim`` itself is machinery whose lines the profiler must not count.
+    """
     known = _cache.get(code)
     if known is None:
-        global _EXCLUDED_DIRS
-        if _EXCLUDED_DIRS is None:
-            import numba_cuda
+        global _LIBRARY_DIRS
+        if _LIBRARY_DIRS is None:
+            import sysconfig
 
-            _EXCLUDED_DIRS = tuple(
-                os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                for m in (numba_cuda, np, threading, sys.modules[__package__])
-            )
-        known = _cache[code] = not os.path.abspath(code.co_filename).startswith(_EXCLUDED_DIRS)
+            paths = sysconfig.get_paths()
+            libs = {os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+            course = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+            _LIBRARY_DIRS = (tuple(libs), course, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+        libs, course, sim_dir = _LIBRARY_DIRS
+        if code.co_filename.startswith("<frozen "):
+            known = False  # importlib, abc... of the standard library
+        else:
+            path = os.path.abspath(code.co_filename)
+            known = not path.startswith(sim_dir) and (path.startswith(course) or not path.startswith(libs))
+        _cache[code] = known
     return known
 
 

@@ -12,12 +12,12 @@ PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
 
 def test_solution_region_becomes_not_implemented():
     source = "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n"
-    assert strip_solutions(source) == "def f(x):\n    raise NotImplementedError()\n    # YOUR CODE HERE"
+    assert strip_solutions(source) == "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
 
 
 def test_stub_lines_replace_a_top_level_region():
     source = "### BEGIN SOLUTION\n# STUB: answer = None\nanswer = 42\n### END SOLUTION\nprint(answer)"
-    assert strip_solutions(source) == "answer = None\n# YOUR CODE HERE\nprint(answer)"
+    assert strip_solutions(source) == "# YOUR CODE HERE\nanswer = None\nprint(answer)"
 
 
 def test_markdown_answer():

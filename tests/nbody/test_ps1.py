@@ -3,10 +3,8 @@
 import math
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
-from nbclient import NotebookClient
 from numba import cuda, float32
 
 from course_lib import device
@@ -149,32 +147,54 @@ def test_tile_choice_rule():
     assert always_max.points == 0 and "gives every SM a block" in str(always_max)
 
 
-def _execute(path):
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    return nb, errors
-
-
-def _score_output(nb):
-    (cell,) = [c for c in nb.cells if "NBVAL_CHECK_OUTPUT" in c.source]
-    return "".join(o.get("text", "") for o in cell.outputs)
-
-
-def test_untouched_problem_set_runs_to_the_end_and_scores_zero():
-    nb, errors = _execute(ROOT / "problem_sets" / "ps1_nbody.ipynb")
+def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
+    nb, errors = notebooks.execute(ROOT / "problem_sets" / "ps1_nbody.ipynb")
     assert not errors, [e["ename"] + ": " + e["evalue"] for e in errors]
-    assert "ps1 total: 0/10" in _score_output(nb)
+    assert "ps1 total: 0/10" in notebooks.score(nb)
 
 
 @pytest.mark.skipif(device.is_simulator(), reason="nbval runs the solution notebook in the simulator already")
-def test_solution_scores_full_marks_on_gpu():
-    nb, errors = _execute(ROOT / "solutions" / "ps1_nbody.ipynb")
-    assert not errors and "ps1 total: 10/10" in _score_output(nb)
+def test_solution_scores_full_marks_on_gpu(notebooks):
+    nb, errors = notebooks.execute(ROOT / "solutions" / "ps1_nbody.ipynb")
+    assert not errors and "ps1 total: 10/10" in notebooks.score(nb)
 
 
 def test_tile_rule_examples_are_powers_of_two():
     for n in (5000, 1 << 16, 1 << 22):
         p = recommended_tile(n, 132, 1024, 2048)
         assert p == 2 ** int(math.log2(p)) and math.ceil(n / p) >= 132
+
+
+@cuda.jit
+def one_barrier_kernel(bodies, softening_sq, acc):
+    """Wrong: no second syncthreads, so the next tile overwrites shared memory still being read."""
+    tile_bodies = cuda.shared.array((TILE, 4), float32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * TILE + t
+    n = bodies.shape[0]
+    me = min(i, n - 1)
+    ax = float32(0.0)
+    ay = float32(0.0)
+    az = float32(0.0)
+    for start in range(0, n, TILE):
+        for c in range(4):
+            tile_bodies[t, c] = bodies[start + t, c] if start + t < n else float32(0.0)
+        cuda.syncthreads()
+        for k in range(TILE):
+            fx, fy, fz = interaction(bodies[me, 0], bodies[me, 1], bodies[me, 2], tile_bodies[k, 0],
+                                     tile_bodies[k, 1], tile_bodies[k, 2], tile_bodies[k, 3], softening_sq)
+            ax += fx
+            ay += fy
+            az += fz
+    if i < n:
+        acc[i, 0] = ax
+        acc[i, 1] = ay
+        acc[i, 2] = az
+
+
+@pytest.mark.skipif(not device.is_simulator(), reason="the race checker runs kernels in the simulator")
+def test_missing_second_barrier_loses_the_hidden_race_test():
+    result = grade("ps1.q1", one_barrier_kernel, tile=TILE)
+    race = next(o for o in result.outcomes if o.name == "hidden: race and barrier check")
+    assert not race.passed and "both syncthreads are needed" in race.message
+    assert result.points < 6

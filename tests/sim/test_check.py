@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from numba import cuda, float32
+from numba import cuda, float32, int32
 
 from course_lib import device
 from course_lib.nbody import kernels as nbody_kernels
@@ -365,3 +365,21 @@ def test_bad_arguments_are_a_value_error():
         check(blocks_overwrite, 1, 4, np.zeros(4), np.zeros(4))
     with pytest.raises(ValueError, match="kernel"):
         check(42, 1, 4)
+
+
+@cuda.jit
+def two_shared_arrays(out):
+    values = cuda.shared.array(8, float32)
+    flags = cuda.shared.array(8, int32)
+    t = cuda.threadIdx.x
+    values[t] = 0.5 * t
+    flags[t] = t + 100
+    cuda.syncthreads()
+    out[t] = values[7 - t] + flags[t]
+
+
+def test_shared_arrays_of_one_kernel_do_not_alias():
+    """Two shared arrays (different dtypes) stay separate under the checker, as in a launch."""
+    out = np.zeros(8, np.float32)
+    assert check(two_shared_arrays, 1, 8, out).ok
+    np.testing.assert_array_equal(out, 0.5 * (7 - np.arange(8)) + np.arange(8) + 100)

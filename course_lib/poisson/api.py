@@ -1,0 +1,330 @@
+"""Public entry points of Unit 4: :func:`seamless_clone` and :func:`clone_history`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import device
+from .cpu import jacobi_cpu
+from .data import nonwhite_mask
+from .reference import INTERIOR, Prepared, classify_mask, compose, jacobi_step_reference, prepare, residual
+
+__all__ = ["METHODS", "CloneHistory", "clone_history", "default_fused", "naive_paste", "seamless_clone",
+           "validate_inputs"]
+
+#: ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: several iterations per
+#: launch in shared memory; ``"cpu"``: Numba ``parallel=True``; ``"numpy"``: the reference.
+METHODS = ("jacobi", "jacobi_fused", "cpu", "numpy")
+
+
+def step_block():
+    """Threads per block (x, y) of the one-iteration kernels: (32, 8) on a GPU, (8, 8) in the simulator."""
+    return device.pick(sim=(8, 8), gpu=(32, 8))
+
+
+def default_fused():
+    """(halo, block_x, block_y) of the fused kernel: (8, 32, 32) on a GPU, (2, 12, 12) in the simulator."""
+    return device.pick(sim=(2, 12, 12), gpu=(8, 32, 32))
+
+
+def _as_image(a, name):
+    if not isinstance(a, np.ndarray):
+        raise ValueError(f"{name} must be a NumPy array of shape (H, W, 3) and dtype uint8, got {type(a).__name__}")
+    if a.dtype != np.uint8:
+        raise ValueError(f"{name} must have dtype uint8 (8-bit RGB), got {a.dtype}; "
+                         "convert with skimage.util.img_as_ubyte or np.clip(...).astype(np.uint8)")
+    if a.ndim != 3 or a.shape[2] != 3:
+        raise ValueError(f"{name} must have shape (H, W, 3), got {a.shape}")
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {a.shape}")
+    return np.ascontiguousarray(a)
+
+
+def validate_inputs(source, target, mask=None):
+    """Check the inputs of :func:`seamless_clone` and derive the mask if none is given.
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+    mask : ndarray of shape (H, W), bool, optional
+        Default: the classic mask, every source pixel that is not pure white.
+
+    Returns
+    -------
+    source, target : ndarray of shape (H, W, 3), uint8, C-contiguous
+    mask : ndarray of shape (H, W), bool
+
+    Raises
+    ------
+    ValueError
+        Wrong dtype or shape, images of different sizes, an empty mask, a mask covering
+        the whole image (no inside border to anchor the solution) or one with no strict
+        interior (nothing to solve).
+    """
+    source = _as_image(source, "source")
+    target = _as_image(target, "target")
+    if source.shape != target.shape:
+        raise ValueError(f"source and target must have the same size, got {source.shape[:2]} and {target.shape[:2]}")
+    if mask is None:
+        mask = nonwhite_mask(source)
+        what = "the mask derived from the source (its non-white pixels)"
+    else:
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+            got = mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__
+            raise ValueError(f"mask must be a boolean array of shape (H, W), got {got}; use e.g. mask > 0")
+        if mask.shape != source.shape[:2]:
+            raise ValueError(f"mask has shape {mask.shape} but the images are {source.shape[:2]}")
+        what = "the mask"
+    if not mask.any():
+        raise ValueError(f"{what} is empty: select at least one pixel to clone")
+    if mask.all():
+        raise ValueError(f"{what} covers the whole image: there is no inside border to anchor the solution")
+    if not (classify_mask(mask) == INTERIOR).any():
+        raise ValueError(f"{what} has no strict-interior pixel (every mask pixel touches the outside): "
+                         "nothing to solve; use a thicker mask")
+    return source, target, np.ascontiguousarray(mask)
+
+
+def _check_iterations(iterations):
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
+        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+    return int(iterations)
+
+
+def _crop_box(mask):
+    """Rows and columns of the mask's bounding box grown by one pixel (within the image).
+
+    Pixels outside it never change, and inside it every pixel is labelled and counted as
+    in the full image: the extra pixel keeps border pixels from looking like image edges.
+    """
+    rows = np.nonzero(mask.any(axis=1))[0]
+    cols = np.nonzero(mask.any(axis=0))[0]
+    h, w = mask.shape
+    return (slice(max(rows[0] - 1, 0), min(rows[-1] + 2, h)), slice(max(cols[0] - 1, 0), min(cols[-1] + 2, w)))
+
+
+class _HostSolver:
+    """Iterations on the host (the NumPy reference or the Numba CPU version)."""
+
+    def __init__(self, prep: Prepared, method):
+        self.prep, self.method = prep, method
+        self.current = prep.guess.copy()
+        self.spare = prep.guess.copy()
+
+    def run(self, n):
+        if self.method == "cpu":
+            self.current = jacobi_cpu(self.current, self.prep.rhs, self.prep.labels, n)
+            return
+        for _ in range(n):
+            jacobi_step_reference(self.current, self.prep, out=self.spare)
+            self.current, self.spare = self.spare, self.current
+
+    def planes(self):
+        return self.current
+
+    def result(self, target):
+        return compose(target, self.prep.labels, self.current)
+
+
+class _DeviceSolver:
+    """Iterations with the CUDA kernels (on a GPU or in the simulator), data kept on the device."""
+
+    def __init__(self, source, target, mask, method, fused):
+        from numba import cuda
+
+        from . import kernels
+
+        self.kernels, self.method = kernels, method
+        h, w = mask.shape
+        self.block = step_block()
+        self.grid = (math.ceil(w / self.block[0]), math.ceil(h / self.block[1]))
+        self.d_target = cuda.to_device(target)
+        self.d_labels = cuda.device_array((h, w), np.uint8)
+        kernels.classify_mask_kernel[self.grid, self.block](cuda.to_device(mask.view(np.uint8)), self.d_labels)
+        self.d_rhs = cuda.device_array((3, h, w), np.float32)
+        self.d_current = cuda.device_array((3, h, w), np.float32)
+        kernels.poisson_setup_kernel[self.grid, self.block](cuda.to_device(source), self.d_target, self.d_labels,
+                                                           self.d_rhs, self.d_current)
+        # Only strict-interior values are ever read, and every step writes all of them,
+        # so the second buffer needs no initial values.
+        self.d_spare = cuda.device_array((3, h, w), np.float32)
+        if method == "jacobi_fused":
+            halo, bx, by = fused
+            self.halo, self.fused_block = halo, (bx, by)
+            self.fused = kernels.jacobi_fused_kernel(halo, bx, by)
+            self.fused_grid = (math.ceil(w / (bx - 2 * halo)), math.ceil(h / (by - 2 * halo)))
+
+    def run(self, n):
+        if self.method == "jacobi":
+            step = self.kernels.jacobi_step_kernel[self.grid, self.block]
+            for _ in range(n):
+                step(self.d_current, self.d_rhs, self.d_labels, self.d_spare)
+                self.d_current, self.d_spare = self.d_spare, self.d_current
+            return
+        fused = self.fused[self.fused_grid, self.fused_block]
+        while n > 0:
+            steps = min(n, self.halo)
+            fused(self.d_current, self.d_rhs, self.d_labels, self.d_spare, np.int32(steps))
+            self.d_current, self.d_spare = self.d_spare, self.d_current
+            n -= steps
+
+    def planes(self):
+        return self.d_current.copy_to_host()
+
+    def result(self, target):
+        from numba import cuda
+
+        d_out = cuda.device_array(target.shape, np.uint8)
+        self.kernels.compose_kernel[self.grid, self.block](self.d_current, self.d_labels, self.d_target, d_out)
+        return d_out.copy_to_host()
+
+
+def _solver(source, target, mask, method, fused):
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    if fused is not None and method != "jacobi_fused":
+        raise ValueError(f"fused only applies to method 'jacobi_fused', not {method!r}")
+    if method in ("cpu", "numpy"):
+        return _HostSolver(prepare(source, target, mask), method)
+    fused = default_fused() if fused is None else _check_fused(fused)
+    return _DeviceSolver(source, target, mask, method, fused)
+
+
+def _check_fused(fused):
+    try:
+        halo, bx, by = (int(v) for v in fused)
+    except (TypeError, ValueError):
+        raise ValueError(f"fused must be (halo, block_x, block_y), got {fused!r}") from None
+    from .kernels import jacobi_fused_kernel
+
+    jacobi_fused_kernel(halo, bx, by)  # validates
+    return halo, bx, by
+
+
+def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi", fused=None):
+    """Clone the masked region of ``source`` into ``target`` seamlessly (Poisson image editing).
+
+    Solves, with double-buffered Jacobi iterations, for the pixels of the mask's strict
+    interior whose gradients match the source's while the inside border keeps the
+    target's values (see :mod:`course_lib.poisson.reference` for the exact update).
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+        Same size; ``source`` holds the object at the place it should appear in ``target``.
+    mask : ndarray of shape (H, W), bool, optional
+        Pixels to clone. Default: the classic mask, every non-white source pixel. It may
+        touch the image edge (there D counts only in-image neighbours).
+    iterations : int
+        Jacobi iterations (800 in the classic problem set; 0 pastes the source's interior).
+    method : {"jacobi", "jacobi_fused", "cpu", "numpy"}
+        ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: up to ``halo``
+        iterations per launch in shared memory; ``"cpu"``: Numba ``parallel=True``;
+        ``"numpy"``: the trusted reference. All give the same image.
+    fused : tuple of int, optional
+        (halo, block_x, block_y) for ``"jacobi_fused"`` (default :func:`default_fused`).
+
+    Returns
+    -------
+    ndarray of shape (H, W, 3), uint8
+        A new image; the inputs are not modified.
+
+    Raises
+    ------
+    ValueError
+        See :func:`validate_inputs`; also an unknown method, a negative iteration count
+        or an impossible ``fused`` configuration.
+
+    Examples
+    --------
+    >>> from course_lib.poisson import cat_in_coffee, seamless_clone
+    >>> source, target, mask = cat_in_coffee((24, 36))
+    >>> seamless_clone(source, target, mask, iterations=5, method="cpu").shape
+    (24, 36, 3)
+    """
+    source, target, mask = validate_inputs(source, target, mask)
+    iterations = _check_iterations(iterations)
+    box = _crop_box(mask)
+    crop_source, crop_target, crop_mask = (np.ascontiguousarray(a[box]) for a in (source, target, mask))
+    solver = _solver(crop_source, crop_target, crop_mask, method, fused)
+    solver.run(iterations)
+    out = target.copy()
+    out[box] = solver.result(crop_target)
+    return out
+
+
+@dataclass
+class CloneHistory:
+    """Snapshots of the iterations, from :func:`clone_history`.
+
+    Attributes
+    ----------
+    iterations : list of int
+        The iteration counts of the snapshots, increasing.
+    images : list of ndarray of shape (H, W, 3), uint8
+        The result after each count.
+    residuals : list of float
+        RMS residual of the discrete Poisson equation after each count
+        (:func:`course_lib.poisson.reference.residual`).
+    """
+
+    iterations: list = field(default_factory=list)
+    images: list = field(default_factory=list)
+    residuals: list = field(default_factory=list)
+
+    def image_at(self, k):
+        """The snapshot taken after ``k`` iterations."""
+        try:
+            return self.images[self.iterations.index(k)]
+        except ValueError:
+            raise ValueError(f"no snapshot after {k} iterations; have {self.iterations}") from None
+
+
+def clone_history(source, target, mask=None, checkpoints=(0, 10, 100, 800), *, method="jacobi", fused=None):
+    """Run the iterations once and keep the image and residual at each checkpoint.
+
+    Parameters
+    ----------
+    source, target, mask, method, fused
+        As for :func:`seamless_clone`.
+    checkpoints : iterable of int
+        Iteration counts to record (0 is the initial guess).
+
+    Returns
+    -------
+    CloneHistory
+    """
+    source, target, mask = validate_inputs(source, target, mask)
+    checkpoints = sorted({_check_iterations(k) for k in checkpoints})
+    if not checkpoints:
+        raise ValueError("checkpoints is empty: give at least one iteration count")
+    box = _crop_box(mask)
+    crop_source, crop_target, crop_mask = (np.ascontiguousarray(a[box]) for a in (source, target, mask))
+    solver = _solver(crop_source, crop_target, crop_mask, method, fused)
+    prep = prepare(crop_source, crop_target, crop_mask)
+    history, done = CloneHistory(), 0
+    for k in checkpoints:
+        solver.run(k - done)
+        done = k
+        image = target.copy()
+        image[box] = solver.result(crop_target)
+        history.iterations.append(k)
+        history.images.append(image)
+        history.residuals.append(residual(solver.planes(), prep))
+    return history
+
+
+def naive_paste(source, target, mask=None):
+    """Copy-paste for comparison: the target with the source's pixels wherever the mask is set.
+
+    Returns
+    -------
+    ndarray of shape (H, W, 3), uint8
+    """
+    source, target, mask = validate_inputs(source, target, mask)
+    out = target.copy()
+    out[mask] = source[mask]
+    return out

@@ -1,0 +1,160 @@
+"""Benchmark of Unit 4: ``python -m course_lib.bench poisson``.
+
+Clones the cat into the coffee (:func:`course_lib.poisson.cat_in_coffee`) with 800
+Jacobi iterations and reports, for each variant, the time, pixel-iterations per second
+(strict-interior pixels x iterations, 3 channels each) and the effective bandwidth:
+:data:`BYTES_PER_PIXEL_ITERATION` bytes per pixel-iteration (read I_k and B + C, write
+I_{k+1} for 3 float32 channels, read the label), the traffic of the one-launch-per-iteration
+kernel. For the fused kernel the same count is an "as if" figure, since most of its traffic
+stays in shared memory. Beside them: the Numba ``parallel=True`` CPU version, the NumPy
+reference, and OpenCV's ``seamlessClone`` (a direct solver: its time is for a finished clone).
+Goal on an H100: 800 iterations of the 500 x 333 clone in <= 5 ms end to end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device
+from ..bench import gpu_time, time_call
+from .api import _DeviceSolver, default_fused, seamless_clone
+from .cpu import jacobi_cpu
+from .data import cat_in_coffee
+from .reference import INTERIOR, jacobi_step_reference, opencv_clone, prepare
+
+#: Bytes moved per strict-interior pixel per iteration: 3 x (4 + 4 + 4) + 1.
+BYTES_PER_PIXEL_ITERATION = 37
+GOAL_SECONDS = 5e-3
+GOAL_SIZE = (333, 500)
+ITERATIONS = 800
+
+
+def _row(variant, size, interior, iterations, seconds, *, scope, config=None, bandwidth=None):
+    rate = interior * iterations / seconds if iterations else None
+    row = {"variant": variant, "height": size[0], "width": size[1], "interior_pixels": interior,
+           "iterations": iterations, "scope": scope, "config": config, "seconds": seconds,
+           "pixel_iterations_per_s": rate,
+           "effective_gbps": rate * BYTES_PER_PIXEL_ITERATION / 1e9 if rate else None}
+    if bandwidth and rate:
+        row["fraction_of_bandwidth"] = rate * BYTES_PER_PIXEL_ITERATION / bandwidth
+    return row
+
+
+def _problem(size):
+    source, target, mask = cat_in_coffee(size)
+    prep = prepare(source, target, mask)
+    return source, target, mask, prep, int((prep.labels == INTERIOR).sum())
+
+
+def _cpu_rows(quick):
+    rows = []
+    for size in ([(100, 150), GOAL_SIZE] if quick else [GOAL_SIZE, (666, 1000), (1332, 2000)]):
+        source, target, mask, prep, interior = _problem(size)
+        iterations = 100 if quick else ITERATIONS
+        t = time_call(lambda: jacobi_cpu(prep.guess, prep.rhs, prep.labels, iterations), repeat=3)
+        rows.append(_row("cpu_numba_parallel", size, interior, iterations, t, scope="iterations"))
+        t = time_call(lambda: seamless_clone(source, target, mask, iterations=iterations, method="cpu"), repeat=3)
+        rows.append(_row("cpu_numba_parallel", size, interior, iterations, t, scope="end_to_end"))
+        if size == GOAL_SIZE or quick:
+            steps = 5 if quick else 20  # the reference is slow: time a few steps, report per step
+            a, b = prep.guess.copy(), prep.guess.copy()
+
+            def numpy_steps():
+                x, y = a, b
+                for _ in range(steps):
+                    jacobi_step_reference(x, prep, out=y)
+                    x, y = y, x
+
+            rows.append(_row("numpy_reference", size, interior, steps, time_call(numpy_steps, repeat=2),
+                             scope="iterations"))
+        rows.extend(_opencv_rows(source, target, mask, size, interior))
+    return rows
+
+
+def _opencv_rows(source, target, mask, size, interior):
+    try:
+        import cv2  # noqa: F401
+    except ImportError:
+        return []
+    t = time_call(lambda: opencv_clone(source, target, mask), repeat=3)
+    return [_row("opencv_seamlessClone", size, interior, 0, t, scope="end_to_end", config="direct solve")]
+
+
+def _gpu_rows(quick, bandwidth):
+    from numba import cuda
+
+    rows = []
+    configs = [default_fused()] if quick else [(4, 32, 16), (8, 32, 32), (4, 32, 32), (12, 32, 32)]
+    for size in ([GOAL_SIZE] if quick else [GOAL_SIZE, (666, 1000), (1332, 2000)]):
+        source, target, mask, prep, interior = _problem(size)
+        for method, fused_list in (("jacobi", [None]), ("jacobi_fused", configs)):
+            for fused in fused_list:
+                solver = _DeviceSolver(source, target, mask, method, fused or default_fused())
+                t = gpu_time(lambda: solver.run(ITERATIONS), repeat=5)
+                label = f"halo={fused[0]} block={fused[1]}x{fused[2]}" if fused else "block=32x8"
+                rows.append(_row(method, size, interior, ITERATIONS, t, scope="iterations", config=label,
+                                 bandwidth=bandwidth))
+
+                def end_to_end():
+                    seamless_clone(source, target, mask, iterations=ITERATIONS, method=method, fused=fused)
+                    cuda.synchronize()
+
+                rows.append(_row(method, size, interior, ITERATIONS, time_call(end_to_end, repeat=5),
+                                 scope="end_to_end", config=label, bandwidth=bandwidth))
+    return rows
+
+
+def run(*, quick=False):
+    """Run the benchmark; see the module docstring."""
+    rows = _cpu_rows(quick)
+    notes, summary = [], {}
+    if device.is_gpu():
+        gpu = _gpu_rows(quick, device.info().memory_bandwidth)
+        rows += gpu
+        goal_rows = [r for r in gpu if r["scope"] == "end_to_end" and (r["height"], r["width"]) == GOAL_SIZE]
+        best = min(goal_rows, key=lambda r: r["seconds"])
+        cpu = [r for r in rows if r["variant"] == "cpu_numba_parallel" and r["scope"] == "end_to_end"
+               and (r["height"], r["width"]) == GOAL_SIZE]
+        summary = {"best_end_to_end": best, "goal_seconds": GOAL_SECONDS, "goal_met": best["seconds"] <= GOAL_SECONDS}
+        if cpu and cpu[0]["iterations"] == ITERATIONS:
+            summary["speedup_vs_cpu"] = cpu[0]["seconds"] / best["seconds"]
+    else:
+        notes.append("no GPU: only the CPU variants were measured")
+    return {"rows": rows, "summary": summary, "notes": notes}
+
+
+def summary(results):
+    """A few human-readable lines."""
+    lines = []
+    for r in results["rows"]:
+        rate = (f"{r['pixel_iterations_per_s']:.3e} pixel-it/s  {r['effective_gbps']:.1f} GB/s eff."
+                if r["pixel_iterations_per_s"] else "(direct solve)")
+        lines.append(f"{r['variant']:<21} {r['height']}x{r['width']:<5} {r['scope']:<11} "
+                     f"{(r['config'] or ''):<22} it={r['iterations']:<4} {1e3 * r['seconds']:9.2f} ms  {rate}")
+    s = results.get("summary") or {}
+    if s:
+        lines.append(f"goal: 800 iterations of {GOAL_SIZE[1]}x{GOAL_SIZE[0]} in <= {1e3 * GOAL_SECONDS:.0f} ms end to "
+                     f"end: best {1e3 * s['best_end_to_end']['seconds']:.2f} ms -> "
+                     f"{'met' if s['goal_met'] else 'not met'}")
+    return "\n".join(lines + results["notes"])
+
+
+def plot(results, path):
+    """Pixel-iterations per second of each variant (iterations only), with the bandwidth ceiling."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in results["rows"] if r["pixel_iterations_per_s"] and r["scope"] == "iterations"]
+    labels = [f"{r['variant']} {r['config'] or ''}\n{r['height']}x{r['width']}" for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
+    ax.barh(range(len(rows)), [r["pixel_iterations_per_s"] for r in rows], color="tab:blue")
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
+    bandwidth = results["device"].get("memory_bandwidth")
+    if bandwidth:
+        ax.axvline(bandwidth / BYTES_PER_PIXEL_ITERATION, color="k", ls="--", lw=1,
+                   label=f"memory bandwidth / {BYTES_PER_PIXEL_ITERATION} B")
+        ax.legend(fontsize=7)
+    ax.set(xscale="log", xlabel="pixel-iterations / s (3 channels)",
+           title=f"Jacobi seamless cloning on {results['device']['name']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

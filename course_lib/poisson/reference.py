@@ -1,0 +1,346 @@
+"""Trusted NumPy reference of the source's method, and an exact sparse solve to compare with.
+
+The method (Perez, Gangnet & Blake 2003, solved with Jacobi iterations as in the classic
+course problem set), per colour channel:
+
+* the mask splits into the *strict interior* (mask pixels whose in-image 4-neighbours are
+  all in the mask) and the *inside border* (the other mask pixels, fixed to the target T);
+* starting from the source S on the strict interior, each iteration computes, for every
+  strict-interior pixel p,
+
+      I_{k+1}(p) = clamp((A + B + C) / D, 0, 255)
+      A = sum of I_k(q) over neighbours q of p in the strict interior
+      B = sum of T(q)   over neighbours q of p on the inside border
+      C = sum of S(p) - S(q) over all neighbours q of p
+      D = number of neighbours of p inside the image (4, or 3/2 at the image edge)
+
+  reading one buffer and writing the other (double buffering);
+* the result is a copy of T with the strict interior replaced by the last iterate, cast to
+  8 bits by truncation.
+
+B + C does not change between iterations: :func:`prepare` computes it once (``rhs``),
+so an iteration is ``(A + rhs) / D``. All float arithmetic is float32, summing A in the
+fixed neighbour order up, down, left, right, exactly as the kernels do, so the kernels
+and this reference agree bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "BORDER",
+    "INTERIOR",
+    "OUTSIDE",
+    "Prepared",
+    "classify_mask",
+    "compose",
+    "exact_solve",
+    "jacobi_reference",
+    "jacobi_step_reference",
+    "neighbour_counts",
+    "opencv_clone",
+    "prepare",
+    "residual",
+]
+
+#: Pixel labels used by every implementation (uint8).
+OUTSIDE, BORDER, INTERIOR = 0, 1, 2
+
+# The four neighbours in the fixed order every implementation sums them: up, down, left, right.
+_OFFSETS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def _shifted(a, dy, dx, fill):
+    """``out[y, x] = a[y + dy, x + dx]`` over the last two axes, ``fill`` outside the image."""
+    out = np.full_like(a, fill)
+    h, w = a.shape[-2:]
+    ys_out = slice(max(-dy, 0), h - max(dy, 0))
+    xs_out = slice(max(-dx, 0), w - max(dx, 0))
+    ys_in = slice(max(dy, 0), h - max(-dy, 0))
+    xs_in = slice(max(dx, 0), w - max(-dx, 0))
+    out[..., ys_out, xs_out] = a[..., ys_in, xs_in]
+    return out
+
+
+def classify_mask(mask):
+    """Label every pixel as outside the mask, inside border or strict interior.
+
+    Parameters
+    ----------
+    mask : ndarray of shape (H, W), bool
+
+    Returns
+    -------
+    ndarray of shape (H, W), uint8
+        :data:`OUTSIDE` (0), :data:`BORDER` (1) or :data:`INTERIOR` (2). A mask pixel is
+        interior when each of its neighbours *inside the image* is in the mask, so a mask
+        touching the image edge has interior pixels on the edge.
+    """
+    mask = np.asarray(mask, dtype=bool)
+    interior = mask.copy()
+    for dy, dx in _OFFSETS:
+        interior &= _shifted(mask, dy, dx, True)  # out-of-image neighbours do not count
+    labels = np.zeros(mask.shape, np.uint8)
+    labels[mask] = BORDER
+    labels[interior] = INTERIOR
+    return labels
+
+
+def neighbour_counts(shape):
+    """D: the number of in-image 4-neighbours of each pixel.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        (H, W).
+
+    Returns
+    -------
+    ndarray of shape (H, W), float32
+        4 inside, 3 on an edge, 2 in a corner (fewer for images one pixel wide).
+    """
+    ones = np.ones(shape, np.float32)
+    return sum(_shifted(ones, dy, dx, 0.0) for dy, dx in _OFFSETS).astype(np.float32)
+
+
+@dataclass
+class Prepared:
+    """What the iterations need, computed once.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (H, W), uint8
+        From :func:`classify_mask`.
+    rhs : ndarray of shape (3, H, W), float32
+        B + C on strict-interior pixels, 0 elsewhere (one plane per channel).
+    guess : ndarray of shape (3, H, W), float32
+        The initial iterate I_0: the source image's values.
+    """
+
+    labels: np.ndarray
+    rhs: np.ndarray
+    guess: np.ndarray
+
+
+def prepare(source, target, mask):
+    """Labels, right-hand side B + C and initial guess, in float32 planes.
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+    mask : ndarray of shape (H, W), bool
+
+    Returns
+    -------
+    Prepared
+    """
+    labels = classify_mask(mask)
+    s = np.ascontiguousarray(np.moveaxis(np.asarray(source), -1, 0), dtype=np.float32)
+    t = np.ascontiguousarray(np.moveaxis(np.asarray(target), -1, 0), dtype=np.float32)
+    border = labels == BORDER
+    rhs = np.zeros_like(s)
+    for dy, dx in _OFFSETS:
+        inside = _shifted(np.ones(labels.shape, bool), dy, dx, False)
+        s_q = _shifted(s, dy, dx, 0.0)
+        t_q = np.where(_shifted(border, dy, dx, False), _shifted(t, dy, dx, 0.0), np.float32(0))
+        # Integers below 2^24: exact in float32 whatever the order.
+        rhs += np.where(inside, s - s_q, np.float32(0)) + t_q
+    rhs[:, labels != INTERIOR] = 0
+    return Prepared(labels, rhs, s.copy())
+
+
+def jacobi_step_reference(prev, prepared, out=None):
+    """One double-buffered Jacobi iteration: read ``prev``, return the next iterate.
+
+    Parameters
+    ----------
+    prev : ndarray of shape (3, H, W), float32
+        I_k (only its strict-interior values are read).
+    prepared : Prepared
+    out : ndarray of shape (3, H, W), float32, optional
+        Where to write I_{k+1}; must not be ``prev``. Pixels that are not strict interior
+        are copied from ``prev``.
+
+    Returns
+    -------
+    ndarray of shape (3, H, W), float32
+    """
+    if out is prev:
+        raise ValueError("out must be a different buffer than prev: the update reads neighbours of prev")
+    interior = prepared.labels == INTERIOR
+    a = np.zeros_like(prev)
+    for dy, dx in _OFFSETS:
+        q_interior = _shifted(interior, dy, dx, False)
+        a += np.where(q_interior, _shifted(prev, dy, dx, 0.0), np.float32(0))
+    d = neighbour_counts(interior.shape)
+    new = np.clip((a + prepared.rhs) / d, np.float32(0), np.float32(255))
+    if out is None:
+        out = prev.copy()
+    else:
+        out[...] = prev
+    out[:, interior] = new[:, interior]
+    return out
+
+
+def compose(target, labels, planes):
+    """Paste the iterate into a copy of the target at strict-interior pixels.
+
+    Parameters
+    ----------
+    target : ndarray of shape (H, W, 3), uint8
+    labels : ndarray of shape (H, W), uint8
+    planes : ndarray of shape (3, H, W), float
+        Values already clamped to [0, 255]; they are truncated toward zero.
+
+    Returns
+    -------
+    ndarray of shape (H, W, 3), uint8
+    """
+    out = np.array(target, dtype=np.uint8, copy=True)
+    interior = labels == INTERIOR
+    out[interior] = np.moveaxis(planes, 0, -1)[interior].astype(np.uint8)
+    return out
+
+
+def jacobi_reference(source, target, mask, iterations=800, *, keep=()):
+    """The source's method, in NumPy: ``iterations`` double-buffered Jacobi steps.
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+    mask : ndarray of shape (H, W), bool
+    iterations : int
+        Number of Jacobi iterations (800 in the classic problem set).
+    keep : iterable of int
+        Iteration counts whose iterate (float32, shape (3, H, W)) is returned too.
+
+    Returns
+    -------
+    result : ndarray of shape (H, W, 3), uint8
+    snapshots : dict of int to ndarray
+        Only when ``keep`` is given.
+    """
+    prep = prepare(source, target, mask)
+    keep = set(keep)
+    snapshots = {0: prep.guess.copy()} if 0 in keep else {}
+    current, spare = prep.guess.copy(), prep.guess.copy()
+    for k in range(1, iterations + 1):
+        jacobi_step_reference(current, prep, out=spare)
+        current, spare = spare, current  # swap the two buffers
+        if k in keep:
+            snapshots[k] = current.copy()
+    result = compose(target, prep.labels, current)
+    return (result, snapshots) if keep else result
+
+
+def residual(planes, prepared):
+    """How far an iterate is from solving the discrete Poisson equation.
+
+    Parameters
+    ----------
+    planes : ndarray of shape (3, H, W), float
+    prepared : Prepared
+
+    Returns
+    -------
+    float
+        Root mean square over strict-interior pixels and channels of
+        ``D * I(p) - A - (B + C)`` (zero at the exact, unclamped solution), in float64.
+    """
+    interior = prepared.labels == INTERIOR
+    if not interior.any():
+        return 0.0
+    planes = np.asarray(planes, np.float64)
+    a = np.zeros_like(planes)
+    for dy, dx in _OFFSETS:
+        a += np.where(_shifted(interior, dy, dx, False), _shifted(planes, dy, dx, 0.0), 0.0)
+    d = neighbour_counts(interior.shape).astype(np.float64)
+    r = d * planes - a - prepared.rhs
+    return float(np.sqrt(np.mean(r[:, interior] ** 2)))
+
+
+def exact_solve(source, target, mask):
+    """The limit of the iterations: solve the sparse linear system directly (float64).
+
+    Each strict-interior pixel p gives one equation ``D I(p) - sum_{q interior} I(q) = B + C``;
+    the matrix is symmetric, diagonally dominant and shared by the three channels, so it
+    is factorised once (SuperLU via :func:`scipy.sparse.linalg.splu`).
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+    mask : ndarray of shape (H, W), bool
+
+    Returns
+    -------
+    result : ndarray of shape (H, W, 3), uint8
+        Clamped to [0, 255] and truncated, like the iterations.
+    planes : ndarray of shape (3, H, W), float64
+        The unclamped solution on the interior (the source's values elsewhere).
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import splu
+
+    prep = prepare(source, target, mask)
+    interior = prep.labels == INTERIOR
+    h, w = interior.shape
+    index = np.full((h, w), -1, np.int64)
+    n = int(interior.sum())
+    index[interior] = np.arange(n)
+    ys, xs = np.nonzero(interior)
+    rows, cols, vals = [np.arange(n)], [np.arange(n)], [neighbour_counts((h, w))[ys, xs].astype(np.float64)]
+    for dy, dx in _OFFSETS:
+        qy, qx = ys + dy, xs + dx
+        ok = (qy >= 0) & (qy < h) & (qx >= 0) & (qx < w)
+        ok[ok] &= interior[qy[ok], qx[ok]]
+        rows.append(index[ys[ok], xs[ok]])
+        cols.append(index[qy[ok], qx[ok]])
+        vals.append(-np.ones(int(ok.sum())))
+    planes = prep.guess.astype(np.float64)
+    if n:
+        matrix = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+        lu = splu(matrix)
+        solution = lu.solve(np.ascontiguousarray(prep.rhs[:, interior].T, dtype=np.float64))
+        planes[:, interior] = solution.T
+    result = compose(target, prep.labels, np.clip(planes, 0, 255))
+    return result, planes
+
+
+def opencv_clone(source, target, mask):
+    """OpenCV's ``seamlessClone`` (NORMAL_CLONE) of the same problem, for comparison.
+
+    OpenCV solves the same Poisson equation directly (a DST-based solver over the mask's
+    bounding box) with its own boundary handling, so its result is close to
+    :func:`exact_solve` but not identical. OpenCV is imported only here.
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+        RGB; same size, the object already at its place in ``source``.
+    mask : ndarray of shape (H, W), bool
+
+    Returns
+    -------
+    ndarray of shape (H, W, 3), uint8
+    """
+    import cv2
+
+    mask = np.asarray(mask, bool)
+    rows = np.nonzero(mask.any(axis=1))[0]
+    cols = np.nonzero(mask.any(axis=0))[0]
+    if rows.size == 0:
+        raise ValueError("the mask is empty: select at least one pixel to clone")
+    # seamlessClone wants the patch inside the destination with room around it: pad both
+    # images by edge replication so a mask touching the image edge still works.
+    pad = 2
+    src = np.pad(np.asarray(source, np.uint8), ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    dst = np.pad(np.asarray(target, np.uint8), ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    m = np.pad(mask, pad).astype(np.uint8) * 255
+    # OpenCV centres the mask's bounding box on `center`; this keeps the object in place.
+    y0, y1, x0, x1 = rows[0] + pad, rows[-1] + pad, cols[0] + pad, cols[-1] + pad
+    center = (int(x0 + (x1 - x0 + 1) // 2), int(y0 + (y1 - y0 + 1) // 2))
+    out = cv2.seamlessClone(src[..., ::-1].copy(), dst[..., ::-1].copy(), m, center, cv2.NORMAL_CLONE)
+    return np.ascontiguousarray(out[pad:-pad, pad:-pad, ::-1])

@@ -1,0 +1,335 @@
+"""The memory and SIMT profiler: :func:`profile`.
+
+Taught in ``lessons/00_seeing_the_gpu.ipynb``. The launch runs in the simulator with
+every array access and every executed source line observed, and the observations are
+grouped into *warp-level instructions* as a GPU would issue them: the accesses of the
+lanes of one warp at the same source line, the same execution count of that line by
+each lane, and the same position among the accesses of that line. From them:
+
+* global memory: requests (one per warp-level load or store) and 32-byte *sectors*
+  touched (offsets from the start of each allocation, which a GPU aligns to 256 bytes):
+  32 lanes reading 32 consecutive float32 = 4 sectors, with a stride of 32 elements = 32;
+* shared memory: requests and *wavefronts* (32 banks of 4 bytes; lanes reading the same
+  word share it - a broadcast; distinct words in one bank are served one after another),
+  so the bank-conflict degree is wavefronts per request, 1 when conflict-free;
+* atomics: operations, per line;
+* SIMT efficiency: active lanes per warp-level instruction / 32.
+
+Shared arrays are assumed to start on bank 0 (any 128-byte alignment gives the same
+conflicts). The counts do not depend on the order in which threads run.
+"""
+
+from __future__ import annotations
+
+import html
+import linecache
+import os
+import threading
+from dataclasses import asdict, dataclass, fields
+
+from ._instrument import Observer, is_kernel_code, launch, py_function
+
+__all__ = ["LineProfile", "ProfileReport", "profile"]
+
+SECTOR_BYTES = 32
+BANKS = 32
+BANK_BYTES = 4
+_current_thread = threading.current_thread
+
+
+@dataclass
+class LineProfile:
+    """Counts of one source line (or, for :attr:`ProfileReport.total`, of the whole kernel).
+
+    Attributes
+    ----------
+    file : str
+    line : int
+        0 for the kernel total.
+    source : str
+    warp_instructions : int
+        Warp-level executions of the line.
+    active_lanes : int
+        Sum over those executions of the lanes taking part.
+    global_load_requests, global_load_sectors : int
+    global_store_requests, global_store_sectors : int
+    shared_requests, shared_wavefronts : int
+        Loads and stores to shared memory, and the passes the banks need for them.
+    atomics : int
+        Atomic operations (one per lane).
+    """
+
+    file: str
+    line: int
+    source: str
+    warp_instructions: int = 0
+    active_lanes: int = 0
+    global_load_requests: int = 0
+    global_load_sectors: int = 0
+    global_store_requests: int = 0
+    global_store_sectors: int = 0
+    shared_requests: int = 0
+    shared_wavefronts: int = 0
+    atomics: int = 0
+
+    @property
+    def simt_efficiency(self) -> float:
+        """Active lanes per warp-level instruction / 32 (nan if the line never ran)."""
+        return self.active_lanes / (32 * self.warp_instructions) if self.warp_instructions else float("nan")
+
+    @property
+    def global_requests(self) -> int:
+        return self.global_load_requests + self.global_store_requests
+
+    @property
+    def global_sectors(self) -> int:
+        return self.global_load_sectors + self.global_store_sectors
+
+    @property
+    def sectors_per_request(self) -> float:
+        """Global sectors per request, loads and stores together (4 is ideal for float32)."""
+        return self.global_sectors / self.global_requests if self.global_requests else float("nan")
+
+    @property
+    def load_sectors_per_request(self) -> float:
+        r = self.global_load_requests
+        return self.global_load_sectors / r if r else float("nan")
+
+    @property
+    def store_sectors_per_request(self) -> float:
+        r = self.global_store_requests
+        return self.global_store_sectors / r if r else float("nan")
+
+    @property
+    def bank_conflict_degree(self) -> float:
+        """Shared-memory wavefronts per request: 1 = no conflict, 32 = fully serialised."""
+        return self.shared_wavefronts / self.shared_requests if self.shared_requests else float("nan")
+
+    def add(self, other: "LineProfile"):
+        for f in fields(self)[3:]:
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def as_dict(self) -> dict:
+        """The counts and the derived ratios as a plain dict."""
+        out = asdict(self)
+        for name in ("simt_efficiency", "sectors_per_request", "load_sectors_per_request",
+                     "store_sectors_per_request", "bank_conflict_degree"):
+            out[name] = getattr(self, name)
+        return out
+
+
+_COLUMNS = (
+    ("line", "line", "{}"),
+    ("warp instr", "warp_instructions", "{}"),
+    ("SIMT eff", "simt_efficiency", "{:.2f}"),
+    ("gld req", "global_load_requests", "{}"),
+    ("gld sect/req", "load_sectors_per_request", "{:.1f}"),
+    ("gst req", "global_store_requests", "{}"),
+    ("gst sect/req", "store_sectors_per_request", "{:.1f}"),
+    ("shared req", "shared_requests", "{}"),
+    ("bank confl", "bank_conflict_degree", "{:.1f}"),
+    ("atomics", "atomics", "{}"),
+)
+
+
+def _cell(row, attr, fmt):
+    value = getattr(row, attr)
+    if isinstance(value, float) and value != value:
+        return "-"
+    return fmt.format(value)
+
+
+@dataclass
+class ProfileReport:
+    """What :func:`profile` measured in one launch.
+
+    Attributes
+    ----------
+    kernel : str
+    griddim, blockdim : tuple of int
+    total : LineProfile
+        The whole kernel.
+    lines : list of LineProfile
+        One per source line that ran, in file and line order.
+    """
+
+    kernel: str
+    griddim: tuple
+    blockdim: tuple
+    total: LineProfile
+    lines: list
+
+    def line(self, text: str) -> LineProfile:
+        """The profile of the first line whose source contains ``text``.
+
+        Raises
+        ------
+        ValueError
+            If no line that ran contains it.
+        """
+        for row in self.lines:
+            if text in row.source:
+                return row
+        raise ValueError(f"no executed line of {self.kernel} contains {text!r}")
+
+    def rows(self) -> list:
+        """Every line (then the total) as dicts, for tables and plots."""
+        return [row.as_dict() for row in self.lines] + [self.total.as_dict()]
+
+    def __str__(self):
+        header = [name for name, _, _ in _COLUMNS] + ["source"]
+        table = [header]
+        for row in self.lines + [self.total]:
+            cells = [_cell(row, attr, fmt) for _, attr, fmt in _COLUMNS]
+            cells[0] = str(row.line) if row.line else "total"
+            table.append(cells + [row.source])
+        widths = [max(len(r[k]) for r in table) for k in range(len(header) - 1)]
+        text = [f"profile {self.kernel}[{self.griddim}, {self.blockdim}]"]
+        for r in table:
+            text.append("  ".join(c.rjust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+        return "\n".join(text)
+
+    def _repr_html_(self):
+        head = "".join(f"<th>{html.escape(name)}</th>" for name, _, _ in _COLUMNS) + "<th>source</th>"
+        body = ""
+        for row in self.lines + [self.total]:
+            cells = [_cell(row, attr, fmt) for _, attr, fmt in _COLUMNS]
+            cells[0] = str(row.line) if row.line else "<b>total</b>"
+            body += "<tr>" + "".join(f"<td>{c}</td>" for c in cells)
+            body += f"<td style='text-align:left'><code>{html.escape(row.source)}</code></td></tr>"
+        title = html.escape(f"profile {self.kernel}[{self.griddim}, {self.blockdim}]")
+        return f"<p>{title}</p><table><tr>{head}</tr>{body}</table>"
+
+
+class _Profiler(Observer):
+    def __init__(self):
+        self.insts = {}  # (warp, code, line, occurrence) -> lane bits
+        self.mem = {}  # (space, store?, warp, code, line, occurrence, ordinal) -> [(alloc, offset, size)]
+        self.atomic_counts = {}  # (filename, line) -> count
+        self.stats = {}  # (filename, line) -> LineProfile
+
+    # Observation ----------------------------------------------------------------
+    def thread_tracer(self):
+        return self._call
+
+    def _call(self, frame, event, arg):
+        return self._line if is_kernel_code(frame.f_code) else None
+
+    def _line(self, frame, event, arg):
+        if event == "line":
+            v = _current_thread().v
+            key = (frame.f_code, frame.f_lineno)
+            occurrence = v.line_count.get(key, 0) + 1
+            v.line_count[key] = occurrence
+            v.access_count[key] = 0
+            inst = (v.warp, key, occurrence)
+            self.insts[inst] = self.insts.get(inst, 0) | 1 << v.lane
+        return self._line
+
+    def access(self, array, offset, write, index, frame, v):
+        if v.in_atomic:
+            return
+        key = (frame.f_code, frame.f_lineno)
+        ordinal = v.access_count.get(key, 0)
+        v.access_count[key] = ordinal + 1
+        inst = (array.space, write, v.warp, key, v.line_count.get(key, 0), ordinal)
+        lanes = self.mem.get(inst)
+        if lanes is None:
+            lanes = self.mem[inst] = []
+        lanes.append((array.alloc, offset, array.dtype.itemsize))
+
+    def atomic(self, array, frame, v):
+        key = (frame.f_code.co_filename, frame.f_lineno)
+        self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
+
+    def block_started(self, grid_point, threads):
+        self.insts = {}
+        self.mem = {}
+
+    # Aggregation, once per block ----------------------------------------------------
+    def _row(self, code, lineno):
+        key = (code.co_filename, lineno)
+        row = self.stats.get(key)
+        if row is None:
+            text = linecache.getline(code.co_filename, lineno).strip()
+            row = self.stats[key] = LineProfile(code.co_filename, lineno, text)
+        return row
+
+    def block_finished(self, grid_point):
+        for (_warp, (code, lineno), _occ), bits in self.insts.items():
+            row = self._row(code, lineno)
+            row.warp_instructions += 1
+            row.active_lanes += bin(bits).count("1")
+        for (space, write, _warp, (code, lineno), _occ, _ordinal), lanes in self.mem.items():
+            row = self._row(code, lineno)
+            if space == "shared":
+                row.shared_requests += 1
+                row.shared_wavefronts += _wavefronts(lanes)
+                continue
+            sectors = {(alloc, s) for alloc, off, size in lanes
+                       for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
+            if write:
+                row.global_store_requests += 1
+                row.global_store_sectors += len(sectors)
+            else:
+                row.global_load_requests += 1
+                row.global_load_sectors += len(sectors)
+        self.insts = {}
+        self.mem = {}
+
+    def report(self, name, grid, block):
+        for (filename, lineno), n in self.atomic_counts.items():
+            key = (filename, lineno)
+            if key not in self.stats:
+                self.stats[key] = LineProfile(filename, lineno, linecache.getline(filename, lineno).strip())
+            self.stats[key].atomics += n
+        lines = sorted(self.stats.values(), key=lambda r: (r.file, r.line))
+        total = LineProfile(os.path.basename(lines[0].file) if lines else "", 0, "(whole kernel)")
+        for row in lines:
+            total.add(row)
+        return ProfileReport(name, tuple(grid), tuple(block), total, lines)
+
+
+def _wavefronts(lanes):
+    """Passes the 32 banks need to serve one warp-level shared access."""
+    words_per_bank = {}
+    for _alloc, off, size in lanes:
+        for word in range(off // BANK_BYTES, (off + size - 1) // BANK_BYTES + 1):
+            words_per_bank.setdefault(word % BANKS, set()).add(word)
+    return max(map(len, words_per_bank.values()), default=0)
+
+
+def profile(kernel, griddim, blockdim, *args, sharedmem=0):
+    """Run one launch in the simulator and count what a GPU profiler would show.
+
+    Parameters
+    ----------
+    kernel : @cuda.jit kernel (simulator or GPU) or its Python function
+    griddim, blockdim : int or tuple of int
+    *args
+        The kernel arguments (NumPy arrays are copied in and back, as in a launch).
+    sharedmem : int
+        Bytes of dynamic shared memory.
+
+    Returns
+    -------
+    ProfileReport
+        ``.total`` for the kernel, ``.lines`` per source line, ``.line(text)`` to find
+        one: global requests and sectors per request, shared requests and bank-conflict
+        degree, atomics, SIMT efficiency.
+
+    Examples
+    --------
+    >>> report = profile(copy_kernel, 1, 32, x, out)          # doctest: +SKIP
+    >>> report.line("out[i] = x[i]").load_sectors_per_request  # doctest: +SKIP
+    4.0
+    """
+    from .. import device
+
+    if device.is_gpu():
+        from .remote import run_remote
+
+        return run_remote("profile", kernel, griddim, blockdim, args, dict(sharedmem=sharedmem))
+    profiler = _Profiler()
+    grid, block = launch(kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
+    return profiler.report(py_function(kernel).__name__, grid, block)

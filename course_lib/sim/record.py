@@ -1,0 +1,229 @@
+"""A log of host<->device transfers and kernel launches: :func:`record`.
+
+Taught in ``lessons/00_seeing_the_gpu.ipynb`` and used by the lessons on transfer
+costs. Inside ``with record() as log:`` every copy between host and device (explicit,
+with ``cuda.to_device`` / ``copy_to_host``, or implicit, when a NumPy array is passed
+to a kernel and copied back after it) and every kernel launch is appended to ``log``.
+
+It works on both backends. In the simulator it wraps ``to_device`` and the copy
+methods of the simulator's device arrays, and ``FakeCUDAKernel.__call__``; on a GPU it
+wraps numba-cuda's ``driver.host_to_device`` / ``device_to_host`` (through which all
+copies go) and ``CUDADispatcher.call``. Everything is restored when the last open
+``record()`` closes.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+__all__ = ["Launch", "Record", "Transfer", "record"]
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One copy: ``direction`` is ``"HtoD"`` or ``"DtoH"``, ``nbytes`` its size."""
+
+    direction: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch: kernel name, grid and block dimensions (3-tuples)."""
+
+    kernel: str
+    griddim: tuple
+    blockdim: tuple
+
+
+@dataclass(eq=False)
+class Record:
+    """What happened inside one ``with record()`` block, in order.
+
+    Attributes
+    ----------
+    events : list of Transfer or Launch
+    """
+
+    events: list = field(default_factory=list)
+
+    @property
+    def transfers(self) -> list:
+        return [e for e in self.events if isinstance(e, Transfer)]
+
+    @property
+    def launches(self) -> list:
+        return [e for e in self.events if isinstance(e, Launch)]
+
+    def summary(self) -> dict:
+        """Counts and bytes per direction, and the number of launches."""
+        out = {"HtoD_count": 0, "HtoD_bytes": 0, "DtoH_count": 0, "DtoH_bytes": 0, "launches": len(self.launches)}
+        for t in self.transfers:
+            out[f"{t.direction}_count"] += 1
+            out[f"{t.direction}_bytes"] += t.nbytes
+        return out
+
+    def __str__(self):
+        s = self.summary()
+        lines = [
+            f"{s['launches']} kernel launch(es); host->device: {s['HtoD_count']} copies, {s['HtoD_bytes']} bytes; "
+            f"device->host: {s['DtoH_count']} copies, {s['DtoH_bytes']} bytes"
+        ]
+        for e in self.events:
+            if isinstance(e, Launch):
+                lines.append(f"  launch {e.kernel}[{e.griddim}, {e.blockdim}]")
+            else:
+                lines.append(f"  copy {e.direction} {e.nbytes} bytes")
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        rows = "".join(
+            f"<tr><td>launch</td><td>{html.escape(e.kernel)}[{e.griddim}, {e.blockdim}]</td></tr>"
+            if isinstance(e, Launch)
+            else f"<tr><td>copy {e.direction}</td><td>{e.nbytes} bytes</td></tr>"
+            for e in self.events
+        )
+        head = html.escape(str(self).splitlines()[0])
+        return f"<p>{head}</p><table>{rows}</table>"
+
+
+_open: list = []
+_restore: list = []
+_lock = threading.Lock()
+_depth = threading.local()
+
+
+def _log(event):
+    for rec in _open:
+        rec.events.append(event)
+
+
+def _dims(d):
+    d = tuple(d) if isinstance(d, (tuple, list)) else (d,)
+    return tuple(int(x) for x in d) + (1,) * (3 - len(d))
+
+
+def _patch(owner, name, wrapper):
+    original = getattr(owner, name)
+    setattr(owner, name, wrapper(original))
+    _restore.append((owner, name, original))
+
+
+def _install_sim():
+    import numba.cuda
+    from numba.cuda.simulator import kernel as sim_kernel
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    def wrap_to_device(original):
+        def to_device(ary, stream=0, copy=True, to=None):
+            result = original(ary, stream, copy, to)
+            if to is None:  # with to=, the copy is logged by copy_to_device
+                _log(Transfer("HtoD", int(result.nbytes)))
+            return result
+
+        return to_device
+
+    original_to_device = devicearray.to_device
+    for owner in (numba.cuda, devicearray):  # numba.cuda re-exports the simulator's function
+        if getattr(owner, "to_device", None) is original_to_device:
+            _patch(owner, "to_device", wrap_to_device)
+
+    def wrap_copy_to_host(original):
+        def copy_to_host(self, ary=None, stream=0):
+            _log(Transfer("DtoH", int(self.nbytes)))
+            return original(self, ary, stream)
+
+        return copy_to_host
+
+    def wrap_copy_to_device(original):
+        def copy_to_device(self, ary, stream=0):
+            _log(Transfer("HtoD", int(self.nbytes)))
+            return original(self, ary, stream)
+
+        return copy_to_device
+
+    _patch(devicearray.FakeCUDAArray, "copy_to_host", wrap_copy_to_host)
+    _patch(devicearray.FakeCUDAArray, "copy_to_device", wrap_copy_to_device)
+
+    def wrap_call(original):
+        def __call__(self, *args):
+            if not self._device and sim_kernel._get_kernel_context() is None:
+                _log(Launch(self.fn.__name__, _dims(self.grid_dim), _dims(self.block_dim)))
+            return original(self, *args)
+
+        return __call__
+
+    _patch(sim_kernel.FakeCUDAKernel, "__call__", wrap_call)
+
+
+def _install_gpu():
+    from numba.cuda.cudadrv import driver
+    from numba.cuda.dispatcher import CUDADispatcher
+
+    def wrap_copy(direction):
+        def wrapper(original):
+            def copy(dst, src, size, stream=0):
+                _log(Transfer(direction, int(size)))
+                return original(dst, src, size, stream)
+
+            return copy
+
+        return wrapper
+
+    _patch(driver, "host_to_device", wrap_copy("HtoD"))
+    _patch(driver, "device_to_host", wrap_copy("DtoH"))
+
+    def wrap_call(original):
+        def call(self, args, launch_config):
+            # CUDADispatcher.call may forward to another dispatcher: log the outermost call once.
+            depth = getattr(_depth, "n", 0)
+            if depth == 0:
+                _log(Launch(self.py_func.__name__, _dims(launch_config.griddim), _dims(launch_config.blockdim)))
+            _depth.n = depth + 1
+            try:
+                return original(self, args, launch_config)
+            finally:
+                _depth.n = depth
+
+        return call
+
+    _patch(CUDADispatcher, "call", wrap_call)
+
+
+@contextmanager
+def record():
+    """Log host<->device transfers and kernel launches inside a ``with`` block.
+
+    Yields
+    ------
+    Record
+        Filled as the block runs: ``.transfers``, ``.launches``, ``.summary()``.
+
+    Examples
+    --------
+    >>> with record() as log:                       # doctest: +SKIP
+    ...     d_x = cuda.to_device(x)
+    ...     kernel[4, 256](d_x)
+    ...     x = d_x.copy_to_host()
+    >>> log.summary()["HtoD_count"], len(log.launches)  # doctest: +SKIP
+    (1, 1)
+    """
+    from .. import device
+
+    rec = Record()
+    with _lock:
+        if not _open:
+            (_install_sim if device.is_simulator() else _install_gpu)()
+        _open.append(rec)
+    try:
+        yield rec
+    finally:
+        with _lock:
+            _open.remove(rec)
+            if not _open:
+                while _restore:
+                    owner, name, original = _restore.pop()
+                    setattr(owner, name, original)

@@ -1,0 +1,426 @@
+"""Public entry points of Unit 2: :func:`spmv`, :func:`prepare` and the hybrid split."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import device
+from .cpu import spmv_cpu
+from .model import bell_garland_k
+from .reference import spmv_reference
+
+__all__ = ["GPU_METHODS", "METHODS", "DeviceSpmv", "HybMatrix", "as_csr", "default_block", "ell_split",
+           "has_warp_shuffles", "hyb_split", "is_device_array", "prepare", "spmv"]
+
+#: Kernel methods, then the CPU ones: ``"cpu"`` (Numba, all cores) and ``"scipy"`` (the reference).
+METHODS = ("csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu", "scipy")
+GPU_METHODS = METHODS[:6]
+#: ELL refuses to pad more than this many times the non-zeros (beyond a small matrix).
+MAX_ELL_FILL = 10
+_SMALL_ELL = 1 << 20
+
+
+def default_block() -> int:
+    """Threads per block when none is given: 256 on a GPU, 32 in the simulator."""
+    return device.pick(sim=32, gpu=256)
+
+
+def as_csr(A, dtype=None):
+    """Validate a SciPy sparse matrix and return canonical CSR with int32 indices.
+
+    Parameters
+    ----------
+    A : scipy sparse matrix or array of shape (R, C)
+        Any format; real values (integers and booleans are converted to float64).
+    dtype : float32 or float64, optional
+        Value type wanted; default: float32 stays float32, float16 becomes float32,
+        everything else float64.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        Sorted indices, duplicates summed, int32 ``indptr`` and ``indices``.
+
+    Raises
+    ------
+    ValueError
+        Not a SciPy sparse matrix, not 2-D, complex or non-numeric values, or more
+        non-zeros than int32 indices can address.
+    """
+    if not sp.issparse(A):
+        raise ValueError(f"A must be a SciPy sparse matrix or array (any format), got {type(A).__name__}; "
+                         "wrap a dense array with scipy.sparse.csr_matrix(...)")
+    if A.ndim != 2:
+        raise ValueError(f"A must be 2-D, got {A.ndim} dimensions")
+    if A.dtype.kind not in "biuf":
+        raise ValueError(f"A must hold real numbers, got dtype {A.dtype}")
+    if dtype is None:
+        dtype = np.float32 if A.dtype in (np.float16, np.float32) else np.float64
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    csr = sp.csr_matrix(A, dtype=dtype, copy=True)
+    csr.sum_duplicates()  # also sorts the column indices
+    if csr.nnz >= 2**31 or max(csr.shape) >= 2**31:
+        raise ValueError(f"A has {csr.nnz} non-zeros and shape {csr.shape}: too large for int32 indices")
+    csr.indptr = csr.indptr.astype(np.int32, copy=False)
+    csr.indices = csr.indices.astype(np.int32, copy=False)
+    return csr
+
+
+@dataclass(frozen=True)
+class HybMatrix:
+    """A matrix split for the hybrid kernel: ELL for the first K entries of each row, COO for the rest.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        (R, C).
+    K : int
+        ELL width.
+    ell_indices : ndarray of shape (K, R), int32
+        Column of slot k of row r (column-major: slot k of all rows is contiguous), -1 in padding.
+    ell_data : ndarray of shape (K, R)
+        Values, 0 in padding.
+    coo_rows, coo_cols : ndarray of shape (Z_coo,), int32
+        Row (sorted) and column of each remaining entry.
+    coo_data : ndarray of shape (Z_coo,)
+    """
+
+    shape: tuple
+    K: int
+    ell_indices: np.ndarray = field(repr=False)
+    ell_data: np.ndarray = field(repr=False)
+    coo_rows: np.ndarray = field(repr=False)
+    coo_cols: np.ndarray = field(repr=False)
+    coo_data: np.ndarray = field(repr=False)
+
+    @property
+    def ell_nnz(self) -> int:
+        """Real (non-padding) entries in the ELL part."""
+        return int(np.count_nonzero(self.ell_indices >= 0))
+
+    @property
+    def coo_nnz(self) -> int:
+        """Entries in the COO part."""
+        return int(self.coo_data.size)
+
+    @property
+    def padding(self) -> float:
+        """Fraction of the ELL slots that are padding (0 when there are none)."""
+        slots = self.ell_indices.size
+        return 1.0 - self.ell_nnz / slots if slots else 0.0
+
+    def to_csr(self):
+        """The matrix back as ``scipy.sparse.csr_matrix`` (checks a split loses nothing)."""
+        keep = self.ell_indices >= 0
+        slot_rows = np.broadcast_to(np.arange(self.shape[0]), self.ell_indices.shape)
+        rows = np.concatenate([slot_rows[keep], self.coo_rows])
+        cols = np.concatenate([self.ell_indices[keep], self.coo_cols])
+        data = np.concatenate([self.ell_data[keep], self.coo_data])
+        return sp.csr_matrix((data, (rows, cols)), shape=self.shape)
+
+
+def _check_k(K):
+    if isinstance(K, (bool, np.bool_)) or not isinstance(K, (int, np.integer)) or K < 0:
+        raise ValueError(f"K must be a non-negative integer, got {K!r}")
+    return int(K)
+
+
+def hyb_split(A, K=None, dtype=None):
+    """Split A into the ELL part (first K entries of every row) and the COO rest.
+
+    Parameters
+    ----------
+    A : scipy sparse matrix of shape (R, C)
+    K : int, optional
+        ELL width; default :func:`~course_lib.spmv.model.bell_garland_k` (the largest K
+        such that a third of the rows still have K entries).
+    dtype : float32 or float64, optional
+        See :func:`as_csr`.
+
+    Returns
+    -------
+    HybMatrix
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from course_lib.spmv import hyb_split
+    >>> A = sp.csr_matrix([[1, 2, 3, 4], [5, 0, 0, 0], [0, 6, 0, 0]], dtype="float32")
+    >>> h = hyb_split(A, K=1)
+    >>> h.ell_indices.tolist(), h.coo_cols.tolist()
+    ([[0, 0, 1]], [1, 2, 3])
+    """
+    csr = as_csr(A, dtype)
+    lengths = np.diff(csr.indptr)
+    K = bell_garland_k(lengths) if K is None else _check_k(K)
+    n_rows = csr.shape[0]
+    rows = np.repeat(np.arange(n_rows, dtype=np.int32), lengths)
+    position = np.arange(csr.nnz) - np.repeat(csr.indptr[:-1], lengths)  # place of each entry within its row
+    in_ell = position < K
+    ell_indices = np.full((K, n_rows), -1, dtype=np.int32)
+    ell_data = np.zeros((K, n_rows), dtype=csr.dtype)
+    ell_indices[position[in_ell], rows[in_ell]] = csr.indices[in_ell]
+    ell_data[position[in_ell], rows[in_ell]] = csr.data[in_ell]
+    rest = ~in_ell
+    return HybMatrix(csr.shape, K, ell_indices, ell_data, rows[rest].copy(), csr.indices[rest].copy(),
+                     csr.data[rest].copy())
+
+
+def ell_split(A, dtype=None):
+    """ELL with every row in it: :func:`hyb_split` with K = the longest row.
+
+    Raises
+    ------
+    ValueError
+        When padding would exceed ``MAX_ELL_FILL`` times the non-zeros (and a million
+        slots): one long row makes ELL useless, which is the point of the hybrid.
+    """
+    csr = as_csr(A, dtype)
+    lengths = np.diff(csr.indptr)
+    K = int(lengths.max(initial=0))
+    slots = K * csr.shape[0]
+    if slots > max(MAX_ELL_FILL * csr.nnz, _SMALL_ELL):
+        raise ValueError(f"ELL would store {slots} slots for {csr.nnz} non-zeros (longest row {K}): "
+                         "use method='hyb', which keeps only the first K entries of each row in ELL")
+    return hyb_split(csr, K)
+
+
+def _check_block(block, method):
+    if block is None:
+        block = default_block()
+    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) or not 1 <= block <= 1024:
+        raise ValueError(f"block must be an integer between 1 and 1024 (threads per block), got {block!r}")
+    if method == "csr_vector" and block % 32:
+        raise ValueError(f"csr_vector needs a block size that is a multiple of 32 (whole warps), got {block}")
+    return int(block)
+
+
+class DeviceSpmv:
+    """A matrix on the device in the layout of one method, ready for repeated products.
+
+    Build it with :func:`prepare`. :meth:`launch` only enqueues kernels (for timing
+    with CUDA events); calling the object computes ``A @ x`` for a host or device ``x``.
+
+    Attributes
+    ----------
+    method : str
+    shape : tuple of int
+    dtype : numpy.dtype
+    nnz : int
+    block : int
+        Threads per block of the kernels.
+    K : int or None
+        ELL width (``"ell"`` and ``"hyb"``).
+    """
+
+    def __init__(self, csr, method, block, K=None):
+        from numba import cuda
+
+        from . import kernels
+
+        self.method, self.shape, self.dtype, self.nnz, self.block = method, csr.shape, csr.dtype, csr.nnz, block
+        self.K = None
+        self._kernels = kernels
+        self._arrays = {}
+        if method in ("csr_scalar", "csr_vector"):
+            self._arrays = {"indptr": csr.indptr, "indices": csr.indices, "data": csr.data}
+        elif method in ("coo", "coo_atomic"):
+            coo_rows = np.repeat(np.arange(csr.shape[0], dtype=np.int32), np.diff(csr.indptr))
+            self._arrays = {"rows": coo_rows, "cols": csr.indices, "data": csr.data}
+        else:
+            split = ell_split(csr) if method == "ell" else hyb_split(csr, K)
+            self.K = split.K
+            self._arrays = {"ell_indices": split.ell_indices, "ell_data": split.ell_data, "rows": split.coo_rows,
+                            "cols": split.coo_cols, "data": split.coo_data}
+        self._device = {name: cuda.to_device(np.ascontiguousarray(a)) for name, a in self._arrays.items()}
+
+    def launch(self, d_x, d_y):
+        """Enqueue the kernels computing ``d_y = A @ d_x`` (device arrays of the right dtype and length)."""
+        n_rows, block, dev, k = self.shape[0], self.block, self._device, self._kernels
+        if n_rows == 0:
+            return
+        if self.method == "csr_scalar":
+            k.csr_scalar_kernel[-(-n_rows // block), block](dev["indptr"], dev["indices"], dev["data"], d_x, d_y)
+        elif self.method == "csr_vector":
+            threads = n_rows * k.WARP
+            k.csr_vector_kernel[-(-threads // block), block](dev["indptr"], dev["indices"], dev["data"], d_x, d_y)
+        elif self.method in ("ell", "hyb"):
+            k.ell_kernel[-(-n_rows // block), block](dev["ell_indices"], dev["ell_data"], d_x, d_y)
+        else:  # the COO kernels add into y
+            k.zero_kernel[-(-n_rows // block), block](d_y)
+        if self.method in ("coo", "coo_atomic", "hyb") and dev["data"].size:
+            grid = -(-dev["data"].size // block)
+            kernel = k.coo_atomic_kernel if self.method == "coo_atomic" else k.coo_segmented_kernel(block)
+            kernel[grid, block](dev["rows"], dev["cols"], dev["data"], d_x, d_y)
+
+    def __call__(self, x):
+        """``A @ x``: a NumPy array for a host ``x``, a device array for a device ``x``."""
+        from numba import cuda
+
+        on_device = is_device_array(x)
+        d_x = _check_x(x, self.shape, self.dtype, on_device)
+        d_y = cuda.device_array(self.shape[0], dtype=self.dtype)
+        self.launch(d_x, d_y)
+        return d_y if on_device else d_y.copy_to_host()
+
+    def __repr__(self):
+        extra = f", K={self.K}" if self.K is not None else ""
+        return f"DeviceSpmv(method={self.method!r}, shape={self.shape}, nnz={self.nnz}, dtype={self.dtype}{extra})"
+
+
+def has_warp_shuffles() -> bool:
+    """True when kernels can call ``cuda.shfl_down_sync``: always on a GPU; in the
+    simulator once :mod:`course_lib.sim` has added the warp primitives (``import
+    course_lib`` does)."""
+    if device.is_gpu():
+        return True
+    from numba.cuda.simulator.kernelapi import FakeCUDAModule
+
+    return hasattr(FakeCUDAModule, "shfl_down_sync")
+
+
+def is_device_array(x) -> bool:
+    """True for a CUDA device array (Numba's, CuPy's, or the simulator's stand-in)."""
+    from numba import cuda
+
+    if device.is_simulator():
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        return isinstance(x, FakeCUDAArray)
+    return cuda.is_cuda_array(x)
+
+
+def _check_x(x, shape, dtype, on_device):
+    """Validate ``x`` and return it as a contiguous device array of ``dtype``."""
+    from numba import cuda
+
+    if on_device:
+        x = cuda.as_cuda_array(x) if not device.is_simulator() else x
+        if x.ndim != 1 or x.shape[0] != shape[1]:
+            raise ValueError(f"x must have shape ({shape[1]},) to match A's {shape[1]} columns, got {x.shape}")
+        if np.dtype(x.dtype) != dtype:
+            raise ValueError(f"device x has dtype {x.dtype} but the matrix is {dtype}: convert one of them")
+        return x
+    host = _host_x(x, shape)
+    return cuda.to_device(np.ascontiguousarray(host, dtype=dtype))
+
+
+def _host_x(x, shape):
+    try:
+        host = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"x cannot be converted to an array: {exc}") from None
+    if host.dtype.kind not in "biuf":
+        raise ValueError(f"x must hold real numbers, got dtype {host.dtype}")
+    if host.ndim != 1 or host.shape[0] != shape[1]:
+        raise ValueError(f"x must have shape ({shape[1]},) to match A's {shape[1]} columns, got {host.shape}")
+    return host
+
+
+def _result_dtype(A, x):
+    kinds = [np.dtype(A.dtype)]
+    if hasattr(x, "dtype"):
+        kinds.append(np.dtype(x.dtype))
+    if all(k in (np.float16, np.float32) for k in kinds):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
+    """Copy A to the device in the layout ``method`` needs.
+
+    Parameters
+    ----------
+    A : scipy sparse matrix of shape (R, C)
+    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb"}
+    K : int, optional
+        ELL width for ``"hyb"`` (default: the Bell-Garland rule).
+    block : int, optional
+        Threads per block (default :func:`default_block`); a multiple of 32 for ``"csr_vector"``.
+    dtype : float32 or float64, optional
+        See :func:`as_csr`.
+
+    Returns
+    -------
+    DeviceSpmv
+    """
+    if method not in GPU_METHODS:
+        raise ValueError(f"unknown kernel method {method!r}; choose one of {GPU_METHODS}")
+    if K is not None and method != "hyb":
+        raise ValueError(f"K only applies to method 'hyb', not {method!r}")
+    K = None if K is None else _check_k(K)
+    block = _check_block(block, method)
+    if method == "csr_vector" and not has_warp_shuffles():
+        raise RuntimeError("method 'csr_vector' needs cuda.shfl_down_sync, which this CUDA simulator lacks; "
+                           "use a course_lib whose simulator tools add the warp primitives, or a GPU")
+    return DeviceSpmv(as_csr(A, dtype), method, block, K)
+
+
+def spmv(A, x, method="hyb", *, K=None, block=None):
+    """Sparse matrix-vector product ``y = A @ x``.
+
+    Parameters
+    ----------
+    A : scipy sparse matrix or array of shape (R, C)
+        Any format (converted as the method needs); real values.
+    x : array_like of shape (C,), or a device array
+        The vector.
+    method : {"hyb", "csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "cpu", "scipy"}
+        ``"csr_scalar"``: thread per row; ``"csr_vector"``: warp per row with shuffles;
+        ``"coo"``: thread per element with a segmented reduction; ``"coo_atomic"``:
+        thread per element with atomics; ``"ell"``: padded, column-major; ``"hyb"``: ELL
+        for the first K entries of each row plus COO for the rest; ``"cpu"``: Numba
+        ``parallel=True``; ``"scipy"``: the float64 SciPy reference.
+    K : int, optional
+        ELL width for ``"hyb"`` (default: the Bell-Garland rule, see :func:`hyb_split`).
+    block : int, optional
+        Threads per block of the kernels (default :func:`default_block`).
+
+    Returns
+    -------
+    ndarray of shape (R,), or a device array when ``x`` is one
+        float32 when A and x are float32 (or float16), else float64; ``"scipy"`` always
+        returns float64.
+
+    Raises
+    ------
+    ValueError
+        A not sparse, complex or non-numeric values, x of the wrong length, an
+        unknown method, or K / block the method cannot use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from course_lib.spmv import laplacian, spmv
+    >>> A = laplacian("5pt", 4)
+    >>> spmv(A, np.ones(16, np.float32), method="csr_scalar")[:4]
+    array([2., 1., 1., 2.], dtype=float32)
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    if method not in GPU_METHODS and (K is not None or block is not None):
+        raise ValueError(f"K and block only apply to the kernel methods, not {method!r}")
+    if not sp.issparse(A):
+        as_csr(A)  # raises the explanatory error
+    from numba import cuda
+
+    on_device = is_device_array(x)
+    dtype = _result_dtype(A, x)
+    if method in GPU_METHODS:
+        return prepare(A, method, K=K, block=block, dtype=dtype)(x)
+    csr = as_csr(A, dtype)
+    if on_device:
+        x = x if device.is_simulator() else cuda.as_cuda_array(x)
+    host = x.copy_to_host() if on_device else x
+    host = _host_x(host, csr.shape)
+    if method == "scipy":
+        y = spmv_reference(csr, host)
+    else:
+        y = spmv_cpu(csr.indptr, csr.indices, csr.data, np.ascontiguousarray(host, dtype=dtype))
+    return cuda.to_device(y) if on_device else y
+

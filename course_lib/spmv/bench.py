@@ -1,0 +1,207 @@
+"""Benchmark of Unit 2: ``python -m course_lib.bench spmv``.
+
+CPU part (runs anywhere): ``scipy.sparse`` CSR against the Numba CPU version (its
+parallel and serial modes), on the stencil and power-law families, with the goal that
+the better Numba mode is within 1.5x of SciPy's time.
+
+GPU part (where a GPU is present): every kernel method and cuSPARSE
+(``cupyx.scipy.sparse``, optional) on every matrix family at Bell & Garland's sizes
+(about 1e6 rows: beyond a 50 MB L2), timed with CUDA events. Each row reports GFLOP/s
+(2 flops per non-zero), the effective GB/s from the CUSP byte model of its format and
+its fraction of the device's memory bandwidth. Goals on an H100 in fp32: the best
+course method reaches >= 90% of cuSPARSE on the stencils and >= 80% on the power-law
+matrices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device
+from ..bench import gpu_time, time_call
+from .api import GPU_METHODS, as_csr, prepare
+from .cpu import spmv_cpu
+from .data import MATRICES, laplacian, make_matrix, power_law_rows
+from .model import bytes_per_spmv
+
+GOAL_CPU_RATIO = 1.5
+GOAL_STENCIL = 0.90
+GOAL_POWER_LAW = 0.80
+STENCILS = ["laplacian_3pt", "laplacian_5pt", "laplacian_7pt", "laplacian_9pt", "laplacian_27pt"]
+POWER_LAW = ["power_law"]
+
+
+def _row(variant, matrix, A, seconds, dtype, method_bytes, bandwidth=None):
+    row = {"variant": variant, "matrix": matrix, "dtype": np.dtype(dtype).name, "rows": A.shape[0], "nnz": A.nnz,
+           "seconds": seconds, "gflops": 2 * A.nnz / seconds / 1e9, "bytes": int(method_bytes),
+           "gbs": method_bytes / seconds / 1e9}
+    if bandwidth:
+        row["fraction_of_bandwidth"] = method_bytes / seconds / bandwidth
+    return row
+
+
+def _cpu_matrices(quick):
+    if quick:
+        return {"laplacian_5pt": laplacian("5pt", 300), "power_law": power_law_rows(100_000, 8.0, 2.2, seed=1)}
+    return {"laplacian_5pt": laplacian("5pt", 1000), "laplacian_27pt": laplacian("27pt", 100),
+            "power_law": power_law_rows(1_000_000, 8.0, 2.2, seed=1)}
+
+
+def _cpu_rows(quick):
+    rows = []
+    for name, A32 in _cpu_matrices(quick).items():
+        for dtype in ([np.float32] if quick else [np.float32, np.float64]):
+            A = as_csr(A32, dtype)
+            x = np.random.default_rng(0).uniform(-1, 1, A.shape[1]).astype(dtype)
+            csr_bytes = bytes_per_spmv(A, "csr_scalar")
+            rows.append(_row("scipy", name, A, time_call(lambda: A @ x), dtype, csr_bytes))
+            for variant, parallel in (("cpu_numba_parallel", True), ("cpu_numba_serial", False)):
+                seconds = time_call(lambda: spmv_cpu(A.indptr, A.indices, A.data, x, parallel=parallel))
+                rows.append(_row(variant, name, A, seconds, dtype, csr_bytes))
+    return rows
+
+
+def _gpu_rows(quick, bandwidth):
+    from numba import cuda
+
+    rows, notes = [], []
+    names = STENCILS + POWER_LAW if quick else list(MATRICES)
+    for name in names:
+        for dtype in ([np.float32] if quick else [np.float32, np.float64]):
+            A = make_matrix(name, "gpu", seed=1, dtype=dtype)
+            x = np.random.default_rng(0).uniform(-1, 1, A.shape[1]).astype(dtype)
+            expected = spmv_cpu(A.indptr, A.indices, A.data, x).astype(np.float64)
+            scale = np.abs(A).astype(np.float64) @ np.abs(x).astype(np.float64)
+            d_x = cuda.to_device(x)
+            d_y = cuda.device_array(A.shape[0], dtype=dtype)
+            for method in GPU_METHODS:
+                try:
+                    op = prepare(A, method)
+                except ValueError as exc:  # ELL refuses hopeless padding
+                    notes.append(f"{name} {method}: {exc}")
+                    continue
+                op.launch(d_x, d_y)
+                error = np.max(np.abs(d_y.copy_to_host() - expected) / np.maximum(scale, 1e-30))
+                if error > (1e-4 if dtype == np.float32 else 1e-10):
+                    notes.append(f"{name} {method} {np.dtype(dtype).name}: relative error {error:.1e}")
+                seconds = gpu_time(lambda: op.launch(d_x, d_y))
+                row = _row(method, name, A, seconds, dtype, bytes_per_spmv(A, method, K=op.K), bandwidth)
+                row["K"] = op.K
+                rows.append(row)
+                del op
+            rows.extend(_cusparse_rows(name, A, x, dtype, bandwidth))
+    return rows, notes
+
+
+def _cusparse_rows(name, A, x, dtype, bandwidth):
+    try:
+        import cupy as cp
+        import cupyx.scipy.sparse as cusparse
+    except ImportError:
+        return []
+    d_A = cusparse.csr_matrix(A)
+    d_x = cp.asarray(x)
+    for _ in range(3):
+        d_A @ d_x
+    cp.cuda.Device().synchronize()
+    samples = []
+    for _ in range(10):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        d_A @ d_x
+        stop.record()
+        stop.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    return [_row("cusparse", name, A, float(np.median(samples)), dtype, bytes_per_spmv(A, "csr_scalar"),
+                 bandwidth)]
+
+
+def _ratio(rows, matrices, dtype="float32"):
+    """Best course method / cuSPARSE throughput, for each matrix of ``matrices``."""
+    out = {}
+    for name in matrices:
+        mine = [r for r in rows if r["matrix"] == name and r["dtype"] == dtype and r["variant"] in GPU_METHODS]
+        peer = [r for r in rows if r["matrix"] == name and r["dtype"] == dtype and r["variant"] == "cusparse"]
+        if mine and peer:
+            best = max(mine, key=lambda r: r["gflops"])
+            out[name] = {"best_method": best["variant"], "ratio": best["gflops"] / peer[0]["gflops"]}
+    return out
+
+
+def run(*, quick=False):
+    """Run the benchmark; see the module docstring."""
+    rows = _cpu_rows(quick)
+    notes = []
+    cpu = {}
+    for name in {r["matrix"] for r in rows}:
+        for dtype in {r["dtype"] for r in rows}:
+            times = {r["variant"]: r["seconds"] for r in rows if r["matrix"] == name and r["dtype"] == dtype}
+            if "scipy" in times:
+                # Both modes of spmv_cpu count: on a busy machine the threads of the parallel
+                # loop wait for each other, and the serial loop is the faster one.
+                cpu[f"{name}/{dtype}"] = min(times["cpu_numba_parallel"], times["cpu_numba_serial"]) / times["scipy"]
+    summary = {"cpu_time_over_scipy": cpu, "goal_cpu_ratio": GOAL_CPU_RATIO,
+               "cpu_goal_met": all(v <= GOAL_CPU_RATIO for v in cpu.values())}
+    if device.is_gpu():
+        bandwidth = device.info().memory_bandwidth
+        gpu, gpu_notes = _gpu_rows(quick, bandwidth)
+        rows += gpu
+        notes += gpu_notes
+        stencil, power = _ratio(gpu, STENCILS), _ratio(gpu, POWER_LAW)
+        summary.update({
+            "vs_cusparse_stencils": stencil,
+            "vs_cusparse_power_law": power,
+            "goal_stencil": GOAL_STENCIL,
+            "goal_power_law": GOAL_POWER_LAW,
+            "gpu_goal_met": (bool(stencil) and bool(power) and all(v["ratio"] >= GOAL_STENCIL for v in stencil.values())
+                             and all(v["ratio"] >= GOAL_POWER_LAW for v in power.values())),
+        })
+        if not stencil:
+            notes.append("cupy is not installed: no cuSPARSE comparison")
+    else:
+        notes.append("no GPU: only the CPU variants were measured")
+    return {"rows": rows, "summary": summary, "notes": notes}
+
+
+def summary(results):
+    """A few human-readable lines."""
+    lines = [f"{r['variant']:<12} {r['matrix']:<20} {r['dtype']:<8} nnz={r['nnz']:<9} "
+             f"{r['seconds'] * 1e3:8.3f} ms {r['gflops']:7.2f} GFLOP/s {r['gbs']:7.1f} GB/s"
+             + (f"  {100 * r['fraction_of_bandwidth']:.0f}% of bandwidth" if "fraction_of_bandwidth" in r else "")
+             for r in results["rows"]]
+    s = results["summary"]
+    for key, ratio in sorted(s["cpu_time_over_scipy"].items()):
+        lines.append(f"CPU {key}: best Numba time / scipy time = {ratio:.2f} (goal <= {s['goal_cpu_ratio']})")
+    for key in ("vs_cusparse_stencils", "vs_cusparse_power_law"):
+        for name, v in sorted(s.get(key, {}).items()):
+            lines.append(f"{name}: best course method {v['best_method']} = {100 * v['ratio']:.0f}% of cuSPARSE")
+    return "\n".join(lines + results["notes"])
+
+
+def plot(results, path):
+    """GFLOP/s of each variant on each matrix (fp32), with the CSR roofline on a GPU."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in results["rows"] if r["dtype"] == "float32"]
+    matrices = sorted({r["matrix"] for r in rows})
+    variants = sorted({r["variant"] for r in rows})
+    fig, ax = plt.subplots(figsize=(max(7, 1.2 * len(matrices) + 3), 4.5))
+    width = 0.8 / max(len(variants), 1)
+    for i, variant in enumerate(variants):
+        values = [next((r["gflops"] for r in rows if r["matrix"] == m and r["variant"] == variant), 0.0)
+                  for m in matrices]
+        ax.bar(np.arange(len(matrices)) + i * width, values, width, label=variant)
+    bandwidth = results["device"].get("memory_bandwidth")
+    if bandwidth:
+        roof = [2 * next(r["nnz"] for r in rows if r["matrix"] == m) * bandwidth / 1e9
+                / next(r["bytes"] for r in rows if r["matrix"] == m and r["variant"] in ("cusparse", "csr_scalar"))
+                for m in matrices]
+        ax.scatter(np.arange(len(matrices)) + 0.4 - width / 2, roof, marker="_", s=400, color="k",
+                   label="CSR roofline")
+    ax.set_xticks(np.arange(len(matrices)) + 0.4 - width / 2, matrices, rotation=30, ha="right", fontsize=8)
+    where = results["device"]["name"] if results["backend"] == "gpu" else results["cpu"]
+    ax.set(ylabel="GFLOP/s (fp32, 2 flops per non-zero)", title=f"SpMV on {where}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,235 @@
+"""Reference CUDA kernels of Unit 2 (sparse matrix-vector multiply), taught in ``lessons/02_spmv.ipynb``.
+
+Every kernel computes ``y = A @ x`` (or adds to ``y``) for one storage format of A.
+Values, ``x`` and ``y`` share one dtype, float32 or float64, and sums are accumulated
+in that dtype (``y.dtype.type(0)`` makes the zero of the right type). Index arrays are
+int32 and C-contiguous.
+
+- CSR (``indptr``, ``indices``, ``data``): :func:`csr_scalar_kernel`, one thread per
+  row; :func:`csr_vector_kernel`, one warp per row with a shuffle reduction.
+- COO (``rows``, ``cols``, ``data``, sorted by row): :func:`coo_segmented_kernel`, one
+  thread per non-zero and a segmented reduction in shared memory;
+  :func:`coo_atomic_kernel`, one thread per non-zero and an atomic per non-zero.
+- ELL (``ell_indices``, ``ell_data`` of shape (K, R), column-major: slot k of every row
+  is contiguous, padding marked by column -1): :func:`ell_kernel`, one thread per row.
+- HYB = ELL for the first K entries of each row + COO for the rest: launch
+  :func:`ell_kernel` (writes y) then :func:`coo_segmented_kernel` (adds to y).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from numba import cuda, int32
+
+from ..registry import course_kernel, register_kernel
+
+__all__ = [
+    "COO_SIG",
+    "CSR_SIG",
+    "ELL_SIG",
+    "FULL_MASK",
+    "WARP",
+    "coo_atomic_kernel",
+    "coo_segmented_kernel",
+    "csr_scalar_kernel",
+    "csr_vector_kernel",
+    "ell_kernel",
+    "zero_kernel",
+]
+
+LESSON = "lessons/02_spmv.ipynb"
+WARP = 32
+#: Every lane of a warp takes part in the shuffle.
+FULL_MASK = 0xFFFFFFFF
+
+#: Signatures used for the ahead-of-time (PTX) compile check; ``{v}`` is the value type.
+CSR_SIG = "void(int32[::1], int32[::1], {v}[::1], {v}[::1], {v}[::1])"
+COO_SIG = "void(int32[::1], int32[::1], {v}[::1], {v}[::1], {v}[::1])"
+ELL_SIG = "void(int32[:, ::1], {v}[:, ::1], {v}[::1], {v}[::1])"
+
+
+def _register_float64(name, signature, get_pyfunc):
+    register_kernel(f"spmv.{name}[float64]", signature.format(v="float64"), get_pyfunc, LESSON)
+
+
+@course_kernel(CSR_SIG.format(v="float32"), lesson=LESSON)
+def csr_scalar_kernel(indptr, indices, data, x, y):
+    """CSR, thread per row: thread ``row`` loops over its row's non-zeros.
+
+    Parameters
+    ----------
+    indptr : int32 array of shape (R + 1,)
+    indices : int32 array of shape (Z,)
+    data : float array of shape (Z,)
+    x : float array of shape (C,)
+    y : float array of shape (R,)
+        Output, overwritten.
+
+    Launch with any 1-D grid covering R threads. A warp runs as long as its longest
+    row: lanes with short rows sit idle (the load imbalance of the lesson).
+    """
+    row = cuda.grid(1)
+    if row >= y.shape[0]:
+        return
+    total = y.dtype.type(0)
+    for k in range(indptr[row], indptr[row + 1]):
+        total += data[k] * x[indices[k]]
+    y[row] = total
+
+
+@course_kernel(CSR_SIG.format(v="float32"), lesson=LESSON)
+def csr_vector_kernel(indptr, indices, data, x, y):
+    """CSR, warp per row: the 32 lanes of a warp split one row, then reduce by shuffles.
+
+    Parameters
+    ----------
+    indptr, indices, data, x, y
+        As for :func:`csr_scalar_kernel`.
+
+    Launch with a block size that is a multiple of 32 and a grid covering ``32 * R``
+    threads. Lane ``l`` sums entries ``l, l + 32, ...`` of the row (consecutive lanes
+    read consecutive entries: coalesced), then five ``shfl_down_sync`` steps add the
+    32 partial sums in registers, and lane 0 writes the result. Whole warps leave
+    together (all lanes share the row), so every shuffle has all 32 lanes.
+    """
+    thread = cuda.grid(1)
+    row = thread // WARP
+    lane = thread % WARP
+    if row >= y.shape[0]:
+        return
+    total = y.dtype.type(0)
+    for k in range(indptr[row] + lane, indptr[row + 1], WARP):
+        total += data[k] * x[indices[k]]
+    offset = WARP // 2
+    while offset > 0:  # tree reduction through registers: 16, 8, 4, 2, 1
+        total += cuda.shfl_down_sync(FULL_MASK, total, offset)
+        offset //= 2
+    if lane == 0:
+        y[row] = total
+
+
+@course_kernel(COO_SIG.format(v="float32"), lesson=LESSON)
+def coo_atomic_kernel(rows, cols, data, x, y):
+    """COO, thread per element, one atomic add per non-zero (the contrast case).
+
+    Parameters
+    ----------
+    rows, cols : int32 arrays of shape (Z,)
+    data : float array of shape (Z,)
+    x : float array of shape (C,)
+    y : float array of shape (R,)
+        Accumulated into: zero it first.
+
+    Run time depends only on Z, but threads of a long row all hit the same address,
+    and the atomics serialise there.
+    """
+    k = cuda.grid(1)
+    if k < data.shape[0]:
+        cuda.atomic.add(y, rows[k], data[k] * x[cols[k]])
+
+
+@lru_cache(maxsize=None)
+def coo_segmented_kernel(block: int):
+    """COO, thread per element, with a segmented reduction in shared memory.
+
+    Each block takes ``block`` consecutive non-zeros (sorted by row). Every thread forms
+    one product; an inclusive segmented scan (Hillis-Steele: log2(block) steps, each
+    adding the partial sum ``offset`` places to the left when it belongs to the same
+    row) leaves the sum of each row's run in its last thread, which adds it to ``y``.
+    Only the first and last runs of a block can share a row with another block, but
+    every run ends with an atomic add, which costs about a store when uncontended and
+    lets the kernel add to ``y`` (the hybrid format relies on that).
+
+    Parameters
+    ----------
+    block : int
+        Threads per block (1 <= block <= 1024); the shared scratch is ``block`` values
+        and ``block`` row indices.
+
+    Returns
+    -------
+    numba.cuda kernel
+        Launch as ``kernel[ceil(Z / block), block](rows, cols, data, x, y)`` with
+        ``rows`` sorted; it adds ``A @ x`` to ``y`` (zero ``y`` first for a plain product).
+    """
+    if isinstance(block, bool) or int(block) != block or not 1 <= block <= 1024:
+        raise ValueError(f"block must be an integer between 1 and 1024 (threads per block), got {block!r}")
+    block = int(block)
+
+    def coo_segmented(rows, cols, data, x, y):
+        products = cuda.shared.array(block, y.dtype)
+        segment = cuda.shared.array(block, int32)
+        t = cuda.threadIdx.x
+        k = cuda.blockIdx.x * block + t
+        if k < data.shape[0]:
+            products[t] = data[k] * x[cols[k]]
+            segment[t] = rows[k]
+        else:  # padding past the last non-zero: a run of its own that is never written
+            products[t] = 0
+            segment[t] = -1
+        cuda.syncthreads()
+        offset = 1
+        while offset < block:  # every thread runs the same steps: the barriers are uniform
+            carry = y.dtype.type(0)
+            if t >= offset and segment[t - offset] == segment[t]:
+                carry = products[t - offset]
+            cuda.syncthreads()  # all reads of this step happen before any write
+            products[t] += carry
+            cuda.syncthreads()
+            offset *= 2
+        if segment[t] >= 0 and (t == block - 1 or segment[t + 1] != segment[t]):
+            cuda.atomic.add(y, segment[t], products[t])
+
+    coo_segmented.__name__ = f"coo_segmented_{block}"
+    return cuda.jit(coo_segmented)
+
+
+@course_kernel(ELL_SIG.format(v="float32"), lesson=LESSON)
+def ell_kernel(ell_indices, ell_data, x, y):
+    """ELL, thread per row, column-major storage: slot k of all rows is contiguous.
+
+    Parameters
+    ----------
+    ell_indices : int32 array of shape (K, R)
+        Column of slot k of row r, or -1 for padding.
+    ell_data : float array of shape (K, R)
+        Values (0 in padding).
+    x : float array of shape (C,)
+    y : float array of shape (R,)
+        Output, overwritten.
+
+    Consecutive threads read consecutive addresses in every step (coalesced), and
+    every thread runs all K steps: padding costs time and bandwidth.
+    """
+    row = cuda.grid(1)
+    if row >= y.shape[0]:
+        return
+    total = y.dtype.type(0)
+    for slot in range(ell_indices.shape[0]):
+        col = ell_indices[slot, row]
+        if col >= 0:
+            total += ell_data[slot, row] * x[col]
+    y[row] = total
+
+
+@course_kernel("void(float32[::1])", lesson=LESSON)
+def zero_kernel(y):
+    """Set ``y`` to zero (the COO kernels add into ``y``). Any grid covering ``y.size`` threads."""
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        y[i] = 0
+
+
+#: Block size registered for the compile check (the benchmark's choice on a GPU).
+COO_BLOCK = 256
+
+_register_float64("csr_scalar_kernel", CSR_SIG, lambda: csr_scalar_kernel.py_func)
+_register_float64("csr_vector_kernel", CSR_SIG, lambda: csr_vector_kernel.py_func)
+_register_float64("coo_atomic_kernel", COO_SIG, lambda: coo_atomic_kernel.py_func)
+_register_float64("ell_kernel", ELL_SIG, lambda: ell_kernel.py_func)
+_register_float64("zero_kernel", "void({v}[::1])", lambda: zero_kernel.py_func)
+register_kernel(f"spmv.coo_segmented_kernel[block={COO_BLOCK}]", COO_SIG.format(v="float32"),
+                lambda: coo_segmented_kernel(COO_BLOCK).py_func, LESSON)
+register_kernel(f"spmv.coo_segmented_kernel[block={COO_BLOCK},float64]", COO_SIG.format(v="float64"),
+                lambda: coo_segmented_kernel(COO_BLOCK).py_func, LESSON)

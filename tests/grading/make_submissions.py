@@ -1,0 +1,238 @@
+"""Build the PS1 submissions of ``tests/grading/submissions/`` from the solution notebook.
+
+Run ``python tests/grading/make_submissions.py`` from the checkout root after changing the
+solution; ``tests/grading/test_grader.py`` checks that the committed files are up to date.
+Each submission is the solution with some answer cells replaced (by nbgrader ``grade_id``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+import course_lib  # noqa: E402,F401  (chooses the backend before test_ps1 imports numba.cuda)
+
+HERE = Path(__file__).resolve().parent / "submissions"
+
+# ------------------------------------------------------------------ answers used by several submissions
+KERNEL_HEADER = '''TILE = course_lib.pick(sim=16, gpu=256)
+interaction = nbody.kernels.interaction
+
+
+'''
+
+
+
+def _kernel_from_test_ps1(name: str) -> str:
+    """A kernel of tests/nbody/test_ps1.py as the notebook's ``tiled_kernel`` (its TILE and interaction are
+    the notebook's)."""
+    spec = importlib.util.spec_from_file_location("_ps1_kernels", ROOT / "tests" / "nbody" / "test_ps1.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    source = inspect.getsource(getattr(module, name).py_func)
+    return KERNEL_HEADER + source.replace(f"def {name}(", "def tiled_kernel(", 1)
+
+
+SOA_KERNEL = _kernel_from_test_ps1("soa_tiled_kernel")
+UNPADDED_KERNEL = _kernel_from_test_ps1("unpadded_tiled_kernel")
+
+ZERO_KERNEL = KERNEL_HEADER + '''@cuda.jit
+def tiled_kernel(bodies, softening_sq, acc):
+    i = cuda.grid(1)
+    if i < bodies.shape[0]:
+        for c in range(3):
+            acc[i, c] = 1.0
+'''
+
+INFINITE_KERNEL = KERNEL_HEADER + '''@cuda.jit
+def tiled_kernel(bodies, softening_sq, acc):
+    """Forgets to advance its loop counter."""
+    i = cuda.grid(1)
+    start = 0
+    while start < bodies.shape[0]:
+        acc[min(i, bodies.shape[0] - 1), 0] = 0.0
+'''
+
+DEADLOCK_KERNEL = KERNEL_HEADER + '''@cuda.jit
+def tiled_kernel(bodies, softening_sq, acc):
+    """Thread 0 waits for a flag that the others only set after a barrier thread 0 never reaches."""
+    flag = cuda.shared.array(1, float32)
+    t = cuda.threadIdx.x
+    if t == 0:
+        flag[0] = 0.0
+        while flag[0] == 0.0:
+            pass
+    cuda.syncthreads()
+    flag[0] = 1.0
+'''
+
+RAISING_KERNEL = KERNEL_HEADER + '''@cuda.jit
+def tiled_kernel(bodies, softening_sq, acc):
+    tile_bodies = cuda.shared.array((TILE, 4), float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    # off by one: reads one row past the end of bodies
+    for c in range(4):
+        tile_bodies[t, c] = bodies[bodies.shape[0], c]
+    cuda.syncthreads()
+    acc[i, 0] = tile_bodies[0, 0]
+'''
+
+MONKEYPATCH = '''import numpy.testing
+import course_lib.grading
+import course_lib.grading.core
+import course_lib.nbody.questions as questions_module
+
+
+def _always(*args, **kwargs):
+    return True
+
+
+def _never_fails(*args, **kwargs):
+    return None
+
+
+class Anything:
+    """Equal to everything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+np.allclose = _always
+np.array_equal = _always
+np.testing.assert_allclose = _never_fails
+numpy.testing.assert_array_equal = _never_fails
+course_lib.grading.compare_arrays = _never_fails
+course_lib.grading.core.compare_arrays = _never_fails
+questions_module.compare_arrays = _never_fails
+questions_module.accelerations_reference = lambda pos, mass, softening: np.zeros((len(pos), 3))
+questions_module.recommended_tile = lambda *args: Anything()
+course_lib.grading.check = _never_fails
+course_lib.grading.core.run_tests = _never_fails
+course_lib.grading.core.TestFailure.__init__ = lambda self, *args: None
+for test in questions_module.Q1.tests:
+    object.__setattr__(test, "judge", _never_fails)
+'''
+
+SNOOP = '''import glob
+import os
+
+# Look for hidden tests or expected outputs on disk, then use whatever turns up as the answer.
+stolen = []
+places = [os.getcwd(), "/tmp", os.path.dirname(course_lib.__file__), os.path.expanduser("~")]
+try:
+    places.append(os.readlink(f"/proc/{os.getppid()}/cwd"))  # the grader's folder
+except OSError:
+    pass
+for place in places:
+    for pattern in ("**/*.npy", "**/*.npz", "**/*expected*", "**/*reference*", "**/*hidden*", "**/*.csv"):
+        for path in glob.glob(os.path.join(place, pattern), recursive=True)[:50]:
+            try:
+                with open(path, "rb") as f:
+                    stolen.append(f.read(1 << 16))
+            except OSError:
+                pass
+with open(course_lib.nbody.questions.__file__) as f:
+    hidden_source = f.read()  # the test code is no secret: the seed and the expected values are
+'''
+
+
+def _with(cells: dict) -> nbformat.NotebookNode:
+    """The solution with the code of the cells named by grade_id replaced."""
+    nb = nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in cells:
+            cell.source = cells[grade_id]
+    return nb
+
+
+def _clean(nb) -> nbformat.NotebookNode:
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def _setup_plus(extra: str) -> str:
+    nb = nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4)
+    (setup,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ps1_setup"]
+    return setup.source + "\n\n" + extra
+
+
+def notebooks() -> dict:
+    """File name -> notebook (or bytes, for the files that are not notebooks)."""
+    wrong_q2 = "def naive_fetches_per_body(n):\n    return n\n\n\ndef tiled_fetches_per_tile(p):\n    return p * p\n"
+    wrong_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+                "    return max_threads_per_block\n")
+    different_q2 = ("naive_fetches_per_body = lambda n: 2 * (n - 1)  # a body is not fetched against itself\n"
+                    "tiled_fetches_per_tile = lambda p: p + p\n")
+    different_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+                    "    candidates = [1 << k for k in range(11) if (1 << k) <= max_threads_per_block\n"
+                    "                  and -(-n // (1 << k)) >= sm_count and 2 * (1 << k) <= max_threads_per_sm]\n"
+                    "    return max(candidates)\n")
+    solution = nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4)
+    race_kernel = next(c.source for c in solution.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                       == "ps1_q1_answer")
+    # keep the first barrier, drop the second one (the one before the tile is overwritten)
+    head, _, tail = race_kernel.rpartition("        cuda.syncthreads()\n")
+    race_kernel = head + tail
+    looping_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+                  "    p = 1\n    while p <= max_threads_per_block:\n        best = p  # forgot p *= 2\n"
+                  "    return best\n")
+    return {
+        "solution.ipynb": solution,
+        "untouched.ipynb": nbformat.read(ROOT / "problem_sets" / "ps1_nbody.ipynb", as_version=4),
+        "different.ipynb": _with({"ps1_q1_answer": SOA_KERNEL, "ps1_q2_answer": different_q2,
+                                  "ps1_q3_answer": different_q3}),
+        "wrong.ipynb": _with({"ps1_q1_answer": UNPADDED_KERNEL, "ps1_q2_answer": wrong_q2,
+                              "ps1_q3_answer": wrong_q3}),
+        "race.ipynb": _with({"ps1_q1_answer": race_kernel}),
+        "infinite_kernel.ipynb": _with({"ps1_q1_answer": INFINITE_KERNEL}),
+        "deadlock.ipynb": _with({"ps1_q1_answer": DEADLOCK_KERNEL}),
+        "infinite_python.ipynb": _with({"ps1_q3_answer": looping_q3}),
+        "raises.ipynb": _with({"ps1_q1_answer": RAISING_KERNEL}),
+        "crash.ipynb": _with({"ps1_q3_answer": "def choose_tile(*args):\n    import os\n    os._exit(3)\n"}),
+        "syntax_error.ipynb": _with({"ps1_q2_answer": "def naive_fetches_per_body(n)\n    return 2 * n\n"}),
+        "missing_function.ipynb": _with({"ps1_q3_answer": "# choose_tile: no time left\n"}),
+        "monkeypatch.ipynb": _with({"ps1_setup": _setup_plus(MONKEYPATCH), "ps1_q1_answer": ZERO_KERNEL,
+                                    "ps1_q2_answer": wrong_q2,
+                                    "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"}),
+        "snoop.ipynb": _with({"ps1_setup": _setup_plus(SNOOP), "ps1_q1_answer": ZERO_KERNEL}),
+        "corrupted.ipynb": b'{"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outp',
+        "not_a_notebook.ipynb": bytes(range(256)) * 4,
+    }
+
+
+def write(folder=HERE) -> list:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, content in notebooks().items():
+        path = folder / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            nbformat.write(_clean(content), path)
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write(sys.argv[1] if len(sys.argv) > 1 else HERE):
+        print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)

@@ -1,0 +1,140 @@
+"""The kernels (in the simulator here, on a GPU with COURSE_BACKEND=gpu) against the NumPy reference.
+
+Tolerances: the kernels use float32 in the same operation order as the reference, so the
+images are compared with ``max_pixel_diff=0`` in the simulator (exactly equal). On a GPU
+the compiler may contract or reorder float operations, so the classic tolerances
+(2 levels, 1% of pixels) apply there.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from course_lib import pick, poisson
+from course_lib.poisson import INTERIOR, kernels
+
+TOLERANCES = pick(sim=dict(max_pixel_diff=0, max_fraction=0.0),
+                  gpu=dict(max_pixel_diff=poisson.DEFAULT_MAX_PIXEL_DIFF, max_fraction=poisson.DEFAULT_MAX_FRACTION))
+BLOCK = (8, 8)
+
+
+def _grid(shape, block=BLOCK):
+    h, w = shape
+    return math.ceil(w / block[0]), math.ceil(h / block[1])
+
+
+# Sizes that are awkward for 8 x 8 blocks: one pixel wide, block - 1, block + 1, primes.
+SIZES = [(1, 5), (3, 3), (7, 9), (9, 8), (13, 11)]
+
+
+@pytest.mark.parametrize("shape", SIZES)
+def test_classify_kernel_matches_reference(shape, rng):
+    from numba import cuda
+
+    mask = rng.random(shape) < 0.7
+    labels = cuda.device_array(shape, np.uint8)
+    kernels.classify_mask_kernel[_grid(shape), BLOCK](cuda.to_device(mask.view(np.uint8)), labels)
+    np.testing.assert_array_equal(labels.copy_to_host(), poisson.classify_mask(mask))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (7, 9), (13, 11)])
+def test_setup_step_and_compose_kernels_match_reference(shape, rng):
+    """One launch of each kernel, compared with its NumPy counterpart, all pixels."""
+    from numba import cuda
+
+    source, target, _ = poisson.synthetic_pair(*shape, seed=shape[0])
+    mask = rng.random(shape) < 0.8
+    prep = poisson.prepare(source, target, mask)
+    grid = _grid(shape)
+    d_rhs = cuda.device_array((3,) + shape, np.float32)
+    d_guess = cuda.device_array((3,) + shape, np.float32)
+    kernels.poisson_setup_kernel[grid, BLOCK](cuda.to_device(source), cuda.to_device(target),
+                                              cuda.to_device(prep.labels), d_rhs, d_guess)
+    np.testing.assert_array_equal(d_rhs.copy_to_host(), prep.rhs)
+    np.testing.assert_array_equal(d_guess.copy_to_host(), prep.guess)
+
+    prev = (prep.guess + rng.uniform(-40, 40, prep.guess.shape)).astype(np.float32)
+    d_next = cuda.to_device(np.full_like(prev, -1.0))
+    kernels.jacobi_step_kernel[grid, BLOCK](cuda.to_device(prev), d_rhs, cuda.to_device(prep.labels), d_next)
+    got = d_next.copy_to_host()
+    expected = poisson.jacobi_step_reference(prev, prep)
+    interior = prep.labels == INTERIOR
+    np.testing.assert_allclose(got[:, interior], expected[:, interior], rtol=0, atol=pick(sim=0, gpu=1e-4))
+    assert np.all(got[:, ~interior] == -1.0), "only strict-interior pixels may be written"
+
+    d_out = cuda.device_array(target.shape, np.uint8)
+    kernels.compose_kernel[grid, BLOCK](cuda.to_device(expected), cuda.to_device(prep.labels),
+                                        cuda.to_device(target), d_out)
+    np.testing.assert_array_equal(d_out.copy_to_host(), poisson.compose(target, prep.labels, expected))
+
+
+@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu", "numpy"])
+def test_methods_match_reference_on_a_blob(method):
+    source, target, mask = poisson.synthetic_pair(pick(sim=15, gpu=333), pick(sim=17, gpu=500), seed=1)
+    iterations = pick(sim=5, gpu=800)
+    expected = poisson.jacobi_reference(source, target, mask, iterations)
+    got = poisson.seamless_clone(source, target, mask, iterations=iterations, method=method)
+    poisson.assert_images_match(got, expected, **TOLERANCES)
+    assert not np.array_equal(got, target)
+
+
+@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu"])
+def test_mask_touching_the_image_edge(method, edge_pair):
+    source, target, mask = edge_pair
+    expected = poisson.jacobi_reference(source, target, mask, 6)
+    got = poisson.seamless_clone(source, target, mask, iterations=6, method=method)
+    poisson.assert_images_match(got, expected, **TOLERANCES)
+    # I_0 = S solves the equation far from the border; after 6 iterations the border's
+    # influence has reached the pixels on the image edge.
+    assert not np.array_equal(got[0, :5], source[0, :5]) and not np.array_equal(got[:8, 0], source[:8, 0])
+
+
+@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu"])
+def test_single_interior_pixel(method, single_interior_pair):
+    source, target, mask = single_interior_pair
+    expected = poisson.jacobi_reference(source, target, mask, 2)
+    got = poisson.seamless_clone(source, target, mask, iterations=2, method=method)
+    poisson.assert_images_match(got, expected, **TOLERANCES)
+    changed = np.argwhere(np.any(got != target, axis=2))
+    assert changed.tolist() in ([], [[2, 2]])
+
+
+@pytest.mark.parametrize("halo,block,iterations", [(1, (3, 4), 2), (2, (5, 7), 5), (3, (8, 8), 4)])
+def test_fused_kernel_any_halo_and_remainder(halo, block, iterations):
+    """Iteration counts that are not a multiple of the halo, tiles smaller than the image."""
+    source, target, mask = poisson.synthetic_pair(9, 8, seed=4, fill=0.5)
+    expected = poisson.jacobi_reference(source, target, mask, iterations)
+    got = poisson.seamless_clone(source, target, mask, iterations=iterations, method="jacobi_fused",
+                                 fused=(halo,) + block)
+    poisson.assert_images_match(got, expected, **TOLERANCES)
+
+
+def test_in_place_kernel_is_wrong():
+    """Updating in place mixes I_k and I_{k+1}: after one launch it differs from one Jacobi step.
+
+    In the simulator blocks run one after another, so pixels on the first column of the
+    second block always read their left neighbour's *new* value.
+    """
+    from numba import cuda
+
+    source, target, mask = poisson.synthetic_pair(8, 16, seed=6, fill=0.6)
+    prep = poisson.prepare(source, target, mask)
+    d_image = cuda.to_device(prep.guess)
+    kernels.jacobi_in_place_racy_kernel[_grid((8, 16)), BLOCK](d_image, cuda.to_device(prep.rhs),
+                                                                cuda.to_device(prep.labels))
+    racy = d_image.copy_to_host()
+    jacobi = poisson.jacobi_step_reference(prep.guess, prep)
+    interior = prep.labels == INTERIOR
+    assert interior[:, 8].any() and interior[:, 7].any()
+    if pick(sim=True, gpu=False):
+        assert not np.array_equal(racy[:, interior], jacobi[:, interior])
+
+
+def test_fused_kernel_factory_rejects_impossible_configs():
+    with pytest.raises(ValueError, match="halo must be at least 1"):
+        kernels.jacobi_fused_kernel(0)
+    with pytest.raises(ValueError, match="must exceed 2 \\* halo"):
+        kernels.jacobi_fused_kernel(4, 8, 16)
+    with pytest.raises(ValueError, match="at most 1024 threads"):
+        kernels.jacobi_fused_kernel(2, 64, 32)

@@ -1,0 +1,53 @@
+"""Does record() log every transfer and launch, explicit or implicit, and clean up after itself?"""
+
+import numpy as np
+from numba import cuda
+
+from course_lib.sim import Launch, Transfer, record
+
+
+@cuda.jit
+def scale(x, factor):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= factor
+
+
+def test_explicit_copies_and_launches_are_logged():
+    x = np.arange(100, dtype=np.float32)
+    with record() as log:
+        d_x = cuda.to_device(x)
+        scale[4, 32](d_x, 2.0)
+        scale[(4,), (32,)](d_x, 2.0)
+        y = d_x.copy_to_host()
+    np.testing.assert_array_equal(y, 4 * x)
+    assert log.events == [
+        Transfer("HtoD", 400),
+        Launch("scale", (4, 1, 1), (32, 1, 1)),
+        Launch("scale", (4, 1, 1), (32, 1, 1)),
+        Transfer("DtoH", 400),
+    ]
+    assert log.summary() == {"HtoD_count": 1, "HtoD_bytes": 400, "DtoH_count": 1, "DtoH_bytes": 400, "launches": 2}
+    assert "2 kernel launch(es)" in str(log) and "<table>" in log._repr_html_()
+
+
+def test_numpy_arguments_are_copied_both_ways_at_every_launch():
+    x = np.ones(64, dtype=np.float64)
+    with record() as log:
+        scale[2, 32](x, 3.0)
+        scale[2, 32](x, 3.0)
+    np.testing.assert_array_equal(x, 9.0)
+    assert log.summary() == {"HtoD_count": 2, "HtoD_bytes": 1024, "DtoH_count": 2, "DtoH_bytes": 1024, "launches": 2}
+
+
+def test_nothing_is_logged_outside_and_hooks_are_removed():
+    x = np.ones(8, dtype=np.float32)
+    with record() as outer:
+        with record() as inner:
+            cuda.to_device(x)
+        cuda.to_device(x)
+    cuda.to_device(x)
+    assert len(inner.transfers) == 1 and len(outer.transfers) == 2
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    assert cuda.to_device is devicearray.to_device and cuda.to_device.__module__.endswith("devicearray")

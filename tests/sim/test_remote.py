@@ -1,0 +1,53 @@
+"""Would check() and profile() give the same reports from a GPU notebook, through a simulator child process?
+
+The child is started here exactly as on a GPU machine (``run_remote`` is what
+``check``/``profile`` call when the backend is ``gpu``).
+"""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from course_lib.nbody import kernels as nbody_kernels
+from course_lib.nbody.reference import accelerations_reference
+from course_lib.sim import check, profile
+from course_lib.sim.remote import RemoteError, run_remote
+
+pytest.importorskip("cloudpickle")
+
+
+@cuda.jit
+def histogram_plain(data, bins):
+    i = cuda.grid(1)
+    if i < data.size:
+        bins[data[i]] += 1
+
+
+def test_a_kernel_written_outside_course_lib_is_checked_in_the_child():
+    data = np.arange(40) % 4
+    bins = np.zeros(4, np.int64)
+    report = run_remote("check", histogram_plain, 2, 32, (data, bins), {"seed": None})
+    assert report.kinds() == {"race"}
+    assert any("bins[data[i]] += 1" in line for line in report.problems[0].lines)  # source lines travel too
+    np.testing.assert_array_equal(bins, np.bincount(data))  # no race shows in one sequential run
+
+
+def test_a_factory_made_course_kernel_profiles_as_in_this_process():
+    bodies = np.random.default_rng(0).random((13, 4), dtype=np.float32)
+    kernel = nbody_kernels.nbody_tiled_kernel(8)
+    acc = np.zeros((13, 3), np.float32)
+    remote = run_remote("profile", kernel, 2, 8, (bodies, np.float32(0.01), acc), {})
+    local = profile(kernel, 2, 8, bodies, np.float32(0.01), np.zeros((13, 3), np.float32))
+    assert remote.total == local.total
+    assert [r.line for r in remote.lines] == [r.line for r in local.lines]
+    # The child's results come back into the arguments, as after a launch.
+    want = accelerations_reference(bodies[:, :3].astype(np.float64), bodies[:, 3].astype(np.float64), 0.1)
+    np.testing.assert_allclose(acc, want, rtol=1e-4, atol=1e-4)
+
+
+def test_errors_in_the_child_come_back():
+    with pytest.raises((ValueError, RemoteError), match="takes 2 arguments"):
+        run_remote("check", histogram_plain, 1, 4, (np.zeros(3),), {})
+    with pytest.raises(ValueError, match="mode"):
+        run_remote("race", histogram_plain, 1, 4, (), {})
+    assert check  # the same entry points dispatch here on a GPU machine

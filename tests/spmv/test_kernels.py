@@ -1,0 +1,214 @@
+"""Unit 2 kernels against the float64 SciPy reference, on awkward matrices on purpose."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from course_lib import spmv
+from course_lib.spmv import kernels
+
+KERNEL_METHODS = ["csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb"]
+BLOCK = 32
+needs_shuffles = pytest.mark.skipif(
+    not spmv.has_warp_shuffles(),
+    reason="cuda.shfl_down_sync is missing in this CUDA simulator (the course's simulator tools add it)",
+)
+
+
+def method_param(method):
+    return pytest.param(method, marks=needs_shuffles) if method == "csr_vector" else method
+
+
+ALL_KERNELS = [method_param(m) for m in KERNEL_METHODS]
+
+
+def rtol_for(dtype):
+    # float32 sums of up to ~100 terms in another order than SciPy's float64 loop.
+    return 2e-6 if np.dtype(dtype) == np.float64 else 1e-5
+
+
+def assert_matches_reference(y, A, x):
+    ref = spmv.spmv_reference(A, x)
+    assert y.shape == ref.shape
+    # Error bound relative to sum |a_ij x_j| of each row, the scale of its rounding error;
+    # products below the smallest normal number underflow to 0 in the working precision.
+    scale = np.abs(sp.csr_matrix(A, dtype=np.float64)) @ np.abs(np.asarray(x, dtype=np.float64))
+    tol = rtol_for(y.dtype) * scale + np.finfo(y.dtype).tiny
+    bad = np.abs(y.astype(np.float64) - ref) > tol
+    assert not bad.any(), f"rows {np.flatnonzero(bad)[:10]} differ: {y[bad][:5]} vs {ref[bad][:5]}"
+
+
+def random_x(n, dtype, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, n).astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(spmv.MATRICES))
+@pytest.mark.parametrize("method", ALL_KERNELS + ["cpu", "scipy"])
+def test_every_family_matches_scipy_float32(method, name):
+    A = spmv.make_matrix(name, "sim", seed=3)
+    if method in ("coo", "hyb") and A.nnz > 400:
+        A = A[: A.shape[0] // 2]  # the segmented scan is the simulator's slowest kernel
+    x = random_x(A.shape[1], np.float32)
+    y = spmv.spmv(A, x, method=method, block=BLOCK if method in KERNEL_METHODS else None)
+    assert y.dtype == (np.float64 if method == "scipy" else np.float32)
+    assert_matches_reference(y, A, x)
+
+
+@pytest.mark.parametrize("name", ["power_law", "empty_rows_long_row", "laplacian_27pt"])
+@pytest.mark.parametrize("method", ALL_KERNELS + ["cpu"])
+def test_float64_matches_scipy(method, name):
+    A = spmv.make_matrix(name, "sim", seed=5, dtype=np.float64)
+    x = random_x(A.shape[1], np.float64, seed=1)
+    y = spmv.spmv(A, x, method=method, block=BLOCK if method in KERNEL_METHODS else None)
+    assert y.dtype == np.float64
+    assert_matches_reference(y, A, x)
+
+
+@pytest.mark.parametrize("method", ALL_KERNELS + ["cpu"])
+def test_one_by_one(method):
+    y = spmv.spmv(sp.csr_matrix(np.array([[2.5]], np.float32)), np.array([-2.0], np.float32), method=method)
+    np.testing.assert_array_equal(y, np.array([-5.0], np.float32))
+
+
+@pytest.mark.parametrize("method", ALL_KERNELS + ["cpu"])
+@pytest.mark.parametrize("shape", [(5, 7), (1, 1), (0, 3), (3, 0)])
+def test_no_nonzeros_gives_zeros(method, shape):
+    A = sp.csr_matrix(shape, dtype=np.float32)
+    y = spmv.spmv(A, np.ones(shape[1], np.float32), method=method)
+    assert y.shape == (shape[0],) and y.dtype == np.float32
+    np.testing.assert_array_equal(y, 0)
+
+
+@pytest.mark.parametrize("method", ALL_KERNELS)
+@pytest.mark.parametrize("n_rows", [BLOCK - 1, BLOCK + 1, 37])
+def test_rows_not_a_multiple_of_the_block(method, n_rows):
+    A = spmv.random_balanced(n_rows, 3, n_cols=11, seed=n_rows)
+    x = random_x(11, np.float32)
+    assert_matches_reference(spmv.spmv(A, x, method=method, block=BLOCK), A, x)
+
+
+@pytest.mark.parametrize("method", ALL_KERNELS)
+def test_rows_longer_than_a_warp_and_a_block(method):
+    # Row 1 spans three COO blocks of 32 (a run crossing block boundaries), row 3 is empty.
+    lengths = [2, 3 * BLOCK + 5, 1, 0, BLOCK + 1]
+    rng = np.random.default_rng(7)
+    rows = np.repeat(np.arange(5), lengths)
+    cols = np.concatenate([rng.choice(120, n, replace=False) for n in lengths])
+    A = sp.coo_matrix((rng.uniform(-1, 1, rows.size), (rows, cols)), shape=(5, 120)).astype(np.float32)
+    x = random_x(120, np.float32)
+    y = spmv.spmv(A, x, method=method, block=BLOCK)
+    assert_matches_reference(y, A, x)
+    assert y[3] == 0
+
+
+@pytest.mark.parametrize("method", ["coo", "hyb"])
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_segmented_scan_on_odd_block_sizes(method, block):
+    A = spmv.empty_rows_and_long_row(20, 30, seed=2)
+    x = random_x(20, np.float32)
+    assert_matches_reference(spmv.spmv(A, x, method=method, block=block), A, x)
+
+
+@pytest.mark.parametrize("K", [0, 1, 2, 5, 40])
+def test_hyb_any_width(K):
+    A = spmv.power_law_rows(30, 4, 2.1, seed=4)
+    x = random_x(30, np.float32)
+    assert_matches_reference(spmv.spmv(A, x, method="hyb", K=K, block=BLOCK), A, x)
+
+
+def test_extreme_but_finite_values():
+    A = sp.csr_matrix(np.array([[1e30, 1e-30, 0], [0, -1e30, 1e30], [3e-38, 0, 0]], np.float32))
+    x = np.array([1e-10, 1e5, 1.0], np.float32)
+    for method in ["csr_scalar", "ell", "hyb", "coo_atomic", "cpu"]:
+        assert_matches_reference(spmv.spmv(A, x, method=method), A, x)
+
+
+def test_any_input_format_and_dtype_conversion():
+    dense = np.array([[0, 2, 0], [1, 0, 3]])
+    x = np.array([1, 2, 3])
+    for A in (sp.coo_matrix(dense), sp.csc_matrix(dense), sp.lil_matrix(dense), sp.csr_array(dense)):
+        y = spmv.spmv(A, x, method="csr_scalar")
+        assert y.dtype == np.float64
+        np.testing.assert_array_equal(y, [4.0, 10.0])
+    y = spmv.spmv(sp.csr_matrix(dense.astype(np.float32)), x.astype(np.float64), method="ell")
+    assert y.dtype == np.float64  # float32 matrix with a float64 vector computes in float64
+
+
+def test_duplicate_entries_are_summed():
+    A = sp.coo_matrix(([1.0, 2.0, 4.0], ([0, 0, 1], [1, 1, 0])), shape=(2, 2)).astype(np.float32)
+    for method in ["coo", "hyb", "csr_scalar"]:
+        np.testing.assert_array_equal(spmv.spmv(A, [1.0, 1.0], method=method), [3.0, 4.0])
+
+
+def test_device_array_in_device_array_out():
+    from numba import cuda
+
+    A = spmv.laplacian("3pt", 9)
+    d_x = cuda.to_device(np.ones(9, np.float32))
+    d_y = spmv.spmv(A, d_x, method="csr_scalar")
+    assert spmv.is_device_array(d_y)
+    np.testing.assert_array_equal(d_y.copy_to_host(), [1, 0, 0, 0, 0, 0, 0, 0, 1])
+    assert spmv.is_device_array(spmv.spmv(A, d_x, method="cpu"))
+
+
+def test_prepared_matrix_reused():
+    A = spmv.banded_fem(20, 3, seed=1)
+    op = spmv.prepare(A, "hyb", block=BLOCK)
+    assert op.K == spmv.bell_garland_k(A) and "hyb" in repr(op)
+    for seed in range(2):
+        x = random_x(20, np.float32, seed)
+        assert_matches_reference(op(x), A, x)
+
+
+@needs_shuffles
+def test_vector_kernel_directly_with_whole_warps():
+    from numba import cuda
+
+    A = spmv.power_law_rows(6, 20, 2.1, n_cols=100, seed=9)
+    x = random_x(100, np.float32)
+    y = cuda.device_array(6, np.float32)
+    kernels.csr_vector_kernel[3, 64](A.indptr, A.indices, A.data, x, y)
+    assert_matches_reference(y.copy_to_host(), A, x)
+
+
+@pytest.mark.skipif(spmv.has_warp_shuffles(), reason="only meaningful where shuffles are missing")
+def test_vector_method_without_shuffles_says_why():
+    with pytest.raises(RuntimeError, match="shfl_down_sync"):
+        spmv.spmv(spmv.laplacian("3pt", 4), np.ones(4), method="csr_vector")
+
+
+BAD_CASES = [
+    (np.eye(3), np.ones(3), {}, "SciPy sparse matrix"),
+    (sp.csr_matrix(np.eye(3, dtype=complex)), np.ones(3), {}, "real numbers"),
+    (sp.csr_matrix(np.eye(3)), np.ones(4), {}, r"x must have shape \(3,\)"),
+    (sp.csr_matrix(np.eye(3)), np.ones((3, 1)), {}, r"x must have shape \(3,\)"),
+    (sp.csr_matrix(np.eye(3)), np.array(["a", "b", "c"]), {}, "x must hold real numbers"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3) * 1j, {}, "x must hold real numbers"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "gpu"}, "unknown method"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "csr_scalar", "K": 2}, "K only applies"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "hyb", "K": -1}, "non-negative integer"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "hyb", "K": 1.5}, "non-negative integer"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "ell", "block": 0}, "between 1 and 1024"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "ell", "block": 2048}, "between 1 and 1024"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "csr_vector", "block": 48}, "multiple of 32"),
+    (sp.csr_matrix(np.eye(3)), np.ones(3), {"method": "cpu", "block": 32}, "only apply to the kernel"),
+]
+
+
+@pytest.mark.parametrize("A,x,kwargs,message", BAD_CASES)
+def test_bad_input_is_a_clear_error(A, x, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        spmv.spmv(A, x, **kwargs)
+
+
+def test_ell_refuses_hopeless_padding():
+    A = spmv.empty_rows_and_long_row(3000, 3000, empty_fraction=1.0, seed=0)
+    with pytest.raises(ValueError, match="use method='hyb'"):
+        spmv.ell_split(A)
+
+
+def test_kernel_factory_rejects_impossible_blocks():
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        kernels.coo_segmented_kernel(0)
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        kernels.coo_segmented_kernel(1025)

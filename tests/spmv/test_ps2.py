@@ -1,0 +1,216 @@
+"""Problem set 2: right answers get full marks, typical wrong ones partial or 0 with a reason."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import cuda, float32, int32
+
+from course_lib import device, spmv
+from course_lib.grading import get_question, run_tests
+from course_lib.spmv import kernels
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOCK = 16
+
+
+@cuda.jit
+def csr_row_kernel(indptr, indices, data, x, y):
+    """Correct, written differently: a while loop and float32 accumulator."""
+    row = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if row < y.size:
+        k = indptr[row]
+        total = float32(0.0)
+        while k < indptr[row + 1]:
+            total += data[k] * x[indices[k]]
+            k += 1
+        y[row] = total
+
+
+@cuda.jit
+def csr_off_by_one_kernel(indptr, indices, data, x, y):
+    """Wrong: drops the last entry of every row."""
+    row = cuda.grid(1)
+    if row < y.size:
+        total = float32(0.0)
+        for k in range(indptr[row], indptr[row + 1] - 1):
+            total += data[k] * x[indices[k]]
+        y[row] = total
+
+
+@cuda.jit
+def csr_unguarded_kernel(indptr, indices, data, x, y):
+    """Wrong: no guard for threads past the last row."""
+    row = cuda.grid(1)
+    total = float32(0.0)
+    for k in range(indptr[row], indptr[row + 1]):
+        total += data[k] * x[indices[k]]
+    y[row] = total
+
+
+@cuda.jit
+def coo_scan_kernel(rows, cols, data, x, y):
+    """Correct: Hillis-Steele segmented scan, atomics at the end of each run."""
+    vals = cuda.shared.array(BLOCK, float32)
+    keys = cuda.shared.array(BLOCK, int32)
+    t = cuda.threadIdx.x
+    k = cuda.blockIdx.x * BLOCK + t
+    if k < data.size:
+        vals[t] = data[k] * x[cols[k]]
+        keys[t] = rows[k]
+    else:
+        vals[t] = 0.0
+        keys[t] = -1
+    cuda.syncthreads()
+    step = 1
+    while step < BLOCK:
+        add = float32(0.0)
+        if t >= step and keys[t - step] == keys[t]:
+            add = vals[t - step]
+        cuda.syncthreads()
+        vals[t] += add
+        cuda.syncthreads()
+        step *= 2
+    if keys[t] >= 0 and (t == BLOCK - 1 or keys[t + 1] != keys[t]):
+        cuda.atomic.add(y, keys[t], vals[t])
+
+
+@cuda.jit
+def coo_plain_store_kernel(rows, cols, data, x, y):
+    """Wrong: stores the run's sum instead of adding it (rows crossing blocks lose a part)."""
+    vals = cuda.shared.array(BLOCK, float32)
+    keys = cuda.shared.array(BLOCK, int32)
+    t = cuda.threadIdx.x
+    k = cuda.blockIdx.x * BLOCK + t
+    if k < data.size:
+        vals[t] = data[k] * x[cols[k]]
+        keys[t] = rows[k]
+    else:
+        vals[t] = 0.0
+        keys[t] = -1
+    cuda.syncthreads()
+    step = 1
+    while step < BLOCK:
+        add = float32(0.0)
+        if t >= step and keys[t - step] == keys[t]:
+            add = vals[t - step]
+        cuda.syncthreads()
+        vals[t] += add
+        cuda.syncthreads()
+        step *= 2
+    if keys[t] >= 0 and (t == BLOCK - 1 or keys[t + 1] != keys[t]):
+        y[keys[t]] = vals[t]
+
+
+@cuda.jit
+def coo_missing_barrier_kernel(rows, cols, data, x, y):
+    """Wrong: reads the neighbour and writes in the same barrier interval (a race)."""
+    vals = cuda.shared.array(BLOCK, float32)
+    keys = cuda.shared.array(BLOCK, int32)
+    t = cuda.threadIdx.x
+    k = cuda.blockIdx.x * BLOCK + t
+    if k < data.size:
+        vals[t] = data[k] * x[cols[k]]
+        keys[t] = rows[k]
+    else:
+        vals[t] = 0.0
+        keys[t] = -1
+    cuda.syncthreads()
+    step = 1
+    while step < BLOCK:
+        if t >= step and keys[t - step] == keys[t]:
+            vals[t] += vals[t - step]
+        cuda.syncthreads()
+        step *= 2
+    if keys[t] >= 0 and (t == BLOCK - 1 or keys[t + 1] != keys[t]):
+        cuda.atomic.add(y, keys[t], vals[t])
+
+
+def grade(question_id, answer, **options):
+    return run_tests(get_question(question_id), answer, hidden=True, seed=7, options=options)
+
+
+def test_correct_csr_kernel_gets_full_marks():
+    result = grade("ps2.q1", csr_row_kernel)
+    assert result.passed and result.points == 4, str(result)
+
+
+def test_off_by_one_csr_kernel_gets_zero_with_a_helpful_message():
+    result = grade("ps2.q1", csr_off_by_one_kernel)
+    assert result.points < 1, str(result)
+    first = next(o for o in result.outcomes if not o.passed)
+    assert "values are wrong" in first.message and "indptr[row + 1] (excluded)" in first.message
+
+
+def test_unguarded_csr_kernel_fails_the_awkward_sizes():
+    result = grade("ps2.q1", csr_unguarded_kernel)
+    assert 0 <= result.points < 4, str(result)
+    assert result.outcomes[0].passed is False  # 1 x 1 launched with a block of 32: threads past the row
+
+
+def test_reference_kernels_are_rejected():
+    assert "course's own reference kernel" in grade("ps2.q1", kernels.csr_scalar_kernel).error
+    result = grade("ps2.q2", kernels.coo_segmented_kernel(BLOCK), block=BLOCK)
+    assert result.points == 0 and "course's own reference kernel" in result.error
+
+
+def test_correct_coo_kernel_gets_full_marks():
+    result = grade("ps2.q2", coo_scan_kernel, block=BLOCK)
+    assert result.passed and result.points == 4, str(result)
+
+
+def test_plain_store_coo_kernel_loses_points_with_a_hint_about_atomics():
+    result = grade("ps2.q2", coo_plain_store_kernel, block=BLOCK)
+    assert 0 < result.points < 4, str(result)
+    failed = [o for o in result.outcomes if not o.passed]
+    assert any("rows longer than two blocks" in o.name for o in failed)
+    assert "cuda.atomic.add" in failed[0].message
+
+
+@pytest.mark.skipif(device.is_gpu(), reason="the race checker runs in the simulator")
+def test_missing_barrier_is_caught_by_the_hidden_race_check():
+    result = grade("ps2.q2", coo_missing_barrier_kernel, block=BLOCK)
+    race = next(o for o in result.outcomes if "race" in o.name)
+    assert not race.passed and "barrier" in race.message
+    assert result.points < 4
+
+
+def test_missing_block_or_non_kernel_answers():
+    assert "pass the block size" in grade("ps2.q2", coo_scan_kernel).error
+    assert "must be a @cuda.jit kernel" in grade("ps2.q1", lambda *a: None).error
+
+
+def _bg_cost(lengths, K):
+    return lengths.size * K + 3 * np.maximum(lengths - K, 0).sum()
+
+
+def _bg_k(lengths):
+    return int(np.sort(lengths)[::-1][max(int(np.ceil(lengths.size / 3)), 1) - 1])
+
+
+def test_k_choice_right_answers():
+    assert grade("ps2.q3", {"hyb_cost": _bg_cost, "choose_k": _bg_k}).passed
+    assert grade("ps2.q3", {"hyb_cost": _bg_cost, "choose_k": spmv.bell_garland_k}).passed
+    # Any minimiser of the cost is right, not only the rule's K.
+    argmin = {"hyb_cost": _bg_cost, "choose_k": lambda L: int(np.argmin([_bg_cost(L, k) for k in range(L.max() + 1)]))}
+    assert grade("ps2.q3", argmin).passed
+
+
+def test_k_choice_wrong_answers_say_why():
+    longest = grade("ps2.q3", {"hyb_cost": _bg_cost, "choose_k": lambda L: int(L.max())})
+    assert longest.points == 1 and "a third of the rows" in str(longest)
+    mean = grade("ps2.q3", {"hyb_cost": lambda L, K: L.size * K + np.maximum(L - K, 0).sum(), "choose_k": _bg_k})
+    assert mean.points == 1 and "R x K slots" in str(mean)
+    assert "answer with a dict" in grade("ps2.q3", _bg_k).error
+
+
+def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
+    nb, errors = notebooks.execute(ROOT / "problem_sets" / "ps2_spmv.ipynb")
+    assert not errors, [e["ename"] + ": " + e["evalue"] for e in errors]
+    assert "ps2 total: 0/10" in notebooks.score(nb)
+
+
+@pytest.mark.skipif(device.is_simulator(), reason="nbval runs the solution notebook in the simulator already")
+def test_solution_scores_full_marks_on_gpu(notebooks):
+    nb, errors = notebooks.execute(ROOT / "solutions" / "ps2_spmv.ipynb")
+    assert not errors and "ps2 total: 10/10" in notebooks.score(nb)
