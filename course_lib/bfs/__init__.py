@@ -7,7 +7,9 @@ picks the variant) and :func:`traverse` (the same search with its measured work 
 level); references and the parent-tree validator in :mod:`course_lib.bfs.reference`;
 graph generators and NetworkX's small real graphs in :mod:`course_lib.bfs.data`.
 Kernels live in :mod:`course_lib.bfs.kernels`, plots in :mod:`course_lib.bfs.plots`,
-the level-stepping explorer in :mod:`course_lib.bfs.widgets`.
+the level-stepping explorer in :mod:`course_lib.bfs.widgets`, replaying one level under
+the simulator's profiler in :mod:`course_lib.bfs.profiling`, the problem set's
+questions in :mod:`course_lib.bfs.questions`.
 """
 
 from . import kernels, plots, widgets

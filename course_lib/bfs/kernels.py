@@ -12,7 +12,8 @@ Conventions shared by every kernel:
 - ``work`` (int64, shape (2,)) accumulates what a launch did: slot ``EDGES_EXAMINED``
   counts the edges the threads looked at, slot ``DEPTH_WRITES`` the depth values they
   wrote. Each block adds its counts up in shared memory first and then does one
-  global atomic, so counting costs little on a GPU.
+  global atomic, so counting costs little on a GPU (where every thread examines one
+  edge, thread 0 just counts the block's threads).
 
 The sequence of the lesson: :func:`bfs_init_kernel` and :func:`bfs_edge_quadratic_kernel`
 (the edge-parallel "try #1", O(V * E) work), then the frontier kernels (O(V + E) work):
@@ -78,6 +79,19 @@ def flush_block_counts(counts, work):
         cuda.atomic.add(work, DEPTH_WRITES, counts[DEPTH_WRITES])
 
 
+@cuda.jit(device=True, inline=True)
+def count_block_threads(counts, slot, n):
+    """Thread 0 records in ``counts[slot]`` how many threads of the block have an index below ``n``.
+
+    For kernels where each such thread examines exactly one edge: one write instead of
+    one shared-memory atomic per thread. Call between :func:`zero_block_counts` and
+    :func:`flush_block_counts`; no other thread may touch ``counts[slot]`` meanwhile.
+    """
+    if cuda.threadIdx.x == 0:
+        first = cuda.blockIdx.x * cuda.blockDim.x
+        counts[slot] = max(0, min(cuda.blockDim.x, n - first))
+
+
 @course_kernel(f"void(int32, {_I32}, {_I32})", lesson=LESSON)
 def bfs_init_kernel(source, depth, parent):
     """Map over the vertices: depth 0 at the source, ``UNVISITED`` elsewhere.
@@ -136,6 +150,7 @@ def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, p
     """
     counts = cuda.shared.array(2, int64)
     zero_block_counts(counts)
+    count_block_threads(counts, EDGES_EXAMINED, edge_u.shape[0])  # one edge per thread
     e = cuda.grid(1)
     if e < edge_u.shape[0]:
         u = edge_u[e]
@@ -152,7 +167,6 @@ def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, p
             parent[u] = v
             done[0] = 0
             cuda.atomic.add(counts, DEPTH_WRITES, 1)
-        cuda.atomic.add(counts, EDGES_EXAMINED, 1)
     flush_block_counts(counts, work)
 
 
@@ -269,6 +283,7 @@ def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offset
     """
     counts = cuda.shared.array(2, int64)
     zero_block_counts(counts)
+    count_block_threads(counts, EDGES_EXAMINED, n_candidates)  # one edge per thread
     k = cuda.grid(1)
     if k < n_candidates:
         low = 0
@@ -285,7 +300,6 @@ def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offset
         candidate_parents[k] = u
         if depth[v] == UNVISITED:
             owner[v] = k
-        cuda.atomic.add(counts, EDGES_EXAMINED, 1)
     flush_block_counts(counts, work)
 
 
