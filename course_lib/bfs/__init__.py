@@ -14,7 +14,7 @@ questions in :mod:`course_lib.bfs.questions`.
 
 from . import kernels, plots, widgets
 from .api import METHODS, BFSRun, DeviceGraph, bfs, exclusive_scan, traverse
-from .cpu import bfs_cpu
+from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import (
     REAL_GRAPHS,
     chain,
@@ -42,6 +42,7 @@ __all__ = [
     "as_graph",
     "bfs",
     "bfs_cpu",
+    "bfs_cpu_parallel",
     "bfs_reference",
     "bfs_scipy",
     "chain",

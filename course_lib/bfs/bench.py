@@ -3,8 +3,9 @@
 Traversed edges per second (TEPS, Graph500 convention: the undirected edges of the
 source's component divided by the search time) on Graph500-style Kronecker graphs
 (edge factor 16, power-law, low diameter) and on a 2-D grid (road-like, high
-diameter), for SciPy's ``breadth_first_order`` (compiled C), the compiled CPU queue BFS
-of :mod:`course_lib.bfs.cpu` and NetworkX (pure Python, small graphs only), and, on a
+diameter), for SciPy's ``breadth_first_order`` (compiled C), the compiled CPU BFS of
+:mod:`course_lib.bfs.cpu` (a one-core queue BFS and a direction-optimising BFS on all
+cores) and NetworkX (pure Python, small graphs only), and, on a
 GPU, the two top-down frontier BFS, the direction-optimising BFS (reported apart: it
 skips most edges, yet TEPS count every edge of the component) and the quadratic
 edge-parallel BFS, with their measured iterations and edges examined.
@@ -32,7 +33,7 @@ from scipy.sparse import csgraph
 from .. import device
 from ..bench import time_call
 from .api import DeviceGraph, traverse
-from .cpu import bfs_cpu
+from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import grid_2d, kronecker
 from .graph import as_graph
 
@@ -44,7 +45,7 @@ EDGE_FACTOR = 16
 BYTES_PER_EDGE = (8, 36)
 #: Bytes the quadratic BFS reads per edge per iteration.
 QUADRATIC_BYTES_PER_EDGE = 12
-CPU_VARIANTS = ("scipy_breadth_first_order", "cpu_numba_queue", "networkx")
+CPU_VARIANTS = ("scipy_breadth_first_order", "cpu_numba_queue", "cpu_numba_direction_optimizing", "networkx")
 
 
 def _graphs(quick, on_gpu):
@@ -92,6 +93,8 @@ def _cpu_rows(graphs, quick):
         rows.append(_row("scipy_breadth_first_order", name, g, edges, t))
         t = time_call(lambda: bfs_cpu(g, source), repeat=repeat, min_time=0.05)
         rows.append(_row("cpu_numba_queue", name, g, edges, t))
+        t = time_call(lambda: bfs_cpu_parallel(g, source), repeat=repeat, min_time=0.05)
+        rows.append(_row("cpu_numba_direction_optimizing", name, g, edges, t))
         if g.n_vertices <= 1 << 12:
             rows.append(_networkx_row(name, g, source, edges))
     return rows
@@ -179,7 +182,7 @@ def summary(results):
     lines = []
     for r in results["rows"]:
         extra = f"  iterations={r['iterations']} edges examined={r['edges_examined']}" if "iterations" in r else ""
-        lines.append(f"{r['variant']:<26} {r['graph']:<14} V={r['vertices']:<9} "
+        lines.append(f"{r['variant']:<31} {r['graph']:<14} V={r['vertices']:<9} "
                      f"{r['gteps']:.4f} GTEPS ({r['seconds'] * 1e3:.2f} ms){extra}")
     s = results.get("summary") or {}
     if s:

@@ -19,7 +19,7 @@ def test_bfs_bench_quick_writes_results(tmp_path, capsys):
     assert list(tmp_path.glob("bfs_*.png"))
     results = json.loads(json_file.read_text())
     variants = {r["variant"] for r in results["rows"]}
-    assert {"scipy_breadth_first_order", "cpu_numba_queue", "networkx"} <= variants
+    assert {"scipy_breadth_first_order", "cpu_numba_queue", "cpu_numba_direction_optimizing", "networkx"} <= variants
     for row in results["rows"]:
         assert row["gteps"] > 0 and 0 < row["traversed_edges"] <= row["edges"]
         assert abs(row["gteps"] - row["traversed_edges"] / row["seconds"] / 1e9) < 1e-9 * row["gteps"]
