@@ -123,14 +123,6 @@ def _top_down_level(indptr, indices, frontier, level, depth, parent, next_fronti
     return size
 
 
-@numba.njit(parallel=True, cache=True)
-def _frontier_arcs(degrees, frontier):
-    total = 0
-    for i in numba.prange(frontier.shape[0]):
-        total += degrees[frontier[i]]
-    return total
-
-
 def bfs_cpu_parallel(graph, source, *, directed=True):
     """Direction-optimising BFS on all CPU cores (Beamer, Asanovic & Patterson, SC 2012).
 
@@ -169,7 +161,7 @@ def bfs_cpu_parallel(graph, source, *, directed=True):
             bottom_up = False
             frontier = np.flatnonzero(depth == level).astype(np.int32)
         if not bottom_up:
-            frontier_arcs = _frontier_arcs(degrees, frontier)
+            frontier_arcs = int(degrees[frontier].sum())
             unexplored_arcs -= frontier_arcs
             bottom_up = frontier_arcs > max(unexplored_arcs, 0) / ALPHA and frontier_arcs > 0
         if bottom_up:
