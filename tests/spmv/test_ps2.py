@@ -7,7 +7,7 @@ import pytest
 from numba import cuda, float32, int32
 
 from course_lib import device, spmv
-from course_lib.grading import get_question, run_tests
+from course_lib.grading import TestFailure, get_question, run_tests
 from course_lib.spmv import kernels
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +46,25 @@ def csr_unguarded_kernel(indptr, indices, data, x, y):
     for k in range(indptr[row], indptr[row + 1]):
         total += data[k] * x[indices[k]]
     y[row] = total
+
+
+@cuda.jit
+def csr_writes_past_the_end_kernel(indptr, indices, data, x, y):
+    """Wrong: reads stay in bounds (rows clamped), but threads past the last row still write y[row]."""
+    row = cuda.grid(1)
+    clamped = min(row, y.size - 1)
+    total = float32(0.0)
+    for k in range(indptr[clamped], indptr[clamped + 1]):
+        total += data[k] * x[indices[k]]
+    y[row] = total
+
+
+@cuda.jit
+def coo_atomics_only_kernel(rows, cols, data, x, y):
+    """Right values, but no segmented reduction: one atomic add per non-zero."""
+    k = cuda.grid(1)
+    if k < data.size:
+        cuda.atomic.add(y, rows[k], data[k] * x[cols[k]])
 
 
 @cuda.jit
@@ -143,9 +162,37 @@ def test_off_by_one_csr_kernel_gets_zero_with_a_helpful_message():
 
 
 def test_unguarded_csr_kernel_fails_the_awkward_sizes():
+    # 1 x 1 launched with a block of 32: threads past the row read indptr out of bounds (an IndexError in
+    # the simulator, garbage on a GPU) and write y past its end (into the guard on a GPU).
     result = grade("ps2.q1", csr_unguarded_kernel)
     assert 0 <= result.points < 4, str(result)
-    assert result.outcomes[0].passed is False  # 1 x 1 launched with a block of 32: threads past the row
+    assert result.outcomes[0].passed is False
+
+
+def test_writes_past_the_end_of_y_fail_on_both_backends():
+    result = grade("ps2.q1", csr_writes_past_the_end_kernel)
+    assert result.points < 4 and not result.outcomes[0].passed, str(result)
+    if device.is_gpu():  # the simulator raises IndexError at the write itself
+        assert "wrote past the end of y" in result.outcomes[0].message
+
+
+def test_judge_sees_a_write_into_the_guard():
+    test = get_question("ps2.q1").tests[1]
+    data = test.inputs(np.random.default_rng(0), {})
+    n_rows = data["shape"][0]
+    good = np.concatenate([spmv.spmv_reference(spmv.as_csr(_csr_of(data)), data["x"]).astype(np.float32),
+                           np.full(data["block"], np.nan, np.float32)])
+    test.judge(data, good, {})
+    bad = good.copy()
+    bad[n_rows + 3] = 0.0
+    with pytest.raises(TestFailure, match=f"wrote past the end of y: index {n_rows + 3}"):
+        test.judge(data, bad, {})
+
+
+def _csr_of(data):
+    import scipy.sparse as sp
+
+    return sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
 
 
 def test_reference_kernels_are_rejected():
@@ -175,6 +222,20 @@ def test_missing_barrier_is_caught_by_the_hidden_race_check():
     assert result.points < 4
 
 
+@pytest.mark.skipif(device.is_gpu(), reason="the profiler counts atomics in the simulator")
+def test_atomics_only_coo_kernel_fails_the_hidden_atomic_count():
+    result = grade("ps2.q2", coo_atomics_only_kernel, block=BLOCK)
+    failed = [o for o in result.outcomes if not o.passed]
+    assert [o.name for o in failed] == ["hidden: one atomic per row segment, not per non-zero"], str(result)
+    assert result.points < 4 and "atomic add per non-zero is not a segmented reduction" in failed[0].message
+    # Shown in full where the inputs may be: the count against the allowance.
+    test = next(t for t in get_question("ps2.q2").tests if "atomic" in t.name)
+    data = test.inputs(np.random.default_rng(0), {"block": BLOCK})
+    with pytest.raises(TestFailure, match=rf"{len(data['data'])} atomic additions for {len(data['data'])} non-zeros"):
+        test.judge(data, test.produce((coo_atomics_only_kernel, BLOCK), data), {"block": BLOCK})
+    assert grade("ps2.q2", coo_scan_kernel, block=BLOCK).passed  # one atomic per segment passes
+
+
 def test_missing_block_or_non_kernel_answers():
     assert "pass the block size" in grade("ps2.q2", coo_scan_kernel).error
     assert "must be a @cuda.jit kernel" in grade("ps2.q1", lambda *a: None).error
@@ -190,10 +251,17 @@ def _bg_k(lengths):
 
 def test_k_choice_right_answers():
     assert grade("ps2.q3", {"hyb_cost": _bg_cost, "choose_k": _bg_k}).passed
-    assert grade("ps2.q3", {"hyb_cost": _bg_cost, "choose_k": spmv.bell_garland_k}).passed
     # Any minimiser of the cost is right, not only the rule's K.
     argmin = {"hyb_cost": _bg_cost, "choose_k": lambda L: int(np.argmin([_bg_cost(L, k) for k in range(L.max() + 1)]))}
     assert grade("ps2.q3", argmin).passed
+
+
+def test_k_choice_library_answers_are_rejected():
+    library = grade("ps2.q3", {"hyb_cost": _bg_cost, "choose_k": spmv.bell_garland_k})
+    assert library.points == 0 and "choose_k is the course's own bell_garland_k" in library.error
+    sweep = {"hyb_cost": lambda L, K: float(spmv.k_sweep(L, [K])["cost"][0]), "choose_k": _bg_k}
+    result = grade("ps2.q3", sweep)
+    assert result.points == 0 and "hyb_cost calls the course's own k_sweep" in result.error
 
 
 def test_k_choice_wrong_answers_say_why():
