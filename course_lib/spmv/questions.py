@@ -136,11 +136,13 @@ def _csr_race_produce(kernel, data):
     y = np.zeros(data["shape"][0], np.float32)
     report = sim.check(kernel, 2, 32, np.asarray(data["indptr"]), np.asarray(data["indices"]),
                        np.asarray(data["data"]), np.asarray(data["x"]), y, seed=1)
-    return {"ok": bool(report.ok), "report": str(report)}
+    return {"ok": bool(report.ok), "report": str(report), "y": y}
 
 
 def _csr_race_judge(data, got, info):
+    """No race or out-of-bounds access reported, and the right y under the checker."""
     _checker_report(got, "race and bounds checker")
+    _check_result(got.get("y"), data, "y under the race checker")
 
 
 _Q1_TESTS = [
@@ -238,13 +240,15 @@ def _coo_race_produce(answer, data):
     from .. import sim
 
     kernel, block = answer
-    report = sim.check(kernel, -(-len(data["data"]) // block), block, *_coo_args(data),
-                       np.zeros(data["shape"][0], np.float32), seed=1)
-    return {"ok": bool(report.ok), "report": str(report)}
+    y = np.zeros(data["shape"][0], np.float32)
+    report = sim.check(kernel, -(-len(data["data"]) // block), block, *_coo_args(data), y, seed=1)
+    return {"ok": bool(report.ok), "report": str(report), "y": y}
 
 
 def _coo_race_judge(data, got, info):
+    """No race or barrier problem reported, and the right y under the checker."""
     _checker_report(got, "race and barrier checker")
+    _check_result(got.get("y"), data, "y under the race checker")
 
 
 def _row_segments(indptr, chunk):

@@ -282,3 +282,66 @@ def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
 def test_solution_scores_full_marks_on_gpu(notebooks):
     nb, errors = notebooks.execute(ROOT / "solutions" / "ps2_spmv.ipynb")
     assert not errors and "ps2 total: 10/10" in notebooks.score(nb)
+
+
+PS2_MONKEYPATCH = '''
+import course_lib.grading.core
+import course_lib.spmv.questions as questions_module
+
+
+def _never_fails(*args, **kwargs):
+    return None
+
+
+questions_module._check_result = _never_fails
+questions_module._check_guard = _never_fails
+questions_module.compare_arrays = _never_fails
+questions_module.spmv_reference = lambda A, x: np.zeros(A.shape[0])
+questions_module.k_sweep = lambda lengths, Ks=None: {"cost": np.zeros(1), "best_K": 0}
+questions_module.atomics_allowed = lambda *args: 10**9
+course_lib.grading.core.compare_arrays = _never_fails
+course_lib.grading.core.run_tests = _never_fails
+for question in questions_module.QUESTIONS:
+    for test in question.tests:
+        object.__setattr__(test, "judge", _never_fails)
+'''
+
+PS2_ZERO_ANSWERS = {
+    "ps2_q1_answer": "@cuda.jit\ndef csr_scalar(indptr, indices, data, x, y):\n    row = cuda.grid(1)\n"
+                     "    if row < y.shape[0]:\n        y[row] = 0.0\n",
+    "ps2_q2_answer": "BLOCK = 16\n\n\n@cuda.jit\ndef coo_segmented(rows, cols, data, x, y):\n    pass\n",
+    "ps2_q3_answer": "def hyb_cost(row_lengths, K):\n    return 0\n\n\ndef choose_k(row_lengths):\n    return 0\n",
+}
+
+
+def test_patching_the_judges_in_a_submission_earns_nothing_from_the_grader(tmp_path):
+    import csv
+    import subprocess
+    import sys
+
+    import nbformat
+
+    nb = nbformat.read(ROOT / "solutions" / "ps2_spmv.ipynb", as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id == "ps2_setup":
+            cell.source += "\n" + PS2_MONKEYPATCH
+        elif grade_id in PS2_ZERO_ANSWERS:
+            cell.source = PS2_ZERO_ANSWERS[grade_id]
+    submission = tmp_path / "monkeypatch.ipynb"
+    nbformat.write(nb, submission)
+    # In the notebook itself the patches fool check(): the grader must not be fooled.
+    out = tmp_path / "grades.csv"
+    command = [sys.executable, "-m", "course_lib.grading", "grade", "ps2", str(submission),
+               str(ROOT / "solutions" / "ps2_spmv.ipynb"), "--out", str(out), "--timeout", "60", "--quiet"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        graded = list(csv.DictReader(f))
+    solution = {r["question"]: r for r in graded if r["student"] == "ps2_spmv"}
+    assert [float(solution[q]["points"]) for q in ("ps2.q1", "ps2.q2", "ps2.q3")] == [4, 4, 2], \
+        {q: r["reason"] for q, r in solution.items()}
+    rows = {r["question"]: r for r in graded if r["student"] == "monkeypatch"}
+    assert {q: float(rows[q]["points"]) for q in ("ps2.q1", "ps2.q2", "ps2.q3")} == \
+        {"ps2.q1": 0, "ps2.q2": 0, "ps2.q3": 0}, {q: r["reason"] for q, r in rows.items()}
+    assert "values are wrong" in rows["ps2.q1"]["reason"]
