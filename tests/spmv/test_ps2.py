@@ -228,11 +228,8 @@ def test_atomics_only_coo_kernel_fails_the_hidden_atomic_count():
     failed = [o for o in result.outcomes if not o.passed]
     assert [o.name for o in failed] == ["hidden: one atomic per row segment, not per non-zero"], str(result)
     assert result.points < 4 and "atomic add per non-zero is not a segmented reduction" in failed[0].message
-    # Shown in full where the inputs may be: the count against the allowance.
-    test = next(t for t in get_question("ps2.q2").tests if "atomic" in t.name)
-    data = test.inputs(np.random.default_rng(0), {"block": BLOCK})
-    with pytest.raises(TestFailure, match=rf"{len(data['data'])} atomic additions for {len(data['data'])} non-zeros"):
-        test.judge(data, test.produce((coo_atomics_only_kernel, BLOCK), data), {"block": BLOCK})
+    # The message gives ratios only (nothing of the hidden matrix), so it is shown for the hidden test.
+    assert "1.00 atomic additions per non-zero on a matrix with long rows" in failed[0].message
     assert grade("ps2.q2", coo_scan_kernel, block=BLOCK).passed  # one atomic per segment passes
 
 
