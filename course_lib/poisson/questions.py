@@ -59,8 +59,9 @@ def _guarded(array, fill):
 
 
 def _inside(padded):
-    """The (..., H, W) image part of a guarded array (a view)."""
-    return padded[..., GUARD:-GUARD, GUARD:-GUARD]
+    """The (..., H, W) image part of a guarded array (a view; NumPy or device array)."""
+    # Explicit slices: device arrays on a GPU do not take an Ellipsis.
+    return padded[(slice(None),) * (padded.ndim - 2) + (slice(GUARD, -GUARD),) * 2]
 
 
 def run_jacobi_guarded(kernel, labels, rhs, guess, iterations, block=BLOCK):
