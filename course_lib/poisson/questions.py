@@ -318,12 +318,16 @@ def _is_library(obj) -> bool:
     return callable(obj) and isinstance(module, str) and module.split(".")[0] == "course_lib"
 
 
-def _library_uses(func, seen, found, forbidden_names):
-    """Collect into ``found`` the library functions (and ``forbidden_names``) that ``func`` reaches."""
+def _library_uses(func, seen, found, forbidden_names, home=None):
+    """Collect into ``found`` the library functions (and ``forbidden_names``) that ``func`` reaches.
+
+    Functions of the answer's own namespace ``home`` (its notebook) are followed; those of other
+    packages (NumPy, SciPy) are not read.
+    """
     if isinstance(func, functools.partial):
-        _library_uses(func.func, seen, found, forbidden_names)
+        _library_uses(func.func, seen, found, forbidden_names, home)
         for arg in (*func.args, *func.keywords.values()):
-            _library_uses(arg, seen, found, forbidden_names)
+            _library_uses(arg, seen, found, forbidden_names, home)
         return
     if isinstance(func, types.MethodType):
         func = func.__func__
@@ -336,12 +340,16 @@ def _library_uses(func, seen, found, forbidden_names):
         return
     if not isinstance(func, types.FunctionType) or func.__code__ in seen:
         return
+    if home is None:
+        home = func.__globals__
+    elif func.__globals__ is not home:
+        return
     seen.add(func.__code__)
     cells = dict(zip(func.__code__.co_freevars, (c.cell_contents for c in func.__closure__ or ()
                                                    if _cell_full(c))))
     for value in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values(), *cells.values()):
-        _library_uses(value, seen, found, forbidden_names)
-    _scan_code(func.__code__, func.__globals__, cells, seen, found, forbidden_names)
+        _library_uses(value, seen, found, forbidden_names, home)
+    _scan_code(func.__code__, home, cells, seen, found, forbidden_names)
 
 
 def _cell_full(cell):
@@ -378,7 +386,7 @@ def _scan_code(code, globals_, cells, seen, found, forbidden_names):
         if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF") and name in forbidden_names:
             found.add(name)
         if current is not _MISSING:
-            _library_uses(current, seen, found, forbidden_names)
+            _library_uses(current, seen, found, forbidden_names, globals_)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):  # lambdas, comprehensions and inner functions
             _scan_code(const, globals_, {}, seen, found, forbidden_names)

@@ -169,8 +169,17 @@ def _classify(mask, outside_edge=True):
     return np.where(mask, np.where(all_in, 2, 1), 0).astype(np.uint8)
 
 
+def _classify_with_scipy(mask):
+    """Another right answer: an erosion that counts the outside of the image as in the mask."""
+    from scipy import ndimage
+
+    inner = ndimage.binary_erosion(mask, ndimage.generate_binary_structure(2, 1), border_value=1)
+    return mask.astype(np.uint8) + inner.astype(np.uint8)
+
+
 def test_classification_question():
     assert grade("ps4.q2", _classify).passed
+    assert grade("ps4.q2", _classify_with_scipy).passed  # other packages' functions are fine
 
     def ignores_edge(mask):
         return _classify(mask, outside_edge=False)  # treats the outside of the image as outside the mask
@@ -228,3 +237,9 @@ def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
 def test_solution_scores_full_marks_on_gpu(notebooks):
     nb, errors = notebooks.execute(ROOT / "solutions" / "ps4_poisson.ipynb")
     assert not errors and "ps4 total: 10/10" in notebooks.score(nb)
+
+
+def test_every_test_is_split_so_the_grader_judges_outside_the_notebook():
+    from course_lib.grading import questions_of
+
+    assert all(t.split for q in questions_of("ps4") for t in q.tests)
