@@ -1,14 +1,18 @@
-"""The instructor grader on PS4 submissions (``submissions/``, built by make_submissions.py)."""
+"""The instructor grader on PS4 submissions (``submissions/``, built by make_ps4_submissions.py)."""
 
 import csv
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import make_submissions  # noqa: E402
+# Loaded by path under its own name: tests/grading has a make_submissions module too.
+_spec = importlib.util.spec_from_file_location("make_ps4_submissions",
+                                               Path(__file__).resolve().parent / "make_ps4_submissions.py")
+make_submissions = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_submissions)
 
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 QUESTIONS = ("ps4.q1", "ps4.q2", "ps4.q3")
@@ -18,9 +22,9 @@ def test_committed_submissions_are_up_to_date(tmp_path):
     make_submissions.write(tmp_path)
     for fresh in sorted(tmp_path.iterdir()):
         committed = SUBMISSIONS / fresh.name
-        assert committed.exists(), f"run python tests/poisson/make_submissions.py ({fresh.name} missing)"
+        assert committed.exists(), f"run python tests/poisson/make_ps4_submissions.py ({fresh.name} missing)"
         sources = [[c.source for c in nbformat.read(p, as_version=4).cells] for p in (fresh, committed)]
-        assert sources[0] == sources[1], f"run python tests/poisson/make_submissions.py ({fresh.name} is stale)"
+        assert sources[0] == sources[1], f"run python tests/poisson/make_ps4_submissions.py ({fresh.name} is stale)"
 
 
 def test_patching_the_judges_in_the_notebook_scores_zero(tmp_path):

@@ -1,18 +1,25 @@
 """Build the PS4 submissions of ``tests/poisson/submissions/`` from the solution notebook.
 
-Run ``python tests/poisson/make_submissions.py`` from the checkout root after changing the
+Run ``python tests/poisson/make_ps4_submissions.py`` from the checkout root after changing the
 solution; ``tests/poisson/test_ps4_grader.py`` checks that the committed files are up to date.
 Each submission is the solution with some cells replaced (by nbgrader ``grade_id``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+_spec = importlib.util.spec_from_file_location("_ps1_submissions", ROOT / "tests" / "grading" / "make_submissions.py")
+_ps1_submissions = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ps1_submissions)
+_clean = _ps1_submissions._clean  # outputs and execution data dropped, as for PS1
 SOLUTION = ROOT / "solutions" / "ps4_poisson.ipynb"
 HERE = Path(__file__).resolve().parent / "submissions"
 
@@ -98,15 +105,6 @@ def _with(cells: dict) -> nbformat.NotebookNode:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in cells:
             cell.source = cells[grade_id]
-    return nb
-
-
-def _clean(nb) -> nbformat.NotebookNode:
-    for cell in nb.cells:
-        cell.metadata.pop("execution", None)
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    nb.metadata.pop("widgets", None)
     return nb
 
 
