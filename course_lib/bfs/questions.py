@@ -51,7 +51,7 @@ def run_frontier_kernel(kernel, graph, source, *, directed=False, block=None):
     frontier_size, current, depth, parent, next_frontier, next_size)`` with one thread
     per frontier vertex; ``next_size[0]`` is zeroed before each launch and read back
     after it. The arrays the kernel writes are exact-size views of larger buffers whose
-    extra elements must stay untouched.
+    extra elements must stay untouched. The loop itself is :func:`run_frontier_levels`.
 
     Parameters
     ----------
@@ -75,7 +75,7 @@ def run_frontier_kernel(kernel, graph, source, *, directed=False, block=None):
     """
     g = as_graph(graph, directed=directed)
     source = check_source(source, g.n_vertices)
-    out = _run_padded(kernel, g.indptr, g.indices, source, block=block)
+    out = run_frontier_levels(kernel, g.indptr, g.indices, source, block=block)
     return _exact(out["depth"], g.n_vertices, "depth"), _exact(out["parent"], g.n_vertices, "parent")
 
 
@@ -90,14 +90,31 @@ def _padded(n, guard, fill):
     return buffer
 
 
-def _run_padded(kernel, indptr, indices, source, *, block=None):
+def run_frontier_levels(kernel, indptr, indices, source, *, block=None):
     """The host loop of :func:`run_frontier_kernel` on padded buffers.
+
+    Parameters
+    ----------
+    kernel : @cuda.jit kernel
+    indptr : ndarray of shape (V + 1,), int32
+    indices : ndarray of shape (E,), int32
+        The CSR structure the kernel traverses (symmetric for an undirected graph).
+    source : int
+        0 <= source < V.
+    block : int, optional
+        Threads per block (default :func:`~course_lib.bfs.api.threads_per_block`).
 
     Returns
     -------
     dict
         ``depth`` and ``parent``: int32 of shape (V + GUARD_ELEMENTS,), whose last
         GUARD_ELEMENTS entries must still hold GUARD_VALUE.
+
+    Raises
+    ------
+    TestFailure
+        As :func:`run_frontier_kernel`, for the frontier and ``next_size``; the guards of
+        ``depth`` and ``parent`` are left for the caller to check.
     """
     from numba import cuda
 
@@ -179,7 +196,7 @@ def _graph_of(case):
 
 
 def _produce_one(kernel, case):
-    return _run_padded(kernel, case["indptr"], case["indices"], case["source"])
+    return run_frontier_levels(kernel, case["indptr"], case["indices"], case["source"])
 
 
 def _outputs_of(got, name):
