@@ -44,46 +44,42 @@ def unclaimed_kernel(indptr, indices, frontier, frontier_size, current, depth, p
             next_frontier[cuda.atomic.add(next_size, 0, 1)] = v
 
 
-@cuda.jit
-def no_parent_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size):
-    """Wrong in part: right depths, parents never written."""
+@cuda.jit(device=True)
+def claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size,
+                     record_parents):
+    """A right expansion of one level (parents only if ``record_parents``), for the kernels below to add a bug to."""
     i = cuda.grid(1)
     if i < frontier_size:
         u = frontier[i]
         for k in range(indptr[u], indptr[u + 1]):
             v = indices[k]
             if cuda.atomic.cas(depth, v, -1, current + 1) == -1:
+                if record_parents:
+                    parent[v] = u
                 next_frontier[cuda.atomic.add(next_size, 0, 1)] = v
+
+
+@cuda.jit
+def no_parent_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size):
+    """Wrong in part: right depths, parents never written."""
+    claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size, False)
 
 
 @cuda.jit
 def overrun_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size):
     """Right, but thread 0 also stores one past the end of depth (an off-by-one bound)."""
-    i = cuda.grid(1)
-    if i == 0:
+    if cuda.grid(1) == 0:
         depth[depth.shape[0]] = current
-    if i < frontier_size:
-        u = frontier[i]
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            if cuda.atomic.cas(depth, v, -1, current + 1) == -1:
-                parent[v] = u
-                next_frontier[cuda.atomic.add(next_size, 0, 1)] = v
+    claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size, True)
 
 
 @cuda.jit
 def counter_overrun_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier,
                            next_size):
-    """Right, but keeps a second counter in next_size[1], which does not exist."""
-    i = cuda.grid(1)
-    if i < frontier_size:
-        u = frontier[i]
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            if cuda.atomic.cas(depth, v, -1, current + 1) == -1:
-                parent[v] = u
-                next_frontier[cuda.atomic.add(next_size, 0, 1)] = v
-                cuda.atomic.add(next_size, 1, 1)
+    """Right, but keeps a second count in next_size[1], which does not exist."""
+    claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size, True)
+    if cuda.grid(1) < frontier_size:
+        cuda.atomic.add(next_size, 1, 1)
 
 
 def grade(question_id, answer):
