@@ -123,16 +123,15 @@ def run_frontier_levels(kernel, indptr, indices, source, *, block=None):
     n_vertices, n_arcs = indptr.size - 1, indices.size
     block = block or threads_per_block()
     capacity = _frontier_capacity(n_vertices, n_arcs)
-    # next_frontier gets as many guard elements as it has room for: a kernel that appends each
-    # visited vertex again overruns it by a multiple of its size before the count shows it.
-    frontier_guard = capacity + GUARD_ELEMENTS
+    degrees = np.diff(indptr).astype(np.int64)
     depth = _padded(n_vertices, GUARD_ELEMENTS, -1)
     parent = _padded(n_vertices, GUARD_ELEMENTS, -1)
     depth[source], parent[source] = 0, source
     d_depth, d_parent = cuda.to_device(depth), cuda.to_device(parent)
-    frontier = _padded(capacity, frontier_guard, 0)
+    listed = np.array([source], np.int32)
+    frontier = _padded(capacity, GUARD_ELEMENTS, 0)
     frontier[0] = source
-    d_frontier, d_next = cuda.to_device(frontier), cuda.to_device(_padded(capacity, frontier_guard, 0))
+    d_frontier, d_next = cuda.to_device(frontier), cuda.to_device(_padded(capacity, GUARD_ELEMENTS, 0))
     counter = _padded(1, GUARD_ELEMENTS, 0)
     d_next_size = cuda.to_device(counter)
     d_indptr, d_indices = cuda.to_device(indptr), cuda.to_device(indices)
@@ -142,6 +141,12 @@ def run_frontier_levels(kernel, indptr, indices, source, *, block=None):
             raise TestFailure(f"the frontier never empties: still {size} vertices after {current} levels "
                               "(are visited vertices appended again?)")
         d_next_size.copy_to_device(counter)
+        # A kernel that appends every neighbour, visited or not, lists up to the sum of the frontier's
+        # degrees: the guard behind next_frontier holds that many, so that on a GPU an overflow lands
+        # in it (and is reported) rather than in other memory.
+        room = max(capacity, int(degrees[listed].sum())) + GUARD_ELEMENTS
+        if d_next.shape[0] < room:
+            d_next = cuda.to_device(_padded(capacity, room - capacity, 0))
         try:
             kernel[max(1, -(-size // block)), block](
                 d_indptr, d_indices, d_frontier[:capacity], np.int32(size), np.int32(current),
