@@ -134,13 +134,14 @@ class VThread:
     """One simulated CUDA thread: its indices and where it stands."""
 
     __slots__ = (
-        "threadIdx", "blockIdx", "thread_id", "warp", "lane", "carrier", "state", "wait_line", "wait_value",
+        "threadIdx", "blockIdx", "block", "thread_id", "warp", "lane", "carrier", "state", "wait_line", "wait_value",
         "result", "epoch", "warp_epoch", "in_atomic", "collective", "line_count", "access_count",
     )
 
     def __init__(self, block_point, thread_point, block_dim):
         self.threadIdx = Dim3(*thread_point)
         self.blockIdx = Dim3(*block_point)
+        self.block = block_point  # one tuple object per block: identity tells blocks apart
         self.thread_id = thread_point[0] + block_dim[0] * (thread_point[1] + block_dim[1] * thread_point[2])
         self.warp, self.lane = divmod(self.thread_id, WARP_SIZE)
         self.carrier = None
