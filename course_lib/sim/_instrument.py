@@ -13,7 +13,6 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-import threading
 from itertools import count
 
 import numpy as np
