@@ -33,3 +33,10 @@ def test_tiled_kernel_uses_its_tile_of_shared_memory(results):
     # 16 bytes per body; sm_90 adds 1 KiB reserved per block.
     assert by_name[("nbody.nbody_tiled_kernel[tile=256]", "sm_80")].shared_bytes == 256 * 16
     assert by_name[("nbody.nbody_naive_kernel", "sm_80")].shared_bytes == 0
+
+
+def test_fused_jacobi_kernel_uses_two_tiles_and_the_labels_of_shared_memory(results):
+    by_name = {(r.kernel, r.cc): r for r in results}
+    # Two float32 buffers of 3 channels x 16 x 32 pixels, plus one uint8 label per pixel.
+    assert by_name[("poisson.jacobi_fused_kernel[halo=4,block=32x16]", "sm_80")].shared_bytes == 2 * 3 * 16 * 32 * 4 + 16 * 32
+    assert by_name[("poisson.jacobi_step_kernel", "sm_80")].shared_bytes == 0

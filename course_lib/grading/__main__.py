@@ -39,14 +39,18 @@ def main(argv=None) -> int:
         for ps in ns.problem_sets:
             print(f"wrote {release(ps, ns.out)}")
     elif ns.command == "grade":
-        from .grader import GradeOptions, grade
+        from .grader import GradeOptions, grade, not_dumpable
 
+        not_dumpable()  # workers (same user) cannot read this process's memory, where Linux allows
         try:
             rows = grade(ns.problem_set, ns.submissions, ns.out, jobs=ns.jobs, force=ns.force,
                          options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory), feedback_dir=ns.feedback,
                          seed=ns.seed, progress=not ns.quiet, log=print)
         except ValueError as exc:
             parser.error(str(exc))
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         totals = Counter()
         for row in rows:
             totals[row["student"]] += float(row["points"])

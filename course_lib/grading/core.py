@@ -28,6 +28,8 @@ import contextlib
 import html
 import importlib
 import os
+import signal
+import threading
 import time
 import traceback
 import warnings
@@ -53,9 +55,22 @@ __all__ = [
 
 
 class TestFailure(AssertionError):
-    """An answer is wrong; the message says how (shown to the student)."""
+    """An answer is wrong; the message says how (shown to the student).
+
+    Parameters
+    ----------
+    *args
+        The message.
+    public : bool
+        The message reveals nothing of a hidden test's inputs or expected outputs (a race
+        report naming source lines, say), so it is shown for hidden tests too.
+    """
 
     __test__ = False  # not a pytest test class
+
+    def __init__(self, *args, public: bool = False):
+        super().__init__(*args)
+        self.public = public
 
 
 @dataclass(frozen=True)
@@ -263,7 +278,7 @@ HIDDEN_FAILURE = "wrong result on a hidden test (its inputs are not shown); run 
 
 
 def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | None = None,
-              options: dict | None = None) -> QuestionResult:
+              options: dict | None = None, time_limit: float | None = None) -> QuestionResult:
     """Run a question's tests on an answer and score it.
 
     Parameters
@@ -277,6 +292,9 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
         Seed of the hidden tests' inputs; visible tests always use ``VISIBLE_SEED``.
     options : dict, optional
         Keyword arguments for ``question.prepare``.
+    time_limit : float, optional
+        Seconds allowed to each test (needs POSIX signals and the main thread; ignored
+        elsewhere). A test that runs out fails, and the question's remaining tests are not run.
 
     Returns
     -------
@@ -294,22 +312,30 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
         result.error = _student_error(exc)
         return result
     hidden_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
+    timed_out = ""
     for test in tests:
         rng = test_rng(test, hidden_seed)
         start = time.perf_counter()
+        if timed_out:
+            result.outcomes.append(failed_outcome(test, f"not run: {timed_out}", reveals_nothing=True))
+            continue
         try:
             # Results are judged by their values: floating-point warnings of a wrong kernel
             # (overflow on garbage, say) must not turn into errors under strict warning filters.
-            with quiet_floats():
+            with quiet_floats(), _time_limit(time_limit):
                 if test.split:
                     test.run(prepared, rng, info)
                 else:
                     test.run(prepared, rng)
             outcome = TestOutcome(test.name, True, hidden=test.hidden)
         except TestFailure as exc:
-            outcome = failed_outcome(test, str(exc))
+            outcome = failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False))
         except NotImplementedError:
             outcome = failed_outcome(test, NOT_ANSWERED)
+        except _TimeLimit:
+            timed_out = (f"timed out after {time_limit:g} s (an infinite loop or a deadlock?); if the notebook "
+                         "stays busy, restart its kernel")
+            outcome = failed_outcome(test, timed_out, reveals_nothing=True, hint=False)
         except Exception as exc:
             outcome = failed_outcome(test, _student_error(exc), exception=type(exc).__name__)
         outcome.seconds = time.perf_counter() - start
@@ -319,6 +345,43 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
 
 
 NOT_ANSWERED = "not answered yet (NotImplementedError)"
+#: Seconds each visible test may take in :func:`check` before it is stopped.
+CHECK_TIME_LIMIT = 120.0
+
+
+class _TimeLimit(BaseException):
+    """Raised in the main thread when a test runs out of time (a BaseException: student code
+    catching ``Exception`` must not swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None):
+    """Raise :class:`_TimeLimit` in this thread after ``seconds``, where POSIX timers allow it.
+
+    A timer already running (pytest-timeout's, say) is put back afterwards with its remaining time.
+    """
+    if not (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
+        yield
+        return
+    other_remaining, other_interval = signal.getitimer(signal.ITIMER_REAL)
+    if other_remaining and other_remaining <= seconds:
+        yield  # the other timer fires first
+        return
+
+    def expire(signum, frame):
+        raise _TimeLimit()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if other_remaining:
+            signal.setitimer(signal.ITIMER_REAL, max(other_remaining - (time.monotonic() - start), 1e-3),
+                             other_interval)
 
 
 def test_rng(test: Test, hidden_seed: int) -> np.random.Generator:
@@ -335,7 +398,7 @@ def quiet_floats():
 
 
 def failed_outcome(test: Test, message: str, *, exception: str | None = None,
-                   reveals_nothing: bool = False) -> TestOutcome:
+                   reveals_nothing: bool = False, hint: bool = True) -> TestOutcome:
     """The outcome of a failed test; a hidden test's message never reveals its inputs or expected outputs.
 
     Parameters
@@ -346,10 +409,12 @@ def failed_outcome(test: Test, message: str, *, exception: str | None = None,
         Name of the exception the student's code raised, if that is the failure.
     reveals_nothing : bool
         The message says nothing about the test's inputs (a timeout, a crash): kept for hidden tests too.
+    hint : bool
+        Add the test's hint (not after a timeout or a crash, where it would mislead).
     """
     if test.hidden and not reveals_nothing and message != NOT_ANSWERED:
         message = f"{exception} raised" if exception else HIDDEN_FAILURE
-    if test.hint and message != NOT_ANSWERED and not message.startswith("not run"):
+    if hint and test.hint and message != NOT_ANSWERED and not message.startswith("not run"):
         message += f"\nHint: {test.hint}"
     return TestOutcome(test.name, False, message, hidden=test.hidden)
 
@@ -393,7 +458,7 @@ def check(question_id: str, answer, **options) -> QuestionResult:
         correct also raises AssertionError so that nbgrader scores the cell 0.
     """
     question = get_question(question_id)
-    result = run_tests(question, answer, options=options)
+    result = run_tests(question, answer, options=options, time_limit=CHECK_TIME_LIMIT)
     _session_results[question_id] = result
     if os.environ.get("NBGRADER_EXECUTION") and not result.passed:
         raise AssertionError(str(result))

@@ -10,6 +10,12 @@ package, the references) reaches the judgement. Every request has a wall-clock l
 worker that hangs, crashes or exceeds its memory is killed, the affected tests score 0 with
 the reason, and a fresh worker carries on with the remaining questions.
 
+What isolation does not cover: the student's code and the ``produce`` step share a process,
+so a determined submission can substitute the outputs it returns (it cannot see the expected
+ones, and to be right it must compute them, which is the exercise); tests that are not split
+are judged in that process and trust its verdict; and a worker has the grader's user rights
+(use an unprivileged account or a container: as root, a worker can read anything).
+
 Results go to a CSV file (one row per student and question), rewritten atomically after
 each submission, so an interrupted run loses nothing graded and a re-run skips what is done.
 Feedback files never show a hidden test's inputs or expected outputs.
@@ -66,12 +72,16 @@ class GradeOptions:
         Larger submission files are refused unread.
     max_reply_mb : float
         Largest reply accepted from the worker (a huge output is refused, not buffered).
+    startup : float
+        Seconds a worker may take to start (import the libraries) before the notebook runs;
+        not counted in ``timeout``, so a loaded machine does not fail quick notebooks.
     """
 
     timeout: float = 60.0
     memory_mb: int = 4096
     max_file_mb: float = 20.0
     max_reply_mb: float = 64.0
+    startup: float = 180.0
 
 
 class WorkerFault(Exception):
@@ -149,39 +159,64 @@ def _code_cells(nb, grade_ids: set) -> list:
 # --------------------------------------------------------------------------- the worker
 _LIVE: set = set()  # running workers, killed on an interrupt
 _LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set on an interrupt: no new worker starts
+
+
+#: Environment variables a worker keeps (by name or prefix): what Python, Numba and CUDA need,
+#: and nothing else of the grader's environment (tokens, credentials).
+_ENV_KEPT = ("PATH", "LANG", "LC_", "TZ", "TMPDIR", "LD_LIBRARY_PATH", "PYTHON", "NUMBA_", "CUDA_", "NVIDIA_",
+             "COURSE_", "CONDA_PREFIX", "VIRTUAL_ENV", "OMP_NUM_THREADS")
+
+
+def _worker_environment() -> dict:
+    return {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEPT)}
 
 
 class Worker:
     """One child process running one submission's code (see the module docstring)."""
 
-    def __init__(self, options: GradeOptions):
+    def __init__(self, problem_set: str, options: GradeOptions):
         from .. import device
 
+        if _STOPPING.is_set():
+            raise WorkerFault("grading was interrupted")
         self.options = options
         self.cell = None
         self.workdir = tempfile.mkdtemp(prefix="course-grading-")
-        env = dict(os.environ)
+        env = _worker_environment()
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                                            if p])
         env["COURSE_BACKEND"] = device.backend()  # the same backend as the grader's references
         env["HOME"] = self.workdir
         address_limit = options.memory_mb if device.is_simulator() else 0
         debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course_lib.grading.worker", str(address_limit)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
-            cwd=self.workdir, env=env, start_new_session=True)  # own process group: killed as a whole
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "course_lib.grading.worker", problem_set, str(address_limit)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
+                cwd=self.workdir, env=env, start_new_session=True)  # own process group: killed as a whole
+        except OSError as exc:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise RuntimeError(f"a grading worker could not start ({exc})") from None
         self.buffer = b""
         with _LIVE_LOCK:
             _LIVE.add(self)
 
-    def request(self, message: dict, timeout: float) -> dict:
-        """Send one request and return the reply; raises :class:`WorkerFault`."""
-        try:
-            self.proc.stdin.write(dumps(message))
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._died() from None
+    def wait_ready(self) -> None:
+        """Wait until the worker has imported what it needs; raises :class:`WorkerFault`."""
+        reply = self.request(None, self.options.startup)
+        if reply.get("event") != "ready":
+            self.kill()
+            raise WorkerFault("the submission's process broke the grading protocol")
+
+    def request(self, message: dict | None, timeout: float) -> dict:
+        """Send one request (None: only read) and return the reply; raises :class:`WorkerFault`."""
+        if message is not None:
+            try:
+                self.proc.stdin.write(dumps(message))
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise self._died() from None
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         limit = self.options.max_reply_mb * 1024 * 1024
@@ -264,6 +299,7 @@ class Worker:
 
 
 def _kill_all() -> None:
+    _STOPPING.set()
     with _LIVE_LOCK:
         workers = list(_LIVE)
     for worker in workers:
@@ -296,7 +332,7 @@ def _grade_question(worker: Worker, question: Question, answer: dict | None, cel
     tests = question.visible() + question.hidden()
     fault = None
     for test in tests:
-        index = question.tests.index(test)
+        index = next(i for i, t in enumerate(question.tests) if t is test)
         start = time.perf_counter()
         if fault:
             outcome = failed_outcome(test, f"not run: {fault}", reveals_nothing=True)
@@ -305,7 +341,7 @@ def _grade_question(worker: Worker, question: Question, answer: dict | None, cel
                 outcome = _run_test(worker, question, index, test, info, seed, options)
             except WorkerFault as exc:
                 fault = exc.reason
-                outcome = failed_outcome(test, exc.reason, reveals_nothing=True)
+                outcome = failed_outcome(test, exc.reason, reveals_nothing=True, hint=False)
         outcome.seconds = time.perf_counter() - start
         result.outcomes.append(outcome)
     return score(question, result, len(tests)), fault is not None
@@ -336,10 +372,10 @@ def _run_test(worker: Worker, question: Question, index: int, test, info: dict, 
             return failed_outcome(test, message, exception=str(reply.get("exception", "Exception"))[:100])
         raise ProtocolError(f"unexpected reply {event!r}")
     except TestFailure as exc:
-        return failed_outcome(test, str(exc))
+        return failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False))
     except ProtocolError as exc:
         return failed_outcome(test, f"the submission's process broke the grading protocol ({exc})",
-                              reveals_nothing=True)
+                              reveals_nothing=True, hint=False)
     except WorkerFault:
         raise
     except Exception as exc:  # a judge choking on outputs of an unexpected type or shape
@@ -371,10 +407,15 @@ def grade_submission(path, problem_set: str, seed: int, options: GradeOptions = 
     cells = _code_cells(nb, grade_ids)
     results, pending = {}, list(questions)
     while pending:
-        worker = Worker(options)
+        worker = Worker(problem_set, options)
         try:
             try:
-                loaded = worker.request({"cmd": "load", "problem_set": problem_set, "cells": cells,
+                worker.wait_ready()
+            except WorkerFault as exc:  # the grading machine's trouble, not the student's: no row is written
+                raise RuntimeError(f"a grading worker could not start ({exc.reason}); set COURSE_GRADING_DEBUG=1 "
+                                   "to see its errors") from None
+            try:
+                loaded = worker.request({"cmd": "load", "cells": cells,
                                          "answers": {q.id: answers[q.id] for q in pending}}, options.timeout)
                 if loaded.get("event") != "loaded" or not isinstance(loaded.get("answers"), dict):
                     raise WorkerFault("the submission's process broke the grading protocol")
@@ -478,7 +519,7 @@ def write_feedback(folder, student: str, problem_set: str, results) -> Path:
     return path
 
 
-def _not_dumpable() -> None:
+def not_dumpable() -> None:
     """Forbid same-user processes (the workers) from reading this process's memory, where Linux allows."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
@@ -516,6 +557,8 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     ------
     ValueError
         Unknown problem set, no submissions, jobs < 1, or an ``out`` file that is not a grades CSV.
+    RuntimeError
+        A worker process could not start (a broken installation); what was graded is kept.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -534,11 +577,16 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     graded = {s for s, r in by_student.items() if {x["question"] for x in r} >= {q.id for q in questions}}
     todo = [p for p in paths if force or ids[p] not in graded]
     seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
+    unsplit = [f"{q.id} {t.name!r}" for q in questions for t in q.tests if not t.split]
+    if log and unsplit:
+        log(f"{problem_set}: {len(unsplit)} tests are not split into produce/judge and are judged in the student's "
+            f"process, where a submission could rig them: {', '.join(unsplit[:3])}{' ...' if len(unsplit) > 3 else ''}")
     if log:
-        log(f"{problem_set}: graded {len(todo)} of {len(paths)} submissions"
+        log(f"{problem_set}: grading {len(todo)} of {len(paths)} submissions"
             + (f" ({len(paths) - len(todo)} already in {os.fspath(out)}; --force grades them again)"
                if len(todo) < len(paths) else ""))
-    _not_dumpable()
+
+    _STOPPING.clear()
 
     def finish(path, results):
         student = ids[path]

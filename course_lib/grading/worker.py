@@ -5,7 +5,10 @@ of its standard input and output; the student's code gets ``/dev/null`` for the 
 descriptors 0-2 and a bounded sink for ``sys.stdout``/``sys.stderr``, so printing cannot
 corrupt the protocol or fill the disk. Requests:
 
-- ``{"cmd": "load", "problem_set", "cells": [[index, source], ...], "answers": {qid: {"args", "kwargs"}}}``:
+Started as ``python -m course_lib.grading.worker PS MEMORY_MB``, it imports the problem set's
+questions, then says ``{"event": "ready"}``.
+
+- ``{"cmd": "load", "cells": [[index, source], ...], "answers": {qid: {"args", "kwargs"}}}``:
   run the notebook's code cells in a fresh namespace, then evaluate each question's answer
   expressions (taken by the grader from the solution's ``check(...)`` cells) and prepare
   them. Reply: ``{"event": "loaded", "cell_errors", "answers": {qid: {"info"} or {"error"}}}``,
@@ -51,7 +54,10 @@ def _set_limits(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not leave a core file
     if memory_mb > 0:
         limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ValueError, OSError):  # not every system limits address space (macOS); the grader watches RSS
+            pass
 
 
 def _transform(source: str) -> str:
@@ -73,7 +79,7 @@ class _NoIPython:
 
 
 def main() -> int:
-    memory_mb = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    problem_set, memory_mb = sys.argv[1], int(sys.argv[2])
     _set_limits(memory_mb)
     requests = os.fdopen(os.dup(0), "rb")
     replies = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -97,12 +103,12 @@ def main() -> int:
     def send(message):
         replies.write(dumps(message))
 
-    questions, prepared = {}, {}
+    questions, prepared = {q.id: q for q in questions_of(problem_set)}, {}
+    send({"event": "ready"})
     for line in requests:
         request = loads(line)
         command = request.get("cmd")
         if command == "load":
-            questions = {q.id: q for q in questions_of(request["problem_set"])}
             namespace = {"__name__": "__main__", "__builtins__": builtins,
                          "display": lambda *args, **kwargs: None, "get_ipython": _NoIPython}
             cell_errors = []

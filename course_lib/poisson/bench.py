@@ -13,8 +13,6 @@ Goal on an H100: 800 iterations of the 500 x 333 clone in <= 5 ms end to end.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import device
 from ..bench import gpu_time, time_call
 from .api import _DeviceSolver, default_fused, seamless_clone

@@ -14,12 +14,14 @@ None of these kernels uses ``fastmath``: its approximate division would break th
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
+import numpy as np
 from numba import cuda, float32, uint8
 
 from ..registry import course_kernel, register_kernel
-from .reference import BORDER, INTERIOR, OUTSIDE
+from .reference import BORDER, INTERIOR, OUTSIDE, prepare
 
 __all__ = [
     "FUSED_SIG",
@@ -28,6 +30,7 @@ __all__ = [
     "jacobi_fused_kernel",
     "jacobi_in_place_racy_kernel",
     "jacobi_step_kernel",
+    "in_place_example_launch",
     "poisson_setup_kernel",
 ]
 
@@ -38,6 +41,58 @@ LABELS = "uint8[:, ::1]"
 STEP_SIG = f"void({PLANES}, {PLANES}, {LABELS}, {PLANES})"
 #: Signature of the kernels made by :func:`jacobi_fused_kernel` (the last argument is the step count).
 FUSED_SIG = f"void({PLANES}, {PLANES}, {LABELS}, {PLANES}, int32)"
+
+
+# Example launches for the race and barrier checker (tests/sim/test_reference_kernels.py):
+# an 11 x 13 image (not a multiple of the 8 x 8 block) with a blob mask.
+_EXAMPLE_SHAPE = (11, 13)
+_EXAMPLE_BLOCK = (8, 8)
+_EXAMPLE_GRID = (2, 2)
+
+
+def _example_problem():
+    from .data import synthetic_pair
+
+    source, target, mask = synthetic_pair(*_EXAMPLE_SHAPE, seed=11, fill=0.5)
+    return source, target, mask, prepare(source, target, mask)
+
+
+def _example_classify():
+    _, _, mask, prep = _example_problem()
+    return _EXAMPLE_GRID, _EXAMPLE_BLOCK, (mask.view(np.uint8), np.zeros_like(prep.labels))
+
+
+def _example_setup():
+    source, target, _, prep = _example_problem()
+    return _EXAMPLE_GRID, _EXAMPLE_BLOCK, (source, target, prep.labels, np.zeros_like(prep.rhs),
+                                           np.zeros_like(prep.rhs))
+
+
+def _example_step():
+    _, _, _, prep = _example_problem()
+    return _EXAMPLE_GRID, _EXAMPLE_BLOCK, (prep.guess, prep.rhs, prep.labels, prep.guess.copy())
+
+
+def in_place_example_launch():
+    """``(griddim, blockdim, args)`` of one launch of :func:`jacobi_in_place_racy_kernel`.
+
+    Deliberately not registered as its example: the checker must flag this kernel, and
+    ``tests/poisson`` checks that it does.
+    """
+    _, _, _, prep = _example_problem()
+    return _EXAMPLE_GRID, _EXAMPLE_BLOCK, (prep.guess, prep.rhs, prep.labels)
+
+
+def _example_compose():
+    _, target, _, prep = _example_problem()
+    return _EXAMPLE_GRID, _EXAMPLE_BLOCK, (prep.guess, prep.labels, target, np.zeros_like(target))
+
+
+def _example_fused(halo, block_x, block_y, steps):
+    _, _, _, prep = _example_problem()
+    h, w = _EXAMPLE_SHAPE
+    grid = (math.ceil(w / (block_x - 2 * halo)), math.ceil(h / (block_y - 2 * halo)))
+    return grid, (block_x, block_y), (prep.guess, prep.rhs, prep.labels, prep.guess.copy(), np.int32(steps))
 
 
 @cuda.jit(device=True, inline=True)
@@ -61,7 +116,7 @@ def clamp_255(v):
     return min(max(v, float32(0.0)), float32(255.0))
 
 
-@course_kernel(f"void({LABELS}, {LABELS})", lesson=LESSON)
+@course_kernel(f"void({LABELS}, {LABELS})", lesson=LESSON, example=_example_classify)
 def classify_mask_kernel(mask, labels):
     """Label each pixel: outside the mask, inside border, or strict interior.
 
@@ -101,7 +156,7 @@ def _rhs_term(source, target, labels, c, y, x, qy, qx):
     return term
 
 
-@course_kernel(f"void({IMAGE}, {IMAGE}, {LABELS}, {PLANES}, {PLANES})", lesson=LESSON)
+@course_kernel(f"void({IMAGE}, {IMAGE}, {LABELS}, {PLANES}, {PLANES})", lesson=LESSON, example=_example_setup)
 def poisson_setup_kernel(source, target, labels, rhs, guess):
     """Compute the constant part B + C of every update, and the initial guess I_0 = S.
 
@@ -150,7 +205,7 @@ def jacobi_update(image, rhs, labels, c, y, x, h, w):
     return clamp_255((a + rhs[c, y, x]) / neighbour_count(y, x, h, w))
 
 
-@course_kernel(STEP_SIG, lesson=LESSON)
+@course_kernel(STEP_SIG, lesson=LESSON, example=_example_step)
 def jacobi_step_kernel(prev, rhs, labels, nxt):
     """One Jacobi iteration, double-buffered: read I_k from ``prev``, write I_{k+1} to ``nxt``.
 
@@ -176,6 +231,7 @@ def jacobi_step_kernel(prev, rhs, labels, nxt):
         nxt[c, y, x] = jacobi_update(prev, rhs, labels, c, y, x, h, w)
 
 
+# No example launch: the checker of the reference kernels requires clean reports, and this one races.
 @course_kernel(f"void({PLANES}, {PLANES}, {LABELS})", lesson=LESSON)
 def jacobi_in_place_racy_kernel(image, rhs, labels):
     """DELIBERATELY WRONG: one buffer, updated in place. Shown in the lesson as a data race.
@@ -200,7 +256,7 @@ def jacobi_in_place_racy_kernel(image, rhs, labels):
         image[c, y, x] = jacobi_update(image, rhs, labels, c, y, x, h, w)
 
 
-@course_kernel(f"void({PLANES}, {LABELS}, {IMAGE}, {IMAGE})", lesson=LESSON)
+@course_kernel(f"void({PLANES}, {LABELS}, {IMAGE}, {IMAGE})", lesson=LESSON, example=_example_compose)
 def compose_kernel(planes, labels, target, out):
     """Write the result: the target, with the iterate (truncated to uint8) on the strict interior.
 
@@ -305,8 +361,10 @@ def jacobi_fused_kernel(halo: int, block_x: int = 32, block_y: int = 16):
     return cuda.jit(jacobi_fused)
 
 
-#: (halo, block_x, block_y) of the fused kernels the compile check covers.
-FUSED_CONFIGS = ((4, 32, 16), (8, 32, 32))
+#: (halo, block_x, block_y) of the registered fused kernels: the GPU configurations and the
+#: simulator's default (:func:`course_lib.poisson.default_fused`).
+FUSED_CONFIGS = ((4, 32, 16), (8, 32, 32), (2, 12, 12))
 for _halo, _bx, _by in FUSED_CONFIGS:
     register_kernel(f"poisson.jacobi_fused_kernel[halo={_halo},block={_bx}x{_by}]", FUSED_SIG,
-                    (lambda k=_halo, bx=_bx, by=_by: jacobi_fused_kernel(k, bx, by).py_func), LESSON)
+                    (lambda k=_halo, bx=_bx, by=_by: jacobi_fused_kernel(k, bx, by).py_func), LESSON,
+                    example=lambda k=_halo, bx=_bx, by=_by: _example_fused(k, bx, by, k))

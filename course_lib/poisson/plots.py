@@ -98,8 +98,8 @@ def plot_convergence(iterations, residuals, ax=None, label=None):
     ax.plot(its[keep], res[keep], marker="o", ms=3, label=label)
     ax.set(yscale="log", xlabel="Jacobi iterations", ylabel="RMS residual (8-bit levels)",
            title="Convergence of the Jacobi iterations")
-    if its.max(initial=0) > 10 and its[keep].min(initial=0) > 0:
-        ax.set_xscale("log")
+    if its.max(initial=0) > 10:
+        ax.set_xscale("symlog", linthresh=1)  # logarithmic, with room for iteration 0
     if label:
         ax.legend()
     ax.grid(True, which="both", alpha=0.3)

@@ -7,8 +7,10 @@ first K entries of each row, COO for the rest, K from the one-third rule).
 Public entry points: :func:`spmv` (``method=`` picks the kernel), :func:`prepare` for
 repeated products on the device, :func:`hyb_split` and :func:`bell_garland_k`, the
 matrix generators, the float64 SciPy reference and the fast CPU version. Kernels live
-in :mod:`course_lib.spmv.kernels`, models in :mod:`course_lib.spmv.model`, plots in
-:mod:`course_lib.spmv.plots`, the explorer widget in :mod:`course_lib.spmv.widgets`.
+in :mod:`course_lib.spmv.kernels`, counting models in :mod:`course_lib.spmv.model` (checked
+against the simulator's profiler by :mod:`course_lib.spmv.profiling`), plots in
+:mod:`course_lib.spmv.plots`, the explorer widget in :mod:`course_lib.spmv.widgets`,
+problem set 2 in :mod:`course_lib.spmv.questions`.
 """
 
 from .api import (GPU_METHODS, METHODS, DeviceSpmv, HybMatrix, as_csr, default_block, ell_split, has_warp_shuffles,
@@ -18,7 +20,7 @@ from .data import (MATRICES, STENCILS, banded_fem, dense_block, empty_rows_and_l
                    power_law_rows, random_balanced, row_length_family)
 from .model import (SPEED_RATIO, bell_garland_k, bytes_per_spmv, gflops_roofline, k_sweep, modelled_cost,
                     row_lengths, simt_efficiency)
-from . import kernels, plots, widgets
+from . import kernels, plots, profiling, widgets
 from .quiz import QUIZ
 from .reference import spmv_reference
 
@@ -51,6 +53,7 @@ __all__ = [
     "modelled_cost",
     "power_law_rows",
     "prepare",
+    "profiling",
     "random_balanced",
     "row_length_family",
     "row_lengths",

@@ -23,6 +23,7 @@ from .api import GPU_METHODS, as_csr, prepare
 from .cpu import spmv_cpu
 from .data import MATRICES, laplacian, make_matrix, power_law_rows
 from .model import bytes_per_spmv
+from .reference import spmv_reference
 
 GOAL_CPU_RATIO = 1.5
 GOAL_STENCIL = 0.90
@@ -70,7 +71,7 @@ def _gpu_rows(quick, bandwidth):
         for dtype in ([np.float32] if quick else [np.float32, np.float64]):
             A = make_matrix(name, "gpu", seed=1, dtype=dtype)
             x = np.random.default_rng(0).uniform(-1, 1, A.shape[1]).astype(dtype)
-            expected = spmv_cpu(A.indptr, A.indices, A.data, x).astype(np.float64)
+            expected = spmv_reference(A, x)
             scale = np.abs(A).astype(np.float64) @ np.abs(x).astype(np.float64)
             d_x = cuda.to_device(x)
             d_y = cuda.device_array(A.shape[0], dtype=dtype)

@@ -213,7 +213,10 @@ def notebooks() -> dict:
         "monkeypatch.ipynb": _with({"ps1_setup": _setup_plus(MONKEYPATCH), "ps1_q1_answer": ZERO_KERNEL,
                                     "ps1_q2_answer": wrong_q2,
                                     "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"}),
-        "snoop.ipynb": _with({"ps1_setup": _setup_plus(SNOOP), "ps1_q1_answer": ZERO_KERNEL}),
+        # q2 is right only if the grader's environment (GRADER_SECRET_TOKEN, set by the test) did not leak
+        "snoop.ipynb": _with({"ps1_setup": _setup_plus(SNOOP), "ps1_q1_answer": ZERO_KERNEL,
+                              "ps1_q2_answer": "naive_fetches_per_body = lambda n: 2 * n + len(os.environ.get("
+                                               "'GRADER_SECRET_TOKEN', ''))\ntiled_fetches_per_tile = lambda p: 2 * p\n"}),
         "corrupted.ipynb": b'{"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outp',
         "not_a_notebook.ipynb": bytes(range(256)) * 4,
     }

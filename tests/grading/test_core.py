@@ -82,3 +82,75 @@ def test_unknown_ids_are_clear_errors():
         get_question("ps99.q1")
     with pytest.raises(ValueError, match="unknown question 'ps1.q9'"):
         get_question("ps1.q9")
+
+
+def _double_inputs(rng, info):
+    return {"x": int(rng.integers(1, 100)) * info.get("scale", 1)}
+
+
+def _double_judge(data, got, info):
+    if got != 2 * data["x"]:
+        raise TestFailure(f"double({data['x']}) = {got}, expected {2 * data['x']}")
+
+
+SPLIT = Question("ps0.q4", "split", 2, (
+    Test("visible", inputs=_double_inputs, produce=lambda f, data: f(data["x"]), judge=_double_judge),
+    Test("hidden", hidden=True, inputs=_double_inputs, produce=lambda f, data: f(data["x"]), judge=_double_judge),
+), describe=lambda f: {"scale": 3}, tolerance="exact")
+
+
+def test_split_tests_run_in_one_process_for_check():
+    assert run_tests(SPLIT, lambda x: 2 * x, hidden=True, seed=3).points == 2
+    wrong = run_tests(SPLIT, lambda x: x, hidden=True, seed=3)
+    assert wrong.points == 0 and "expected" in wrong.outcomes[0].message
+    assert wrong.outcomes[1].message == HIDDEN_FAILURE
+    assert "(results compared with exact)" in str(wrong)
+
+
+def test_split_outputs_are_plain_data_even_in_the_notebook():
+    class Rigged:
+        def __eq__(self, other):
+            return True
+
+    result = run_tests(SPLIT, lambda x: Rigged())
+    assert result.points == 0 and "<Rigged object>" in result.outcomes[0].message
+
+
+def test_public_failure_message_is_shown_for_hidden_tests():
+    def race(answer, rng):
+        raise TestFailure("race on tile[0] at line 3", public=True)
+
+    result = run_tests(Question("ps0.q5", "race", 1, (Test("hidden race", race, hidden=True),)), None, hidden=True)
+    assert result.outcomes[0].message == "race on tile[0] at line 3"
+
+
+def test_split_test_needs_all_three_steps():
+    with pytest.raises(ValueError, match="needs inputs, produce and judge"):
+        Test("t", inputs=_double_inputs)
+    with pytest.raises(ValueError, match="give run, or inputs, produce and judge"):
+        Test("t")
+
+
+@pytest.mark.parametrize("problem_set", ["ps1"])
+def test_problem_set_tests_are_split_for_isolated_grading(problem_set):
+    from course_lib.grading import questions_of
+
+    assert all(t.split for q in questions_of(problem_set) for t in q.tests)
+
+
+def test_check_stops_a_test_that_runs_too_long():
+    def forever(answer, rng):
+        while True:
+            pass
+
+    q = Question("ps0.q6", "loops", 2, (Test("loops", forever, hint="h"), Test("after", _must_be_positive)))
+    result = run_tests(q, 1, time_limit=0.5)
+    assert result.points == 0
+    assert result.outcomes[0].message.startswith("timed out after 0.5 s (an infinite loop or a deadlock?)")
+    assert "Hint" not in result.outcomes[0].message and result.outcomes[1].message.startswith("not run: timed out")
+
+
+def test_package_exports_every_public_name_of_core():
+    import course_lib.grading as grading
+
+    assert all(hasattr(grading, name) for name in grading.__all__)

@@ -108,3 +108,18 @@ def test_naive_paste(pair):
     out = poisson.naive_paste(source, target, mask)
     np.testing.assert_array_equal(out[mask], source[mask])
     np.testing.assert_array_equal(out[~mask], target[~mask])
+
+
+@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused"])
+def test_clone_history_with_the_kernels_matches_the_cpu(method):
+    source, target, mask = poisson.synthetic_pair(10, 9, seed=5)
+    kernel = poisson.clone_history(source, target, mask, (0, 2, 5), method=method)
+    cpu = poisson.clone_history(source, target, mask, (0, 2, 5), method="cpu")
+    for a, b in zip(kernel.images, cpu.images):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(kernel.residuals, cpu.residuals, rtol=1e-6)
+
+
+def test_clone_history_rejects_empty_checkpoints(pair):
+    with pytest.raises(ValueError, match="checkpoints is empty"):
+        poisson.clone_history(*pair, checkpoints=())

@@ -138,3 +138,41 @@ def test_fused_kernel_factory_rejects_impossible_configs():
         kernels.jacobi_fused_kernel(4, 8, 16)
     with pytest.raises(ValueError, match="at most 1024 threads"):
         kernels.jacobi_fused_kernel(2, 64, 32)
+
+
+@pytest.mark.skipif(not pick(sim=True, gpu=False), reason="runs the race checker in this process")
+def test_race_checker_flags_the_in_place_kernel_and_passes_the_double_buffered_one():
+    from course_lib.registry import all_kernels
+    from course_lib.sim import check
+
+    griddim, blockdim, args = kernels.in_place_example_launch()
+    report = check(kernels.jacobi_in_place_racy_kernel, griddim, blockdim, *args)
+    assert not report.ok and "race" in report.kinds(), str(report)
+    assert any(p.array == "image" for p in report.problems), str(report)
+    spec = {s.name: s for s in all_kernels()}["poisson.jacobi_step_kernel"]
+    griddim, blockdim, args = spec.example_launch()
+    assert check(kernels.jacobi_step_kernel, griddim, blockdim, *args).ok
+
+
+def _hole_in_the_middle():
+    source, target, _ = poisson.synthetic_pair(9, 10, seed=9)
+    mask = np.ones((9, 10), bool)
+    mask[4, 5] = False  # the mask touches all four edges; the only border is around the hole
+    return source, target, mask
+
+
+def _one_row():
+    source, target, _ = poisson.synthetic_pair(1, 9, seed=10)
+    mask = np.zeros((1, 9), bool)
+    mask[0, 1:8] = True  # a 1-pixel-high image: D = 2 for the interior pixels
+    return source, target, mask
+
+
+@pytest.mark.parametrize("make", [_hole_in_the_middle, _one_row], ids=["hole_in_the_middle", "one_row"])
+@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu"])
+def test_extreme_masks(method, make):
+    source, target, mask = make()
+    expected = poisson.jacobi_reference(source, target, mask, 4)
+    got = poisson.seamless_clone(source, target, mask, iterations=4, method=method)
+    poisson.assert_images_match(got, expected, **TOLERANCES)
+    assert not np.array_equal(got, target)

@@ -60,3 +60,23 @@ def test_bench_quick_writes_results(tmp_path, capsys):
 def test_quiz_questions_have_explanations():
     for key, quiz in poisson.QUIZ.items():
         assert quiz.explanation and "Right." in quiz.answer(quiz.correct), key
+
+
+def test_bench_gpu_part_runs_in_the_simulator_at_a_tiny_size(monkeypatch):
+    """The GPU rows' code (solvers, end-to-end calls, summary) runs; wall-clock stands in for CUDA events."""
+    from course_lib.bench import time_call
+    from course_lib.poisson import bench
+
+    if not device.is_simulator():
+        return  # on a GPU, test_bench_quick_writes_results covers the real thing
+    monkeypatch.setattr(bench, "GOAL_SIZE", (24, 36))
+    monkeypatch.setattr(bench, "ITERATIONS", 3)
+    monkeypatch.setattr(bench, "gpu_time", lambda launch, repeat: time_call(launch, repeat=1, warmup=0, min_time=0))
+    monkeypatch.setattr(bench, "time_call", lambda fn, repeat: time_call(fn, repeat=1, warmup=0, min_time=0))
+    monkeypatch.setattr(bench.device, "is_gpu", lambda: True)
+    results = bench.run(quick=True)
+    gpu = [r for r in results["rows"] if r["variant"] in ("jacobi", "jacobi_fused")]
+    assert {(r["variant"], r["scope"]) for r in gpu} == {("jacobi", "iterations"), ("jacobi", "end_to_end"),
+                                                         ("jacobi_fused", "iterations"), ("jacobi_fused", "end_to_end")}
+    assert results["summary"]["best_end_to_end"]["height"] == 24 and "goal_met" in results["summary"]
+    assert "goal: 800 iterations" in bench.summary(dict(results, device={"name": "sim"}))

@@ -83,6 +83,9 @@ def test_in_place_update_loses_points_with_a_helpful_message():
     assert result.points < 6, str(result)
     first = next(o for o in result.outcomes if not o.passed)
     assert "images differ" in first.message and "Hint: read I_k only from prev" in first.message
+    if device.is_simulator():
+        race = next(o for o in result.outcomes if o.name == "hidden: race check")
+        assert not race.passed and "no thread may write what another thread reads" in race.message
 
 
 def test_missing_clamp_fails_the_clamp_test_only():

@@ -26,3 +26,25 @@ def test_spmv_bench_quick_writes_results(tmp_path, capsys):
         assert results["notes"] == ["no GPU: only the CPU variants were measured"]
     else:
         assert {"csr_scalar", "hyb", "coo"} <= variants
+
+
+def test_gpu_part_runs_its_kernels_and_checks_them(monkeypatch):
+    """The GPU code path, with the simulator standing in for the GPU and a fake clock:
+    every method is prepared, launched, checked against the reference and reported."""
+    import numpy as np
+
+    from course_lib.spmv import bench, data
+
+    monkeypatch.setattr(bench, "gpu_time", lambda launch, **kw: (launch(), 1e-3)[1])
+    monkeypatch.setattr(bench, "make_matrix", lambda name, size, seed, dtype: data.make_matrix(name, "sim", seed, dtype))
+    monkeypatch.setattr(bench, "_cusparse_rows", lambda name, A, x, dtype, bw: [
+        bench._row("cusparse", name, A, 2e-3, dtype, bench.bytes_per_spmv(A, "csr_scalar"), bw)])
+    monkeypatch.setattr(bench, "STENCILS", ["laplacian_5pt"])
+    rows, notes = bench._gpu_rows(True, 1e12)
+    assert not [n for n in notes if "relative error" in n], notes
+    assert {r["variant"] for r in rows} == set(bench.GPU_METHODS) | {"cusparse"}
+    assert {r["matrix"] for r in rows} == {"laplacian_5pt", "power_law"}
+    for r in rows:
+        assert 0 < r["fraction_of_bandwidth"] and r["seconds"] in (1e-3, 2e-3)
+    ratio = bench._ratio(rows, ["laplacian_5pt"])["laplacian_5pt"]
+    assert ratio["ratio"] == 2.0 and np.isfinite(ratio["ratio"])

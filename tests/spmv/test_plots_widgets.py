@@ -42,3 +42,13 @@ def test_explorer_reacts_to_its_controls():
         assert measured == {}  # no timings in the simulator
     else:
         assert {"csr_scalar", "coo", "hyb"} <= set(measured) and all(t > 0 for t in measured.values())
+
+
+def test_measure_methods_gpu_path(monkeypatch):
+    """The widget's GPU timing path, with the simulator standing in and a fake clock."""
+    import course_lib.bench
+
+    monkeypatch.setattr(widgets.device, "is_gpu", lambda: True)
+    monkeypatch.setattr(course_lib.bench, "gpu_time", lambda launch, **kw: (launch(), 1e-3)[1])
+    measured = widgets.measure_methods(spmv.empty_rows_and_long_row(40, 30, seed=1), K=2)
+    assert set(measured) == set(plots.MODEL_METHODS) and set(measured.values()) == {1e-3}
