@@ -15,13 +15,12 @@
 
 from __future__ import annotations
 
-import os
-import types
 
 import numpy as np
 
 from .. import device
 from ..grading.core import Question, Test, TestFailure, as_student_kernel
+from ..grading.ownwork import as_student_function
 from . import data
 from .api import threads_per_block
 from .graph import Graph, as_graph, check_source
@@ -285,60 +284,6 @@ Q1 = Question("ps3.q1", "frontier BFS kernel", 6, tuple(_Q1_TESTS), prepare=_pre
 
 
 # ----------------------------------------------------------------------------- q2
-_LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _library_objects_used(function):
-    """Names in ``function``'s code (nested functions included) that resolve to this package's code."""
-    found, codes = [], [function.__code__]
-    cells = dict(zip(function.__code__.co_freevars,
-                     (c.cell_contents for c in (function.__closure__ or ()) if _has_contents(c))))
-    while codes:
-        code = codes.pop()
-        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        for name in code.co_names + code.co_freevars:
-            value = cells.get(name, function.__globals__.get(name))
-            if _is_library(value):
-                found.append(name)
-    return sorted(set(found))
-
-
-def _has_contents(cell):
-    try:
-        cell.cell_contents
-    except ValueError:  # an empty cell
-        return False
-    return True
-
-
-def _is_library(value):
-    if isinstance(value, types.ModuleType):
-        return value.__name__.split(".")[0] == __name__.split(".")[0]
-    module = getattr(value, "__module__", None)
-    return isinstance(module, str) and module.split(".")[0] == __name__.split(".")[0]
-
-
-def as_student_function(function, what):
-    """Check that an answer is a function the student wrote, not the course's own.
-
-    Raises
-    ------
-    TestFailure
-        It is not a Python function (``def`` or ``lambda``), or it is defined in this
-        package, or it calls this package's functions or modules (the count must be
-        worked out, not measured with the library).
-    """
-    if not isinstance(function, types.FunctionType):
-        raise TestFailure(f"{what} must be a function you write (def or lambda), got {type(function).__name__}")
-    if os.path.abspath(function.__code__.co_filename).startswith(_LIBRARY + os.sep):
-        raise TestFailure(f"{what} is the course's own function; write your own")
-    used = _library_objects_used(function)
-    if used:
-        raise TestFailure(f"{what} calls the course's own code ({', '.join(used)}); work the answer out and "
-                          "write it as a formula")
-    return function
-
-
 def _prepare_functions(keys, functions):
     def prepare(answer):
         if not isinstance(answer, dict):

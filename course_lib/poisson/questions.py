@@ -16,15 +16,13 @@ so nothing a submission patches reaches the judgement.
 
 from __future__ import annotations
 
-import dis
-import functools
 import math
-import types
 
 import numpy as np
 
 from .. import device
 from ..grading.core import Question, Test, TestFailure, as_student_kernel
+from ..grading.ownwork import as_student_function
 from .bench import BYTES_PER_PIXEL_ITERATION
 from .compare import compare_images
 from .data import cat_in_coffee, synthetic_pair
@@ -309,113 +307,11 @@ Q1 = Question("ps4.q1", "double-buffered Jacobi kernel", 6, tuple(_Q1_TESTS), pr
                         "differing, against a NumPy reference")
 
 
-# ----------------------------------------------------------------------------- own work
-def _is_library(obj) -> bool:
-    """A function or class defined in the course's package (or a module of it)."""
-    if isinstance(obj, types.ModuleType):
-        return obj.__name__.split(".")[0] == "course_lib"
-    module = getattr(obj, "__module__", None)
-    return callable(obj) and isinstance(module, str) and module.split(".")[0] == "course_lib"
-
-
-def _library_uses(func, seen, found, forbidden_names, home=None):
-    """Collect into ``found`` the library functions (and ``forbidden_names``) that ``func`` reaches.
-
-    Functions of the answer's own namespace ``home`` (its notebook) are followed; those of other
-    packages (NumPy, SciPy) are not read.
-    """
-    if isinstance(func, functools.partial):
-        _library_uses(func.func, seen, found, forbidden_names, home)
-        for arg in (*func.args, *func.keywords.values()):
-            _library_uses(arg, seen, found, forbidden_names, home)
-        return
-    if isinstance(func, types.MethodType):
-        func = func.__func__
-    if not isinstance(func, types.FunctionType) and callable(func) and not isinstance(func, type):
-        call = getattr(type(func), "__call__", None)
-        if isinstance(call, types.FunctionType):
-            func = call
-    if _is_library(func) and not isinstance(func, types.ModuleType):
-        found.add(getattr(func, "__qualname__", repr(func)))
-        return
-    if not isinstance(func, types.FunctionType) or func.__code__ in seen:
-        return
-    if home is None:
-        home = func.__globals__
-    elif func.__globals__ is not home:
-        return
-    seen.add(func.__code__)
-    cells = dict(zip(func.__code__.co_freevars, (c.cell_contents for c in func.__closure__ or ()
-                                                   if _cell_full(c))))
-    for value in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values(), *cells.values()):
-        _library_uses(value, seen, found, forbidden_names, home)
-    _scan_code(func.__code__, home, cells, seen, found, forbidden_names)
-
-
-def _cell_full(cell):
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
-
-
-_MISSING = object()
-
-
-def _scan_code(code, globals_, cells, seen, found, forbidden_names):
-    """Follow ``name.attr.attr`` chains in the bytecode and record the library objects they reach."""
-    import builtins
-
-    current = _MISSING
-    for instruction in dis.get_instructions(code):
-        op, name = instruction.opname, instruction.argval
-        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
-            current = globals_.get(name, getattr(builtins, name, _MISSING))
-            path = name
-        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
-            current, path = cells.get(name, _MISSING), name
-        elif op in ("LOAD_ATTR", "LOAD_METHOD") and current is not _MISSING:
-            current = getattr(current, name, _MISSING) if isinstance(current, types.ModuleType) else _MISSING
-            path = f"{path}.{name}"
-            if current is not _MISSING and name in forbidden_names:
-                found.add(path)
-        else:
-            current = _MISSING
-            continue
-        if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF") and name in forbidden_names:
-            found.add(name)
-        if current is not _MISSING:
-            _library_uses(current, seen, found, forbidden_names, globals_)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):  # lambdas, comprehensions and inner functions
-            _scan_code(const, globals_, {}, seen, found, forbidden_names)
-
-
-def as_own_function(func, what: str, forbidden_names=()):
-    """Check that an answer is a function that does its own work.
-
-    Raises
-    ------
-    TestFailure
-        If it is not callable, or it is (or calls, directly or through the answer's own helpers)
-        one of the course's functions, or uses one of ``forbidden_names`` (library constants that
-        hold the answer).
-    """
-    if not callable(func) or isinstance(func, type):
-        raise TestFailure(f"{what} must be a function")
-    found = set()
-    _library_uses(func, set(), found, frozenset(forbidden_names))
-    if found:
-        raise TestFailure(f"{what} uses the course's own {', '.join(sorted(found))}; write your own")
-    return func
-
-
 # ----------------------------------------------------------------------------- q2
 def _prepare_classify(answer):
     if not callable(answer):
         raise TestFailure("answer with your function classify(mask) returning an (H, W) uint8 array of 0 / 1 / 2")
-    return as_own_function(answer, "classify")
+    return as_student_function(answer, "classify")
 
 
 def _classify_produce(classify, data):
@@ -477,7 +373,7 @@ def _prepare_traffic(answer):
     for key in ("bytes_per_iteration", "launch_bound"):
         if not callable(answer[key]):
             raise TestFailure(f"{key} must be a function, e.g. lambda pixels: ...")
-        as_own_function(answer[key], key, forbidden_names=("BYTES_PER_PIXEL_ITERATION",))
+        as_student_function(answer[key], key, forbidden_names=("BYTES_PER_PIXEL_ITERATION",))
     return answer
 
 

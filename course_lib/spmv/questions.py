@@ -14,10 +14,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import device
-from ..grading.core import Question, Test, TestFailure, as_student_function, as_student_kernel, compare_arrays
+from ..grading.core import Question, Test, TestFailure, as_student_kernel, compare_arrays
+from ..grading.ownwork import as_student_function
 from .api import as_csr
 from .data import empty_rows_and_long_row, laplacian, power_law_rows, random_balanced, row_length_family
-from .model import SPEED_RATIO, bell_garland_k, k_sweep, modelled_cost
+from .model import SPEED_RATIO, k_sweep
 from .reference import spmv_reference
 
 PROBLEM_SET = "ps2"
@@ -328,17 +329,14 @@ Q2 = Question("ps2.q2", "COO segmented-reduction kernel", 4, tuple(_Q2_TESTS), p
 
 
 # ----------------------------------------------------------------------------- q3
-#: Library functions that compute the answer: submitting them, or a function calling them, earns nothing.
-_LIBRARY_K = (k_sweep, bell_garland_k, modelled_cost)
-
-
 def _prepare_k(answer):
     if not isinstance(answer, dict) or not {"hyb_cost", "choose_k"} <= set(answer):
         raise TestFailure("answer with a dict: {'hyb_cost': hyb_cost, 'choose_k': choose_k}")
     for key in ("hyb_cost", "choose_k"):
         if not callable(answer[key]):
             raise TestFailure(f"{key} must be a function of the row lengths (and K for hyb_cost)")
-        as_student_function(answer[key], key, forbidden=_LIBRARY_K)
+        # The library computes K and the cost (k_sweep, bell_garland_k): calling it earns nothing.
+        as_student_function(answer[key], key)
     return answer
 
 

@@ -53,4 +53,4 @@ def test_patching_the_judgement_in_the_notebook_scores_zero(tmp_path):
     assert "<Anything object>" in rows["monkeypatch", "ps3.q2"]["reason"]
     # Counting the work with the library's own code earns nothing.
     assert points("library") == [6, 0, 0]
-    assert "calls the course's own code (bfs)" in rows["library", "ps3.q2"]["reason"]
+    assert "uses the course's own bfs" in rows["library", "ps3.q2"]["reason"]

@@ -59,7 +59,7 @@ questions_module._check_guards = _never_fails
 questions_module._judge_iterate = lambda target, labels, iterate: np.asarray(target)
 questions_module.jacobi_reference = lambda source, target, mask, iterations: np.asarray(target)
 questions_module.classify_mask = lambda mask: np.zeros(np.shape(mask), np.uint8)
-questions_module.as_own_function = lambda func, *args, **kwargs: func
+questions_module.as_student_function = lambda func, *args, **kwargs: func
 questions_module.BYTES_PER_PIXEL_ITERATION = 0
 for question in questions_module.QUESTIONS:
     for test in question.tests:

@@ -255,10 +255,10 @@ def test_k_choice_right_answers():
 
 def test_k_choice_library_answers_are_rejected():
     library = grade("ps2.q3", {"hyb_cost": _bg_cost, "choose_k": spmv.bell_garland_k})
-    assert library.points == 0 and "choose_k is the course's own bell_garland_k" in library.error
+    assert library.points == 0 and "choose_k uses the course's own bell_garland_k" in library.error
     sweep = {"hyb_cost": lambda L, K: float(spmv.k_sweep(L, [K])["cost"][0]), "choose_k": _bg_k}
     result = grade("ps2.q3", sweep)
-    assert result.points == 0 and "hyb_cost calls the course's own k_sweep" in result.error
+    assert result.points == 0 and "hyb_cost uses the course's own k_sweep" in result.error
 
 
 def test_k_choice_wrong_answers_say_why():

@@ -1,0 +1,129 @@
+"""Is an answer the student's own work? Rejecting answers that just call the course's code.
+
+An analysis question asks for a function (a formula, a count, a rule). The library
+computes the same things for the lessons, so an answer must not be, or reach, the
+library's code: :func:`as_student_function` follows the answer's own code (nested
+functions, lambdas, comprehensions, closures, defaults, ``functools.partial`` and the
+helper functions of its own notebook) and reports every ``course_lib`` function, class
+or module it reaches. NumPy, SciPy and other packages are allowed and not read.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import types
+
+from .core import TestFailure
+
+__all__ = ["as_student_function"]
+
+
+def _is_library(obj) -> bool:
+    """A function or class defined in the course's package (or a module of it)."""
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__.split(".")[0] == "course_lib"
+    module = getattr(obj, "__module__", None)
+    return callable(obj) and isinstance(module, str) and module.split(".")[0] == "course_lib"
+
+
+def _library_uses(func, seen, found, forbidden_names, home=None):
+    """Collect into ``found`` the library functions (and ``forbidden_names``) that ``func`` reaches.
+
+    Functions of the answer's own namespace ``home`` (its notebook) are followed; those of other
+    packages (NumPy, SciPy) are not read.
+    """
+    if isinstance(func, functools.partial):
+        _library_uses(func.func, seen, found, forbidden_names, home)
+        for arg in (*func.args, *func.keywords.values()):
+            _library_uses(arg, seen, found, forbidden_names, home)
+        return
+    if isinstance(func, types.MethodType):
+        func = func.__func__
+    if not isinstance(func, types.FunctionType) and callable(func) and not isinstance(func, type):
+        call = getattr(type(func), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            func = call
+    if _is_library(func) and not isinstance(func, types.ModuleType):
+        found.add(getattr(func, "__qualname__", repr(func)))
+        return
+    if not isinstance(func, types.FunctionType) or func.__code__ in seen:
+        return
+    if home is None:
+        home = func.__globals__
+    elif func.__globals__ is not home:
+        return
+    seen.add(func.__code__)
+    cells = dict(zip(func.__code__.co_freevars, (c.cell_contents for c in func.__closure__ or ()
+                                                   if _cell_full(c))))
+    for value in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values(), *cells.values()):
+        _library_uses(value, seen, found, forbidden_names, home)
+    _scan_code(func.__code__, home, cells, seen, found, forbidden_names)
+
+
+def _cell_full(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+_MISSING = object()
+
+
+def _scan_code(code, globals_, cells, seen, found, forbidden_names):
+    """Follow ``name.attr.attr`` chains in the bytecode and record the library objects they reach."""
+    import builtins
+
+    current = _MISSING
+    for instruction in dis.get_instructions(code):
+        op, name = instruction.opname, instruction.argval
+        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+            current = globals_.get(name, getattr(builtins, name, _MISSING))
+            path = name
+        elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+            current, path = cells.get(name, _MISSING), name
+        elif op in ("LOAD_ATTR", "LOAD_METHOD") and current is not _MISSING:
+            current = getattr(current, name, _MISSING) if isinstance(current, types.ModuleType) else _MISSING
+            path = f"{path}.{name}"
+            if current is not _MISSING and name in forbidden_names:
+                found.add(path)
+        else:
+            current = _MISSING
+            continue
+        if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF") and name in forbidden_names:
+            found.add(name)
+        if current is not _MISSING:
+            _library_uses(current, seen, found, forbidden_names, globals_)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):  # lambdas, comprehensions and inner functions
+            _scan_code(const, globals_, {}, seen, found, forbidden_names)
+
+
+def as_student_function(func, what: str = "function", forbidden_names=()):
+    """Check that an answer is a function that does its own work, not the course's own code.
+
+    Parameters
+    ----------
+    func : callable
+        The answer.
+    what : str
+        What it is, for the message (e.g. ``"choose_tile"``).
+    forbidden_names : sequence of str
+        Names of library values (constants) that hold the answer and may not be used either.
+
+    Raises
+    ------
+    TestFailure
+        If it is not callable, or it is (or calls, directly or through the answer's own helpers)
+        one of the course's functions, or uses one of ``forbidden_names`` (library constants that
+        hold the answer).
+    """
+    if not callable(func) or isinstance(func, type):
+        raise TestFailure(f"{what} must be a function")
+    found = set()
+    _library_uses(func, set(), found, frozenset(forbidden_names))
+    if found:
+        raise TestFailure(f"{what} uses the course's own {', '.join(sorted(found))}; write your own")
+    return func
