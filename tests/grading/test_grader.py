@@ -183,7 +183,7 @@ def test_protocol_carries_plain_data_only():
 
 def test_huge_output_and_memory_hog_lose_only_their_question(tmp_path):
     q3 = {
-        "huge": "def choose_tile(*args):\n    print('x' * 10**8)\n    return np.zeros(10**7)\n",
+        "huge": "def choose_tile(*args):\n    print('x' * 10**7)\n    return np.zeros(3 * 10**6)\n",
         "hog": "def choose_tile(*args):\n    return np.ones(10**10).sum()\n",
     }
     options = grader.GradeOptions(timeout=30, memory_mb=3072, max_reply_mb=16)
