@@ -88,7 +88,7 @@ def compile_all(ccs=DEFAULT_CCS) -> list[CompileResult]:
         for cc in ccs:
             label = f"sm_{cc[0]}{cc[1]}"
             try:
-                ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=cc, fastmath=True)
+                ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=cc, fastmath=spec.fastmath)
                 regs, smem, spill = _resources(ptx, cc)
                 results.append(CompileResult(spec.name, label, True, regs, smem, spill, ptx.count("\n")))
             except Exception as exc:  # report every failure, not just the first

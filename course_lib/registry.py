@@ -53,6 +53,9 @@ class KernelSpec:
     example : callable or None
         ``example() -> (griddim, blockdim, args)``: a small launch of the kernel, run by
         the race and barrier checker in the tests. None if the kernel has none yet.
+    fastmath : bool
+        Whether the kernel is jitted with ``fastmath=True``; the compile check compiles it
+        the same way, so its PTX and register counts are those of the kernel that runs.
     """
 
     name: str
@@ -60,6 +63,7 @@ class KernelSpec:
     get_pyfunc: Callable[[], Callable]
     lesson: str = ""
     example: Callable[[], tuple] | None = None
+    fastmath: bool = False
 
     def example_launch(self) -> tuple:
         """``(griddim, blockdim, args)`` of the example launch, validated.
@@ -79,7 +83,7 @@ class KernelSpec:
 
 
 def register_kernel(name: str, signature: str, get_pyfunc: Callable[[], Callable], lesson: str = "",
-                    example: Callable[[], tuple] | None = None):
+                    example: Callable[[], tuple] | None = None, *, fastmath: bool = False):
     """Add a kernel (for example one made by a factory) to the registry.
 
     Parameters
@@ -88,8 +92,10 @@ def register_kernel(name: str, signature: str, get_pyfunc: Callable[[], Callable
         See :class:`KernelSpec`.
     example : callable, optional
         ``example() -> (griddim, blockdim, args)``, a small launch for the checker.
+    fastmath : bool
+        As the kernel is jitted (see :class:`KernelSpec`).
     """
-    _REGISTRY[name] = KernelSpec(name, signature, get_pyfunc, lesson, example)
+    _REGISTRY[name] = KernelSpec(name, signature, get_pyfunc, lesson, example, fastmath)
 
 
 def course_kernel(signature: str, *, lesson: str = "", example: Callable[[], tuple] | None = None, **jit_options):
@@ -112,7 +118,8 @@ def course_kernel(signature: str, *, lesson: str = "", example: Callable[[], tup
 
     def decorate(pyfunc):
         unit = pyfunc.__module__.split(".")[1] if pyfunc.__module__.startswith("course_lib.") else pyfunc.__module__
-        register_kernel(f"{unit}.{pyfunc.__name__}", signature, lambda: pyfunc, lesson, example)
+        register_kernel(f"{unit}.{pyfunc.__name__}", signature, lambda: pyfunc, lesson, example,
+                        fastmath=bool(jit_options.get("fastmath", False)))
         return cuda.jit(**jit_options)(pyfunc)
 
     return decorate

@@ -22,3 +22,12 @@ def test_nbody_bench_quick_writes_results(tmp_path, capsys):
         assert "CPU part only" in capsys.readouterr().out
     else:
         assert {"naive", "tiled"} <= variants
+
+
+def test_only_units_with_a_benchmark_are_offered(monkeypatch):
+    import course_lib
+    from course_lib.bench.__main__ import benchmarked_units
+
+    monkeypatch.setitem(course_lib.UNITS, "quiz_only_unit", "lessons/99_none.ipynb")
+    units = benchmarked_units()
+    assert "nbody" in units and "quiz_only_unit" not in units

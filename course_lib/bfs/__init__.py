@@ -7,12 +7,14 @@ picks the variant) and :func:`traverse` (the same search with its measured work 
 level); references and the parent-tree validator in :mod:`course_lib.bfs.reference`;
 graph generators and NetworkX's small real graphs in :mod:`course_lib.bfs.data`.
 Kernels live in :mod:`course_lib.bfs.kernels`, plots in :mod:`course_lib.bfs.plots`,
-the level-stepping explorer in :mod:`course_lib.bfs.widgets`.
+the level-stepping explorer in :mod:`course_lib.bfs.widgets`, replaying one level under
+the simulator's profiler in :mod:`course_lib.bfs.profiling`, the problem set's
+questions in :mod:`course_lib.bfs.questions`.
 """
 
 from . import kernels, plots, widgets
 from .api import METHODS, BFSRun, DeviceGraph, bfs, exclusive_scan, traverse
-from .cpu import bfs_cpu
+from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import (
     REAL_GRAPHS,
     chain,
@@ -40,6 +42,7 @@ __all__ = [
     "as_graph",
     "bfs",
     "bfs_cpu",
+    "bfs_cpu_parallel",
     "bfs_reference",
     "bfs_scipy",
     "chain",

@@ -13,7 +13,12 @@ from .graph import Graph, as_graph, check_source
 
 __all__ = ["METHODS", "BFSRun", "DeviceGraph", "bfs", "exclusive_scan", "threads_per_block", "traverse"]
 
-METHODS = ("frontier_atomic", "frontier_scan", "edge_quadratic", "cpu")
+METHODS = ("frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing", "cpu")
+#: Direction-optimising switches (Beamer, Asanovic & Patterson, SC 2012): go bottom-up when the
+#: frontier's arcs exceed the unexplored arcs / ALPHA, back top-down when the frontier holds
+#: fewer than V / BETA vertices.
+ALPHA = 14
+BETA = 24
 
 
 def threads_per_block() -> int:
@@ -48,6 +53,9 @@ class BFSRun:
         Depth values written in each iteration; above the number of newly reached
         vertices when several threads write the same vertex (the benign race of
         ``"edge_quadratic"``).
+    directions : list of str
+        ``"top-down"`` or ``"bottom-up"`` for each iteration of ``"direction_optimizing"``
+        (empty for the other methods).
     """
 
     method: str
@@ -57,6 +65,7 @@ class BFSRun:
     frontier_sizes: list = field(default_factory=list)
     edges_examined: list = field(default_factory=list)
     depth_writes: list = field(default_factory=list)
+    directions: list = field(default_factory=list)
 
     @property
     def iterations(self) -> int:
@@ -87,10 +96,13 @@ def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True
         (any format; CSR is used as is). Duplicate entries and self-loops are allowed.
     source : int
         Start vertex, 0 <= source < V.
-    method : {"frontier_atomic", "frontier_scan", "edge_quadratic", "cpu"}
+    method : {"frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing", "cpu"}
         ``"frontier_atomic"``: one thread per frontier vertex, the next frontier built
-        with atomics (O(V + E) work); ``"frontier_scan"``: the same expansion, the
-        next frontier built by a scan-based stream compaction; ``"edge_quadratic"``:
+        with atomics (O(V + E) work); ``"frontier_scan"``: one thread per frontier
+        edge, the next frontier built by a scan-based stream compaction;
+        ``"direction_optimizing"``: ``"frontier_atomic"`` steps, and bottom-up steps
+        (each unvisited vertex looks for a parent) while the frontier is large;
+        ``"edge_quadratic"``:
         the edge-parallel "try #1", one thread per edge each iteration (O(V * E)
         work in the worst case); ``"cpu"``: the compiled CPU queue BFS.
     parents : bool
@@ -144,7 +156,7 @@ def traverse(graph, source, method="frontier_atomic", *, directed=True, on_devic
         writes = [int(x) for x in np.bincount(depth[depth > 0], minlength=len(sizes) + 1)[1:len(sizes) + 1]]
         return BFSRun(method, s, depth, parent, [int(x) for x in sizes], [int(x) for x in edges], writes)
     runner = {"edge_quadratic": _run_edge_quadratic, "frontier_atomic": _run_frontier_atomic,
-              "frontier_scan": _run_frontier_scan}[method]
+              "frontier_scan": _run_frontier_scan, "direction_optimizing": _run_direction_optimizing}[method]
     if on_device is None or on_device.graph is not g:
         on_device = DeviceGraph(g)
     return runner(g, s, on_device)
@@ -177,6 +189,18 @@ class DeviceGraph:
         from numba import cuda
 
         return cuda.to_device(self.graph.indices)
+
+    @cached_property
+    def in_indptr(self):
+        from numba import cuda
+
+        return self.indptr if not self.graph.directed else cuda.to_device(self.graph.in_edges[0])
+
+    @cached_property
+    def in_indices(self):
+        from numba import cuda
+
+        return self.indices if not self.graph.directed else cuda.to_device(self.graph.in_edges[1])
 
     @cached_property
     def edge_u(self):
@@ -253,32 +277,42 @@ def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
 def _run_frontier_atomic(g: Graph, source: int, on_device) -> BFSRun:
     from numba import cuda
 
-    from . import kernels
-
-    tpb = threads_per_block()
-    d_indptr, d_indices = on_device.indptr, on_device.indices
     d_depth, d_parent = _init(g, source)
     d_frontier = _first_frontier(source, g.n_vertices)
     d_next = cuda.device_array(g.n_vertices, dtype=np.int32)
     d_next_size = cuda.device_array(1, dtype=np.int32)
     d_work = cuda.device_array(2, dtype=np.int64)
     run = BFSRun("frontier_atomic", source, None, None)
-    zero_size, zeros = np.zeros(1, np.int32), np.zeros(2, np.int64)
     size, current = 1, 0
     while size > 0:
-        d_next_size.copy_to_device(zero_size)
-        d_work.copy_to_device(zeros)
-        kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
-            d_indptr, d_indices, d_frontier, np.int32(size), np.int32(current), d_depth, d_parent, d_next,
-            d_next_size, d_work)
-        run.frontier_sizes.append(size)
-        _read_work(d_work, run)
-        size = int(d_next_size.copy_to_host()[0])
+        size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size, d_work,
+                             run)
         d_frontier, d_next = d_next, d_frontier
         current += 1
     run.depth = d_depth.copy_to_host()
     run.parent = d_parent.copy_to_host()
     return run
+
+
+def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size, d_work, run):
+    """Expand one level with :func:`~course_lib.bfs.kernels.bfs_frontier_atomic_kernel`, record its work.
+
+    Returns
+    -------
+    int
+        The size of the next frontier, written to ``d_next``.
+    """
+    from . import kernels
+
+    tpb = threads_per_block()
+    d_next_size.copy_to_device(np.zeros(1, np.int32))
+    d_work.copy_to_device(np.zeros(2, np.int64))
+    kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
+        on_device.indptr, on_device.indices, d_frontier, np.int32(size), np.int32(current), d_depth, d_parent, d_next,
+        d_next_size, d_work)
+    run.frontier_sizes.append(size)
+    _read_work(d_work, run)
+    return int(d_next_size.copy_to_host()[0])
 
 
 def exclusive_scan(d_values, n: int):
@@ -356,6 +390,67 @@ def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
         _read_work(d_work, run)
         size = next_size
         d_frontier, d_next = d_next, d_frontier
+        current += 1
+    run.depth = d_depth.copy_to_host()
+    run.parent = d_parent.copy_to_host()
+    return run
+
+
+def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
+    """Top-down steps with atomics while the frontier is small, bottom-up steps while it is large.
+
+    The switch follows Beamer et al.: bottom-up once the frontier's arcs exceed the
+    arcs still unexplored / ``ALPHA``; top-down again once the frontier has fewer than
+    V / ``BETA`` vertices (its list is then rebuilt from the depths by a scan-based
+    compaction). The unexplored arcs are counted from the top-down levels' frontiers,
+    so after a bottom-up phase they are overestimated, which only makes a second switch
+    less eager.
+    """
+    from numba import cuda
+
+    from . import kernels
+
+    tpb = threads_per_block()
+    n = g.n_vertices
+    d_indptr = on_device.indptr
+    d_in_indptr, d_in_indices = on_device.in_indptr, on_device.in_indices
+    d_depth, d_parent = _init(g, source)
+    d_frontier = _first_frontier(source, n)
+    d_next = cuda.device_array(n, dtype=np.int32)
+    d_next_size = cuda.device_array(1, dtype=np.int32)
+    d_degrees = cuda.device_array(n, dtype=np.int32)
+    d_flags = cuda.device_array(n, dtype=np.int32)
+    d_vertex_ids = cuda.to_device(np.arange(n, dtype=np.int32))
+    d_work = cuda.device_array(2, dtype=np.int64)
+    run = BFSRun("direction_optimizing", source, None, None)
+    unexplored_arcs = g.n_arcs
+    size, current, bottom_up, listed = 1, 0, False, True
+    while size > 0:
+        if bottom_up and size < n / BETA:
+            bottom_up = False
+        if not bottom_up:
+            if not listed:  # the level was found bottom-up: list its vertices
+                kernels.level_flags_kernel[_blocks(n, tpb), tpb](d_depth, np.int32(current), d_flags)
+                d_positions, size = exclusive_scan(d_flags, n)
+                kernels.compact_kernel[_blocks(n, tpb), tpb](d_vertex_ids, d_flags, d_positions, np.int32(n),
+                                                             d_frontier)
+            kernels.frontier_degree_kernel[_blocks(size, tpb), tpb](d_indptr, d_frontier, np.int32(size), d_degrees)
+            _, frontier_arcs = exclusive_scan(d_degrees, size)
+            unexplored_arcs -= frontier_arcs
+            bottom_up = frontier_arcs > max(unexplored_arcs, 0) / ALPHA and frontier_arcs > 0
+        if bottom_up:
+            d_work.copy_to_device(np.zeros(2, np.int64))
+            kernels.bfs_bottom_up_kernel[_blocks(n, tpb), tpb](d_in_indptr, d_in_indices, np.int32(current), d_depth,
+                                                               d_parent, d_work)
+            run.frontier_sizes.append(size)
+            _read_work(d_work, run)
+            size, listed = run.depth_writes[-1], False
+        else:
+            size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size,
+                                 d_work, run)
+            listed = True
+            d_frontier, d_next = d_next, d_frontier
+        run.directions.append("bottom-up" if bottom_up else "top-down")
         current += 1
     run.depth = d_depth.copy_to_host()
     run.parent = d_parent.copy_to_host()

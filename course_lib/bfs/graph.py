@@ -57,6 +57,18 @@ class Graph:
         keep = rows <= cols
         return np.ascontiguousarray(rows[keep]), np.ascontiguousarray(cols[keep]), 1
 
+    @cached_property
+    def in_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(in_indptr, in_indices)``: CSR of the in-neighbours (the transpose), int32.
+
+        For an undirected graph these are :attr:`indptr` and :attr:`indices` themselves.
+        """
+        if not self.directed:
+            return self.indptr, self.indices
+        transpose = self.structure().T.tocsr()
+        return (np.ascontiguousarray(transpose.indptr, dtype=np.int32),
+                np.ascontiguousarray(transpose.indices, dtype=np.int32))
+
     def structure(self) -> sp.csr_matrix:
         """The CSR structure as a SciPy matrix with all stored values 1 (int8)."""
         data = np.ones(self.n_arcs, dtype=np.int8)

@@ -12,7 +12,8 @@ Conventions shared by every kernel:
 - ``work`` (int64, shape (2,)) accumulates what a launch did: slot ``EDGES_EXAMINED``
   counts the edges the threads looked at, slot ``DEPTH_WRITES`` the depth values they
   wrote. Each block adds its counts up in shared memory first and then does one
-  global atomic, so counting costs little on a GPU.
+  global atomic, so counting costs little on a GPU (where every thread examines one
+  edge, thread 0 just counts the block's threads).
 
 The sequence of the lesson: :func:`bfs_init_kernel` and :func:`bfs_edge_quadratic_kernel`
 (the edge-parallel "try #1", O(V * E) work), then the frontier kernels (O(V + E) work):
@@ -20,7 +21,8 @@ The sequence of the lesson: :func:`bfs_init_kernel` and :func:`bfs_edge_quadrati
 pipeline (:func:`frontier_degree_kernel`, :func:`expand_frontier_kernel`,
 :func:`claim_candidates_kernel`, :func:`block_exclusive_scan_kernel`,
 :func:`add_block_offsets_kernel`, :func:`compact_kernel`) builds it with a stream
-compaction and no atomics on the frontier.
+compaction and no atomics on the frontier. Direction-optimising BFS adds the bottom-up
+step :func:`bfs_bottom_up_kernel` and :func:`level_flags_kernel`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "EDGES_EXAMINED",
     "UNVISITED",
     "add_block_offsets_kernel",
+    "bfs_bottom_up_kernel",
     "bfs_edge_quadratic_kernel",
     "bfs_frontier_atomic_kernel",
     "bfs_init_kernel",
@@ -44,6 +47,7 @@ __all__ = [
     "compact_kernel",
     "expand_frontier_kernel",
     "frontier_degree_kernel",
+    "level_flags_kernel",
 ]
 
 LESSON = "lessons/03_bfs.ipynb"
@@ -73,6 +77,19 @@ def flush_block_counts(counts, work):
     if cuda.threadIdx.x == 0:
         cuda.atomic.add(work, EDGES_EXAMINED, counts[EDGES_EXAMINED])
         cuda.atomic.add(work, DEPTH_WRITES, counts[DEPTH_WRITES])
+
+
+@cuda.jit(device=True, inline=True)
+def count_block_threads(counts, slot, n):
+    """Thread 0 records in ``counts[slot]`` how many threads of the block have an index below ``n``.
+
+    For kernels where each such thread examines exactly one edge: one write instead of
+    one shared-memory atomic per thread. Call between :func:`zero_block_counts` and
+    :func:`flush_block_counts`; no other thread may touch ``counts[slot]`` meanwhile.
+    """
+    if cuda.threadIdx.x == 0:
+        first = cuda.blockIdx.x * cuda.blockDim.x
+        counts[slot] = max(0, min(cuda.blockDim.x, n - first))
 
 
 @course_kernel(f"void(int32, {_I32}, {_I32})", lesson=LESSON)
@@ -133,6 +150,7 @@ def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, p
     """
     counts = cuda.shared.array(2, int64)
     zero_block_counts(counts)
+    count_block_threads(counts, EDGES_EXAMINED, edge_u.shape[0])  # one edge per thread
     e = cuda.grid(1)
     if e < edge_u.shape[0]:
         u = edge_u[e]
@@ -149,7 +167,6 @@ def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, p
             parent[u] = v
             done[0] = 0
             cuda.atomic.add(counts, DEPTH_WRITES, 1)
-        cuda.atomic.add(counts, EDGES_EXAMINED, 1)
     flush_block_counts(counts, work)
 
 
@@ -266,6 +283,7 @@ def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offset
     """
     counts = cuda.shared.array(2, int64)
     zero_block_counts(counts)
+    count_block_threads(counts, EDGES_EXAMINED, n_candidates)  # one edge per thread
     k = cuda.grid(1)
     if k < n_candidates:
         low = 0
@@ -282,7 +300,6 @@ def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offset
         candidate_parents[k] = u
         if depth[v] == UNVISITED:
             owner[v] = k
-        cuda.atomic.add(counts, EDGES_EXAMINED, 1)
     flush_block_counts(counts, work)
 
 
@@ -419,6 +436,66 @@ def compact_kernel(candidates, keep, positions, n_candidates, next_frontier):
     k = cuda.grid(1)
     if k < n_candidates and keep[k] != 0:
         next_frontier[positions[k]] = candidates[k]
+
+
+@course_kernel(f"void({_I32}, {_I32}, int32, {_I32}, {_I32}, {_WORK})", lesson=LESSON)
+def bfs_bottom_up_kernel(in_indptr, in_indices, current, depth, parent, work):
+    """Bottom-up step of direction-optimising BFS: one thread per vertex looks for a parent.
+
+    Each unvisited vertex ``v`` scans its in-neighbours and stops at the first one of
+    depth ``current``, which becomes its parent. When the frontier holds a large part
+    of the graph, most unvisited vertices find a parent after a few edges, so the step
+    examines far fewer edges than expanding the frontier would. A thread writes only
+    its own vertex; a neighbour being written concurrently reads as ``UNVISITED`` or
+    ``current + 1``, never ``current``, so the levels stay exact. The number of
+    vertices found (``work[DEPTH_WRITES]``) is the size of the next frontier.
+
+    Parameters
+    ----------
+    in_indptr : int32 array of shape (V + 1,)
+    in_indices : int32 array of shape (E,)
+        CSR of the in-neighbours (the transpose; the same arrays for an undirected graph).
+    current : int32
+    depth, parent : int32 arrays of shape (V,)
+        Updated in place.
+    work : int64 array of shape (2,)
+
+    Launch with a 1-D grid covering V threads.
+    """
+    counts = cuda.shared.array(2, int64)
+    zero_block_counts(counts)
+    v = cuda.grid(1)
+    if v < depth.shape[0] and depth[v] == UNVISITED:
+        examined = 0
+        for k in range(in_indptr[v], in_indptr[v + 1]):
+            u = in_indices[k]
+            examined += 1
+            if depth[u] == current:
+                depth[v] = current + 1
+                parent[v] = u
+                cuda.atomic.add(counts, DEPTH_WRITES, 1)
+                break
+        cuda.atomic.add(counts, EDGES_EXAMINED, examined)
+    flush_block_counts(counts, work)
+
+
+@course_kernel(f"void({_I32}, int32, {_I32})", lesson=LESSON)
+def level_flags_kernel(depth, level, flags):
+    """Map over the vertices: ``flags[v] = 1`` if ``depth[v] == level``, else 0.
+
+    Scanning the flags and compacting the vertex ids turns a level found bottom-up back
+    into a frontier list for the next top-down step.
+
+    Parameters
+    ----------
+    depth : int32 array of shape (V,)
+    level : int32
+    flags : int32 array of shape (V,)
+        Output.
+    """
+    v = cuda.grid(1)
+    if v < depth.shape[0]:
+        flags[v] = 1 if depth[v] == level else 0
 
 
 for _block in (256, 1024):

@@ -125,8 +125,10 @@ def plot_work_vs_size(ax, sizes, work_by_label):
         Measured totals, one sequence (aligned with ``sizes``) per curve.
     """
     sizes = np.asarray(sizes, dtype=float)
-    for label, work in work_by_label.items():
-        ax.plot(sizes, work, marker="o", label=label)
+    # Curves often coincide (a frontier BFS does the same work on a star and a chain): vary the markers.
+    for i, (label, work) in enumerate(work_by_label.items()):
+        ax.plot(sizes, work, marker="osD^vx"[i % 6], markersize=9 - 1.5 * (i % 4), fillstyle="none" if i % 2 else "full",
+                label=label)
     ax.plot(sizes, sizes, color="0.5", ls=":", label="V")
     ax.plot(sizes, sizes**2, color="0.5", ls="--", label="V$^2$")
     ax.set(xscale="log", yscale="log", xlabel="vertices V", ylabel="edges examined in total")

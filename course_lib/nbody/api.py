@@ -68,6 +68,10 @@ def _as_float32(a, name):
         raise ValueError(f"{name} cannot be converted to an array: {exc}") from None
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.dtype.kind in "iuf" and arr.size:
+        finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+        if finite.size and np.max(np.abs(finite.astype(np.float64))) > np.finfo(np.float32).max:
+            raise ValueError(f"{name} has values too large for float32 (|x| > {np.finfo(np.float32).max:.3g})")
     return arr.astype(np.float32, copy=False)
 
 
@@ -185,10 +189,22 @@ def leapfrog(pos, vel, mass, *, dt, steps, softening, method="tiled", tile=None,
         Snapshots, the initial state first.
     velocities : ndarray of shape (S, N, 3), float32
     """
-    if steps < 0 or every < 1:
-        raise ValueError("steps must be >= 0 and every >= 1")
-    pos = np.array(pos, dtype=np.float32)
-    vel = np.array(vel, dtype=np.float32)
+    for label, value, least in (("steps", steps, 0), ("every", every, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise ValueError(f"{label} must be an integer >= {least}, got {value!r}")
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError):
+        raise ValueError(f"dt must be a positive number, got {dt!r}") from None
+    if not math.isfinite(dt) or dt <= 0:
+        raise ValueError(f"dt must be positive and finite, got {dt!r}")
+    pos = pack_bodies(pos, mass)[:, :3].copy()
+    vel = _as_float32(vel, "vel")
+    if vel.shape != pos.shape:
+        raise ValueError(f"vel must have the shape of pos {pos.shape}, got {vel.shape}")
+    if not np.all(np.isfinite(vel)):
+        raise ValueError("vel contains NaN or infinity")
+    vel = vel.copy()
     acc = accelerations(pos, mass, softening=softening, method=method, tile=tile)
     snaps_pos, snaps_vel = [pos.copy()], [vel.copy()]
     half = np.float32(dt / 2)

@@ -269,6 +269,6 @@ def nbody_pxp_kernel(tile: int):
 for _tile in (128, 256):
     register_kernel(f"nbody.nbody_tiled_kernel[tile={_tile}]", BODY_SIG,
                     (lambda t=_tile: nbody_tiled_kernel(t).py_func), LESSON,
-                    example=lambda t=_tile: _example_tiled(t, tiles=2 if t <= 128 else 1))
+                    example=lambda t=_tile: _example_tiled(t, tiles=2 if t <= 128 else 1), fastmath=True)
 register_kernel("nbody.nbody_pxp_kernel[tile=16]", BODY_SIG, lambda: nbody_pxp_kernel(16).py_func, LESSON,
-                example=lambda: _example_pxp(16))
+                example=lambda: _example_pxp(16), fastmath=True)

@@ -45,15 +45,45 @@ def _describe_kernel(answer):
     return {"tile": answer[1]}
 
 
+#: Extra rows around the student's arrays: on a GPU, reading or writing one row past the end
+#: rarely faults, so the grader pads both arrays and checks that the padding is untouched.
+GUARD_ROWS = 32
+#: What the guard rows of the output hold (not NaN: a kernel reading the NaN guard rows of
+#: the input and storing past the end would write NaN and go unnoticed).
+GUARD_VALUE = np.float32(-3.0e38)
+
+
 def _run_kernel(answer, data):
+    """Launch the student's kernel on exact-size views of padded buffers.
+
+    Returns the whole padded output, float32 of shape (N + GUARD_ROWS, 3): rows past N must
+    still hold GUARD_VALUE; rows the kernel forgot to write stay NaN.
+    """
     from numba import cuda
 
     kernel, tile = answer
     bodies = pack_bodies(np.asarray(data["pos"]), np.asarray(data["mass"]))
     n = len(bodies)
-    d_acc = cuda.to_device(np.full((n, 3), np.nan, np.float32))  # unwritten rows show up as NaN
-    kernel[(n + tile - 1) // tile, tile](cuda.to_device(bodies), np.float32(SOFTENING**2), d_acc)
+    padded_bodies = np.full((n + GUARD_ROWS, 4), np.nan, np.float32)
+    padded_bodies[:n] = bodies
+    d_bodies = cuda.to_device(padded_bodies)
+    acc = np.full((n + GUARD_ROWS, 3), GUARD_VALUE, np.float32)
+    acc[:n] = np.nan  # rows the kernel forgets to write show up as NaN
+    d_acc = cuda.to_device(acc)
+    kernel[(n + tile - 1) // tile, tile](d_bodies[:n], np.float32(SOFTENING**2), d_acc[:n])
     return d_acc.copy_to_host()
+
+
+def _exact_rows(got, n):
+    """The first N rows of a padded output, after checking that nothing was written past them."""
+    got = np.asarray(got)
+    if got.ndim != 2 or got.shape[0] != n + GUARD_ROWS:
+        raise TestFailure(f"the kernel's output has shape {got.shape}, expected {(n + GUARD_ROWS, 3)}")
+    touched = np.any(got[n:] != GUARD_VALUE, axis=1)
+    if touched.any():
+        raise TestFailure(f"the kernel wrote past the end of acc (row {n + int(np.argmax(touched))} of an array "
+                          f"of {n} rows): guard the stores with `if i < n`")
+    return got[:n]
 
 
 def _accuracy_test(n_of_tile, label, generator=plummer_sphere, hidden=False):
@@ -64,8 +94,8 @@ def _accuracy_test(n_of_tile, label, generator=plummer_sphere, hidden=False):
 
     def judge(data, got, info):
         n = len(data["mass"])
-        compare_arrays(got, accelerations_reference(data["pos"], data["mass"], SOFTENING), rtol=RTOL,
-                       name=f"accelerations for N = {n}" if not hidden else "accelerations")
+        compare_arrays(_exact_rows(got, n), accelerations_reference(data["pos"], data["mass"], SOFTENING),
+                       rtol=RTOL, name=f"accelerations for N = {n}" if not hidden else "accelerations")
 
     hint = ("guard the loads of the last tile (j < N) and pad it with zero-mass bodies; threads past N must "
             "still help to load tiles, so do not return early")

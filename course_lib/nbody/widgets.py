@@ -7,7 +7,10 @@ import numpy as np
 from .. import device
 from .model import BYTES_PER_BODY, global_fetches, tile_report
 
-__all__ = ["tile_explorer", "tile_explorer_text"]
+__all__ = ["MAX_TIMED_N", "tile_explorer", "tile_explorer_text"]
+
+#: Largest N the explorer times on a GPU (about 0.1 s per launch on a recent GPU).
+MAX_TIMED_N = 1 << 19
 
 
 def tile_explorer_text(n, tile, *, sm_count, measure=False):
@@ -24,7 +27,10 @@ def tile_explorer_text(n, tile, *, sm_count, measure=False):
         f"(naive kernel: {naive * BYTES_PER_BODY / 2**20:,.1f} MiB, {naive / r['fetches']:.1f}x more)",
         f"resident blocks per SM (thread/shared-memory limits): {r['blocks_per_sm']}",
     ]
-    if measure and device.is_gpu():
+    if measure and device.is_gpu() and n > MAX_TIMED_N:
+        lines.append(f"measured time: only up to N = {MAX_TIMED_N:,}, to keep the widget responsive "
+                     "(python -m course_lib.bench nbody times larger N)")
+    elif measure and device.is_gpu():
         lines.append(f"measured: {_measure(n, tile) * 1e3:.3f} ms")
     elif measure:
         lines.append("measured time: needs a GPU (the simulator's timings mean nothing)")
@@ -59,8 +65,10 @@ def tile_explorer(sm_count=None):
 
     if sm_count is None:
         sm_count = device.info().sm_count if device.is_gpu() else 132
-    n = widgets.IntSlider(value=16, min=10, max=22, description="log2 N")
-    tile = widgets.SelectionSlider(options=[2**k for k in range(3, 11)], value=256, description="tile P")
+    # Update on release only: on a GPU every change times the kernel.
+    n = widgets.IntSlider(value=16, min=10, max=22, description="log2 N", continuous_update=False)
+    tile = widgets.SelectionSlider(options=[2**k for k in range(3, 11)], value=256, description="tile P",
+                                   continuous_update=False)
     out = widgets.HTML()
 
     def update(_=None):

@@ -1,35 +1,60 @@
 """Seeing the GPU without one: warp primitives, a race and barrier checker, a profiler.
 
-In simulator mode ``import course_lib`` calls :func:`install`, after which ordinary
-``@cuda.jit`` kernels launched as usual can use the warp-level primitives
-(``cuda.shfl_down_sync``, ``cuda.ballot_sync``...) with lockstep semantics among
-the lanes of their mask. Taught in ``lessons/00_seeing_the_gpu.ipynb``.
+Taught in ``lessons/00_seeing_the_gpu.ipynb``.
+
+* **Warp primitives.** In simulator mode ``import course_lib`` calls :func:`install`:
+  every launch then runs on course_lib's block scheduler (one simulated thread at a
+  time, baton passing; faster than the stock one) and ordinary ``@cuda.jit`` kernels can
+  use ``cuda.shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``, ``shfl_xor_sync``,
+  ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``, ``match_any_sync``,
+  ``match_all_sync``, ``syncwarp``, ``activemask`` and ``lanemask_lt`` with lockstep
+  semantics among the lanes of the mask. A lane named in a mask that never arrives
+  raises :class:`WarpError` (never a hang).
+* :func:`check` reports races (shared and global memory), barriers not reached by the
+  whole block, out-of-bounds indices (negative ones too) and warp misuse, optionally
+  with a seeded shuffle of the order of blocks and threads.
+* :func:`profile` counts what a profiler shows, per kernel and per source line: global
+  requests and 32-byte sectors, shared-memory bank conflicts, atomics, SIMT efficiency.
+* :func:`record` logs host<->device copies and kernel launches.
+
+``check`` and ``profile`` also work on a GPU machine: the launch runs under the
+simulator in a child process (:mod:`course_lib.sim.remote`). The hooks rely on
+internals of the pinned numba-cuda release (:mod:`course_lib.sim._hooks`).
+
+Examples
+--------
+>>> import course_lib                                       # doctest: +SKIP
+>>> from course_lib.sim import check, profile
+>>> check(kernel, 4, 256, x, out).ok                        # doctest: +SKIP
+True
+>>> profile(kernel, 4, 256, x, out).total.sectors_per_request  # doctest: +SKIP
+4.0
 """
 
+from ._check import CheckReport, Problem, check
 from ._engine import FULL_MASK, WARP_SIZE, BarrierError, WarpError
 from ._hooks import HookError, install, installed, uninstall, verify
-from .check import CheckReport, Problem, check
-from .profile import LineProfile, ProfileReport, profile
-from .record import Launch, Record, Transfer, record
+from ._profile import LineProfile, ProfileReport, profile
+from ._record import Launch, Record, Transfer, record
 
 __all__ = [
     "FULL_MASK",
     "WARP_SIZE",
     "BarrierError",
     "CheckReport",
-    "Problem",
-    "Record",
-    "Transfer",
-    "check",
     "HookError",
     "Launch",
     "LineProfile",
+    "Problem",
     "ProfileReport",
+    "Record",
+    "Transfer",
     "WarpError",
+    "check",
     "install",
+    "installed",
     "profile",
     "record",
-    "installed",
     "uninstall",
     "verify",
 ]

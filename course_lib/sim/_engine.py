@@ -261,11 +261,14 @@ class ScheduledBlockManager:
     def _carry(self, carrier):
         """Body of a carrier: run its simulated thread, then new ones while they are next in line."""
         obs = self.observer
-        tracer = obs.thread_tracer() if obs is not None else None
         if self._debug:
             np.seterr(divide="raise")
         while True:
             v = carrier.v
+            tracer = None
+            if obs is not None:
+                obs.resumed(v)
+                tracer = obs.thread_tracer(v)
             if tracer is not None:
                 sys.settrace(tracer)
             try:
@@ -297,12 +300,15 @@ class ScheduledBlockManager:
                 continue
             carrier.v = None
             _idle_carriers.append(carrier)
-            self._back.release()
+            if not self.aborting:
+                self._back.release()
             return
 
     def _pause(self, carrier, state, line):
         """Give the baton back to the scheduler and wait until it is handed over again."""
         v = carrier.v
+        if self.aborting:  # the launch was abandoned (e.g. interrupted) while this thread ran
+            raise _Abort
         v.state = state
         v.wait_line = line
         self._back.release()
@@ -310,6 +316,8 @@ class ScheduledBlockManager:
         if self.aborting:
             raise _Abort
         v.state = "running"
+        if self.observer is not None:
+            self.observer.resumed(v)
         return v.result
 
     def barrier(self, carrier, value, line):

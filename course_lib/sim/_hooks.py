@@ -4,14 +4,17 @@ Three things of numba-cuda's simulator are changed, all reversibly:
 
 1. ``numba.cuda.simulator.kernel.BlockManager`` (the module global that
    ``FakeCUDAKernel.__call__`` instantiates for every block) becomes
-   :class:`~course_lib.sim._engine.ScheduledBlockManager`;
+   :class:`~course_lib.sim._engine.ScheduledBlockManager`, and a call of a device
+   function whose module already sees the simulated ``cuda`` module (the usual case:
+   kernel and device functions in one module) skips the stock swap of that module's
+   globals, which costs more than the call itself;
 2. ``FakeCUDAModule`` (what ``cuda`` means inside a simulated kernel) gains the warp
    primitives it lacks: ``shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``,
    ``shfl_xor_sync``, ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``,
    ``match_any_sync``, ``match_all_sync``, ``syncwarp``, ``activemask`` and
    ``lanemask_lt``;
 3. for :func:`course_lib.sim.record` only, transfer and launch functions are wrapped
-   for the duration of the ``with`` block (see :mod:`course_lib.sim.record`).
+   for the duration of the ``with`` block (see :mod:`course_lib.sim._record`).
 
 These rely on internals of numba-cuda, which is pinned in ``pyproject.toml``;
 :func:`verify` (and ``tests/sim/test_hooks.py``) fails loudly if an upgrade moves them.
@@ -51,29 +54,17 @@ def _current():
     return t
 
 
-def _shfl(kind):
-    def primitive(self, mask, value, operand):
-        return _current().warp_collective(kind, mask, (value, operand), _engine._caller_line(2))
+def _collective(kind):
+    """The method ``cuda.<kind>(mask, value[, operand])`` of the simulated cuda module."""
+    if kind.startswith("shfl"):
+        def primitive(self, mask, value, operand):
+            return _current().warp_collective(kind, mask, (value, operand), _engine._caller_line(2))
+    else:  # votes (value is the predicate) and matches
+        def primitive(self, mask, value):
+            return _current().warp_collective(kind, mask, value, _engine._caller_line(2))
 
     primitive.__name__ = kind
     primitive.__doc__ = f"Simulated ``cuda.{kind}`` with lockstep semantics among the lanes of ``mask``."
-    return primitive
-
-
-def _vote(kind):
-    def primitive(self, mask, predicate):
-        return _current().warp_collective(kind, mask, predicate, _engine._caller_line(2))
-
-    primitive.__name__ = kind
-    primitive.__doc__ = f"Simulated ``cuda.{kind}`` among the lanes of ``mask``."
-    return primitive
-
-
-def _match(kind):
-    def primitive(self, mask, value):
-        return _current().warp_collective(kind, mask, value, _engine._caller_line(2))
-
-    primitive.__name__ = kind
     return primitive
 
 
@@ -94,11 +85,23 @@ def lanemask_lt(self):
 
 @functools.lru_cache(maxsize=None)
 def _warp_methods():
-    methods = {name: _shfl(name) for name in _WARP_NAMES if name.startswith("shfl")}
-    methods.update({name: _vote(name) for name in ("ballot_sync", "all_sync", "any_sync", "eq_sync")})
-    methods.update({name: _match(name) for name in ("match_any_sync", "match_all_sync")})
+    methods = {name: _collective(name) for name in _WARP_NAMES if name.endswith("_sync")}
     methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt)
     return methods
+
+
+def _device_call(stock_call):
+    from numba.cuda.simulator import kernelapi
+
+    swapped = kernelapi._swap_refcount
+
+    def __call__(self, *args):
+        if self._device and swapped.get(id(self.fn.__globals__)):
+            return self.fn(*args)  # its globals already hold the launch's simulated cuda module
+        return stock_call(self, *args)
+
+    __call__.__doc__ = stock_call.__doc__
+    return __call__
 
 
 def verify():
@@ -127,6 +130,8 @@ def verify():
     for name in ("_push_kernel_context", "swapped_cuda_module", "FakeCUDAKernel"):
         if not hasattr(kernel, name):
             problems.append(f"numba.cuda.simulator.kernel.{name} is gone")
+    if not isinstance(getattr(kernelapi, "_swap_refcount", None), dict):
+        problems.append("numba.cuda.simulator.kernelapi._swap_refcount is gone")
     if not hasattr(kernelapi, "FakeCUDAShared") or not hasattr(kernelapi, "FakeCUDAAtomic"):
         problems.append("FakeCUDAShared / FakeCUDAAtomic are gone")
     if problems:
@@ -152,11 +157,12 @@ def install():
     from numba.cuda.simulator import kernel, kernelapi
 
     module = kernelapi.FakeCUDAModule
-    saved = {"BlockManager": kernel.BlockManager, "methods": {}}
+    saved = {"BlockManager": kernel.BlockManager, "call": kernel.FakeCUDAKernel.__call__, "methods": {}}
     for name, method in _warp_methods().items():
         saved["methods"][name] = module.__dict__.get(name, _MISSING)
         setattr(module, name, method)
     kernel.BlockManager = _engine.ScheduledBlockManager
+    kernel.FakeCUDAKernel.__call__ = _device_call(saved["call"])
     _saved = saved
 
 
@@ -174,6 +180,7 @@ def uninstall():
         else:
             setattr(module, name, original)
     kernel.BlockManager = _saved["BlockManager"]
+    kernel.FakeCUDAKernel.__call__ = _saved["call"]
     _saved = None
 
 

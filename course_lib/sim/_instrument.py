@@ -5,7 +5,7 @@ does, except that array arguments and shared arrays are wrapped in
 :class:`TracedArray` (strict indexing; each element access is reported with the
 byte offset it touches and the kernel source line doing it), atomics are marked as
 such, and the block scheduler reports barriers and thread exits to the observer.
-:mod:`course_lib.sim.check` and :mod:`course_lib.sim.profile` are the two observers.
+:mod:`course_lib.sim._check` and :mod:`course_lib.sim._profile` are the two observers.
 """
 
 from __future__ import annotations
@@ -23,9 +23,21 @@ from numba.cuda.np import numpy_support
 
 from . import _engine
 
-__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code"]
+__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code", "site_line", "SITE_LINES"]
 
 _alloc_ids = count(1)
+#: (code, bytecode offset) of an access site -> (file, line). Reading ``frame.f_lineno``
+#: decodes the line table at every access; the offset is free and names the site.
+SITE_LINES = {}
+
+
+def site_line(frame):
+    """(file, line) of the instruction ``frame`` is executing (cached per site)."""
+    site = (frame.f_code, frame.f_lasti)
+    line = SITE_LINES.get(site)
+    if line is None:
+        line = SITE_LINES[site] = (frame.f_code.co_filename, frame.f_lineno)
+    return line
 _current_thread = threading.current_thread
 
 
@@ -40,11 +52,19 @@ def py_function(kernel):
 class Observer:
     """What a launch reports to (every method is optional to override)."""
 
-    def thread_tracer(self):
+    def thread_tracer(self, v):
+        """A ``sys.settrace`` function for the simulated thread ``v``, or None."""
         return None
 
     def block_started(self, grid_point, threads):
         pass
+
+    #: The simulated thread running now (set by :meth:`resumed`).
+    current = None
+
+    def resumed(self, v):
+        """The simulated thread ``v`` takes the baton (starts, or returns from a wait)."""
+        self.current = v
 
     def block_finished(self, grid_point):
         pass
@@ -58,14 +78,14 @@ class Observer:
     def warp_deadlock(self, coll, missing, err):
         pass
 
-    def access(self, array, offset, write, index, frame, v):
-        pass
+    def access(self, array, offset, write, index, frame):
+        """Thread :attr:`current` reads (or writes) the element at byte ``offset`` of ``array``."""
 
-    def out_of_bounds(self, array, index, write, frame, v):
-        pass
+    def out_of_bounds(self, array, index, write, frame):
+        """Thread :attr:`current` uses an index outside the shape of ``array``."""
 
-    def atomic(self, array, frame, v):
-        pass
+    def atomic(self, array, frame):
+        """Thread :attr:`current` starts an atomic operation on ``array``."""
 
 
 class TracedArray:
@@ -85,7 +105,7 @@ class TracedArray:
         Byte offset of ``array[0, ...]`` inside the allocation.
     """
 
-    __slots__ = ("_a", "name", "space", "_obs", "alloc", "_base", "_shape", "_strides", "_ndim", "_root")
+    __slots__ = ("_a", "name", "space", "_obs", "alloc", "itemsize", "_base", "_shape", "_strides", "_ndim", "_root")
 
     def __init__(self, array, name, space, observer, alloc=None, base=0, root=None):
         self._a = array
@@ -93,6 +113,7 @@ class TracedArray:
         self.space = space
         self._obs = observer
         self.alloc = next(_alloc_ids) if alloc is None else alloc
+        self.itemsize = array.itemsize
         self._base = base
         self._shape = array.shape
         self._strides = array.strides
@@ -100,41 +121,71 @@ class TracedArray:
         self._root = array if root is None else root
 
     # Element access ----------------------------------------------------------
-    def _offset(self, idx, write, frame):
-        """Byte offset of an element index, None for a sub-array, or False if out of bounds."""
+    def _locate(self, idx, write, frame):
+        """Byte offset of ``idx``: None for a sub-array, False if out of bounds (reported)."""
+        try:  # fast paths: one or two integer indices, as kernels almost always use
+            if self._ndim == 1:
+                inside = 0 <= idx < self._shape[0]
+                off = self._base + idx * self._strides[0]
+            elif self._ndim == 2:
+                i, j = idx
+                inside = 0 <= i < self._shape[0] and 0 <= j < self._shape[1]
+                off = self._base + i * self._strides[0] + j * self._strides[1]
+            else:
+                raise TypeError
+            if type(off) is not int and not isinstance(off, np.integer):
+                raise TypeError
+        except (TypeError, ValueError):
+            return self._locate_general(idx, write, frame)
+        if inside:
+            return int(off)
+        self._obs.out_of_bounds(self, idx if type(idx) is tuple else (idx,), write, frame)
+        return False
+
+    def _locate_general(self, idx, write, frame):
         if type(idx) is not tuple:
             idx = (idx,)
         if len(idx) != self._ndim:
-            return idx, None
+            return None
         off = self._base
         for i, n, s in zip(idx, self._shape, self._strides):
             if not isinstance(i, (int, np.integer)):
-                return idx, None
+                return None
             if i < 0 or i >= n:
-                self._obs.out_of_bounds(self, idx, write, frame, _current_thread().v)
-                return idx, False
+                self._obs.out_of_bounds(self, idx, write, frame)
+                return False
             off += int(i) * s
-        return idx, off
+        return off
 
     def __getitem__(self, idx):
         frame = sys._getframe(1)
-        idx, off = self._offset(idx, False, frame)
+        # Reads are most of a kernel's accesses: in-bounds 1-D and 2-D cases skip _locate.
+        if self._ndim == 1:
+            if type(idx) is int and 0 <= idx < self._shape[0]:
+                self._obs.access(self, self._base + idx * self._strides[0], False, idx, frame)
+                return self._a[idx]
+        elif self._ndim == 2 and type(idx) is tuple and len(idx) == 2:
+            i, j = idx
+            if type(i) is int and type(j) is int and 0 <= i < self._shape[0] and 0 <= j < self._shape[1]:
+                self._obs.access(self, self._base + i * self._strides[0] + j * self._strides[1], False, idx, frame)
+                return self._a[idx]
+        off = self._locate(idx, False, frame)
         if off is None:
             return self._view(self._a[idx])
         if off is False:
             return self._a.dtype.type(0)  # an out-of-bounds read yields 0 and is reported
-        self._obs.access(self, off, False, idx, frame, _current_thread().v)
+        self._obs.access(self, off, False, idx, frame)
         return self._a[idx]
 
     def __setitem__(self, idx, value):
         frame = sys._getframe(1)
-        idx, off = self._offset(idx, True, frame)
+        off = self._locate(idx, True, frame)
         if off is None:
             self._a[idx] = value
             return
         if off is False:
             return  # an out-of-bounds write is dropped and reported
-        self._obs.access(self, off, True, idx, frame, _current_thread().v)
+        self._obs.access(self, off, True, idx, frame)
         self._a[idx] = value
 
     def _view(self, sub):
@@ -225,7 +276,7 @@ class _TracedAtomic:
         def atomic(array, *rest):
             v = _current_thread().v
             frame = sys._getframe(1)
-            obs.atomic(array, frame, v)
+            obs.atomic(array, frame)
             v.in_atomic = True
             try:
                 return op(array, *rest)
@@ -243,7 +294,8 @@ def is_kernel_code(code, _cache={}):
 
     Kernels live in notebooks, scripts, tests and ``course_lib`` (wherever it is
     installed); everything else installed (the simulator, NumPy, the standard library)
-    and ``course_lib.sim`` itself is machinery whose lines the profiler must not count.
+    and ``course_lib.sim`` itself (but its lesson kernels) is machinery whose lines the
+    profiler must not count.
     """
     known = _cache.get(code)
     if known is None:
@@ -260,7 +312,8 @@ def is_kernel_code(code, _cache={}):
             known = False  # importlib, abc... of the standard library
         else:
             path = os.path.abspath(code.co_filename)
-            known = not path.startswith(sim_dir) and (path.startswith(course) or not path.startswith(libs))
+            machinery = path.startswith(sim_dir) and os.path.basename(path) != "kernels.py"
+            known = not machinery and (path.startswith(course) or not path.startswith(libs))
         _cache[code] = known
     return known
 

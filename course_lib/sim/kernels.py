@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32
 
-from ..registry import course_kernel
+from ..registry import course_kernel, register_kernel
 
 __all__ = [
     "FULL_MASK",
@@ -121,68 +121,67 @@ def copy_strided_kernel(x, out, stride):
         out[i] = x[i * stride]
 
 
-@course_kernel("void(float32[:, ::1], float32[:, ::1])", lesson=LESSON, example=_example_matrix)
-def transpose_tile_kernel(a, out):
-    """Transpose ``a`` (float32, (n, n)) through a TILE x TILE shared tile: column reads conflict."""
-    tile = cuda.shared.array((TILE, TILE), float32)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    x = cuda.blockIdx.x * TILE + tx
-    y = cuda.blockIdx.y * TILE + ty
-    if y < a.shape[0] and x < a.shape[1]:
-        tile[ty, tx] = a[y, x]  # coalesced read of a row of a
-    cuda.syncthreads()
-    x = cuda.blockIdx.y * TILE + tx
-    y = cuda.blockIdx.x * TILE + ty
-    if y < out.shape[0] and x < out.shape[1]:
-        out[y, x] = tile[tx, ty]  # the warp reads a column of the tile: one bank, 32 words
+def _transpose(name, row_length):
+    """Transpose through a TILE x ``row_length`` shared tile (TILE: conflicts, TILE_PADDED: none)."""
+
+    def transpose(a, out):
+        tile = cuda.shared.array((TILE, row_length), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        x = cuda.blockIdx.x * TILE + tx
+        y = cuda.blockIdx.y * TILE + ty
+        if y < a.shape[0] and x < a.shape[1]:
+            tile[ty, tx] = a[y, x]  # coalesced read of a row of a
+        cuda.syncthreads()
+        x = cuda.blockIdx.y * TILE + tx
+        y = cuda.blockIdx.x * TILE + ty
+        if y < out.shape[0] and x < out.shape[1]:
+            # The warp reads a column of the tile: lane tx reads word tx * row_length + ty,
+            # all in one bank when row_length is 32, in 32 different banks when it is 33.
+            out[y, x] = tile[tx, ty]
+
+    transpose.__name__ = transpose.__qualname__ = name
+    return transpose
 
 
-@course_kernel("void(float32[:, ::1], float32[:, ::1])", lesson=LESSON, example=_example_matrix)
-def transpose_padded_kernel(a, out):
-    """As :func:`transpose_tile_kernel`, with the tile padded to TILE x (TILE + 1): no bank conflict."""
-    tile = cuda.shared.array((TILE, TILE_PADDED), float32)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    x = cuda.blockIdx.x * TILE + tx
-    y = cuda.blockIdx.y * TILE + ty
-    if y < a.shape[0] and x < a.shape[1]:
-        tile[ty, tx] = a[y, x]
-    cuda.syncthreads()
-    x = cuda.blockIdx.y * TILE + tx
-    y = cuda.blockIdx.x * TILE + ty
-    if y < out.shape[0] and x < out.shape[1]:
-        out[y, x] = tile[tx, ty]  # column of a padded tile: 33 words apart, 32 different banks
+#: Transpose ``a`` (float32, (n, n)) into ``out`` through a TILE x TILE shared tile: the
+#: column reads are 32-way bank conflicts. Launch with blocks of (TILE, TILE) threads.
+transpose_tile_kernel = cuda.jit(_transpose("transpose_tile_kernel", TILE))
+#: The same with the tile padded to TILE x (TILE + 1): no bank conflict.
+transpose_padded_kernel = cuda.jit(_transpose("transpose_padded_kernel", TILE_PADDED))
+for _name, _kernel in (("transpose_tile_kernel", transpose_tile_kernel),
+                       ("transpose_padded_kernel", transpose_padded_kernel)):
+    register_kernel(f"sim.{_name}", "void(float32[:, ::1], float32[:, ::1])", (lambda k=_kernel: k.py_func),
+                    LESSON, example=_example_matrix)
 
 
-@course_kernel("void(float32[::1], float32[::1])", lesson=LESSON, example=_example_vector)
-def branch_per_lane_kernel(x, out):
-    """Even lanes take one branch, odd lanes the other: each warp runs both at half width."""
-    i = cuda.grid(1)
-    if i < x.size:
-        v = x[i]
-        if i % 2 == 0:
-            for _ in range(8):
-                v = v * float32(0.5) + float32(1.0)
-        else:
-            for _ in range(8):
-                v = v * float32(2.0) - float32(1.0)
-        out[i] = v
+def _branchy(name, group):
+    """Half the threads take one branch, half the other, by groups of ``group`` consecutive threads."""
+
+    def branchy(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            v = x[i]
+            if (i // group) % 2 == 0:
+                for _ in range(8):
+                    v = v * float32(0.5) + float32(1.0)
+            else:
+                for _ in range(8):
+                    v = v * float32(2.0) - float32(1.0)
+            out[i] = v
+
+    branchy.__name__ = branchy.__qualname__ = name
+    return branchy
 
 
-@course_kernel("void(float32[::1], float32[::1])", lesson=LESSON, example=_example_vector)
-def branch_per_warp_kernel(x, out):
-    """Same work, but the branch depends on the warp (i // 32): no warp diverges."""
-    i = cuda.grid(1)
-    if i < x.size:
-        v = x[i]
-        if (i // 32) % 2 == 0:
-            for _ in range(8):
-                v = v * float32(0.5) + float32(1.0)
-        else:
-            for _ in range(8):
-                v = v * float32(2.0) - float32(1.0)
-        out[i] = v
+#: Even threads take one branch, odd threads the other: every warp runs both at half width.
+branch_per_lane_kernel = cuda.jit(_branchy("branch_per_lane_kernel", 1))
+#: The same work, the branch decided per warp (groups of 32 threads): no warp diverges.
+branch_per_warp_kernel = cuda.jit(_branchy("branch_per_warp_kernel", 32))
+for _name, _kernel in (("branch_per_lane_kernel", branch_per_lane_kernel),
+                       ("branch_per_warp_kernel", branch_per_warp_kernel)):
+    register_kernel(f"sim.{_name}", "void(float32[::1], float32[::1])", (lambda k=_kernel: k.py_func), LESSON,
+                    example=_example_vector)
 
 
 @course_kernel("void(float32[::1], float32[::1])", lesson=LESSON,

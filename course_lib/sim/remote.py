@@ -156,8 +156,8 @@ def _serve():
             linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
     kind, target = request["target"]
     kernel = _lookup(*target) if kind == "name" else target
-    from .check import check
-    from .profile import profile
+    from ._check import check
+    from ._profile import profile
 
     run = check if request["mode"] == "check" else profile
     args = request["args"]

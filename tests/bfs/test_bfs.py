@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from course_lib import bfs, pick
 from course_lib.bfs import data
 
-GPU_METHODS = ["frontier_atomic", "frontier_scan", "edge_quadratic"]
+GPU_METHODS = ["frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing"]
 
 
 def _families():
@@ -98,6 +98,23 @@ def test_other_sparse_formats_are_accepted():
     expected = bfs.bfs_reference(graph, 0)
     for converted in (graph.tocoo(), graph.tocsc(), sp.csr_array(graph), graph.astype(np.float64)):
         np.testing.assert_array_equal(bfs.bfs(converted, 0, method="cpu"), expected)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("directed", [True, False])
+def test_parallel_cpu_bfs_equals_scipy(family, directed):
+    graph = FAMILIES[family]
+    source = int(np.argmax(np.diff(graph.indptr)))
+    depth, parent = bfs.bfs_cpu_parallel(graph, source, directed=directed)
+    assert_valid_search(graph, source, depth, parent, directed=directed)
+
+
+def test_parallel_cpu_bfs_goes_bottom_up_on_a_power_law_graph():
+    """Same depths whichever direction each level takes: the hub's level is large enough to switch."""
+    graph = data.kronecker(9, 16, seed=4)
+    hub = int(np.argmax(np.diff(graph.indptr)))
+    depth, parent = bfs.bfs_cpu_parallel(graph, hub, directed=False)
+    assert_valid_search(graph, hub, depth, parent, directed=False)
 
 
 def test_scipy_peer_gives_the_same_depths_and_a_valid_tree():

@@ -2,9 +2,7 @@
 
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 from numba import cuda
 
 from course_lib import bfs, device
@@ -113,28 +111,15 @@ def test_work_question():
     assert "must be one of" in str(grade("ps3.q3", dict(right, complexity="quadratic")))
 
 
-def _execute(path):
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    return nb, errors
-
-
-def _score_output(nb):
-    (cell,) = [c for c in nb.cells if "NBVAL_CHECK_OUTPUT" in c.source]
-    return "".join(o.get("text", "") for o in cell.outputs)
-
-
-def test_untouched_problem_set_runs_to_the_end_and_scores_zero():
-    nb, errors = _execute(ROOT / "problem_sets" / "ps3_bfs.ipynb")
+def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
+    nb, errors = notebooks.execute(ROOT / "problem_sets" / "ps3_bfs.ipynb")
     assert not errors, [e["ename"] + ": " + e["evalue"] for e in errors]
-    assert "ps3 total: 0/10" in _score_output(nb)
+    assert "ps3 total: 0/10" in notebooks.score(nb)
     assert any("frontier_kernel is not written yet" in o.get("text", "")
                for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 
 @pytest.mark.skipif(device.is_simulator(), reason="nbval runs the solution notebook in the simulator already")
-def test_solution_scores_full_marks_on_gpu():
-    nb, errors = _execute(ROOT / "solutions" / "ps3_bfs.ipynb")
-    assert not errors and "ps3 total: 10/10" in _score_output(nb)
+def test_solution_scores_full_marks_on_gpu(notebooks):
+    nb, errors = notebooks.execute(ROOT / "solutions" / "ps3_bfs.ipynb")
+    assert not errors and "ps3 total: 10/10" in notebooks.score(nb)

@@ -1,9 +1,11 @@
 """The race and barrier checker on every BFS kernel: clean, or only the races the design relies on.
 
-Two kernels race on purpose, and the lesson explains why the result does not depend
+Three kernels race on purpose, and the lesson explains why the result does not depend
 on the order: the edge-parallel kernel (threads reaching one vertex in the same
-iteration all write the same depth; any of their parents is valid) and the
-owner election of the scan-based expansion (whichever write lands last wins).
+iteration all write the same depth; any of their parents is valid), the owner election
+of the scan-based expansion (whichever write lands last wins) and the bottom-up step (a
+thread reads neighbours' depths while their own threads may write current + 1, which
+it never takes for current).
 """
 
 import numpy as np
@@ -39,6 +41,9 @@ def launches():
         "frontier_atomic": (K.bfs_frontier_atomic_kernel, 1, 8, g.indptr, g.indices, FRONTIER, np.int32(2),
                             np.int32(1), DEPTH.copy(), PARENT.copy(), np.zeros(6, np.int32), np.zeros(1, np.int32),
                             _work()),
+        "bottom_up": (K.bfs_bottom_up_kernel, 1, 8, g.indptr, g.indices, np.int32(1), DEPTH.copy(), PARENT.copy(),
+                      _work()),
+        "level_flags": (K.level_flags_kernel, 1, 8, DEPTH.copy(), np.int32(1), np.zeros(6, np.int32)),
         "degrees": (K.frontier_degree_kernel, 1, 8, g.indptr, FRONTIER, np.int32(2), np.zeros(6, np.int32)),
         "expand": (K.expand_frontier_kernel, 1, 8, g.indptr, g.indices, FRONTIER, np.int32(2),
                    np.array([0, 2], np.int32), np.int32(4), DEPTH.copy(), np.full(6, -1, np.int32),
@@ -55,7 +60,7 @@ def launches():
 
 
 #: The arrays each kernel races on by design; every other kernel must be clean.
-BENIGN_RACES = {"edge_quadratic": {"depth", "parent", "done"}, "expand": {"owner"}}
+BENIGN_RACES = {"edge_quadratic": {"depth", "parent", "done"}, "expand": {"owner"}, "bottom_up": {"depth"}}
 
 
 @pytest.mark.parametrize("name", sorted(launches()))

@@ -32,6 +32,21 @@ def test_frontier_bfs_examines_each_arc_once():
         assert sum(run.depth_writes) == int((run.depth > 0).sum())
 
 
+def test_direction_optimizing_goes_bottom_up_and_examines_fewer_edges():
+    """Does the bottom-up step pay off on a power-law graph? Most vertices find a parent at once."""
+    graph = bfs.as_graph(data.kronecker(8, 8, seed=1), directed=False)
+    source = int(np.argmin(np.where(graph.degrees > 0, graph.degrees, graph.n_arcs)))
+    top_down = bfs.traverse(graph, source, "frontier_atomic")
+    hybrid = bfs.traverse(graph, source, "direction_optimizing")
+    np.testing.assert_array_equal(hybrid.depth, top_down.depth)
+    assert hybrid.directions[0] == "top-down" and "bottom-up" in hybrid.directions
+    assert len(hybrid.directions) == hybrid.iterations == top_down.iterations
+    assert hybrid.total_edges_examined < top_down.total_edges_examined / 2
+    # A bottom-up step finds the next level: its writes are the next frontier's size.
+    for i, direction in enumerate(hybrid.directions[:-1]):
+        assert hybrid.depth_writes[i] == hybrid.frontier_sizes[i + 1] == int((hybrid.depth == i + 1).sum())
+
+
 def test_star_needs_two_iterations_chain_needs_v():
     star = bfs.traverse(data.star(12), 0, "edge_quadratic", directed=False)
     chain = bfs.traverse(data.chain(12), 0, "edge_quadratic", directed=False)

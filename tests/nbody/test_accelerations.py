@@ -118,3 +118,8 @@ def test_kernel_factories_reject_impossible_tiles():
         kernels.nbody_tiled_kernel(0)
     with pytest.raises(ValueError, match="P <= 32"):
         kernels.nbody_pxp_kernel(33)
+
+
+def test_values_beyond_float32_are_named():
+    with pytest.raises(ValueError, match="pos has values too large for float32"):
+        nbody.accelerations(np.array([[1e39, 0, 0], [0, 0, 0]]), [1.0, 1.0], softening=0.1)

@@ -198,3 +198,17 @@ def test_missing_second_barrier_loses_the_hidden_race_test():
     race = next(o for o in result.outcomes if o.name == "hidden: race and barrier check")
     assert not race.passed and "both syncthreads are needed" in race.message
     assert result.points < 6
+
+
+def test_writes_past_the_end_are_caught_even_where_they_do_not_fault():
+    """On a GPU a store one row past the end rarely faults: the grader's guard rows catch it."""
+    from course_lib.grading import TestFailure
+    from course_lib.nbody.questions import GUARD_ROWS, GUARD_VALUE, _exact_rows
+
+    n = 5
+    padded = np.full((n + GUARD_ROWS, 3), GUARD_VALUE, np.float32)
+    padded[:n] = 1.0
+    np.testing.assert_array_equal(_exact_rows(padded, n), np.ones((n, 3)))
+    padded[n + 1] = np.nan
+    with pytest.raises(TestFailure, match=r"wrote past the end of acc \(row 6 of an array of 5 rows\)"):
+        _exact_rows(padded, n)

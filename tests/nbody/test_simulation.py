@@ -68,3 +68,20 @@ def test_tile_report_tradeoffs():
     assert large["fetches"] < small["fetches"]              # larger P: less traffic
     assert large["busy_sms"] < 132 <= small["blocks"]        # ...but too few blocks for the SMs
     assert large["blocks_per_sm"] == 2 and nbody.tile_report(4096, 2048, sm_count=132)["fits_block"] is False
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"dt": 0.0}, "dt must be positive"),
+    ({"dt": "big"}, "dt must be a positive number"),
+    ({"steps": 2.5}, "steps must be an integer >= 0"),
+    ({"steps": -1}, "steps must be an integer >= 0"),
+    ({"every": 0}, "every must be an integer >= 1"),
+    ({"vel": np.zeros((3, 3))}, r"vel must have the shape of pos \(4, 3\)"),
+    ({"vel": np.full((4, 3), np.nan)}, "vel contains NaN"),
+])
+def test_leapfrog_bad_input(kwargs, message):
+    pos, vel, mass = nbody.uniform_cube(4, seed=1)
+    args = {"pos": pos, "vel": vel, "mass": mass, "dt": 0.01, "steps": 2, "softening": 0.1, "method": "cpu"}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        nbody.leapfrog(**args)

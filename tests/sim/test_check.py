@@ -8,7 +8,7 @@ from numba import cuda, float32, int32
 
 from course_lib import device
 from course_lib.nbody import kernels as nbody_kernels
-from course_lib.sim import FULL_MASK, check
+from course_lib.sim import FULL_MASK, check, kernels
 
 pytestmark = pytest.mark.skipif(not device.is_simulator(), reason="runs the checker in this process")
 
@@ -135,35 +135,12 @@ def test_non_atomic_histogram_races_and_atomic_one_is_clean():
 # 4. Early return before syncthreads -------------------------------------------------
 
 
-@cuda.jit
-def reverse_early_return(x, out):
-    s = cuda.shared.array(32, float32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    if i >= x.size:
-        return
-    s[t] = x[i]
-    cuda.syncthreads()
-    out[i] = s[cuda.blockDim.x - 1 - t]
-
-
-@cuda.jit
-def reverse_guarded(x, out):
-    s = cuda.shared.array(32, float32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    if i < x.size:
-        s[t] = x[i]
-    cuda.syncthreads()
-    if i < x.size:
-        out[i] = s[cuda.blockDim.x - 1 - t]
-
-
 def test_early_return_before_syncthreads_is_a_barrier_problem():
+    # The pair of lesson 0: course_lib.sim.kernels.reverse_early_exit_kernel and reverse_kernel.
     x = np.arange(32 + 20, dtype=np.float32)
-    report = check(reverse_early_return, 2, 32, x, np.zeros_like(x))
-    assert_flags(report, "barrier", reverse_early_return, "cuda.syncthreads()")
-    report = check(reverse_guarded, 2, 32, np.arange(64, dtype=np.float32), np.zeros(64, np.float32))
+    report = check(kernels.reverse_early_exit_kernel, 2, 32, x, np.zeros_like(x))
+    assert_flags(report, "barrier", kernels.reverse_early_exit_kernel, "cuda.syncthreads()")
+    report = check(kernels.reverse_kernel, 2, 32, x, np.zeros_like(x))
     assert report.ok, str(report)
 
 
@@ -245,18 +222,6 @@ def test_two_blocks_writing_one_element_race():
 
 
 @cuda.jit
-def shuffle_sum(x, out):
-    i = cuda.grid(1)
-    v = x[i]
-    offset = 16
-    while offset > 0:
-        v += cuda.shfl_down_sync(FULL_MASK, v, offset)
-        offset //= 2
-    if cuda.laneid == 0:
-        cuda.atomic.add(out, 0, v)
-
-
-@cuda.jit
 def ballot_count(x, out):
     i = cuda.grid(1)
     bits = cuda.ballot_sync(FULL_MASK, x[i] > 0)
@@ -267,7 +232,7 @@ def ballot_count(x, out):
 def test_shuffle_reduction_and_ballot_are_clean_and_right(rng):
     x = rng.integers(-3, 4, size=64).astype(np.int64)
     out = np.zeros(1, np.int64)
-    assert check(shuffle_sum, 2, 32, x, out).ok
+    assert check(kernels.warp_sum_kernel, 2, 32, x, out).ok
     assert out[0] == x.sum()
     counts = np.zeros(2, np.int64)
     assert check(ballot_count, 1, 64, x, counts).ok

@@ -25,6 +25,7 @@ def test_global_sectors_per_request_follow_the_stride(stride, sectors):
     assert row.global_load_requests == 2 and row.global_store_requests == 2
     assert row.load_sectors_per_request == sectors
     assert row.store_sectors_per_request == 4  # 32 consecutive float32
+    assert row.global_load_bytes == row.global_store_bytes == 64 * 4
     np.testing.assert_array_equal(out, x[::stride][:64])
 
 

@@ -51,3 +51,25 @@ def test_nothing_is_logged_outside_and_hooks_are_removed():
     from numba.cuda.simulator.cudadrv import devicearray
 
     assert cuda.to_device is devicearray.to_device and cuda.to_device.__module__.endswith("devicearray")
+
+
+def test_on_the_real_cuda_target_the_hooks_find_what_they_wrap():
+    """Without a GPU nothing can be copied, but the functions record() wraps on a GPU must exist."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import course_lib\n"
+        "from numba.cuda.cudadrv import driver\n"
+        "from numba.cuda.dispatcher import CUDADispatcher\n"
+        "before = (driver.host_to_device, driver.device_to_host, CUDADispatcher.call)\n"
+        "from course_lib.sim import record\n"
+        "with record() as log:\n"
+        "    assert driver.host_to_device is not before[0] and CUDADispatcher.call is not before[2]\n"
+        "assert (driver.host_to_device, driver.device_to_host, CUDADispatcher.call) == before\n"
+        "print('ok', course_lib.backend())\n"
+    )
+    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.stdout.strip() == "ok gpu", proc.stderr[-2000:]

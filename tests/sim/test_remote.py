@@ -51,3 +51,41 @@ def test_errors_in_the_child_come_back():
     with pytest.raises(ValueError, match="mode"):
         run_remote("race", histogram_plain, 1, 4, (), {})
     assert check  # the same entry points dispatch here on a GPU machine
+
+
+def test_check_and_profile_dispatch_to_the_child_on_the_gpu_backend(tmp_path):
+    """The GPU-notebook path end to end: a kernel and a device function written in the script itself."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "gpu_notebook.py"
+    script.write_text(
+        "import course_lib\n"
+        "import numpy as np\n"
+        "from numba import cuda\n"
+        "from course_lib.sim import check, profile\n"
+        "\n"
+        "@cuda.jit(device=True)\n"
+        "def one():\n"
+        "    return 1\n"
+        "\n"
+        "@cuda.jit\n"
+        "def hist(data, bins):\n"
+        "    i = cuda.grid(1)\n"
+        "    if i < data.size:\n"
+        "        bins[data[i]] += one()\n"
+        "\n"
+        "data = np.arange(40) % 4\n"
+        "bins = np.zeros(4, np.int64)\n"
+        "report = check(hist, 2, 32, data, bins)\n"
+        "assert type(hist).__name__ == 'CUDADispatcher', type(hist)\n"
+        "assert report.kinds() == {'race'} and 'bins[data[i]] += one()' in report.problems[0].lines[0]\n"
+        "assert list(bins) == [10, 10, 10, 10]\n"
+        "assert profile(hist, 2, 32, data, bins).line('bins[data[i]]').global_load_requests == 4\n"
+        "print('ok', course_lib.backend())\n"
+    )
+    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=os.getcwd())
+    assert proc.stdout.strip() == "ok gpu", proc.stderr[-3000:]

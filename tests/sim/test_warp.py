@@ -288,3 +288,21 @@ def test_the_simulator_keeps_working_after_an_error():
     out = np.zeros(1, np.float32)
     warp_sum_kernel[1, 32](x, out)
     assert out[0] == 32
+
+
+@cuda.jit
+def fails_while_others_wait(x, out):
+    t = cuda.threadIdx.x
+    if t == 5:
+        out[t] = x[t + 100]  # IndexError in plain launches, as in the stock simulator
+    cuda.syncthreads()
+    out[t] = x[t]
+
+
+def test_an_error_in_one_thread_names_it_and_unwinds_the_waiting_ones():
+    x = np.arange(32, dtype=np.float32)
+    with pytest.raises(IndexError, match=r"tid=\[5, 0, 0\] ctaid=\[0, 0, 0\]"):
+        fails_while_others_wait[1, 32](x, np.zeros(32, np.float32))
+    out = np.zeros(32, np.float32)
+    warp_sum_kernel[1, 32](x, out)
+    assert out[0] == x.sum()

@@ -25,9 +25,11 @@ import html
 import linecache
 import os
 import threading
+from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
 
-from ._instrument import Observer, is_kernel_code, launch, py_function
+from ._instrument import SITE_LINES, Observer, is_kernel_code, launch, py_function, site_line
+from ._lines import LineCounter, counted
 
 __all__ = ["LineProfile", "ProfileReport", "profile"]
 
@@ -53,6 +55,9 @@ class LineProfile:
         Sum over those executions of the lanes taking part.
     global_load_requests, global_load_sectors : int
     global_store_requests, global_store_sectors : int
+    global_load_bytes, global_store_bytes : int
+        Bytes the threads asked for (each lane's access counted on its own, as a
+        count of loads written in the code would), whatever the sectors moved.
     shared_requests, shared_wavefronts : int
         Loads and stores to shared memory, and the passes the banks need for them.
     atomics : int
@@ -68,6 +73,8 @@ class LineProfile:
     global_load_sectors: int = 0
     global_store_requests: int = 0
     global_store_sectors: int = 0
+    global_load_bytes: int = 0
+    global_store_bytes: int = 0
     shared_requests: int = 0
     shared_wavefronts: int = 0
     atomics: int = 0
@@ -203,78 +210,103 @@ class ProfileReport:
 
 class _Profiler(Observer):
     def __init__(self):
-        self.insts = {}  # (warp, code, line, occurrence) -> lane bits
-        self.mem = {}  # (space, store?, warp, code, line, occurrence, ordinal) -> [(alloc, offset, size)]
+        self.counter = LineCounter()
+        self.use_tracer = False
+        self.threads = []
+        self.mem = {}  # (space, store?, alloc, itemsize, warp, (file, line), occurrence, ordinal) -> [byte offsets]
         self.atomic_counts = {}  # (filename, line) -> count
         self.stats = {}  # (filename, line) -> LineProfile
 
     # Observation ----------------------------------------------------------------
-    def thread_tracer(self):
-        return self._call
+    def resumed(self, v):
+        self.current = v
+        self.counter.d = v.line_count
 
-    def _call(self, frame, event, arg):
-        return self._line if is_kernel_code(frame.f_code) else None
+    def thread_tracer(self, v):
+        """Line tracer, only for kernels whose source could not be recompiled with counters."""
+        if not self.use_tracer:
+            return None
+        counts = v.line_count
 
-    def _line(self, frame, event, arg):
-        if event == "line":
-            v = _current_thread().v
-            key = (frame.f_code, frame.f_lineno)
-            occurrence = v.line_count.get(key, 0) + 1
-            v.line_count[key] = occurrence
-            v.access_count[key] = 0
-            inst = (v.warp, key, occurrence)
-            self.insts[inst] = self.insts.get(inst, 0) | 1 << v.lane
-        return self._line
+        def line(frame, event, arg):
+            if event == "line":
+                counts[(frame.f_code.co_filename, frame.f_lineno)] += 1
+            return line
 
-    def access(self, array, offset, write, index, frame, v):
+        def call(frame, event, arg):
+            return line if is_kernel_code(frame.f_code) else None
+
+        return call
+
+    def access(self, array, offset, write, index, frame):
+        v = self.current
         if v.in_atomic:
             return
-        key = (frame.f_code, frame.f_lineno)
-        ordinal = v.access_count.get(key, 0)
-        v.access_count[key] = ordinal + 1
-        inst = (array.space, write, v.warp, key, v.line_count.get(key, 0), ordinal)
-        lanes = self.mem.get(inst)
-        if lanes is None:
-            lanes = self.mem[inst] = []
-        lanes.append((array.alloc, offset, array.dtype.itemsize))
+        line = SITE_LINES.get((frame.f_code, frame.f_lasti)) or site_line(frame)
+        occurrence = v.line_count.get(self.counter.statement_of.get(line, line), 0)
+        # Position among the accesses of this execution of the line. (The bytecode
+        # offset is no substitute: CPython reports a different one once it has
+        # specialised the instruction.)
+        last = v.access_count.get(line)
+        ordinal = last[1] + 1 if last is not None and last[0] == occurrence else 0
+        v.access_count[line] = (occurrence, ordinal)
+        inst = (array.space, write, array.alloc, array.itemsize, v.warp, line, occurrence, ordinal)
+        offsets = self.mem.get(inst)
+        if offsets is None:
+            self.mem[inst] = [offset]
+        else:
+            offsets.append(offset)
 
-    def atomic(self, array, frame, v):
-        key = (frame.f_code.co_filename, frame.f_lineno)
+    def atomic(self, array, frame):
+        key = site_line(frame)
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
 
     def block_started(self, grid_point, threads):
-        self.insts = {}
+        for v in threads:
+            v.line_count = defaultdict(int)
+        self.threads = threads
         self.mem = {}
 
     # Aggregation, once per block ----------------------------------------------------
-    def _row(self, code, lineno):
-        key = (code.co_filename, lineno)
+    def _row(self, filename, lineno):
+        key = (filename, lineno)
         row = self.stats.get(key)
         if row is None:
-            text = linecache.getline(code.co_filename, lineno).strip()
-            row = self.stats[key] = LineProfile(code.co_filename, lineno, text)
+            text = linecache.getline(filename, lineno).strip()
+            row = self.stats[key] = LineProfile(filename, lineno, text)
         return row
 
     def block_finished(self, grid_point):
-        for (_warp, (code, lineno), _occ), bits in self.insts.items():
-            row = self._row(code, lineno)
-            row.warp_instructions += 1
-            row.active_lanes += bin(bits).count("1")
-        for (space, write, _warp, (code, lineno), _occ, _ordinal), lanes in self.mem.items():
-            row = self._row(code, lineno)
+        # Execution k of a line by a warp is one warp-level instruction, shared by the
+        # lanes that ran the line at least k times: per warp and line, the instructions
+        # are the largest count of a lane, the active lanes the sum of the counts.
+        per_warp = {}
+        for v in self.threads:
+            for key, n in v.line_count.items():
+                slot = per_warp.setdefault((v.warp, key), [0, 0])
+                slot[0] = max(slot[0], n)
+                slot[1] += n
+        for (_warp, (filename, lineno)), (instructions, lanes) in per_warp.items():
+            row = self._row(filename, lineno)
+            row.warp_instructions += instructions
+            row.active_lanes += lanes
+        for (space, write, _alloc, size, _warp, line, _occ, _ordinal), offsets in self.mem.items():
+            row = self._row(*line)
             if space == "shared":
                 row.shared_requests += 1
-                row.shared_wavefronts += _wavefronts(lanes)
+                row.shared_wavefronts += _wavefronts(offsets, size)
                 continue
-            sectors = {(alloc, s) for alloc, off, size in lanes
-                       for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
+            sectors = {s for off in offsets for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
+            nbytes = size * len(offsets)
             if write:
                 row.global_store_requests += 1
                 row.global_store_sectors += len(sectors)
+                row.global_store_bytes += nbytes
             else:
                 row.global_load_requests += 1
                 row.global_load_sectors += len(sectors)
-        self.insts = {}
+                row.global_load_bytes += nbytes
+        self.threads = []
         self.mem = {}
 
     def report(self, name, grid, block):
@@ -290,10 +322,10 @@ class _Profiler(Observer):
         return ProfileReport(name, tuple(grid), tuple(block), total, lines)
 
 
-def _wavefronts(lanes):
-    """Passes the 32 banks need to serve one warp-level shared access."""
+def _wavefronts(offsets, size):
+    """Passes the 32 banks need to serve one warp-level shared access of ``size``-byte elements."""
     words_per_bank = {}
-    for _alloc, off, size in lanes:
+    for off in offsets:
         for word in range(off // BANK_BYTES, (off + size - 1) // BANK_BYTES + 1):
             words_per_bank.setdefault(word % BANKS, set()).add(word)
     return max(map(len, words_per_bank.values()), default=0)
@@ -331,5 +363,43 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
 
         return run_remote("profile", kernel, griddim, blockdim, args, dict(sharedmem=sharedmem))
     profiler = _Profiler()
-    grid, block = launch(kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
-    return profiler.report(py_function(kernel).__name__, grid, block)
+    fn = py_function(kernel)
+    devices = _device_functions(fn)
+    copies = {dev: counted(dev.fn, profiler.counter) for dev in devices}
+    counted_kernel = counted(fn, profiler.counter)
+    if counted_kernel is None or any(copy is None for copy in copies.values()):
+        counted_kernel, copies, profiler.use_tracer = fn, {}, True  # source unavailable: trace lines instead
+    originals = {dev: dev.fn for dev in copies}
+    try:
+        for dev, copy in copies.items():
+            dev.fn = copy
+        grid, block = launch(counted_kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
+    finally:
+        for dev, original in originals.items():
+            dev.fn = original
+    return profiler.report(fn.__name__, grid, block)
+
+
+def _device_functions(fn):
+    """The simulator device functions ``fn`` can call, directly or through other ones."""
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    found, todo = [], [fn]
+    while todo:
+        f = todo.pop()
+        code = f.__code__
+        names = [f.__globals__.get(name) for name in code.co_names]
+        names += [cell.cell_contents for cell in (f.__closure__ or ()) if _has_contents(cell)]
+        for obj in names:
+            if isinstance(obj, FakeCUDAKernel) and obj._device and obj not in found:
+                found.append(obj)
+                todo.append(obj.fn)
+    return found
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True

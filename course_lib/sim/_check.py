@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import _engine
-from ._instrument import Observer, launch, py_function
+from ._instrument import SITE_LINES, Observer, launch, py_function, site_line
 
 __all__ = ["CheckReport", "Problem", "check"]
 
@@ -152,10 +152,12 @@ class _Checker(Observer):
             problem.count += 1
 
     # Memory -------------------------------------------------------------------
-    def access(self, array, offset, write, index, frame, v):
+    def access(self, array, offset, write, index, frame):
+        v = self.current
         if v.in_atomic:
             return  # atomics are never races
-        rec = (v, v.epoch, v.warp_epoch, (frame.f_code.co_filename, frame.f_lineno), index, write)
+        line = SITE_LINES.get((frame.f_code, frame.f_lasti)) or site_line(frame)
+        rec = (v, v.epoch, v.warp_epoch, line, index, write)
         shadow = self.shared_shadow if array.space == "shared" else self.global_shadow
         key = (array.alloc, offset)
         state = shadow.get(key)
@@ -182,22 +184,27 @@ class _Checker(Observer):
 
         def make():
             t1, t2 = _thread(first[0]), _thread(second[0])
+            index = second[4] if isinstance(second[4], tuple) else (second[4],)
+            index = tuple(int(i) for i in index)
             if t1[0] != t2[0]:
                 why = "different blocks, which nothing orders"
             else:
                 why = "the same barrier interval (no syncthreads between them)"
             return Problem(
                 "race",
-                f"{what} race on {array.space} array {array.name}{list(second[4])}: thread {t1[1]} of block {t1[0]} "
+                f"{what} race on {array.space} array {array.name}{list(index)}: thread {t1[1]} of block {t1[0]} "
                 f"and thread {t2[1]} of block {t2[0]} in {why}",
-                array.name, array.space, tuple(int(i) for i in second[4]), [t1, t2],
+                array.name, array.space, index, [t1, t2],
                 [_source(line) for line in lines],
             )
 
-        self._add(("race", array.name, what, tuple(lines)), make)
+        # One entry per pair of lines: a read-write race is the same defect as the
+        # write-read race between the same two lines, seen in the other order.
+        self._add(("race", array.alloc, frozenset(lines)), make)
 
-    def out_of_bounds(self, array, index, write, frame, v):
-        line = (frame.f_code.co_filename, frame.f_lineno)
+    def out_of_bounds(self, array, index, write, frame):
+        v = self.current
+        line = site_line(frame)
         index = tuple(int(i) for i in index)
 
         def make():
