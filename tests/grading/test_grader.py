@@ -223,3 +223,15 @@ def test_a_worker_that_cannot_start_stops_the_run_without_rows(tmp_path, monkeyp
         with pytest.raises(RuntimeError, match="a grading worker could not start"):
             grader.grade("ps1", [tmp_path / "alice.ipynb"], out, progress=False)
     assert not out.exists()
+
+
+def test_a_block_of_1024_simulated_threads_fits_the_memory_limit(tmp_path):
+    q3 = ("@cuda.jit\ndef fill(a):\n    cuda.syncthreads()  # all 1024 threads alive at once\n    a[cuda.grid(1)] = 1.0\n\n\n"
+          "def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+          "    ones = np.zeros(1024)\n    fill[1, 1024](ones)\n"
+          "    return nbody.questions.recommended_tile(n, sm_count, max_threads_per_block, max_threads_per_sm) "
+          "if ones.sum() == 1024 else 0\n")
+    nbformat.write(make_submissions._with({"ps1_q3_answer": q3}), tmp_path / "big_block.ipynb")
+    results = grader.grade_submission(tmp_path / "big_block.ipynb", "ps1", seed=1,
+                                      options=grader.GradeOptions(timeout=60, memory_mb=4096))
+    assert results[2].points == 2, results[2].reason
