@@ -235,3 +235,14 @@ def test_a_block_of_1024_simulated_threads_fits_the_memory_limit(tmp_path):
     results = grader.grade_submission(tmp_path / "big_block.ipynb", "ps1", seed=1,
                                       options=grader.GradeOptions(timeout=60, memory_mb=4096))
     assert results[2].points == 2, results[2].reason
+
+
+def test_folders_stand_for_the_notebooks_below_them(tmp_path):
+    for student in ("alice", "bob"):
+        (tmp_path / "submitted" / student / "ps1").mkdir(parents=True)
+        (tmp_path / "submitted" / student / "ps1" / "ps1_nbody.ipynb").write_text("not json")
+    (tmp_path / "submitted" / "bob" / "ps1" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "submitted" / "bob" / "ps1" / ".ipynb_checkpoints" / "ps1_nbody-checkpoint.ipynb").write_text("{}")
+    rows = grader.grade("ps1", [tmp_path / "submitted"], tmp_path / "grades.csv", progress=False)
+    assert sorted({r["student"] for r in rows}) == ["alice/ps1/ps1_nbody", "bob/ps1/ps1_nbody"]
+    assert all("not a readable .ipynb notebook" in r["reason"] for r in rows)
