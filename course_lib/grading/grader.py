@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures
+import contextlib
 import csv
 import ctypes
+import fcntl
 import os
 import select
 import shutil
@@ -584,6 +586,26 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     questions = questions_of(problem_set)
     specs = answer_specs(problem_set)
     ids = student_ids(paths)
+    with _exclusive(out):
+        return _grade_into(problem_set, questions, specs, paths, ids, out, jobs=jobs, force=force, options=options,
+                           feedback_dir=feedback_dir, seed=seed, progress=progress, log=log)
+
+
+@contextlib.contextmanager
+def _exclusive(out):
+    """Hold a lock next to the grades file: two runs writing the same file would lose rows."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_name(f".{out.name}.lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ValueError(f"another grading run is writing {out}") from None
+        yield
+
+
+def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, options, feedback_dir, seed,
+                progress, log) -> list:
     rows = read_grades(out)
     by_student: dict = {}
     for row in rows:

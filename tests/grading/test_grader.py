@@ -246,3 +246,13 @@ def test_folders_stand_for_the_notebooks_below_them(tmp_path):
     rows = grader.grade("ps1", [tmp_path / "submitted"], tmp_path / "grades.csv", progress=False)
     assert sorted({r["student"] for r in rows}) == ["alice/ps1/ps1_nbody", "bob/ps1/ps1_nbody"]
     assert all("not a readable .ipynb notebook" in r["reason"] for r in rows)
+
+
+def test_two_runs_cannot_write_the_same_grades_file(tmp_path):
+    import fcntl
+
+    out = tmp_path / "grades.csv"
+    with open(tmp_path / ".grades.csv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with pytest.raises(ValueError, match="another grading run is writing"):
+            grader.grade("ps1", [tmp_path / "x.ipynb"], out, progress=False)
