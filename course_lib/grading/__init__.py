@@ -17,6 +17,7 @@ from .core import (
     Test,
     TestFailure,
     TestOutcome,
+    as_student_function,
     as_student_kernel,
     check,
     compare_arrays,

@@ -44,6 +44,7 @@ __all__ = [
     "Test",
     "TestFailure",
     "TestOutcome",
+    "as_student_function",
     "as_student_kernel",
     "check",
     "compare_arrays",
@@ -525,3 +526,50 @@ def as_student_kernel(kernel, what: str = "kernel"):
     if pyfunc.__code__ in reference_code:
         raise TestFailure(f"this {what} is the course's own reference kernel; write your own")
     return kernel
+
+
+def _referenced_names(code) -> set:
+    """Global and attribute names a code object uses, nested functions and comprehensions included."""
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _referenced_names(const)
+    return names
+
+
+def as_student_function(fn, what: str = "function", forbidden=()):
+    """Check that an answer is a function written by the student, not the library's own or a call of it.
+
+    Parameters
+    ----------
+    fn : callable
+    what : str
+        What the function is, for the message.
+    forbidden : sequence of functions
+        The library's functions that compute the answer.
+
+    Raises
+    ------
+    TestFailure
+        If ``fn`` is one of ``forbidden`` (or shares its code, or wraps it in ``functools.partial``),
+        or its code refers to one of them by name or through a global or closure variable bound to it.
+    """
+    if not callable(fn):
+        raise TestFailure(f"the {what} must be a function, got {type(fn).__name__}")
+    forbidden = tuple(forbidden)
+    inner = getattr(fn, "func", fn)  # functools.partial
+    code = getattr(inner, "__code__", None)
+    for library in forbidden:
+        if inner is library or (code is not None and code is getattr(library, "__code__", None)):
+            raise TestFailure(f"{what} is the course's own {library.__name__}; write your own")
+    if code is None:
+        return fn
+    names = _referenced_names(code)
+    scope = dict(getattr(inner, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, getattr(inner, "__closure__", None) or ()):
+        with contextlib.suppress(ValueError):  # an empty cell
+            scope[name] = cell.cell_contents
+    for library in forbidden:
+        if library.__name__ in names or any(scope.get(name) is library for name in names):
+            raise TestFailure(f"{what} calls the course's own {library.__name__}; write the computation yourself")
+    return fn

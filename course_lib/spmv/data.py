@@ -144,14 +144,17 @@ def random_balanced(n_rows, nnz_per_row, n_cols=None, seed=0, dtype=np.float32):
 def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtype=np.float32):
     """Row lengths from a Pareto (power-law) tail, like web and social graphs.
 
-    Lengths are ``ceil(x_min * U**(-1 / (exponent - 1)))`` for uniform U, with ``x_min``
-    chosen so the mean is about ``mean_nnz``; a few rows are very long, most short.
+    Lengths are ``ceil(x_min * U**(-1 / (exponent - 1)))`` for uniform U, capped at
+    ``n_cols``; a few rows are very long, most short. ``x_min`` is fitted to the draws (a
+    heavy tail's sample mean is far from its expectation, and the cap cuts it further), and
+    the last few entries go to random rows, so the matrix has exactly
+    ``round(min(mean_nnz, n_cols) * n_rows)`` non-zeros: the mean row length is ``mean_nnz``.
 
     Parameters
     ----------
     n_rows : int
     mean_nnz : float
-        Target mean row length (> 1).
+        Mean row length, >= 1 (capped at ``n_cols``).
     exponent : float
         Tail exponent of the row-length density, > 2 so the mean exists (2.0 is
         clipped to 2.05). Smaller means more skewed.
@@ -171,10 +174,21 @@ def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtyp
     if not exponent >= 2:
         raise ValueError(f"exponent must be >= 2 (a smaller one has no finite mean), got {exponent!r}")
     alpha = max(float(exponent), 2.05) - 1.0  # Pareto shape of the lengths
-    x_min = mean_nnz * (alpha - 1.0) / alpha
     rng = np.random.default_rng(seed)
-    lengths = np.ceil(x_min * rng.uniform(0.0, 1.0, n_rows) ** (-1.0 / alpha))
-    lengths = np.minimum(lengths, n_cols).astype(np.int64)
+    tail = rng.uniform(0.0, 1.0, n_rows) ** (-1.0 / alpha)  # Pareto draws, >= 1
+
+    def lengths_for(x_min):
+        return np.minimum(np.ceil(x_min * tail), n_cols).astype(np.int64)
+
+    target = int(round(min(mean_nnz, n_cols) * n_rows))
+    # The total grows with x_min: bisect for the largest x_min whose total does not pass the target.
+    low, high = 0.0, float(n_cols)
+    for _ in range(100):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if lengths_for(middle).sum() <= target else (low, middle)
+    lengths = lengths_for(low)
+    short = np.flatnonzero(lengths < n_cols)
+    lengths[rng.choice(short, target - int(lengths.sum()), replace=False)] += 1  # the last few entries
     return _from_row_lengths(lengths, n_cols, rng, _check_dtype(dtype))
 
 

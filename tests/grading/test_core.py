@@ -154,3 +154,41 @@ def test_package_exports_every_public_name_of_core():
     import course_lib.grading as grading
 
     assert all(hasattr(grading, name) for name in grading.__all__)
+
+
+def _library_sum(values):
+    return float(np.sum(values))
+
+
+def test_as_student_function_rejects_the_library_and_thin_calls_of_it():
+    import functools
+
+    from course_lib.grading import as_student_function
+
+    def own(values):
+        total = 0.0
+        for v in values:
+            total += v
+        return total
+
+    library_alias = _library_sum
+
+    def calls_by_name(values):
+        return _library_sum(values) + 0.0
+
+    def calls_by_alias(values):
+        return library_alias(values)
+
+    def calls_in_a_comprehension(values):
+        return [_library_sum([v]) for v in values]
+
+    assert as_student_function(own, "total", forbidden=[_library_sum]) is own
+    assert as_student_function(np.sum, "total", forbidden=[_library_sum]) is np.sum  # no code to inspect
+    for fn in (_library_sum, functools.partial(_library_sum)):
+        with pytest.raises(TestFailure, match="course's own _library_sum"):
+            as_student_function(fn, "total", forbidden=[_library_sum])
+    for fn in (calls_by_name, calls_by_alias, calls_in_a_comprehension, lambda v: _library_sum(v)):
+        with pytest.raises(TestFailure, match="total calls the course's own _library_sum"):
+            as_student_function(fn, "total", forbidden=[_library_sum])
+    with pytest.raises(TestFailure, match="must be a function"):
+        as_student_function(3, "total", forbidden=[_library_sum])

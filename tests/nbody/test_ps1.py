@@ -142,7 +142,15 @@ def test_tile_choice_rule():
     assert recommended_tile(1 << 20, 132, 1024, 2048) == 1024
     assert recommended_tile(8192, 68, 1024, 1536) == 64
     assert recommended_tile(1 << 20, 68, 1024, 1536) == 512      # two blocks must fit: 2P <= 1536
-    assert grade("ps1.q3", recommended_tile).passed
+    def own_choice(n, sm_count, max_threads_per_block, max_threads_per_sm):
+        p = max_threads_per_block
+        while p > 1 and (math.ceil(n / p) < sm_count or 2 * p > max_threads_per_sm):
+            p //= 2
+        return p
+
+    assert grade("ps1.q3", own_choice).passed
+    assert "course's own recommended_tile" in grade("ps1.q3", recommended_tile).error
+    assert grade("ps1.q3", lambda *args: recommended_tile(*args)).points == 0
     always_max = grade("ps1.q3", lambda n, sms, per_block, per_sm: per_block)
     assert always_max.points == 0 and "gives every SM a block" in str(always_max)
 

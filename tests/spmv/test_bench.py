@@ -42,9 +42,39 @@ def test_gpu_part_runs_its_kernels_and_checks_them(monkeypatch):
     monkeypatch.setattr(bench, "STENCILS", ["laplacian_5pt"])
     rows, notes = bench._gpu_rows(True, 1e12)
     assert not [n for n in notes if "relative error" in n], notes
+    assert all(r["correct"] and r["relative_error"] < 1e-4 for r in rows if r["variant"] != "cusparse")
     assert {r["variant"] for r in rows} == set(bench.GPU_METHODS) | {"cusparse"}
     assert {r["matrix"] for r in rows} == {"laplacian_5pt", "power_law"}
     for r in rows:
         assert 0 < r["fraction_of_bandwidth"] and r["seconds"] in (1e-3, 2e-3)
     ratio = bench._ratio(rows, ["laplacian_5pt"])["laplacian_5pt"]
     assert ratio["ratio"] == 2.0 and np.isfinite(ratio["ratio"])
+
+
+def test_wrong_gpu_results_do_not_count_toward_the_goal(monkeypatch):
+    """A fast method whose result failed the reference check is left out of the ratio and the goal."""
+    import scipy.sparse as sp
+
+    from course_lib.spmv import bench
+
+    monkeypatch.setattr(bench, "STENCILS", ["laplacian_5pt"])
+    A = sp.identity(10, format="csr", dtype="float32")
+
+    def row(variant, matrix, seconds, correct=True):
+        r = bench._row(variant, matrix, A, seconds, "float32", 100)
+        if variant != "cusparse":
+            r["correct"] = correct
+        return r
+
+    rows = [row("cusparse", "laplacian_5pt", 1.0), row("cusparse", "power_law", 1.0),
+            row("csr_scalar", "laplacian_5pt", 2.0), row("hyb", "laplacian_5pt", 0.5, correct=False),
+            row("hyb", "power_law", 1.0)]
+    summary = bench._gpu_summary(rows)
+    assert summary["vs_cusparse_stencils"] == {"laplacian_5pt": {"best_method": "csr_scalar", "ratio": 0.5}}
+    assert summary["gpu_goal_met"] is False
+    rows[2] = row("csr_scalar", "laplacian_5pt", 1.0)  # as fast as cuSPARSE, and correct
+    assert bench._gpu_summary(rows)["gpu_goal_met"] is True
+    # A matrix whose only course result is wrong has no ratio, and the goal is not met.
+    rows[2]["correct"] = False
+    summary = bench._gpu_summary(rows)
+    assert "laplacian_5pt" not in summary["vs_cusparse_stencils"] and summary["gpu_goal_met"] is False

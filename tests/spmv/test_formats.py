@@ -151,6 +151,13 @@ def test_row_length_profiles():
     assert set(np.diff(spmv.random_balanced(50, 6, seed=1).indptr)) == {6}
     power = np.diff(spmv.power_law_rows(5000, 8, 2.2, seed=1).indptr)
     assert power.max() > 10 * np.median(power) and 5 < power.mean() < 12
+    # The mean is the one asked for, exactly (up to rounding the total), whatever the size and the cap.
+    for n_rows, mean_nnz, n_cols in ((256, 8.0, None), (4096, 8.0, None), (70, 5.0, None), (33, 2.5, 40),
+                                     (2, 4.0, None), (1, 1.0, None), (10, 10.0, None)):
+        A = spmv.power_law_rows(n_rows, mean_nnz, 2.2, n_cols=n_cols, seed=3)
+        lengths = np.diff(A.indptr)
+        assert A.nnz == round(min(mean_nnz, A.shape[1]) * n_rows) and lengths.max() <= A.shape[1], (n_rows, A.nnz)
+        assert len(np.unique(A.indices[A.indptr[0]:A.indptr[1]])) == lengths[0]  # distinct columns per row
     odd = np.diff(spmv.empty_rows_and_long_row(60, 50, seed=1).indptr)
     assert odd[20] == 50 and np.sum(odd == 0) > 10
     balanced = np.diff(spmv.row_length_family(500, 0.0, 8).indptr)
