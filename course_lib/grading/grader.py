@@ -649,4 +649,5 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
                 raise
     finally:
         bar.close()
+        _STOPPING.clear()  # every thread of this run is done: later runs may start workers
     return [row for s in sorted(by_student) for row in by_student[s]]

@@ -226,11 +226,16 @@ def test_a_worker_that_cannot_start_stops_the_run_without_rows(tmp_path, monkeyp
 
 
 def test_a_block_of_1024_simulated_threads_fits_the_memory_limit(tmp_path):
-    q3 = ("@cuda.jit\ndef fill(a):\n    cuda.syncthreads()  # all 1024 threads alive at once\n    a[cuda.grid(1)] = 1.0\n\n\n"
+    q3 = ("@cuda.jit\ndef fill(a):\n    cuda.syncthreads()  # all 1024 threads alive at once\n"
+          "    a[cuda.grid(1)] = 1.0\n\n\n"
           "def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
           "    ones = np.zeros(1024)\n    fill[1, 1024](ones)\n"
-          "    return nbody.questions.recommended_tile(n, sm_count, max_threads_per_block, max_threads_per_sm) "
-          "if ones.sum() == 1024 else 0\n")
+          "    best, p = None, 1\n"
+          "    while p <= max_threads_per_block and ones.sum() == 1024:\n"
+          "        if math.ceil(n / p) >= sm_count and 2 * p <= max_threads_per_sm:\n"
+          "            best = p\n"
+          "        p *= 2\n"
+          "    return best\n")
     nbformat.write(make_submissions._with({"ps1_q3_answer": q3}), tmp_path / "big_block.ipynb")
     results = grader.grade_submission(tmp_path / "big_block.ipynb", "ps1", seed=1,
                                       options=grader.GradeOptions(timeout=60, memory_mb=4096))
