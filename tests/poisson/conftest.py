@@ -22,3 +22,6 @@ def single_interior_pair():
     mask = np.zeros((5, 6), bool)
     mask[1:4, 1:4] = True
     return source, target, mask
+
+# The submissions under submissions/ are graded by test_ps4_grader.py, not run by nbval.
+collect_ignore = ["submissions"]

@@ -8,7 +8,8 @@ from numba import cuda, float32
 
 from course_lib import device, poisson
 from course_lib.grading import get_question, run_tests
-from course_lib.poisson import kernels
+from course_lib.grading.core import TestFailure
+from course_lib.poisson import kernels, questions
 
 ROOT = Path(__file__).resolve().parents[2]
 INTERIOR = poisson.INTERIOR
@@ -40,7 +41,9 @@ def _make(variant):
     def kernel(prev, rhs, labels, nxt):
         x, y = cuda.grid(2)
         h, w = labels.shape
-        if x >= w or y >= h or labels[y, x] != INTERIOR:
+        if variant != "unguarded" and (x >= w or y >= h):
+            return  # the unguarded variant forgets this: threads past the image write beyond it
+        if labels[y, x] != INTERIOR:
             return
         d = float32(4.0) if variant == "d_always_4" else float32((x > 0) + (x < w - 1) + (y > 0) + (y < h - 1))
         for c in range(3):
@@ -67,6 +70,7 @@ def _make(variant):
 in_place_kernel = _make("in_place")
 no_clamp_kernel = _make("no_clamp")
 d_always_4_kernel = _make("d_always_4")
+unguarded_kernel = _make("unguarded")
 
 
 def grade(question_id, answer, **options):
@@ -78,14 +82,46 @@ def test_correct_but_different_kernel_gets_full_marks():
     assert result.passed and result.points == 6, str(result)
 
 
+@pytest.mark.skipif(not device.is_simulator(), reason="on a GPU the in-place race changes the result only when "
+                    "warps happen to interleave (no race checker there); the simulator runs threads one by one")
 def test_in_place_update_loses_points_with_a_helpful_message():
     result = grade("ps4.q1", in_place_kernel)
     assert result.points < 6, str(result)
     first = next(o for o in result.outcomes if not o.passed)
     assert "images differ" in first.message and "Hint: read I_k only from prev" in first.message
-    if device.is_simulator():
+    if _race_checker_available():
         race = next(o for o in result.outcomes if o.name == "hidden: race check")
         assert not race.passed and "no thread may write what another thread reads" in race.message
+
+
+def _race_checker_available():
+    try:
+        from course_lib import sim  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_writing_outside_the_image_fails_every_test():
+    """The simulator faults on the index; a GPU does not, but the guard frame around the buffers changes."""
+    result = grade("ps4.q1", unguarded_kernel)
+    assert result.points == 0, str(result)
+    first = result.outcomes[0]
+    assert "outside the image" in first.message and "guard x < W and y < H" in first.message, first.message
+
+
+def test_guard_frame_catches_a_write_past_the_image():
+    """The judge itself (whatever the backend): one changed guard value, just below the image, fails."""
+    test = get_question("ps4.q1").tests[0]
+    rng = np.random.default_rng(0)
+    data = test.inputs(rng, {})
+    outputs = test.produce(channel_grid_kernel, data)
+    test.judge(data, outputs, {})  # untouched guards pass
+    h, w = data["mask"].shape
+    outputs["next"][1, questions.GUARD + h, questions.GUARD + 2] = 0.0
+    with pytest.raises(TestFailure, match=f"wrote outside the image: 1 values beyond the {h} x {w} image changed "
+                                          f"\\(e.g. at row {h}, column 2\\)"):
+        test.judge(data, outputs, {})
 
 
 def test_missing_clamp_fails_the_clamp_test_only():
@@ -108,12 +144,27 @@ def test_reference_kernel_and_non_kernels_are_rejected():
     assert "must be a @cuda.jit kernel" in grade("ps4.q1", lambda *a: None).error
 
 
+def _classify(mask, outside_edge=True):
+    """A student's classify, written with shifts; ``outside_edge=False`` is the classic mistake."""
+    padded = np.pad(mask, 1, constant_values=outside_edge)
+    all_in = padded[:-2, 1:-1] & padded[2:, 1:-1] & padded[1:-1, :-2] & padded[1:-1, 2:]
+    return np.where(mask, np.where(all_in, 2, 1), 0).astype(np.uint8)
+
+
+def _classify_with_scipy(mask):
+    """Another right answer: an erosion that counts the outside of the image as in the mask."""
+    from scipy import ndimage
+
+    inner = ndimage.binary_erosion(mask, ndimage.generate_binary_structure(2, 1), border_value=1)
+    return mask.astype(np.uint8) + inner.astype(np.uint8)
+
+
 def test_classification_question():
-    assert grade("ps4.q2", poisson.classify_mask).passed
+    assert grade("ps4.q2", _classify).passed
+    assert grade("ps4.q2", _classify_with_scipy).passed  # other packages' functions are fine
 
     def ignores_edge(mask):
-        padded = np.pad(mask, 1)  # treats the outside of the image as outside the mask
-        return poisson.classify_mask(padded)[1:-1, 1:-1]
+        return _classify(mask, outside_edge=False)  # treats the outside of the image as outside the mask
 
     wrong = grade("ps4.q2", ignores_edge)
     assert 0 < wrong.points < 2 and "neighbours outside the image do not count" in str(wrong)
@@ -127,6 +178,35 @@ def test_traffic_question():
     result = grade("ps4.q3", wrong)
     assert result.points == 1 and "plus the 1-byte label" in str(result)
     assert "answer with a dict" in grade("ps4.q3", {"launch_bound": right["launch_bound"]}).error
+    assert grade("ps4.q3", dict(right, launch_bound=lambda p, bw, t: np.bool_(37 * p / bw < t))).passed
+
+
+def _helper_calling_the_library(mask):
+    return poisson.reference.classify_mask(mask)
+
+
+@pytest.mark.parametrize("answer", [
+    poisson.classify_mask,
+    lambda mask: poisson.classify_mask(mask),
+    lambda mask: _helper_calling_the_library(mask),
+    lambda mask: np.asarray([poisson.classify_mask(m) for m in [mask]][0]),
+], ids=["the function", "a lambda", "through a helper", "in a comprehension"])
+def test_classification_by_the_library_is_rejected(answer):
+    result = grade("ps4.q2", answer)
+    assert result.points == 0 and "course's own" in result.error and "write your own" in result.error, str(result)
+
+
+def test_traffic_from_the_library_is_rejected():
+    from course_lib.poisson.bench import BYTES_PER_PIXEL_ITERATION
+    from course_lib.poisson import bench
+
+    right_launch = lambda p, bw, t: 37 * p / bw < t  # noqa: E731
+    for cheat in (lambda p: BYTES_PER_PIXEL_ITERATION * p, lambda p: bench.BYTES_PER_PIXEL_ITERATION * p):
+        result = grade("ps4.q3", {"bytes_per_iteration": cheat, "launch_bound": right_launch})
+        assert result.points == 0 and "BYTES_PER_PIXEL_ITERATION" in result.error, str(result)
+    result = grade("ps4.q3", {"bytes_per_iteration": lambda p: 37 * p,
+                              "launch_bound": lambda p, bw, t: poisson.questions._launch_judge is None})
+    assert result.points == 0 and "_launch_judge" in result.error, str(result)
 
 
 def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
@@ -139,3 +219,9 @@ def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
 def test_solution_scores_full_marks_on_gpu(notebooks):
     nb, errors = notebooks.execute(ROOT / "solutions" / "ps4_poisson.ipynb")
     assert not errors and "ps4 total: 10/10" in notebooks.score(nb)
+
+
+def test_every_test_is_split_so_the_grader_judges_outside_the_notebook():
+    from course_lib.grading import questions_of
+
+    assert all(t.split for q in questions_of("ps4") for t in q.tests)
