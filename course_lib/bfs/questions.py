@@ -2,8 +2,9 @@
 
 - ``ps3.q1`` (6 points): a frontier kernel, one thread per frontier vertex, building the
   next frontier any correct way. Answer: ``check("ps3.q1", frontier_kernel)``. The
-  grader runs the host loop of :func:`run_frontier_kernel`, compares the depths with
-  SciPy's and accepts any valid BFS parent tree.
+  grader runs the host loop of :func:`run_frontier_kernel` in the student's process and,
+  in its own, compares the depths with SciPy's, accepts any valid BFS parent tree and
+  checks that nothing was written past the end of an array.
 - ``ps3.q2`` (2 points): the source's depth quiz. Answer: a dict of two functions,
   ``{"min_max_depth": f(n), "max_max_depth": g(n)}``.
 - ``ps3.q3`` (2 points): work. Answer: a dict ``{"quadratic_on_chain": f(n),
@@ -14,13 +15,16 @@
 
 from __future__ import annotations
 
+import os
+import types
+
 import numpy as np
 
 from .. import device
 from ..grading.core import Question, Test, TestFailure, as_student_kernel
 from . import data
 from .api import threads_per_block
-from .graph import as_graph
+from .graph import Graph, as_graph, check_source
 from .reference import bfs_reference, parent_tree_problems
 
 PROBLEM_SET = "ps3"
@@ -29,13 +33,25 @@ WORK_CHOICES = ("O(V + E)", "O(V log V + E)", "O(V * E)", "O(E^2)")
 
 
 # ----------------------------------------------------------------------------- q1
+# Every test is split (see course_lib.grading.core): ``inputs`` and ``judge`` run in the grader,
+# ``produce`` runs the student's kernel and returns the raw (padded) output arrays.
+
+#: Extra elements after each output array the kernel writes (depth, parent, next_size and,
+#: more of them, next_frontier): on a GPU, a store one element past the end rarely faults,
+#: so the grader pads the arrays, passes exact-size views and checks that the padding is untouched.
+GUARD_ELEMENTS = 32
+#: What the guard elements hold: no vertex id, depth or count a kernel could mean to store.
+GUARD_VALUE = np.int32(-0x7A5A5A5A)
+
+
 def run_frontier_kernel(kernel, graph, source, *, directed=False, block=None):
     """Run a frontier kernel level by level, as the problem set's host code does.
 
     The kernel is launched as ``kernel[blocks, block](indptr, indices, frontier,
     frontier_size, current, depth, parent, next_frontier, next_size)`` with one thread
     per frontier vertex; ``next_size[0]`` is zeroed before each launch and read back
-    after it.
+    after it. The arrays the kernel writes are exact-size views of larger buffers whose
+    extra elements must stay untouched. The loop itself is :func:`run_frontier_levels`.
 
     Parameters
     ----------
@@ -54,55 +70,156 @@ def run_frontier_kernel(kernel, graph, source, *, directed=False, block=None):
     ------
     TestFailure
         The frontier never empties, or overflows its array (a vertex appended again and
-        again), or holds something that is not a vertex id.
+        again), or holds something that is not a vertex id, or the kernel wrote past the
+        end of an array.
+    """
+    g = as_graph(graph, directed=directed)
+    source = check_source(source, g.n_vertices)
+    out = run_frontier_levels(kernel, g.indptr, g.indices, source, block=block)
+    return _exact(out["depth"], g.n_vertices, "depth"), _exact(out["parent"], g.n_vertices, "parent")
+
+
+def _frontier_capacity(n_vertices, n_arcs):
+    # A kernel that appends without claiming may list a vertex once per edge into it.
+    return max(n_arcs, n_vertices, 1)
+
+
+def _padded(n, guard, fill):
+    buffer = np.full(n + guard, GUARD_VALUE, np.int32)
+    buffer[:n] = fill
+    return buffer
+
+
+def run_frontier_levels(kernel, indptr, indices, source, *, block=None):
+    """The host loop of :func:`run_frontier_kernel` on padded buffers.
+
+    Parameters
+    ----------
+    kernel : @cuda.jit kernel
+    indptr : ndarray of shape (V + 1,), int32
+    indices : ndarray of shape (E,), int32
+        The CSR structure the kernel traverses (symmetric for an undirected graph).
+    source : int
+        0 <= source < V.
+    block : int, optional
+        Threads per block (default :func:`~course_lib.bfs.api.threads_per_block`).
+
+    Returns
+    -------
+    dict
+        ``depth`` and ``parent``: int32 of shape (V + GUARD_ELEMENTS,), whose last
+        GUARD_ELEMENTS entries must still hold GUARD_VALUE.
+
+    Raises
+    ------
+    TestFailure
+        As :func:`run_frontier_kernel`, for the frontier and ``next_size``; the guards of
+        ``depth`` and ``parent`` are left for the caller to check.
     """
     from numba import cuda
 
-    from .api import _init
-
-    g = as_graph(graph, directed=directed)
+    indptr = np.ascontiguousarray(indptr, np.int32)
+    indices = np.ascontiguousarray(indices, np.int32)
+    n_vertices, n_arcs = indptr.size - 1, indices.size
     block = block or threads_per_block()
-    d_indptr, d_indices = cuda.to_device(g.indptr), cuda.to_device(g.indices)
-    d_depth, d_parent = _init(g, source)
-    # A kernel that appends without claiming may list a vertex once per edge into it.
-    capacity = max(g.n_arcs, g.n_vertices, 1)
-    frontier = np.zeros(capacity, np.int32)
+    capacity = _frontier_capacity(n_vertices, n_arcs)
+    degrees = np.diff(indptr).astype(np.int64)
+    depth = _padded(n_vertices, GUARD_ELEMENTS, -1)
+    parent = _padded(n_vertices, GUARD_ELEMENTS, -1)
+    depth[source], parent[source] = 0, source
+    d_depth, d_parent = cuda.to_device(depth), cuda.to_device(parent)
+    listed = np.array([source], np.int32)
+    frontier = _padded(capacity, GUARD_ELEMENTS, 0)
     frontier[0] = source
-    d_frontier, d_next = cuda.to_device(frontier), cuda.to_device(np.zeros(capacity, np.int32))
-    d_next_size = cuda.to_device(np.zeros(1, np.int32))
+    d_frontier, d_next = cuda.to_device(frontier), cuda.to_device(_padded(capacity, GUARD_ELEMENTS, 0))
+    counter = _padded(1, GUARD_ELEMENTS, 0)
+    d_next_size = cuda.to_device(counter)
+    d_indptr, d_indices = cuda.to_device(indptr), cuda.to_device(indices)
     size, current = 1, 0
     while size > 0:
-        if current > g.n_vertices:
+        if current > n_vertices:
             raise TestFailure(f"the frontier never empties: still {size} vertices after {current} levels "
                               "(are visited vertices appended again?)")
-        d_next_size.copy_to_device(np.zeros(1, np.int32))
+        d_next_size.copy_to_device(counter)
+        # A kernel that appends every neighbour, visited or not, lists up to the sum of the frontier's
+        # degrees: the guard behind next_frontier holds that many, so that on a GPU an overflow lands
+        # in it (and is reported) rather than in other memory.
+        room = max(capacity, int(degrees[listed].sum())) + GUARD_ELEMENTS
+        if d_next.shape[0] < room:
+            d_next = cuda.to_device(_padded(capacity, room - capacity, 0))
         try:
-            kernel[max(1, -(-size // block)), block](d_indptr, d_indices, d_frontier, np.int32(size),
-                                                     np.int32(current), d_depth, d_parent, d_next, d_next_size)
-        except IndexError as exc:  # the simulator checks bounds (a GPU would corrupt memory silently)
+            kernel[max(1, -(-size // block)), block](
+                d_indptr, d_indices, d_frontier[:capacity], np.int32(size), np.int32(current),
+                d_depth[:n_vertices], d_parent[:n_vertices], d_next[:capacity], d_next_size[:1])
+        except IndexError as exc:  # the simulator checks bounds (a GPU writes past the end silently)
             raise TestFailure(f"an index went past the end of an array at level {current} ({exc}). If it was "
                               "next_frontier, it overflowed although it has room for every edge into the level: "
                               "are visited vertices appended again?") from None
-        size = int(d_next_size.copy_to_host()[0])
-        if not 0 <= size <= capacity:
-            raise TestFailure(f"next_size = {size} after level {current}: more entries than edges into the level")
-        listed = d_next.copy_to_host()[:size]
-        if size and (listed.min() < 0 or listed.max() >= g.n_vertices):
+        counts = d_next_size.copy_to_host()
+        if np.any(counts[1:] != GUARD_VALUE):
+            raise TestFailure(f"the kernel wrote past the end of next_size at level {current}: it has one element")
+        size = int(counts[0])
+        listed = d_next.copy_to_host()
+        if not 0 <= size <= capacity or np.any(listed[capacity:] != GUARD_VALUE):
+            raise TestFailure(f"next_frontier overflowed at level {current}: next_size = {size}, and the kernel "
+                              f"wrote past the end of next_frontier, which has room for every edge into the level "
+                              f"({capacity}): are visited vertices appended again?")
+        listed = listed[:size]
+        if size and (listed.min() < 0 or listed.max() >= n_vertices):
             raise TestFailure(f"the next frontier of level {current} holds a value that is not a vertex id")
         d_frontier, d_next = d_next, d_frontier
         current += 1
-    return d_depth.copy_to_host(), d_parent.copy_to_host()
+    return {"depth": d_depth.copy_to_host(), "parent": d_parent.copy_to_host()}
+
+
+def _exact(padded, n, name):
+    """The first n entries of a padded output, after checking that nothing was written past them."""
+    padded = np.asarray(padded)
+    if padded.shape != (n + GUARD_ELEMENTS,) or padded.dtype.kind not in "iu":
+        raise TestFailure(f"{name} came back with shape {padded.shape} and dtype {padded.dtype}, "
+                          f"expected ({n + GUARD_ELEMENTS},) int32")
+    touched = np.flatnonzero(padded[n:] != GUARD_VALUE)
+    if touched.size:
+        raise TestFailure(f"the kernel wrote past the end of {name} (index {n + int(touched[0])} of an array of "
+                          f"{n}): guard the stores with a bounds check")
+    return padded[:n].astype(np.int32)
 
 
 def _prepare_kernel(kernel):
     return as_student_kernel(kernel, "frontier kernel")
 
 
+def _case(graph, source, directed):
+    """Plain-data description of a test graph (what crosses to the student's process)."""
+    g = as_graph(graph, directed=directed)
+    return {"indptr": g.indptr, "indices": g.indices, "source": int(source), "directed": bool(directed)}
+
+
+def _graph_of(case):
+    return Graph(len(case["indptr"]) - 1, case["directed"], np.asarray(case["indptr"], np.int32),
+                 np.asarray(case["indices"], np.int32))
+
+
+def _produce_one(kernel, case):
+    return run_frontier_levels(kernel, case["indptr"], case["indices"], case["source"])
+
+
+def _outputs_of(got, name):
+    if not isinstance(got, dict) or not all(isinstance(got.get(k), np.ndarray) for k in ("depth", "parent")):
+        raise TestFailure(f"{name}: expected the depth and parent arrays, got {type(got).__name__}")
+    return got["depth"], got["parent"]
+
+
 def _depth_test(label, make_graph, *, directed=False, hidden=False):
-    def run(kernel, rng):
+    def inputs(rng, info):
         graph, source = make_graph(rng)
-        depth, _ = run_frontier_kernel(kernel, graph, source, directed=directed)
-        expected = bfs_reference(graph, source, directed=directed)
+        return _case(graph, source, directed)
+
+    def judge(data, got, info):
+        g = _graph_of(data)
+        depth, parent = _outputs_of(got, "the kernel's outputs")
+        depth, _ = _exact(depth, g.n_vertices, "depth"), _exact(parent, g.n_vertices, "parent")
+        expected = bfs_reference(g, data["source"])
         wrong = np.flatnonzero(depth != expected)
         if wrong.size:
             v = int(wrong[0])
@@ -111,18 +228,28 @@ def _depth_test(label, make_graph, *, directed=False, hidden=False):
 
     hint = ("claim a neighbour only while it is unvisited (depth -1), with cuda.atomic.cas so that exactly one "
             "thread wins; reserve its slot in next_frontier with cuda.atomic.add on next_size[0]")
-    return Test(label, run, hidden=hidden, hint=hint)
+    return Test(label, hidden=hidden, hint=hint, inputs=inputs, produce=_produce_one, judge=judge)
 
 
-def _parents_test(kernel, rng):
-    for graph, source, directed in ((data.kronecker(5, 4, seed=int(rng.integers(1 << 20))), 0, False),
-                                    (data.disconnected((6, 5), 2, seed=int(rng.integers(1 << 20)), directed=True),
-                                     1, True)):
-        _, parent = run_frontier_kernel(kernel, graph, source, directed=directed)
-        problems = parent_tree_problems(graph, source, parent, directed=directed)
+def _parents_inputs(rng, info):
+    return {"cases": [_case(data.kronecker(5, 4, seed=int(rng.integers(1 << 20))), 0, False),
+                      _case(data.disconnected((6, 5), 2, seed=int(rng.integers(1 << 20)), directed=True), 1, True)]}
+
+
+def _parents_produce(kernel, inputs):
+    return [_produce_one(kernel, case) for case in inputs["cases"]]
+
+
+def _parents_judge(inputs, got, info):
+    if not isinstance(got, list) or len(got) != len(inputs["cases"]):
+        raise TestFailure("expected the outputs of one run per graph")
+    for case, outputs in zip(inputs["cases"], got):
+        g = _graph_of(case)
+        depth, parent = _outputs_of(outputs, "the kernel's outputs")
+        _exact(depth, g.n_vertices, "depth")
+        problems = parent_tree_problems(g, case["source"], _exact(parent, g.n_vertices, "parent"))
         if problems:
             raise TestFailure("the parent array is not a valid BFS tree: " + "; ".join(problems))
-
 
 def _source_with_edges(graph, rng):
     candidates = np.flatnonzero(np.diff(graph.indptr) > 0)
@@ -138,7 +265,7 @@ _Q1_TESTS = [
     _depth_test("a directed graph (edges followed one way)",
                 lambda rng: (data.chain(5, directed=True), 2), directed=True),
     _depth_test("Zachary's karate club", lambda rng: (data.real_graph("karate_club")[0], 33)),
-    Test("a valid BFS parent tree", _parents_test,
+    Test("a valid BFS parent tree", inputs=_parents_inputs, produce=_parents_produce, judge=_parents_judge,
          hint="the thread that claims vertex v must store its own vertex u in parent[v]"),
     _depth_test("hidden: a random power-law graph",
                 lambda rng: (lambda g: (g, _source_with_edges(g, rng)))(
@@ -153,48 +280,127 @@ _Q1_TESTS = [
                     seed=int(rng.integers(1 << 20)))), directed=True, hidden=True),
 ]
 
-Q1 = Question("ps3.q1", "frontier BFS kernel", 6, tuple(_Q1_TESTS), prepare=_prepare_kernel)
+Q1 = Question("ps3.q1", "frontier BFS kernel", 6, tuple(_Q1_TESTS), prepare=_prepare_kernel,
+              tolerance="exact depths against SciPy's shortest paths; any valid BFS parent tree")
 
 
 # ----------------------------------------------------------------------------- q2
-def _prepare_functions(keys):
+_LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _library_objects_used(function):
+    """Names in ``function``'s code (nested functions included) that resolve to this package's code."""
+    found, codes = [], [function.__code__]
+    cells = dict(zip(function.__code__.co_freevars,
+                     (c.cell_contents for c in (function.__closure__ or ()) if _has_contents(c))))
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        for name in code.co_names + code.co_freevars:
+            value = cells.get(name, function.__globals__.get(name))
+            if _is_library(value):
+                found.append(name)
+    return sorted(set(found))
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
+
+
+def _is_library(value):
+    if isinstance(value, types.ModuleType):
+        return value.__name__.split(".")[0] == __name__.split(".")[0]
+    module = getattr(value, "__module__", None)
+    return isinstance(module, str) and module.split(".")[0] == __name__.split(".")[0]
+
+
+def as_student_function(function, what):
+    """Check that an answer is a function the student wrote, not the course's own.
+
+    Raises
+    ------
+    TestFailure
+        It is not a Python function (``def`` or ``lambda``), or it is defined in this
+        package, or it calls this package's functions or modules (the count must be
+        worked out, not measured with the library).
+    """
+    if not isinstance(function, types.FunctionType):
+        raise TestFailure(f"{what} must be a function you write (def or lambda), got {type(function).__name__}")
+    if os.path.abspath(function.__code__.co_filename).startswith(_LIBRARY + os.sep):
+        raise TestFailure(f"{what} is the course's own function; write your own")
+    used = _library_objects_used(function)
+    if used:
+        raise TestFailure(f"{what} calls the course's own code ({', '.join(used)}); work the answer out and "
+                          "write it as a formula")
+    return function
+
+
+def _prepare_functions(keys, functions):
     def prepare(answer):
         if not isinstance(answer, dict):
             raise TestFailure("answer with a dict: {" + ", ".join(f"'{k}': ..." for k in keys) + "}")
         missing = set(keys) - set(answer)
         if missing:
             raise TestFailure(f"the answer dict lacks {sorted(missing)}")
+        for key in functions:
+            if not callable(answer[key]):
+                raise TestFailure(f"{key} must be a function of N, e.g. lambda n: ...")
+            as_student_function(answer[key], key)
         return answer
 
     return prepare
 
 
-def _callable(answer, key):
-    if not callable(answer[key]):
-        raise TestFailure(f"{key} must be a function of N, e.g. lambda n: ...")
-    return answer[key]
+def _calls(key):
+    """``produce`` step: call the student's function ``answer[key]`` on each argument."""
+    def produce(answer, inputs):
+        return [answer[key](n) for n in inputs["args"]]
+
+    return produce
 
 
-def _min_max_depth(answer, rng):
-    f = _callable(answer, "min_max_depth")
-    for n in (2, 10, 1000, int(rng.integers(3, 10**6))):
-        if f(n) != 1:
-            raise TestFailure(f"min_max_depth({n}) = {f(n)}: draw the graph of {n} vertices whose deepest vertex "
+def _args(*fixed, low, high):
+    def inputs(rng, info):
+        return {"args": [*fixed, int(rng.integers(low, high))]}
+
+    return inputs
+
+
+def _one_per_input(got, args):
+    if not isinstance(got, list) or len(got) != len(args):
+        raise TestFailure(f"expected one result per input, got {got!r}"[:300])
+    return zip(args, got)
+
+
+def _is_number(value):
+    return type(value) in (int, float)
+
+
+def _min_max_depth_judge(inputs, got, info):
+    for n, value in _one_per_input(got, inputs["args"]):
+        if not _is_number(value) or value != 1:
+            raise TestFailure(f"min_max_depth({n}) = {value!r}: draw the graph of {n} vertices whose deepest vertex "
                               "is as close to the root as possible")
 
 
-def _max_max_depth(answer, rng):
-    f = _callable(answer, "max_max_depth")
-    for n in (2, 10, 1000, int(rng.integers(3, 10**6))):
-        if f(n) != n - 1:
-            raise TestFailure(f"max_max_depth({n}) = {f(n)}: draw the connected graph of {n} vertices whose "
+def _max_max_depth_judge(inputs, got, info):
+    for n, value in _one_per_input(got, inputs["args"]):
+        if not _is_number(value) or value != n - 1:
+            raise TestFailure(f"max_max_depth({n}) = {value!r}: draw the connected graph of {n} vertices whose "
                               "deepest vertex is as far from the root as possible, and count hops, not vertices")
 
 
 Q2 = Question("ps3.q2", "minimum and maximum possible depth", 2, (
-    Test("smallest possible maximum depth", _min_max_depth, hint="the star"),
-    Test("largest possible maximum depth", _max_max_depth, hint="the chain"),
-), prepare=_prepare_functions(("min_max_depth", "max_max_depth")))
+    Test("smallest possible maximum depth", inputs=_args(2, 10, 1000, low=3, high=10**6),
+         produce=_calls("min_max_depth"), judge=_min_max_depth_judge, hint="the star"),
+    Test("largest possible maximum depth", inputs=_args(2, 10, 1000, low=3, high=10**6),
+         produce=_calls("max_max_depth"), judge=_max_max_depth_judge, hint="the chain"),
+), prepare=_prepare_functions(("min_max_depth", "max_max_depth"), ("min_max_depth", "max_max_depth")),
+    tolerance="exact integers")
 
 
 # ----------------------------------------------------------------------------- q3
@@ -212,19 +418,26 @@ def frontier_edges_on_chain(n):
     return 2 * (n - 1)
 
 
-def _chain_count(key, expected, explanation):
-    def run(answer, rng):
-        f = _callable(answer, key)
-        for n in (2, 3, 10, 1000, int(rng.integers(4, 10**5))):
-            if f(n) != expected(n):
-                raise TestFailure(f"{key}({n}) = {f(n)}, but the kernels examine {expected(n)} edges: {explanation}")
+def _chain_count_judge(key, expected, explanation):
+    def judge(inputs, got, info):
+        for n, value in _one_per_input(got, inputs["args"]):
+            if not _is_number(value) or value != expected(n):
+                raise TestFailure(f"{key}({n}) = {value!r}, but the kernels examine {expected(n)} edges: "
+                                  f"{explanation}")
 
-    return run
+    return judge
 
 
-def _complexity(answer, rng):
-    got = answer["complexity"]
-    if got not in WORK_CHOICES:
+def _no_inputs(rng, info):
+    return {}
+
+
+def _complexity_produce(answer, inputs):
+    return answer["complexity"]
+
+
+def _complexity_judge(inputs, got, info):
+    if type(got) is not str or got not in WORK_CHOICES:
         raise TestFailure(f"complexity must be one of {WORK_CHOICES}, got {got!r}")
     if got != "O(V * E)":
         raise TestFailure(f"{got} is not the worst case: which graph needs the most iterations, and how many edges "
@@ -232,16 +445,20 @@ def _complexity(answer, rng):
 
 
 Q3 = Question("ps3.q3", "counting the work", 2, (
-    Test("edge-parallel BFS on a chain", _chain_count(
-        "quadratic_on_chain", quadratic_edges_on_chain,
-        "every iteration examines all edges, and the host needs one more iteration than the maximum depth "
-        "to learn it is done"),
+    Test("edge-parallel BFS on a chain", inputs=_args(2, 3, 10, 1000, low=4, high=10**5),
+         produce=_calls("quadratic_on_chain"), judge=_chain_count_judge(
+             "quadratic_on_chain", quadratic_edges_on_chain,
+             "every iteration examines all edges, and the host needs one more iteration than the maximum depth "
+             "to learn it is done"),
          hint="an undirected chain of n vertices has n - 1 edges, each examined once per iteration"),
-    Test("frontier BFS on a chain", _chain_count(
-        "frontier_on_chain", frontier_edges_on_chain,
-        "each vertex scans its adjacency list once, and an undirected edge is in two adjacency lists"),
+    Test("frontier BFS on a chain", inputs=_args(2, 3, 10, 1000, low=4, high=10**5),
+         produce=_calls("frontier_on_chain"), judge=_chain_count_judge(
+             "frontier_on_chain", frontier_edges_on_chain,
+             "each vertex scans its adjacency list once, and an undirected edge is in two adjacency lists"),
          hint="sum the degrees"),
-    Test("worst-case work of the edge-parallel BFS", _complexity),
-), prepare=_prepare_functions(("quadratic_on_chain", "frontier_on_chain", "complexity")))
+    Test("worst-case work of the edge-parallel BFS", inputs=_no_inputs, produce=_complexity_produce,
+         judge=_complexity_judge),
+), prepare=_prepare_functions(("quadratic_on_chain", "frontier_on_chain", "complexity"),
+                              ("quadratic_on_chain", "frontier_on_chain")), tolerance="exact integers")
 
 QUESTIONS = (Q1, Q2, Q3)

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import _engine
-from ._instrument import SITE_LINES, Observer, launch, py_function, site_line
+from ._instrument import Observer, launch, py_function
 
 __all__ = ["CheckReport", "Problem", "check"]
 
@@ -139,6 +139,7 @@ class CheckReport:
 
 class _Checker(Observer):
     def __init__(self):
+        super().__init__()
         self.problems = {}
         self.global_shadow = {}
         self.shared_shadow = {}
@@ -156,7 +157,7 @@ class _Checker(Observer):
         v = self.current
         if v.in_atomic:
             return  # atomics are never races
-        line = SITE_LINES.get((frame.f_code, frame.f_lasti)) or site_line(frame)
+        line = self.sites.get((id(frame.f_code), frame.f_lasti)) or self.site_line(frame)
         rec = (v, v.epoch, v.warp_epoch, line, index, write)
         shadow = self.shared_shadow if array.space == "shared" else self.global_shadow
         key = (array.alloc, offset)
@@ -165,8 +166,12 @@ class _Checker(Observer):
             shadow[key] = [rec, {}] if write else [None, {v: rec}]
             return
         last_write, reads = state
-        if last_write is not None and last_write[0] is not v and _unordered(last_write, rec):
-            self._race(array, last_write, rec)
+        if last_write is not None:
+            writer = last_write[0]
+            # _unordered(last_write, rec), inlined: this runs at every access.
+            if writer is not v and (writer.block is not v.block or (
+                    last_write[1] == rec[1] and (writer.warp != v.warp or last_write[2] == rec[2]))):
+                self._race(array, last_write, rec)
         if write:
             for read in reads.values():
                 if read[0] is not v and _unordered(read, rec):
@@ -204,7 +209,7 @@ class _Checker(Observer):
 
     def out_of_bounds(self, array, index, write, frame):
         v = self.current
-        line = site_line(frame)
+        line = self.site_line(frame)
         index = tuple(int(i) for i in index)
 
         def make():
@@ -261,7 +266,7 @@ class _Checker(Observer):
 def _unordered(a, b):
     """True if nothing orders access record a before record b (different threads)."""
     va, vb = a[0], b[0]
-    if va.blockIdx.x != vb.blockIdx.x or va.blockIdx.y != vb.blockIdx.y or va.blockIdx.z != vb.blockIdx.z:
+    if va.block is not vb.block:
         return True
     if a[1] != b[1]:
         return False

@@ -13,8 +13,19 @@ thread at a time (a baton is passed from thread to thread), which gives:
 * a deterministic execution order that :mod:`course_lib.sim` can shuffle with a seed;
 * a place to observe barriers and thread exits for the race checker.
 
-Nothing here changes what a correct kernel computes. The hooks are installed by
-:func:`course_lib.sim.install` (called by ``import course_lib`` in simulator mode).
+Simulated threads run on pooled OS threads (:class:`Carrier`): a kernel without
+barriers runs a whole block on one, which makes launches several times faster than
+the stock simulator. Nothing here changes what a correct kernel computes. The hooks
+are installed by :func:`course_lib.sim.install` (``import course_lib`` in simulator mode).
+
+Semantics, where the hardware leaves a choice:
+
+* shuffles have width 32, as Numba's ``shfl_*_sync`` (which take no width argument);
+  a source lane past the warp's edge, or outside the mask, gives the caller's own value;
+* ``ballot_sync`` and ``match_any_sync`` return the lane mask as a non-negative int
+  (on a GPU Numba types the ballot as int32, negative when lane 31 is set);
+* ``activemask()`` waits until no thread can run, then returns the lanes of the warp
+  that reached that same call: the lanes a converged warp would have active there.
 """
 
 from __future__ import annotations
@@ -134,13 +145,14 @@ class VThread:
     """One simulated CUDA thread: its indices and where it stands."""
 
     __slots__ = (
-        "threadIdx", "blockIdx", "thread_id", "warp", "lane", "carrier", "state", "wait_line", "wait_value",
+        "threadIdx", "blockIdx", "block", "thread_id", "warp", "lane", "carrier", "state", "wait_line", "wait_value",
         "result", "epoch", "warp_epoch", "in_atomic", "collective", "line_count", "access_count",
     )
 
     def __init__(self, block_point, thread_point, block_dim):
         self.threadIdx = Dim3(*thread_point)
         self.blockIdx = Dim3(*block_point)
+        self.block = block_point  # one tuple object per block: identity tells blocks apart
         self.thread_id = thread_point[0] + block_dim[0] * (thread_point[1] + block_dim[1] * thread_point[2])
         self.warp, self.lane = divmod(self.thread_id, WARP_SIZE)
         self.carrier = None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-import threading
 from itertools import count
 
 import numpy as np
@@ -23,22 +22,9 @@ from numba.cuda.np import numpy_support
 
 from . import _engine
 
-__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code", "site_line", "SITE_LINES"]
+__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code"]
 
 _alloc_ids = count(1)
-#: (code, bytecode offset) of an access site -> (file, line). Reading ``frame.f_lineno``
-#: decodes the line table at every access; the offset is free and names the site.
-SITE_LINES = {}
-
-
-def site_line(frame):
-    """(file, line) of the instruction ``frame`` is executing (cached per site)."""
-    site = (frame.f_code, frame.f_lasti)
-    line = SITE_LINES.get(site)
-    if line is None:
-        line = SITE_LINES[site] = (frame.f_code.co_filename, frame.f_lineno)
-    return line
-_current_thread = threading.current_thread
 
 
 def py_function(kernel):
@@ -61,6 +47,23 @@ class Observer:
 
     #: The simulated thread running now (set by :meth:`resumed`).
     current = None
+
+    def __init__(self):
+        # (id(code), bytecode offset) of an access site -> (file, line). Reading
+        # frame.f_lineno decodes the line table, too slow for every access; code
+        # objects are keyed by id (their hash and equality compare whole bytecode)
+        # and kept alive for as long as the cache, so ids cannot be reused.
+        self.sites = {}
+        self._codes = []
+
+    def site_line(self, frame):
+        """(file, line) of the instruction ``frame`` is executing (cached per access site)."""
+        key = (id(frame.f_code), frame.f_lasti)
+        line = self.sites.get(key)
+        if line is None:
+            line = self.sites[key] = (frame.f_code.co_filename, frame.f_lineno)
+            self._codes.append(frame.f_code)
+        return line
 
     def resumed(self, v):
         """The simulated thread ``v`` takes the baton (starts, or returns from a wait)."""
@@ -274,7 +277,7 @@ class _TracedAtomic:
         obs = self._obs
 
         def atomic(array, *rest):
-            v = _current_thread().v
+            v = obs.current
             frame = sys._getframe(1)
             obs.atomic(array, frame)
             v.in_atomic = True

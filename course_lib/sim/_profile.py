@@ -28,7 +28,7 @@ import threading
 from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
 
-from ._instrument import SITE_LINES, Observer, is_kernel_code, launch, py_function, site_line
+from ._instrument import Observer, is_kernel_code, launch, py_function
 from ._lines import LineCounter, counted
 
 __all__ = ["LineProfile", "ProfileReport", "profile"]
@@ -210,6 +210,7 @@ class ProfileReport:
 
 class _Profiler(Observer):
     def __init__(self):
+        super().__init__()
         self.counter = LineCounter()
         self.use_tracer = False
         self.threads = []
@@ -242,7 +243,7 @@ class _Profiler(Observer):
         v = self.current
         if v.in_atomic:
             return
-        line = SITE_LINES.get((frame.f_code, frame.f_lasti)) or site_line(frame)
+        line = self.sites.get((id(frame.f_code), frame.f_lasti)) or self.site_line(frame)
         occurrence = v.line_count.get(self.counter.statement_of.get(line, line), 0)
         # Position among the accesses of this execution of the line. (The bytecode
         # offset is no substitute: CPython reports a different one once it has
@@ -258,7 +259,7 @@ class _Profiler(Observer):
             offsets.append(offset)
 
     def atomic(self, array, frame):
-        key = site_line(frame)
+        key = self.site_line(frame)
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
 
     def block_started(self, grid_point, threads):

@@ -2,13 +2,16 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from numba import cuda
 
 from course_lib import bfs, device
 from course_lib.bfs import kernels
-from course_lib.bfs.questions import frontier_edges_on_chain, quadratic_edges_on_chain
-from course_lib.grading import get_question, run_tests
+from course_lib.bfs import questions
+from course_lib.bfs.questions import (GUARD_VALUE, frontier_edges_on_chain, quadratic_edges_on_chain,
+                                      run_frontier_kernel)
+from course_lib.grading import TestFailure, get_question, run_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,16 +44,42 @@ def unclaimed_kernel(indptr, indices, frontier, frontier_size, current, depth, p
             next_frontier[cuda.atomic.add(next_size, 0, 1)] = v
 
 
-@cuda.jit
-def no_parent_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size):
-    """Wrong in part: right depths, parents never written."""
+@cuda.jit(device=True)
+def claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size,
+                     record_parents):
+    """A right expansion of one level (parents only if ``record_parents``), for the kernels below to add a bug to."""
     i = cuda.grid(1)
     if i < frontier_size:
         u = frontier[i]
         for k in range(indptr[u], indptr[u + 1]):
             v = indices[k]
             if cuda.atomic.cas(depth, v, -1, current + 1) == -1:
+                if record_parents:
+                    parent[v] = u
                 next_frontier[cuda.atomic.add(next_size, 0, 1)] = v
+
+
+@cuda.jit
+def no_parent_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size):
+    """Wrong in part: right depths, parents never written."""
+    claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size, False)
+
+
+@cuda.jit
+def overrun_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size):
+    """Right, but thread 0 also stores one past the end of depth (an off-by-one bound)."""
+    if cuda.grid(1) == 0:
+        depth[depth.shape[0]] = current
+    claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size, True)
+
+
+@cuda.jit
+def counter_overrun_kernel(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier,
+                           next_size):
+    """Right, but keeps a second count in next_size[1], which does not exist."""
+    claim_neighbours(indptr, indices, frontier, frontier_size, current, depth, parent, next_frontier, next_size, True)
+    if cuda.grid(1) < frontier_size:
+        cuda.atomic.add(next_size, 1, 1)
 
 
 def grade(question_id, answer):
@@ -67,7 +96,8 @@ def test_claiming_visited_vertices_scores_zero_with_a_reason():
     result = grade("ps3.q1", unclaimed_kernel)
     assert result.points < 2, str(result)  # only the directed chain, which has no edge back, passes
     messages = "\n".join(o.message for o in result.outcomes if not o.passed and not o.hidden)
-    assert "next_frontier, it overflowed" in messages and "never empties" in messages
+    # The simulator stops the overflowing store, a GPU lets it land in the guard elements: both say so.
+    assert "next_frontier" in messages and "overflowed" in messages and "never empties" in messages
     assert "Hint: claim a neighbour only while it is unvisited" in messages
 
 
@@ -76,6 +106,91 @@ def test_missing_parents_lose_only_the_parent_test():
     assert 0 < result.points < 6, str(result)
     (failed,) = [o for o in result.outcomes if not o.passed]
     assert failed.name == "a valid BFS parent tree" and "without a valid parent id" in failed.message
+
+
+def test_writing_past_the_end_of_an_output_scores_zero():
+    """The simulator raises on the store; a GPU lets it land in a guard element, which the judge checks."""
+    for kernel, array in ((overrun_kernel, "depth"), (counter_overrun_kernel, "next_size")):
+        result = grade("ps3.q1", kernel)
+        assert result.points == 0, str(result)
+        visible = [o.message for o in result.outcomes if not o.hidden]
+        assert all("past the end" in m for m in visible), visible
+        if not device.is_simulator():
+            assert f"wrote past the end of {array}" in visible[0]
+
+
+def test_outputs_are_exact_views_of_guarded_buffers():
+    """What produce returns is padded with the guard value, and the judge refuses a changed guard."""
+    (test,) = [t for t in get_question("ps3.q1").tests if t.name.startswith("a chain")]
+    data = test.inputs(None, {})
+    got = test.produce(benign_race_kernel, data)
+    n = len(data["indptr"]) - 1
+    assert got["depth"].shape == (n + questions.GUARD_ELEMENTS,)
+    assert (got["depth"][n:] == GUARD_VALUE).all() and (got["parent"][n:] == GUARD_VALUE).all()
+    test.judge(data, got, {})
+    for name in ("depth", "parent"):
+        touched = {k: v.copy() for k, v in got.items()}
+        touched[name][n + 3] = 0
+        with pytest.raises(TestFailure, match=f"wrote past the end of {name} \\(index {n + 3} of an array of {n}\\)"):
+            test.judge(data, touched, {})
+    with pytest.raises(TestFailure, match="expected the depth and parent arrays"):
+        test.judge(data, [1, 2], {})
+
+
+def test_run_frontier_kernel_returns_exact_arrays():
+    graph = bfs.grid_2d(3, 4)
+    depth, parent = run_frontier_kernel(benign_race_kernel, graph, 0)
+    assert depth.shape == parent.shape == (12,) and depth.dtype == np.int32
+    np.testing.assert_array_equal(depth, bfs.bfs_reference(graph, 0, directed=False))
+    assert bfs.parent_tree_problems(graph, 0, parent, directed=False) == []
+
+
+def test_analysis_answers_that_call_the_library_are_rejected():
+    right = {"quadratic_on_chain": lambda n: n * (n - 1), "frontier_on_chain": lambda n: 2 * (n - 1),
+             "complexity": "O(V * E)"}
+    own = grade("ps3.q3", dict(right, quadratic_on_chain=quadratic_edges_on_chain))
+    assert own.points == 0 and "course's own function" in own.error
+    measured = grade("ps3.q3", dict(right, frontier_on_chain=lambda n: bfs.traverse(
+        bfs.chain(n), 0, "frontier_atomic", directed=False).total_edges_examined))
+    assert measured.points == 0 and "calls the course's own code (bfs)" in measured.error
+
+    def nested(n):
+        def count():
+            return questions.frontier_edges_on_chain(n)
+        return count()
+
+    error = grade("ps3.q3", dict(right, frontier_on_chain=nested)).error
+    assert "calls the course's own code" in error and "questions" in error
+    depth_quiz = {"min_max_depth": lambda n: 1, "max_max_depth": lambda n: int(bfs.bfs(bfs.chain(n), 0).max())}
+    assert "calls the course's own code (bfs)" in grade("ps3.q2", depth_quiz).error
+
+    class Counter:
+        def __call__(self, n):
+            return 1
+
+    assert "must be a function you write" in grade("ps3.q2", dict(depth_quiz, max_max_depth=Counter())).error
+    # Plain formulas, NumPy included, are fine.
+    assert grade("ps3.q3", dict(right, quadratic_on_chain=lambda n: int(np.int64(n) * (n - 1)))).passed
+
+
+def test_answers_that_are_not_plain_numbers_fail():
+    class Anything(int):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+    result = grade("ps3.q2", {"min_max_depth": lambda n: Anything(0), "max_max_depth": lambda n: n - 1})
+    assert result.points == 1 and "<Anything object>" in str(result)
+
+    class AnyChoice(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    right = {"quadratic_on_chain": lambda n: n * (n - 1), "frontier_on_chain": lambda n: 2 * (n - 1)}
+    assert "must be one of" in str(grade("ps3.q3", dict(right, complexity=AnyChoice("O(V + E)"))))
 
 
 def test_reference_kernel_and_non_kernels_are_rejected():

@@ -1,7 +1,5 @@
 """The gallery: is every buggy kernel flagged with the right kind and line, and its fixed twin clean?"""
 
-import math
-
 import numpy as np
 import pytest
 from numba import cuda, float32, int32

@@ -51,6 +51,7 @@ def test_uninstall_restores_the_stock_simulator_exactly():
     sim.uninstall()
     try:
         assert kernel.BlockManager.__module__ == "numba.cuda.simulator.kernel"
+        assert kernel.FakeCUDAKernel.__call__.__module__ == "numba.cuda.simulator.kernel"
         assert not hasattr(kernelapi.FakeCUDAModule, "shfl_down_sync")
     finally:
         sim.install()
