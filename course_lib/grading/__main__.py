@@ -23,7 +23,7 @@ def main(argv=None) -> int:
     rel.add_argument("--out", help="output folder (default: problem_sets/)")
     gr = commands.add_parser("grade", help="grade students' notebooks into a CSV file, each in its own process")
     gr.add_argument("problem_set", help="e.g. ps1")
-    gr.add_argument("submissions", nargs="+", help="students' notebooks (one file per student)")
+    gr.add_argument("submissions", nargs="+", help="students' notebooks (one file per student), or folders holding them")
     gr.add_argument("--out", required=True, help="grades CSV (one row per student and question); re-runs resume")
     gr.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
     gr.add_argument("--force", action="store_true", help="grade again students already in the CSV")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -23,6 +24,11 @@ from pathlib import Path
 from .. import device
 from .grader import GradeOptions, grade
 from .release import solution_path
+
+
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _time_grading(paths, jobs: int, workdir: Path) -> float:
@@ -47,21 +53,27 @@ def run(quick: bool = False, jobs: int = 2, submissions: int | None = None) -> d
             path = workdir / f"student{i:02d}.ipynb"
             shutil.copy(solution_path("ps1"), path)
             paths.append(path)
+        load = os.getloadavg()[0]
         one = _time_grading(paths[:1], 1, workdir)
+        cpu = _cpu_of_children()
         serial = _time_grading(paths, 1, workdir)
+        cpu = _cpu_of_children() - cpu
         parallel = _time_grading(paths, jobs, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return {"backend": device.backend(), "cpus": os.cpu_count(), "submissions": count, "jobs": jobs,
-            "one": one, "serial": serial, "parallel": parallel, "ratio": parallel / serial}
+            "one": one, "serial": serial, "parallel": parallel, "ratio": parallel / serial,
+            "worker_cpu_serial": cpu, "load_before": load}
 
 
 def summary(result: dict) -> str:
     return "\n".join([
-        f"backend {result['backend']}, {result['cpus']} CPUs",
+        f"backend {result['backend']}, {result['cpus']} CPUs, load average {result['load_before']:.1f} at the start "
+        "(other work on the machine slows the parallel run most)",
         f"one PS1 submission: {result['one']:.1f} s (goal <= 20 s in the simulator on 2 cores)",
         f"{result['submissions']} submissions: serial {result['serial']:.1f} s, --jobs {result['jobs']} "
         f"{result['parallel']:.1f} s = {100 * result['ratio']:.0f} % of serial (goal <= 60 % with --jobs 2)",
+        f"worker CPU time in the serial run: {result['worker_cpu_serial']:.1f} s",
     ])
 
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures
+import contextlib
 import csv
 import ctypes
+import fcntl
 import os
 import select
 import shutil
@@ -134,6 +136,8 @@ def _read_submission(path: Path, options: GradeOptions):
                          "(clear the outputs and submit again)")
     try:
         nb = nbformat.reads(path.read_bytes().decode("utf-8"), as_version=4)
+    except OSError as exc:
+        raise ValueError(f"cannot read the file: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ValueError("not a notebook (not UTF-8 text)") from None
     except Exception as exc:  # nbformat raises several kinds for bad JSON or a bad schema
@@ -527,6 +531,17 @@ def not_dumpable() -> None:
         pass
 
 
+def _expand(submissions) -> list:
+    """Files as given; a folder stands for the notebooks below it (checkpoints left out)."""
+    paths = []
+    for given in map(Path, submissions):
+        if given.is_dir():
+            paths += sorted(p for p in given.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        else:
+            paths.append(given)
+    return paths
+
+
 def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = False,
           options: GradeOptions = GradeOptions(), feedback_dir=None, seed: int | None = None,
           progress: bool = True, log=None) -> list:
@@ -537,7 +552,8 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     problem_set : str
         e.g. ``"ps1"``.
     submissions : list of path
-        Students' notebooks (anything else gets a row saying why it cannot be graded).
+        Students' notebooks (anything else gets a row saying why it cannot be graded); a folder
+        stands for all the ``.ipynb`` files below it.
     out : path
         The grades CSV; rows of students already graded there are kept and, unless ``force``,
         those students are skipped.
@@ -564,12 +580,32 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     if options.timeout <= 0:
         raise ValueError(f"timeout must be positive, got {options.timeout}")
-    paths = [Path(p) for p in submissions]
+    paths = _expand(submissions)
     if not paths:
         raise ValueError("no submissions given")
     questions = questions_of(problem_set)
     specs = answer_specs(problem_set)
     ids = student_ids(paths)
+    with _exclusive(out):
+        return _grade_into(problem_set, questions, specs, paths, ids, out, jobs=jobs, force=force, options=options,
+                           feedback_dir=feedback_dir, seed=seed, progress=progress, log=log)
+
+
+@contextlib.contextmanager
+def _exclusive(out):
+    """Hold a lock next to the grades file: two runs writing the same file would lose rows."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_name(f".{out.name}.lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ValueError(f"another grading run is writing {out}") from None
+        yield
+
+
+def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, options, feedback_dir, seed,
+                progress, log) -> list:
     rows = read_grades(out)
     by_student: dict = {}
     for row in rows:
@@ -613,4 +649,5 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
                 raise
     finally:
         bar.close()
+        _STOPPING.clear()  # every thread of this run is done: later runs may start workers
     return [row for s in sorted(by_student) for row in by_student[s]]

@@ -30,6 +30,7 @@ import linecache
 import os
 import resource
 import sys
+import threading
 
 
 class _Sink(io.TextIOBase):
@@ -50,7 +51,13 @@ class _Sink(io.TextIOBase):
         return len(text)
 
 
+#: Stack of each new thread. The simulator runs a thread per CUDA thread: with the default 8 MB of
+#: address space each, a block of 1024 threads alone would exceed the address-space limit.
+THREAD_STACK = 1 << 20
+
+
 def _set_limits(memory_mb: int) -> None:
+    threading.stack_size(THREAD_STACK)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault must not leave a core file
     if memory_mb > 0:
         limit = memory_mb * 1024 * 1024

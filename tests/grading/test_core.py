@@ -131,7 +131,7 @@ def test_split_test_needs_all_three_steps():
         Test("t")
 
 
-@pytest.mark.parametrize("problem_set", ["ps1"])
+@pytest.mark.parametrize("problem_set", ["ps1", "ps2", "ps3", "ps4"])
 def test_problem_set_tests_are_split_for_isolated_grading(problem_set):
     from course_lib.grading import questions_of
 

@@ -183,7 +183,7 @@ def test_protocol_carries_plain_data_only():
 
 def test_huge_output_and_memory_hog_lose_only_their_question(tmp_path):
     q3 = {
-        "huge": "def choose_tile(*args):\n    print('x' * 10**8)\n    return np.zeros(10**7)\n",
+        "huge": "def choose_tile(*args):\n    print('x' * 10**7)\n    return np.zeros(3 * 10**6)\n",
         "hog": "def choose_tile(*args):\n    return np.ones(10**10).sum()\n",
     }
     options = grader.GradeOptions(timeout=30, memory_mb=3072, max_reply_mb=16)
@@ -223,3 +223,41 @@ def test_a_worker_that_cannot_start_stops_the_run_without_rows(tmp_path, monkeyp
         with pytest.raises(RuntimeError, match="a grading worker could not start"):
             grader.grade("ps1", [tmp_path / "alice.ipynb"], out, progress=False)
     assert not out.exists()
+
+
+def test_a_block_of_1024_simulated_threads_fits_the_memory_limit(tmp_path):
+    q3 = ("@cuda.jit\ndef fill(a):\n    cuda.syncthreads()  # all 1024 threads alive at once\n"
+          "    a[cuda.grid(1)] = 1.0\n\n\n"
+          "def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+          "    ones = np.zeros(1024)\n    fill[1, 1024](ones)\n"
+          "    best, p = None, 1\n"
+          "    while p <= max_threads_per_block and ones.sum() == 1024:\n"
+          "        if math.ceil(n / p) >= sm_count and 2 * p <= max_threads_per_sm:\n"
+          "            best = p\n"
+          "        p *= 2\n"
+          "    return best\n")
+    nbformat.write(make_submissions._with({"ps1_q3_answer": q3}), tmp_path / "big_block.ipynb")
+    results = grader.grade_submission(tmp_path / "big_block.ipynb", "ps1", seed=1,
+                                      options=grader.GradeOptions(timeout=60, memory_mb=4096))
+    assert results[2].points == 2, results[2].reason
+
+
+def test_folders_stand_for_the_notebooks_below_them(tmp_path):
+    for student in ("alice", "bob"):
+        (tmp_path / "submitted" / student / "ps1").mkdir(parents=True)
+        (tmp_path / "submitted" / student / "ps1" / "ps1_nbody.ipynb").write_text("not json")
+    (tmp_path / "submitted" / "bob" / "ps1" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "submitted" / "bob" / "ps1" / ".ipynb_checkpoints" / "ps1_nbody-checkpoint.ipynb").write_text("{}")
+    rows = grader.grade("ps1", [tmp_path / "submitted"], tmp_path / "grades.csv", progress=False)
+    assert sorted({r["student"] for r in rows}) == ["alice/ps1/ps1_nbody", "bob/ps1/ps1_nbody"]
+    assert all("not a readable .ipynb notebook" in r["reason"] for r in rows)
+
+
+def test_two_runs_cannot_write_the_same_grades_file(tmp_path):
+    import fcntl
+
+    out = tmp_path / "grades.csv"
+    with open(tmp_path / ".grades.csv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with pytest.raises(ValueError, match="another grading run is writing"):
+            grader.grade("ps1", [tmp_path / "x.ipynb"], out, progress=False)
