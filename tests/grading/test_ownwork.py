@@ -4,6 +4,7 @@ import functools
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from course_lib import nbody
 from course_lib.grading import TestFailure, as_student_function
@@ -59,3 +60,20 @@ def test_forbidden_library_constants():
 def test_not_a_function():
     with pytest.raises(TestFailure, match="must be a function"):
         as_student_function(3, "total")
+
+
+@cuda.jit
+def fill(a):
+    a[cuda.grid(1)] = 1.0
+
+
+def test_a_students_own_kernel_launch_is_allowed():
+    """Simulated launches go through course_lib.sim; the kernel is still the student's."""
+
+    def counts_with_a_kernel(n):
+        ones = np.zeros(n)
+        fill[1, n](ones)
+        return int(ones.sum())
+
+    assert as_student_function(counts_with_a_kernel, "count") is counts_with_a_kernel
+    assert counts_with_a_kernel(4) == 4
