@@ -20,7 +20,10 @@ bound bandwidth / (12 * iterations).
 
 GPU times come from CUDA events around the whole search, host loop included (each
 level copies a frontier size or the ``done`` flag back), and the final copy of the
-depths and parents to the host; the graph is on the device already.
+depths and parents to the host. The graph is on the device already, but each search
+still allocates its depth, parent and frontier buffers (and ``frontier_scan`` its
+per-arc scratch), so the figures include those allocations: a lower bound on what a
+search with preallocated buffers reaches.
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ def _gpu_rows(graphs, quick, bandwidth):
                 run = traverse(g, source, method, on_device=on_device)
                 stop.record()
                 stop.synchronize()
-                samples.append(start.elapsed_time(stop) / 1e3)  # milliseconds
+                samples.append(start.elapsed_time(stop) / 1e3)  # events measure milliseconds; keep seconds
             row = _row(method, name, g, _component_edges(g, run.depth), float(np.median(samples)), run)
             if bandwidth:
                 if method == "edge_quadratic":

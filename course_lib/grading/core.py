@@ -24,6 +24,7 @@ reach the student's process.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import html
 import importlib
@@ -413,7 +414,10 @@ def failed_outcome(test: Test, message: str, *, exception: str | None = None,
         Add the test's hint (not after a timeout or a crash, where it would mislead).
     """
     if test.hidden and not reveals_nothing and message != NOT_ANSWERED:
-        message = f"{exception} raised" if exception else HIDDEN_FAILURE
+        # Only a built-in exception's name: a class made by the student's code could carry
+        # the hidden inputs in its name.
+        builtin = isinstance(getattr(builtins, exception or "", None), type)
+        message = (f"{exception} raised" if builtin else "an exception was raised") if exception else HIDDEN_FAILURE
     if hint and test.hint and message != NOT_ANSWERED and not message.startswith("not run"):
         message += f"\nHint: {test.hint}"
     return TestOutcome(test.name, False, message, hidden=test.hidden)

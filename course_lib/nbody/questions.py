@@ -17,6 +17,7 @@ import numpy as np
 from .. import device
 from ..grading.core import Question, Test, TestFailure, as_student_kernel, compare_arrays
 from ..grading.ownwork import as_student_function
+from ..grading.trusted import trusted_check
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube
 from .reference import accelerations_reference
@@ -115,15 +116,7 @@ def _race_produce(answer, data):
     bodies = pack_bodies(np.asarray(data["pos"]), np.asarray(data["mass"]))
     n = len(bodies)
     acc = np.zeros((n, 3), np.float32)
-    try:
-        from .. import sim
-    except ImportError:  # checker not in this installation: the kernel must at least run
-        from numba import cuda
-
-        d_acc = cuda.to_device(acc)
-        kernel[(n + tile - 1) // tile, tile](cuda.to_device(bodies), np.float32(SOFTENING**2), d_acc)
-        return {"ok": True, "report": "race checker not available", "acc": d_acc.copy_to_host()}
-    report = sim.check(kernel, (n + tile - 1) // tile, tile, bodies, np.float32(SOFTENING**2), acc)
+    report = trusted_check(kernel, (n + tile - 1) // tile, tile, bodies, np.float32(SOFTENING**2), acc)
     return {"ok": bool(report.ok), "report": str(report), "acc": acc}
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from .. import device
 from ..grading.core import Question, Test, TestFailure, as_student_kernel
 from ..grading.ownwork import as_student_function
+from ..grading.trusted import trusted_check
 from .bench import BYTES_PER_PIXEL_ITERATION
 from .compare import compare_images
 from .data import cat_in_coffee, synthetic_pair
@@ -252,14 +253,12 @@ def _race_inputs(rng, info):
 
 def _race_produce(kernel, data):
     """One iteration under the simulator's race checker; its report and the new iterate are the outputs."""
-    from .. import sim
-
     labels = np.asarray(data["labels"])
     nxt = np.array(data["guess"], np.float32)
     h, w = labels.shape
     grid = (math.ceil(w / BLOCK[0]), math.ceil(h / BLOCK[1]))
-    report = sim.check(kernel, grid, BLOCK, np.array(data["guess"], np.float32), np.asarray(data["rhs"]),
-                       labels, nxt)
+    report = trusted_check(kernel, grid, BLOCK, np.array(data["guess"], np.float32), np.asarray(data["rhs"]),
+                           labels, nxt)
     return {"ok": bool(report.ok), "report": str(report), "next": nxt}
 
 
@@ -273,14 +272,6 @@ def _race_judge(data, got, info):
         raise TestFailure("the iterate did not come back from the race checker")
     _compare(_judge_iterate(data["target"], classify_mask(data["mask"]), iterate),
              jacobi_reference(data["source"], data["target"], data["mask"], 1), "result under the race checker")
-
-
-def _race_checker_available():
-    try:
-        from .. import sim  # noqa: F401
-    except ImportError:  # checker not available in this installation
-        return False
-    return True
 
 
 _EDGE_HINT = "D counts only the neighbours inside the image: 3 on an edge, 2 in a corner; guard every neighbour read"
@@ -297,7 +288,7 @@ _Q1_TESTS = [
     _clone_test("hidden: the classic pair", _large, device.pick(sim=3, gpu=800), hidden=True,
                 hint="compare with the lesson's reference on the cat in the coffee"),
 ]
-if device.is_simulator() and _race_checker_available():
+if device.is_simulator():
     _Q1_TESTS.append(Test("hidden: race check", hidden=True,
                           hint="no thread may write what another thread reads in the same launch",
                           inputs=_race_inputs, produce=_race_produce, judge=_race_judge))

@@ -22,8 +22,9 @@ Semantics, where the hardware leaves a choice:
 
 * shuffles have width 32, as Numba's ``shfl_*_sync`` (which take no width argument);
   a source lane past the warp's edge, or outside the mask, gives the caller's own value;
-* ``ballot_sync`` and ``match_any_sync`` return the lane mask as a non-negative int
-  (on a GPU Numba types the ballot as int32, negative when lane 31 is set);
+* ``ballot_sync``, ``match_any_sync`` and ``match_all_sync`` return lane masks as int32,
+  as Numba types them on a GPU (negative when lane 31 is set); ``activemask()`` and
+  ``lanemask_lt()`` return uint32;
 * ``activemask()`` waits until no thread can run, then returns the lanes of the warp
   that reached that same call: the lanes a converged warp would have active there.
 """
@@ -89,6 +90,11 @@ def _bits(lanes):
     return out
 
 
+def _int32_mask(bits):
+    """A 32-bit lane mask as the int32 Numba gives on a GPU (negative when lane 31 is set)."""
+    return np.uint32(bits).view(np.int32)
+
+
 def _shuffle_source(kind, lane, operand):
     """Source lane of a shuffle (width 32, as Numba's shfl_*_sync), or None for 'keep own value'."""
     if kind == "shfl_sync":
@@ -100,7 +106,8 @@ def _shuffle_source(kind, lane, operand):
         src = lane + int(operand)
         return src if src < WARP_SIZE else None
     if kind == "shfl_xor_sync":
-        return (lane ^ int(operand)) % WARP_SIZE
+        src = lane ^ int(operand)  # a lane mask of 32 or more points past the warp: keep own value
+        return src if src < WARP_SIZE else None
     raise AssertionError(kind)
 
 
@@ -118,14 +125,15 @@ def _complete(coll):
     if kind == "syncwarp":
         return dict.fromkeys(values, None)
     if kind == "match_any_sync":
-        return {lane: _bits(other for other, v in values.items() if v == value) for lane, value in values.items()}
+        return {lane: _int32_mask(_bits(other for other, v in values.items() if v == value))
+                for lane, value in values.items()}
     if kind == "match_all_sync":
         same = len({v for v in values.values()}) == 1
-        result = (coll.mask, True) if same else (0, False)
+        result = (_int32_mask(coll.mask), True) if same else (np.int32(0), False)
         return dict.fromkeys(values, result)
     preds = {lane: bool(v) for lane, v in values.items()}
     if kind == "ballot_sync":
-        result = _bits(lane for lane, p in preds.items() if p)
+        result = _int32_mask(_bits(lane for lane, p in preds.items() if p))
     elif kind == "all_sync":
         result = all(preds.values())
     elif kind == "any_sync":
@@ -264,7 +272,7 @@ class ScheduledBlockManager:
 
     def _resolve_activemasks(self):
         for group in self.active_groups.values():
-            mask = _bits(v.lane for v in group)
+            mask = np.uint32(_bits(v.lane for v in group))
             for v in group:
                 v.result = mask
             self.ready.extend(group)

@@ -12,7 +12,7 @@ Three things of numba-cuda's simulator are changed, all reversibly:
    primitives it lacks: ``shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``,
    ``shfl_xor_sync``, ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``,
    ``match_any_sync``, ``match_all_sync``, ``syncwarp``, ``activemask`` and
-   ``lanemask_lt``;
+   ``lanemask_lt``, and a ``popc`` that counts negative values' bits as a GPU does;
 3. for :func:`course_lib.sim.record` only, transfer and launch functions are wrapped
    for the duration of the ``with`` block (see :mod:`course_lib.sim._record`).
 
@@ -23,6 +23,8 @@ These rely on internals of numba-cuda, which is pinned in ``pyproject.toml``;
 from __future__ import annotations
 
 import functools
+
+import numpy as np
 
 from . import _engine
 
@@ -80,13 +82,23 @@ def activemask(self):
 
 def lanemask_lt(self):
     """Simulated ``cuda.lanemask_lt``: bits of the lanes below this one."""
-    return (1 << _current().v.lane) - 1
+    return np.uint32((1 << _current().v.lane) - 1)
+
+
+def popc(self, val):
+    """Simulated ``cuda.popc``: set bits of the value's two's-complement pattern.
+
+    The stock simulator counts the ones of ``bin(val)``, which is wrong for negative
+    values (an int32 ballot with lane 31 set, say): -1 has 32 set bits on a GPU, not 1.
+    """
+    width = np.dtype(val.dtype).itemsize * 8 if isinstance(val, np.integer) else 64
+    return bin(int(val) & ((1 << width) - 1)).count("1")
 
 
 @functools.lru_cache(maxsize=None)
 def _warp_methods():
     methods = {name: _collective(name) for name in _WARP_NAMES if name.endswith("_sync")}
-    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt)
+    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt, popc=popc)
     return methods
 
 

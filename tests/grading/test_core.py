@@ -154,3 +154,12 @@ def test_package_exports_every_public_name_of_core():
     import course_lib.grading as grading
 
     assert all(hasattr(grading, name) for name in grading.__all__)
+
+
+def test_hidden_failure_names_only_builtin_exceptions():
+    from course_lib.grading.core import failed_outcome
+
+    hidden = Test("hidden", lambda answer, rng: None, hidden=True)
+    assert failed_outcome(hidden, "details", exception="IndexError").message == "IndexError raised"
+    leaky = failed_outcome(hidden, "details", exception="inputs_were_1_2_3")
+    assert leaky.message == "an exception was raised" and "1_2_3" not in leaky.message

@@ -220,3 +220,19 @@ def test_writes_past_the_end_are_caught_even_where_they_do_not_fault():
     padded[n + 1] = np.nan
     with pytest.raises(TestFailure, match=r"wrote past the end of acc \(row 6 of an array of 5 rows\)"):
         _exact_rows(padded, n)
+
+
+@pytest.mark.skipif(not device.is_simulator(), reason="the race checker runs kernels in the simulator")
+def test_rebinding_the_checker_in_the_notebook_does_not_hide_a_race(monkeypatch):
+    import course_lib.sim
+
+    class AllClear:
+        ok = True
+
+        def __str__(self):
+            return "no problems"
+
+    monkeypatch.setattr(course_lib.sim, "check", lambda *args, **kwargs: AllClear())
+    result = grade("ps1.q1", one_barrier_kernel, tile=TILE)
+    race = next(o for o in result.outcomes if o.name == "hidden: race and barrier check")
+    assert not race.passed

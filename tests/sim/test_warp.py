@@ -121,7 +121,8 @@ def test_votes_match_cuda_semantics(pattern, rng):
     outs = [np.zeros(64, np.int64) for _ in range(5)]
     vote_kernel[1, 64](x, *outs)
     p = (x > 0).reshape(2, 32)
-    bits = (p * (1 << np.arange(32, dtype=np.int64))).sum(axis=1)
+    # Numba types the ballot as int32 on a GPU: negative when lane 31 votes true.
+    bits = (p * (1 << np.arange(32, dtype=np.int64))).sum(axis=1).astype(np.uint32).view(np.int32)
     want = [bits, p.all(axis=1), p.any(axis=1), p.all(axis=1) | ~p.any(axis=1), p.sum(axis=1)]
     for got, w in zip(outs, want):
         np.testing.assert_array_equal(got, np.repeat(w.astype(np.int64), 32))
@@ -191,14 +192,26 @@ def test_activemask_names_the_lanes_that_took_the_branch(n, rng):
     np.testing.assert_array_equal(out[: (n + 31) // 32], [x[:32].sum(), x[32:].sum()][: (n + 31) // 32])
 
 
+@cuda.jit
+def ballot_into_int32(x, out):
+    i = cuda.grid(1)
+    out[i] = cuda.ballot_sync(FULL_MASK, x[i] > 0)
+
+
+def test_a_ballot_with_lane_31_fits_an_int32_array_as_on_a_gpu():
+    out = np.zeros(32, np.int32)
+    ballot_into_int32[1, 32](np.ones(32, np.int32), out)
+    np.testing.assert_array_equal(out, -1)
+
+
 def test_match_and_lanemask():
     x = (np.arange(32) % 3).astype(np.int32)
     outs = [np.zeros(32, np.int64) for _ in range(3)]
     match_and_syncwarp_kernel[1, 32](x, *outs)
     lanes = np.arange(32)
     for lane in range(32):
-        assert outs[0][lane] == sum(1 << j for j in lanes[x == x[lane]])
-    np.testing.assert_array_equal(outs[1], FULL_MASK)
+        assert outs[0][lane] == np.uint32(sum(1 << j for j in lanes[x == x[lane]])).view(np.int32)
+    np.testing.assert_array_equal(outs[1], np.uint32(FULL_MASK).view(np.int32))  # -1, as int32 on a GPU
     np.testing.assert_array_equal(outs[2], (1 << lanes) - 1)
 
 
