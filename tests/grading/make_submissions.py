@@ -217,6 +217,13 @@ def notebooks() -> dict:
         "snoop.ipynb": _with({"ps1_setup": _setup_plus(SNOOP), "ps1_q1_answer": ZERO_KERNEL,
                               "ps1_q2_answer": "naive_fetches_per_body = lambda n: 2 * n + len(os.environ.get("
                                                "'GRADER_SECRET_TOKEN', ''))\ntiled_fetches_per_tile = lambda p: 2 * p\n"}),
+    }
+
+
+def broken_files() -> dict:
+    """Submissions that are not notebooks at all: written by the tests into a temporary folder,
+    not committed (a repository should not hold broken .ipynb files)."""
+    return {
         "corrupted.ipynb": b'{"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outp',
         "not_a_notebook.ipynb": bytes(range(256)) * 4,
     }
@@ -228,11 +235,19 @@ def write(folder=HERE) -> list:
     written = []
     for name, content in notebooks().items():
         path = folder / name
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            nbformat.write(_clean(content), path)
+        nbformat.write(_clean(content), path)
         written.append(path)
+    return written
+
+
+def write_broken(folder) -> list:
+    """Write :func:`broken_files` into ``folder``; return their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, content in broken_files().items():
+        (folder / name).write_bytes(content)
+        written.append(folder / name)
     return written
 
 
