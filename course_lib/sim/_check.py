@@ -322,7 +322,7 @@ def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
         from numba.cuda.errors import normalize_kernel_dimensions
 
         grid, block = normalize_kernel_dimensions(griddim, blockdim)
+        message, kind = str(err), "barrier" if isinstance(err, _engine.BarrierError) else "warp"
         if not any(p.kind == "warp" for p in checker.problems.values()):
-            checker._add(("deadlock", str(err)), lambda: Problem(
-                "barrier" if isinstance(err, _engine.BarrierError) else "warp", str(err)))
+            checker._add(("deadlock", message), lambda: Problem(kind, message))
     return CheckReport(py_function(kernel).__name__, tuple(grid), tuple(block), list(checker.problems.values()), seed)

@@ -15,6 +15,8 @@ matrices.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import device
@@ -87,7 +89,7 @@ def _gpu_rows(quick, bandwidth):
                 if not correct:
                     notes.append(f"{name} {method} {np.dtype(dtype).name}: relative error {error:.1e} "
                                  "(left out of the comparison with cuSPARSE)")
-                seconds = gpu_time(lambda: op.launch(d_x, d_y))
+                seconds = gpu_time(functools.partial(op.launch, d_x, d_y))
                 row = _row(method, name, A, seconds, dtype, bytes_per_spmv(A, method, K=op.K), bandwidth)
                 row.update(K=op.K, relative_error=error, correct=correct)
                 rows.append(row)

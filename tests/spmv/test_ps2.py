@@ -269,18 +269,6 @@ def test_k_choice_wrong_answers_say_why():
     assert "answer with a dict" in grade("ps2.q3", _bg_k).error
 
 
-def test_untouched_problem_set_runs_to_the_end_and_scores_zero(notebooks):
-    nb, errors = notebooks.execute(ROOT / "problem_sets" / "ps2_spmv.ipynb")
-    assert not errors, [e["ename"] + ": " + e["evalue"] for e in errors]
-    assert "ps2 total: 0/10" in notebooks.score(nb)
-
-
-@pytest.mark.skipif(device.is_simulator(), reason="nbval runs the solution notebook in the simulator already")
-def test_solution_scores_full_marks_on_gpu(notebooks):
-    nb, errors = notebooks.execute(ROOT / "solutions" / "ps2_spmv.ipynb")
-    assert not errors and "ps2 total: 10/10" in notebooks.score(nb)
-
-
 PS2_MONKEYPATCH = '''
 import course_lib.grading.core
 import course_lib.spmv.questions as questions_module
