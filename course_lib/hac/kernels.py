@@ -31,8 +31,8 @@ Stages and kernels:
    - sort, then a segmented reduction on the GPU: :func:`collect_kernel` appends
      ``(l << 32) | e`` keys of k's entries, :func:`sort_keys_kernel` sorts them (one
      block, bitonic), :func:`fusion_segmented_kernel` sums each run of equal l;
-   - sort then sum on the CPU (the thesis): :func:`collect_kernel`, a copy to the host,
-     and :func:`apply_updates_kernel` to write the host's results back.
+   - sort on the CPU, then sum (the thesis): :func:`collect_kernel`, a copy of the keys
+     to the host, which sorts them, and :func:`merge_runs_kernel` (one thread per run).
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ __all__ = [
     "argmax_aos_kernel",
     "argmax_pairs_kernel",
     "argmax_soa_kernel",
-    "apply_updates_kernel",
-    "collect_kernel",
+        "collect_kernel",
     "fusion_apply_kernel",
     "fusion_reset_kernel",
     "fusion_scatter_kernel",
     "fusion_segmented_kernel",
+    "merge_runs_kernel",
     "merge_step_kernel",
     "sort_keys_kernel",
     "suppress_kernel",
@@ -619,26 +619,40 @@ def fusion_segmented_kernel(block: int):
     return cuda.jit(fusion_segmented)
 
 
-def _example_apply_updates():
+def _example_merge_runs():
     src, dst, w, _ = _example_fusion_arrays()
-    return 1, 32, (np.array([0, 2, 5], np.int32), np.array([0.4, -np.inf, 0.7], np.float32), src, dst, w)
+    # k = 9: left runs (l=2: entries 0, 2), (l=4: 1, 7); right runs (l=2: 3, 5), (l=4: 4, 6).
+    entries = np.array([0, 2, 1, 7, 3, 5, 4, 6], np.int32)
+    return 1, 32, (entries, np.array([0, 2, 4, 6, 8], np.int32), src, dst, w)
 
 
-@course_kernel("void(int32[::1], float32[::1], int32[::1], int32[::1], float32[::1])", lesson=LESSON,
-               example=_example_apply_updates)
-def apply_updates_kernel(indices, values, src, dst, weights):
-    """Write the host's fusion results: ``weights[indices[u]] = values[u]``; -inf makes a tombstone.
+@course_kernel("void(int32[::1], int32[::1], int32[::1], int32[::1], float32[::1])", lesson=LESSON,
+               example=_example_merge_runs)
+def merge_runs_kernel(entries, run_starts, src, dst, weights):
+    """The thesis's fusion after its CPU sort: one thread per run adds the run up, in order.
 
-    One thread per update (the thesis's ``merge_weights`` step after its CPU sort).
+    Parameters
+    ----------
+    entries : int32 array of shape (R,)
+        Entry indices of k, sorted by neighbour then index (by the host).
+    run_starts : int32 array of shape (n_runs + 1,)
+        Run r is ``entries[run_starts[r]:run_starts[r + 1]]``.
+    src, dst, weights : arrays of shape (M,)
+
+    The first entry of each run keeps the sum; the others become tombstones.
     """
-    u = cuda.grid(1)
-    if u >= indices.shape[0]:
+    r = cuda.grid(1)
+    if r >= run_starts.shape[0] - 1:
         return
-    e = indices[u]
-    weights[e] = values[u]
-    if values[u] == -math.inf:
+    head = entries[run_starts[r]]
+    total = weights[head]
+    for p in range(run_starts[r] + 1, run_starts[r + 1]):
+        e = entries[p]
+        total += weights[e]
+        weights[e] = -math.inf
         src[e] = -1
         dst[e] = -1
+    weights[head] = total
 
 
 # --------------------------------------------------------------------------------------

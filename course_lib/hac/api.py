@@ -1,0 +1,122 @@
+"""Public entry point of Unit 5: :func:`cluster`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device
+from .._validate import check_block, check_choice, check_int
+from ._dendrogram import Dendrogram
+from ._device import FUSIONS, LAYOUTS, DeviceClustering
+from ._graph import as_graph
+from .cpu import average_link_cpu, average_link_scan
+from .reference import average_link_reference, scipy_average_linkage
+
+__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "cluster", "default_block"]
+
+#: ``"gpu"``: the kernels, device-resident loop; ``"gpu_roundtrip"``: the kernels with the
+#: thesis's host round trip every iteration; ``"cpu"``: compiled, heap-based (the strong
+#: baseline); ``"cpu_scan"``: compiled, the thesis's full scans; ``"reference"``: NumPy;
+#: ``"scipy"``: SciPy's UPGMA on D = c - S per component.
+METHODS = ("gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy")
+GPU_METHODS = METHODS[:2]
+
+
+def default_block() -> int:
+    """Threads per block of the unit's kernels: 256 on a GPU, 32 in the simulator."""
+    return device.pick(sim=32, gpu=256)
+
+
+def _dtype(dtype, method):
+    if dtype is None:
+        return np.dtype(np.float32 if method in GPU_METHODS else np.float64)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}") from None
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    if method == "scipy" and dtype != np.float64:
+        raise ValueError("dtype must be float64 (or None) for method 'scipy', which works in float64")
+    return dtype
+
+
+def cluster(graph, method="gpu", *, dtype=None, fusion=None, layout="soa", block=None, measure_stages=False,
+            max_merges=None) -> Dendrogram:
+    """Average-linkage hierarchical clustering of a sparse affinity graph (the thesis's algorithm).
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix of shape (N, N), tuple (src, dst, weight), or AffinityGraph
+        Symmetric, non-negative, finite affinities; no self-loops (see
+        :func:`~course_lib.hac.as_graph`). A missing pair has affinity 0, and clusters
+        in different connected components are never merged.
+    method : {"gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy"}
+        See :data:`METHODS`.
+    dtype : float32 or float64, optional
+        Precision of the affinities during the run. Default: float32 for the GPU
+        methods (the thesis's choice), float64 otherwise; ``"scipy"`` is float64 only.
+    fusion : {"segmented", "atomic", "cpu_sort"}, optional
+        GPU methods only: how k's duplicate entries are summed. Default ``"segmented"``
+        (``"gpu"``) or ``"cpu_sort"`` (``"gpu_roundtrip"``, the thesis's); ``"cpu_sort"``
+        needs the host, so only ``"gpu_roundtrip"`` takes it.
+    layout : {"soa", "aos"}
+        GPU methods only: weights in their own array, or in {value, index} structs.
+    block : int, optional
+        GPU methods only: threads per block, a power of two (default :func:`default_block`).
+    measure_stages : bool
+        GPU methods only: time each stage (CUDA events on a GPU; the wall clock in the
+        simulator) into ``Dendrogram.stage_seconds``. The reference always measures.
+    max_merges : int, optional
+        ``"gpu"``, ``"gpu_roundtrip"`` and ``"reference"``: stop after this many merges (to
+        time part of a large run); the tree is then incomplete.
+
+    Returns
+    -------
+    Dendrogram
+        ``parent`` and ``height`` of length 2N - nC; merge q creates cluster N + q.
+        ``.linkage()`` gives SciPy's Z, ``.labels(n_clusters=...)`` flat clusters.
+
+    Raises
+    ------
+    ValueError
+        A graph that is empty, not symmetric, has negative, NaN or infinite
+        affinities, self-loops, repeated entries or indices out of range; an unknown
+        method, fusion or layout; options the method does not take.
+
+    Examples
+    --------
+    >>> from course_lib.hac import cluster, path_graph
+    >>> cluster(path_graph(4), method="cpu").parent.tolist()
+    [4, 4, 5, 6, 5, 6, 6]
+    """
+    method = check_choice(method, "method", METHODS)
+    g = as_graph(graph)
+    dtype = _dtype(dtype, method)
+    if max_merges is not None:
+        max_merges = check_int(max_merges, "max_merges", minimum=0)
+        if method not in ("gpu", "gpu_roundtrip", "reference"):
+            raise ValueError(f"max_merges applies to methods 'gpu', 'gpu_roundtrip' and 'reference', not {method!r}")
+    if method not in GPU_METHODS:
+        if fusion is not None or layout != "soa" or block is not None or measure_stages:
+            raise ValueError(f"fusion, layout, block and measure_stages apply to the GPU methods {GPU_METHODS}, "
+                             f"not {method!r}")
+        if method == "cpu":
+            return average_link_cpu(g, dtype)
+        if method == "cpu_scan":
+            return average_link_scan(g, dtype)
+        if method == "reference":
+            return average_link_reference(g, dtype, max_merges=max_merges)
+        return scipy_average_linkage(g)
+    resident = method == "gpu"
+    fusion = check_choice(fusion if fusion is not None else ("segmented" if resident else "cpu_sort"), "fusion",
+                          FUSIONS)
+    if resident and fusion == "cpu_sort":
+        raise ValueError("fusion 'cpu_sort' sorts on the host every iteration: use method 'gpu_roundtrip' "
+                         "(or fusion 'segmented' or 'atomic' to stay on the device)")
+    layout = check_choice(layout, "layout", LAYOUTS)
+    block = check_block(default_block() if block is None else block, "block")
+    if block & (block - 1):
+        raise ValueError(f"block must be a power of two (the reductions halve it), got {block}")
+    return DeviceClustering(g, dtype, fusion, layout, block, resident).run(measure_stages=measure_stages,
+                                                                           max_merges=max_merges)
