@@ -133,8 +133,9 @@ def argmax_soa_kernel(block: int):
         best_value = weights.dtype.type(-math.inf)
         best_index = INDEX_SENTINEL
         for e in range(cuda.grid(1), weights.shape[0], cuda.gridsize(1)):
-            if better(weights[e], e, best_value, best_index):
-                best_value = weights[e]
+            value = weights[e]
+            if better(value, e, best_value, best_index):
+                best_value = value
                 best_index = e
         _reduce_in_shared(shared_value, shared_index, best_value, best_index, t, block)
         if t == 0:
@@ -165,9 +166,11 @@ def argmax_pairs_kernel(block: int):
         best_value = values.dtype.type(-math.inf)
         best_index = INDEX_SENTINEL
         for p in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
-            if better(values[p], indices[p], best_value, best_index):
-                best_value = values[p]
-                best_index = indices[p]
+            value = values[p]
+            index = indices[p]
+            if better(value, index, best_value, best_index):
+                best_value = value
+                best_index = index
         _reduce_in_shared(shared_value, shared_index, best_value, best_index, t, block)
         if t == 0:
             out_value[cuda.blockIdx.x] = shared_value[0]
