@@ -675,12 +675,15 @@ def _example_argmax_pairs():
 
 
 def _example_argmax_aos():
+    from numba import cuda
+
     m = 77
     buffer = np.zeros((m, 2), np.float32)
     buffer[:, 0] = np.random.default_rng(2).random(m)
     buffer.view(np.int32)[:, 1] = np.arange(m)
-    out = np.zeros((2, 2), np.float32)
-    return 2, 32, (buffer, buffer.view(np.int32), out, out.view(np.int32))
+    d_buffer = cuda.to_device(buffer)  # one buffer, two views: the struct array
+    d_out = cuda.to_device(np.zeros((2, 2), np.float32))
+    return 2, 32, (d_buffer, d_buffer.view(np.int32), d_out, d_out.view(np.int32))
 
 
 def _example_segmented():

@@ -24,7 +24,8 @@ def argmax_launch(weights, layout="soa", block=None):
     ----------
     weights : ndarray of shape (M,), float32 or float64
     layout : {"soa", "aos"}
-        ``"aos"`` packs each weight with its index in an 8-byte (or 16-byte) struct.
+        ``"aos"`` packs each weight with its index in an 8-byte (or 16-byte) struct; its
+        arguments are then device arrays (two views of one buffer).
     block : int, optional
         Threads per block, a power of two (default :func:`default_block`).
     """
@@ -39,13 +40,18 @@ def argmax_launch(weights, layout="soa", block=None):
         return kernels.argmax_soa_kernel(block), grid, block, (w, np.zeros(grid, w.dtype), np.zeros(grid, np.int32))
     if layout != "aos":
         raise ValueError(f"layout must be one of ('soa', 'aos'), got {layout!r}")
+    from numba import cuda
+
     index_type = np.int32 if w.dtype == np.float32 else np.int64
     structs = np.zeros((w.size, 2), w.dtype)
     structs[:, 0] = w
     structs.view(index_type)[:, 1] = np.arange(w.size)
-    out = np.zeros((grid, 2), w.dtype)
-    return kernels.argmax_aos_kernel(block), grid, block, (structs, structs.view(index_type), out,
-                                                            out.view(index_type))
+    # Device arrays: the value view and the index view must share one buffer (two NumPy
+    # views passed to a launch would be copied to the device separately).
+    d_structs = cuda.to_device(structs)
+    d_out = cuda.to_device(np.zeros((grid, 2), w.dtype))
+    return kernels.argmax_aos_kernel(block), grid, block, (d_structs, d_structs.view(index_type), d_out,
+                                                            d_out.view(index_type))
 
 
 def argmax_profile(weights, layout="soa", block=None):
