@@ -96,7 +96,7 @@ def _reduce_in_shared(shared_value, shared_index, value, index, t, block):
         half //= 2
 
 
-_reduce_in_shared = cuda.jit(device=True)(_reduce_in_shared)
+_reduce_in_shared = cuda.jit(device=True, inline=True)(_reduce_in_shared)
 
 
 def _check_power_of_two(block):
