@@ -24,7 +24,7 @@ from . import kernels
 from ._dendrogram import Dendrogram, to_linkage
 from ._graph import AffinityGraph, as_graph, from_pairs
 from .api import FUSIONS, GPU_METHODS, LAYOUTS, METHODS, cluster, default_block
-from .compare import compare_dendrograms, cophenetic_correlation, precision_study
+from .compare import adjusted_rand_index, compare_dendrograms, cophenetic_correlation, precision_study
 from .cpu import average_link_cpu, average_link_scan
 from .data import (BUNDLE_NAMES, THESIS_M, THESIS_N, FiberGraph, Fibers, complete_graph, components_graph,
                    fiber_bundles, fiber_graph, kmeans, load_fibers, path_graph, planted_graph, random_graph,
@@ -48,6 +48,7 @@ __all__ = [
     "Dendrogram",
     "FiberGraph",
     "Fibers",
+    "adjusted_rand_index",
     "amdahl_limit",
     "amdahl_speedup",
     "as_graph",
