@@ -1,0 +1,274 @@
+"""Problem set 5 (``solutions/ps5_hac.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+
+- ``ps5.q1`` (6 points): the fusion step as a **segmented reduction** in one block, which the
+  lesson describes but does not print. Answer: ``check("ps5.q1", make_fusion_kernel)``, a
+  function of the block size returning a kernel launched as ``kernel[1, block](keys, weights,
+  src, dst)``. Graded on results (guarded buffers) on awkward inputs, the race and barrier
+  checker, and the profiler: no atomics, and the lanes share the work of long runs (SIMT
+  efficiency), so a serial loop or atomics earn at most half.
+- ``ps5.q2`` (4 points): measure and explain. Answer: ``{"amdahl": f(stage_seconds,
+  accelerated, speedup), "copies": g(method, n, seed)}``: Amdahl's law from measured stage
+  times, and the host<->device copies (both directions) of one iteration of each GPU loop,
+  measured with ``course_lib.sim.record``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..grading.core import TestFailure
+from ..grading.harness import Launch, calls_test, function, kernel_factory, question, race_test, result_test, \
+    technique_test
+from ..sim import record
+from .api import cluster
+from .data import tied_graph
+
+PROBLEM_SET = "ps5"
+#: Block size of the graded launches (small: the checker and profiler run in the simulator).
+BLOCK = 8
+#: Relative tolerance of a run's sum against the float64 reference (float32, any order of additions).
+RTOL = 1e-5
+#: Lowest share of the block's lanes active per instruction for a segmented reduction on long runs
+#: (a scan keeps most lanes busy; one thread looping over a run leaves the others idle: about 1 / BLOCK).
+MIN_ACTIVE = 0.5
+
+
+# ----------------------------------------------------------------------------- q1
+def fusion_case(n_runs, run_lengths, n_entries, seed):
+    """k's entries: ``n_runs`` runs (neighbour l, several entries each) among ``n_entries`` entries.
+
+    Returns plain data: sorted int64 keys ``(l << 32) | e``, float32 weights, int32 src and dst.
+    """
+    rng = np.random.default_rng(seed)
+    lengths = [int(run_lengths(rng)) for _ in range(n_runs)]
+    n = sum(lengths)
+    m = max(n_entries, n)
+    entries = np.sort(rng.choice(m, n, replace=False)).astype(np.int64)
+    rng.shuffle(entries)
+    neighbours = np.sort(rng.choice(10_000, n_runs, replace=False)).astype(np.int64)
+    owner = np.repeat(neighbours, lengths)
+    keys = np.sort((owner << 32) | entries)
+    k = 20_000
+    src = rng.integers(0, 10_000, m).astype(np.int32)
+    dst = rng.integers(0, 10_000, m).astype(np.int32)
+    src[keys & 0xFFFFFFFF] = k
+    dst[keys & 0xFFFFFFFF] = (keys >> 32).astype(np.int32)
+    weights = (0.05 + rng.random(m)).astype(np.float32)
+    return {"keys": keys, "weights": weights, "src": src, "dst": dst}
+
+
+def case(n_runs, run_lengths, n_entries=0):
+    return lambda rng, info: fusion_case(n_runs, run_lengths, n_entries, int(rng.integers(1 << 30)))
+
+
+def pairs(rng):
+    """A run of one or two entries (from i, from j, or both): what the algorithm produces."""
+    return rng.integers(1, 3)
+
+
+def launch_fusion(answer, data):
+    """One block of BLOCK threads over the keys (their length is the count)."""
+    return Launch(answer.kernel(BLOCK), 1, BLOCK,
+                  {"keys": np.asarray(data["keys"], np.int64), "weights": np.array(data["weights"], np.float32),
+                   "src": np.array(data["src"], np.int32), "dst": np.array(data["dst"], np.int32)},
+                  outputs=("weights", "src", "dst"))
+
+
+def expected_fusion(data):
+    """float64 sums of each run in its first entry; the other entries tombstones; the rest unchanged."""
+    keys = np.asarray(data["keys"], np.int64)
+    weights = np.array(data["weights"], np.float64)
+    src, dst = np.array(data["src"], np.int32), np.array(data["dst"], np.int32)
+    neighbour, entry = keys >> 32, keys & 0xFFFFFFFF
+    start = 0
+    for p in range(1, len(keys) + 1):
+        if p == len(keys) or neighbour[p] != neighbour[start]:
+            run = entry[start:p]
+            weights[run[0]] = weights[run].sum()
+            weights[run[1:]] = -np.inf
+            src[run[1:]] = -1
+            dst[run[1:]] = -1
+            start = p
+    return {"weights": weights, "src": src, "dst": dst}
+
+
+def _mismatch(message, cause):
+    """A comparison failure; the harness adds the cause's line and hint."""
+    return TestFailure(message, cause=cause)
+
+
+def compare_fusion(got, expected, name):
+    """Exact for the endpoints and the tombstones, relative tolerance RTOL for the sums."""
+    got = np.asarray(got)
+    if got.shape != expected.shape:
+        raise _mismatch(f"{name} has shape {got.shape}, expected {expected.shape}", "value")
+    if name.startswith("weights"):
+        dead = np.isneginf(expected)
+        wrong_dead = np.flatnonzero(dead != np.isneginf(got))
+        if wrong_dead.size:
+            e = wrong_dead[0]
+            raise _mismatch(f"{name}[{e}] = {got[e]!r}, expected {expected[e]!r}", "tombstone")
+        live = ~dead
+        err = np.abs(got[live].astype(np.float64) - expected[live])
+        bad = np.flatnonzero(~(err <= RTOL * np.abs(expected[live])))
+        if bad.size:
+            e = np.flatnonzero(live)[bad[0]]
+            raise _mismatch(f"{name}[{e}] = {got[e]!r}, expected {expected[e]:.7g}", "value")
+        return
+    bad = np.flatnonzero(got != expected)
+    if bad.size:
+        e = bad[0]
+        raise _mismatch(f"{name}[{e}] = {got[e]}, expected {expected[e]}", "tombstone")
+
+
+def run_crosses_chunks(got, expected, data) -> bool:
+    """Diagnosis: every wrong entry belongs to a run that crosses a boundary between chunks of BLOCK keys."""
+    got = np.asarray(got, np.float64)
+    expected = np.asarray(expected, np.float64)
+    if got.shape != expected.shape:
+        return False
+    wrong = np.flatnonzero(~((got == expected) | (np.abs(got - expected) <= RTOL * np.abs(expected))))
+    keys = np.asarray(data["keys"], np.int64)
+    if not wrong.size or not keys.size:
+        return False
+    neighbour, entry = keys >> 32, keys & 0xFFFFFFFF
+    position = {int(e): p for p, e in enumerate(entry)}
+    for e in wrong:
+        p = position.get(int(e))
+        if p is None:
+            return False
+        run = np.flatnonzero(neighbour == neighbour[p])
+        if run[0] // BLOCK == run[-1] // BLOCK:
+            return False
+    return True
+
+
+def active_share(metrics, data):
+    """Active lanes per warp-level instruction / BLOCK: the block is one warp of BLOCK lanes."""
+    return metrics["active_lanes"] / (BLOCK * metrics["warp_instructions"]) if metrics["warp_instructions"] else 0.0
+
+
+def no_atomics_and_shared_work(metrics, data):
+    """The share of the block's lanes at work, or -1 when the kernel used atomics (out of range either way)."""
+    return -1.0 if metrics["atomics"] > 0 else active_share(metrics, data)
+
+
+_FUSION = kernel_factory("make_fusion_kernel", probe={"block": BLOCK})
+_Q1 = dict(launch=launch_fusion, expect=expected_fusion, compare=compare_fusion)
+
+
+def _long_runs(rng):
+    return rng.integers(3 * BLOCK, 5 * BLOCK)
+
+
+Q1 = question(
+    "ps5.q1", "the fusion step as a segmented reduction", 6, answer=_FUSION,
+    tolerance=f"sums within {RTOL:g} (relative) of a float64 reference; endpoints and tombstones exact",
+    diagnose=[("chunk", run_crosses_chunks)],
+    hints={"chunk": "only runs that cross from one chunk of the block's keys to the next are wrong: carry the "
+                    "running sum and the run's first entry from the last thread of a chunk to the next chunk, and "
+                    "let only the last element of a run write the sum",
+           "tombstone": "every entry of a run but the first becomes a tombstone: weight -inf, src and dst -1; the "
+                        "first entry (lowest index: keys are sorted by neighbour, then entry) keeps the run's sum",
+           "value": "each run's first entry must end with the sum of the whole run, in float32 to about 1e-5",
+           "barrier": "a barrier between reading the partial sums of a scan step and writing them, another after "
+                      "writing; and one before the next chunk overwrites the shared arrays",
+           "unwritten": "launch one block; its threads walk the keys BLOCK at a time until all are done",
+           "technique": "a segmented scan in shared memory (log2(block) steps per chunk): every lane adds the "
+                        "partial sum offset places to its left when it belongs to the same neighbour; no atomics, "
+                        "no loop of one thread over a whole run"},
+    tests=[
+        result_test("no entries (no points: a kernel doing nothing passes)", 0, inputs=case(0, pairs), **_Q1),
+        result_test("one entry", 0.5, inputs=case(1, lambda r: 1, 5), **_Q1),
+        result_test("one run of two entries", 0.5, inputs=case(1, lambda r: 2, 6), **_Q1),
+        result_test("runs of one or two, more entries than the block", 1, inputs=case(BLOCK + 3, pairs), **_Q1),
+        result_test("long runs crossing the block's chunks", 1, inputs=case(3, _long_runs), **_Q1),
+        result_test("hidden: random runs", 0.5, hidden=True,
+                    inputs=lambda rng, info: fusion_case(int(rng.integers(1, 3 * BLOCK)),
+                                                         lambda r: r.integers(1, 2 * BLOCK), 0,
+                                                         int(rng.integers(1 << 30))), **_Q1),
+        race_test("race and barrier check", 1, technique=True, inputs=case(5, lambda r: r.integers(1, BLOCK + 2)),
+                  launch=launch_fusion, expect=expected_fusion, compare=compare_fusion),
+        technique_test("a segmented reduction: no atomics, lanes share the work (profiler)", 1.5,
+                       inputs=case(2, _long_runs), launch=launch_fusion, expect=expected_fusion,
+                       compare=compare_fusion, measure=no_atomics_and_shared_work,
+                       limit=lambda data: (MIN_ACTIVE, 1.0),
+                       unit="active lanes per instruction / block size (-1 with atomics)",
+                       technique="a segmented scan in shared memory without atomics"),
+    ])
+
+
+# ----------------------------------------------------------------------------- q2
+STAGES = ("matching", "suppression", "weighting", "collection", "integration", "fusion")
+#: The thesis's C profile (its Cuadro 1), seconds.
+THESIS_CPU = {"matching": 43.89, "suppression": 64.60, "weighting": 118.84, "collection": 71.83, "integration": 0.10,
+              "fusion": 0.15}
+
+
+def amdahl_overall(stage_seconds, accelerated, speedup):
+    """The grader's rule: time before / time after, when the ``accelerated`` stages run ``speedup`` times faster."""
+    before = sum(stage_seconds.values())
+    after = sum(t / speedup if s in accelerated else t for s, t in stage_seconds.items())
+    return before / after
+
+
+def _amdahl_cases(rng, info):
+    random = {s: float(rng.uniform(0.01, 10)) for s in STAGES}
+    chosen = [s for s in STAGES if rng.random() < 0.5] or ["weighting"]
+    return [(THESIS_CPU, ["matching", "suppression", "weighting", "collection"], 10.0),
+            (THESIS_CPU, ["weighting"], 46.0),
+            (random, chosen, float(rng.uniform(2, 100)))]
+
+
+def _hidden_amdahl_cases(rng, info):
+    random = {s: float(rng.uniform(0.01, 10)) for s in STAGES}
+    return [(random, list(STAGES), 7.0), (random, [], 50.0), (THESIS_CPU, ["fusion"], 1e9)]
+
+
+#: record() logs every copy of the process into every open log: the grader, which may judge several
+#: submissions in threads of one process, measures one run at a time.
+_RECORD_LOCK = threading.Lock()
+
+
+def copies_per_iteration(method, n, seed):
+    """The grader's measurement: host<->device copies (both directions) made by the second merge."""
+    graph = tied_graph(n, seed=seed)
+    counts = []
+    with _RECORD_LOCK:
+        for merges in (1, 2):
+            with record() as log:
+                cluster(graph, method, max_merges=merges)
+            s = log.summary()
+            counts.append(s["HtoD_count"] + s["DtoH_count"])
+    return counts[1] - counts[0]
+
+
+def _copies_cases(method):
+    return lambda rng, info: [(method, int(rng.integers(6, 10)), int(rng.integers(100)))]
+
+
+_COPIES = function("copies", allowed=(cluster, record, tied_graph))
+
+Q2 = question(
+    "ps5.q2", "measure and explain: Amdahl's law and the copies of each loop", 4,
+    answer={"amdahl": function("amdahl"), "copies": _COPIES},
+    tolerance="the speedups to 1e-9 (relative); the copies exact",
+    tests=[
+        calls_test("Amdahl: the thesis's stages and a random profile", 1, key="amdahl", rtol=1e-9,
+                   args=_amdahl_cases, expect=amdahl_overall,
+                   explain=lambda a, want: "the stages not accelerated keep their time; the accelerated ones take "
+                                           "time / speedup"),
+        calls_test("hidden: every stage, no stage, a huge speedup", 1, key="amdahl", rtol=1e-9, hidden=True,
+                   args=_hidden_amdahl_cases, expect=amdahl_overall),
+        calls_test("copies of one iteration, host round trip", 1, key="copies", args=_copies_cases("gpu_roundtrip"),
+                   expect=copies_per_iteration,
+                   explain=lambda a, want: "run 1 and 2 merges under record() and subtract: the second merge's "
+                                           "copies",
+                   hint="log.summary()['HtoD_count'] + ['DtoH_count'] for max_merges=2 minus max_merges=1"),
+        calls_test("copies of one iteration, device-resident loop", 1, key="copies", args=_copies_cases("gpu"),
+                   expect=copies_per_iteration),
+    ])
+
+QUESTIONS = (Q1, Q2)
