@@ -167,7 +167,10 @@ class DeviceClustering:
         i = int(self.src[m:m + 1].copy_to_host()[0])
         j = int(self.dst[m:m + 1].copy_to_host()[0])
         k = self.n + q
-        value = self.weights[m:m + 1].copy_to_host()[0]
+        if self.layout == "soa":
+            value = self.weights[m:m + 1].copy_to_host()[0]
+        else:  # copy the whole struct (contiguous) rather than a strided one-element view
+            value = self.pairs[m:m + 1].copy_to_host()[0, 0]
         pop = self.host_pop
         self.host_height[k] = value
         self.host_parent[i] = self.host_parent[j] = k

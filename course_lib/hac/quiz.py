@@ -6,9 +6,9 @@ QUIZ = {
     "linkage": Quiz(
         "Two clusters A (2 elements) and B (3 elements) have 6 pairs of elements with affinities 1, 1, 1, 1, 4 and "
         "4. Which affinity does average linkage give the pair (A, B)?",
-        ("1 (single linkage on distances: the largest affinity is the nearest)", "4", "2", "1"), 2,
-        "Average linkage takes the mean over all |A| |B| = 6 pairs: (4 * 1 + 2 * 4) / 6 = 2. The largest (4) "
-        "would be single linkage on distances, the smallest (1) complete linkage.",
+        ("1", "4", "2", "3"), 2,
+        "Average linkage takes the mean over all |A| |B| = 6 pairs: (4 * 1 + 2 * 4) / 6 = 2. Single linkage "
+        "would take the most similar pair (4), complete linkage the least similar (1).",
     ),
     "merges": Quiz(
         "A graph of 10 elements has 3 connected components. How many merges does the algorithm make, and how long "
