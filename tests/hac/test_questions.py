@@ -135,7 +135,7 @@ def test_committed_submissions_are_up_to_date(tmp_path):
 def test_instructor_grader_on_the_submissions(tmp_path):
     out = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "course_lib.grading", "grade", "ps5", str(SUBMISSIONS), "--out", str(out),
-               "--jobs", "2", "--timeout", "120", "--quiet"]
+               "--jobs", "2", "--timeout", "300", "--quiet"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr
