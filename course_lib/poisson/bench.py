@@ -14,7 +14,7 @@ Goal on an H100: 800 iterations of the 500 x 333 clone in <= 5 ms end to end.
 from __future__ import annotations
 
 from .. import device
-from ..bench import gpu_time, time_call
+from ..bench import figure, gpu_time, results as bench_results, summary_text, time_call
 from .api import _DeviceSolver, default_fused, seamless_clone
 from .cpu import jacobi_cpu
 from .data import cat_in_coffee
@@ -104,55 +104,50 @@ def _gpu_rows(quick, bandwidth):
 
 def run(*, quick=False):
     """Run the benchmark; see the module docstring."""
-    rows = _cpu_rows(quick)
-    notes, summary = [], {}
-    if device.is_gpu():
+    cpu_rows = _cpu_rows(quick)
+
+    def gpu_part():
         gpu = _gpu_rows(quick, device.info().memory_bandwidth)
-        rows += gpu
         goal_rows = [r for r in gpu if r["scope"] == "end_to_end" and (r["height"], r["width"]) == GOAL_SIZE]
         best = min(goal_rows, key=lambda r: r["seconds"])
-        cpu = [r for r in rows if r["variant"] == "cpu_numba_parallel" and r["scope"] == "end_to_end"
+        cpu = [r for r in cpu_rows if r["variant"] == "cpu_numba_parallel" and r["scope"] == "end_to_end"
                and (r["height"], r["width"]) == GOAL_SIZE]
         summary = {"best_end_to_end": best, "goal_seconds": GOAL_SECONDS, "goal_met": best["seconds"] <= GOAL_SECONDS}
         if cpu and cpu[0]["iterations"] == ITERATIONS:
             summary["speedup_vs_cpu"] = cpu[0]["seconds"] / best["seconds"]
-    else:
-        notes.append("no GPU: only the CPU variants were measured")
-    return {"rows": rows, "summary": summary, "notes": notes}
+        return gpu, summary, []
+
+    return bench_results(cpu_rows, gpu_part)
+
+
+def _format_row(r):
+    rate = (f"{r['pixel_iterations_per_s']:.3e} pixel-it/s  {r['effective_gbps']:.1f} GB/s eff."
+            if r["pixel_iterations_per_s"] else "(direct solve)")
+    return (f"{r['variant']:<21} {r['height']}x{r['width']:<5} {r['scope']:<11} "
+            f"{(r['config'] or ''):<22} it={r['iterations']:<4} {1e3 * r['seconds']:9.2f} ms  {rate}")
 
 
 def summary(results):
     """A few human-readable lines."""
-    lines = []
-    for r in results["rows"]:
-        rate = (f"{r['pixel_iterations_per_s']:.3e} pixel-it/s  {r['effective_gbps']:.1f} GB/s eff."
-                if r["pixel_iterations_per_s"] else "(direct solve)")
-        lines.append(f"{r['variant']:<21} {r['height']}x{r['width']:<5} {r['scope']:<11} "
-                     f"{(r['config'] or ''):<22} it={r['iterations']:<4} {1e3 * r['seconds']:9.2f} ms  {rate}")
     s = results.get("summary") or {}
+    extra = []
     if s:
-        lines.append(f"goal: 800 iterations of {GOAL_SIZE[1]}x{GOAL_SIZE[0]} in <= {1e3 * GOAL_SECONDS:.0f} ms end to "
-                     f"end: best {1e3 * s['best_end_to_end']['seconds']:.2f} ms -> "
+        extra.append(f"goal: 800 iterations of {GOAL_SIZE[1]}x{GOAL_SIZE[0]} in <= {1e3 * GOAL_SECONDS:.0f} ms "
+                     f"end to end: best {1e3 * s['best_end_to_end']['seconds']:.2f} ms -> "
                      f"{'met' if s['goal_met'] else 'not met'}")
-    return "\n".join(lines + results["notes"])
+    return summary_text(results, _format_row, extra)
 
 
 def plot(results, path):
     """Pixel-iterations per second of each variant (iterations only), with the bandwidth ceiling."""
-    import matplotlib.pyplot as plt
-
     rows = [r for r in results["rows"] if r["pixel_iterations_per_s"] and r["scope"] == "iterations"]
     labels = [f"{r['variant']} {r['config'] or ''}\n{r['height']}x{r['width']}" for r in rows]
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
-    ax.barh(range(len(rows)), [r["pixel_iterations_per_s"] for r in rows], color="tab:blue")
-    ax.set_yticks(range(len(rows)), labels, fontsize=7)
-    bandwidth = results["device"].get("memory_bandwidth")
-    if bandwidth:
-        ax.axvline(bandwidth / BYTES_PER_PIXEL_ITERATION, color="k", ls="--", lw=1,
-                   label=f"memory bandwidth / {BYTES_PER_PIXEL_ITERATION} B")
-        ax.legend(fontsize=7)
-    ax.set(xscale="log", xlabel="pixel-iterations / s (3 channels)",
-           title=f"Jacobi seamless cloning on {results['device']['name']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, figsize=(8, 0.45 * len(rows) + 1.8)) as ax:
+        ax.barh(range(len(rows)), [r["pixel_iterations_per_s"] for r in rows], color="tab:blue")
+        ax.set_yticks(range(len(rows)), labels, fontsize=7)
+        bandwidth = results["device"].get("memory_bandwidth")
+        if bandwidth:
+            ax.axvline(bandwidth / BYTES_PER_PIXEL_ITERATION, color="k", ls="--", lw=1,
+                       label=f"memory bandwidth / {BYTES_PER_PIXEL_ITERATION} B")
+        ax.set(xscale="log", xlabel="pixel-iterations / s (3 channels)",
+               title=f"Jacobi seamless cloning on {results['device']['name']}")
