@@ -25,6 +25,7 @@ if device.backend() == "sim":
     _sim.install()
 
 from .device import backend, info, pick  # noqa: E402  (must follow configure())
+from .show import kernel_source, show_kernel  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -37,4 +38,4 @@ UNITS = {
     "poisson": "lessons/04_poisson.ipynb",
 }
 
-__all__ = ["UNITS", "backend", "device", "info", "pick"]
+__all__ = ["UNITS", "backend", "device", "info", "kernel_source", "pick", "show_kernel"]
