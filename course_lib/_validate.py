@@ -201,8 +201,13 @@ def _dtype_rule(dtype):
     """(predicate on np.dtype, text) for check_array's ``dtype`` argument."""
     if isinstance(dtype, str) and dtype and all(c in _KIND_NAMES for c in dtype):
         kinds = tuple(dtype)
-        text = " or ".join(_KIND_NAMES[k] for k in kinds)
-        return (lambda dt: dt.kind in kinds), f"a {text} dtype"
+        if set(kinds) == {"i", "u", "f"}:
+            text = "a real (integer or floating)"
+        elif set(kinds) == {"i", "u"}:
+            text = "an integer"
+        else:
+            text = "a " + " or ".join(_KIND_NAMES[k] for k in kinds)
+        return (lambda dt: dt.kind in kinds), f"{text} dtype"
     options = dtype if isinstance(dtype, tuple) else (dtype,)
     wanted = tuple(np.dtype(d) for d in options)
     text = " or ".join(str(d) for d in wanted)

@@ -81,17 +81,17 @@ def test_integer_input_is_converted():
 @pytest.mark.parametrize(
     "pos,mass,softening,message",
     [
-        (np.zeros((0, 3)), np.zeros(0), 0.1, "N = 0"),
-        (np.zeros((4, 2)), np.ones(4), 0.1, r"pos must have shape \(N, 3\)"),
-        (np.zeros((4, 3)), np.ones((4, 1)), 0.1, r"mass must have shape \(N,\)"),
-        (np.zeros((4, 3)), np.ones(3), 0.1, "4 bodies but mass has 3"),
-        (np.array([[0, 0, np.nan]] * 2), np.ones(2), 0.1, r"pos contains NaN"),
-        (np.zeros((2, 3)), np.array([1.0, np.inf]), 0.1, r"mass contains NaN or infinity"),
-        (np.zeros((2, 3)), np.ones(2), 0.0, "softening must be positive"),
-        (np.zeros((2, 3)), np.ones(2), -1.0, "softening must be positive"),
-        (np.zeros((2, 3)), np.ones(2), "soft", "softening must be a positive number"),
-        (np.array([["a", "b", "c"]]), np.ones(1), 0.1, "pos must hold real numbers"),
-        (np.zeros((2, 3), complex), np.ones(2), 0.1, "pos must hold real numbers"),
+        (np.zeros((0, 3)), np.zeros(0), 0.1, "pos must not be empty"),
+        (np.zeros((4, 2)), np.ones(4), 0.1, r"pos must have shape \(any, 3\)"),
+        (np.zeros((4, 3)), np.ones((4, 1)), 0.1, r"mass must have shape \(any,\)"),
+        (np.zeros((4, 3)), np.ones(3), 0.1, r"mass must hold one value per body of pos \(4\), got 3"),
+        (np.array([[0, 0, np.nan]] * 2), np.ones(2), 0.1, "pos must hold finite values"),
+        (np.zeros((2, 3)), np.array([1.0, np.inf]), 0.1, "mass must hold finite values"),
+        (np.zeros((2, 3)), np.ones(2), 0.0, "softening must be a finite positive number"),
+        (np.zeros((2, 3)), np.ones(2), -1.0, "softening must be a finite positive number"),
+        (np.zeros((2, 3)), np.ones(2), "soft", "softening must be a finite positive number"),
+        (np.array([["a", "b", "c"]]), np.ones(1), 0.1, "pos must be a numeric array"),
+        (np.zeros((2, 3), complex), np.ones(2), 0.1, r"pos must have a real \(integer or floating\) dtype"),
     ],
 )
 def test_bad_input_is_a_clear_error(pos, mass, softening, message):
@@ -105,7 +105,7 @@ def test_bad_input_is_a_clear_error(pos, mass, softening, message):
     ("tiled", 2.5, "between 1 and 1024"),
     ("pxp", 64, "between 1 and 32"),
     ("naive", 16, "tile only applies"),
-    ("gpu", None, "unknown method"),
+    ("gpu", None, "method must be one of .tiled., .naive."),
 ])
 def test_bad_method_or_tile(method, tile, message):
     pos, _, mass = nbody.uniform_cube(4)
