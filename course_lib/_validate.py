@@ -358,16 +358,16 @@ def check_dtype(value, name: str = "dtype", allowed=(np.float32, np.float64)) ->
     >>> check_dtype(np.int32)
     Traceback (most recent call last):
         ...
-    ValueError: dtype must be one of float32, float64, got int32
+    ValueError: dtype must be float32 or float64, got int32
     """
     allowed = tuple(np.dtype(a) for a in allowed)
-    listed = ", ".join(str(a) for a in allowed)
+    listed = " or ".join(str(a) for a in allowed)
     try:
         dtype = np.dtype(value) if value is not None else None
     except TypeError:
         dtype = None
     if dtype is None:
-        raise ValueError(f"{name} must be one of {listed}, got {describe(value)}")
+        raise ValueError(f"{name} must be {listed}, got {describe(value)}")
     if dtype not in allowed:
-        raise ValueError(f"{name} must be one of {listed}, got {dtype}")
+        raise ValueError(f"{name} must be {listed}, got {dtype}")
     return dtype

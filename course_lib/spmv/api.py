@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import device
+from .._validate import check_block, check_dtype, check_int
 from .cpu import spmv_cpu
 from .model import bell_garland_k
 from .reference import spmv_reference
@@ -59,9 +60,7 @@ def as_csr(A, dtype=None):
         raise ValueError(f"A must hold real numbers, got dtype {A.dtype}")
     if dtype is None:
         dtype = np.float32 if A.dtype in (np.float16, np.float32) else np.float64
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = check_dtype(dtype)
     csr = sp.csr_matrix(A, dtype=dtype, copy=True)
     csr.sum_duplicates()  # also sorts the column indices
     if csr.nnz >= 2**31 or max(csr.shape) >= 2**31:
@@ -124,12 +123,6 @@ class HybMatrix:
         return sp.csr_matrix((data, (rows, cols)), shape=self.shape)
 
 
-def _check_k(K):
-    if isinstance(K, (bool, np.bool_)) or not isinstance(K, (int, np.integer)) or K < 0:
-        raise ValueError(f"K must be a non-negative integer, got {K!r}")
-    return int(K)
-
-
 def hyb_split(A, K=None, dtype=None):
     """Split A into the ELL part (first K entries of every row) and the COO rest.
 
@@ -157,7 +150,7 @@ def hyb_split(A, K=None, dtype=None):
     """
     csr = as_csr(A, dtype)
     lengths = np.diff(csr.indptr)
-    K = bell_garland_k(lengths) if K is None else _check_k(K)
+    K = bell_garland_k(lengths) if K is None else check_int(K, "K", minimum=0)
     n_rows = csr.shape[0]
     rows = np.repeat(np.arange(n_rows, dtype=np.int32), lengths)
     position = np.arange(csr.nnz) - np.repeat(csr.indptr[:-1], lengths)  # place of each entry within its row
@@ -193,11 +186,8 @@ def ell_split(A, dtype=None):
 def _check_block(block, method):
     if block is None:
         block = default_block()
-    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) or not 1 <= block <= 1024:
-        raise ValueError(f"block must be an integer between 1 and 1024 (threads per block), got {block!r}")
-    if method == "csr_vector" and block % 32:
-        raise ValueError(f"csr_vector needs a block size that is a multiple of 32 (whole warps), got {block}")
-    return int(block)
+    # csr_vector gives each row a whole warp: its blocks hold whole warps.
+    return check_block(block, multiple_of=32 if method == "csr_vector" else 1)
 
 
 class DeviceSpmv:
@@ -353,7 +343,7 @@ def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
         raise ValueError(f"unknown kernel method {method!r}; choose one of {GPU_METHODS}")
     if K is not None and method != "hyb":
         raise ValueError(f"K only applies to method 'hyb', not {method!r}")
-    K = None if K is None else _check_k(K)
+    K = None if K is None else check_int(K, "K", minimum=0)
     block = _check_block(block, method)
     if method == "csr_vector" and not has_warp_shuffles():
         raise RuntimeError("method 'csr_vector' needs cuda.shfl_down_sync, which this CUDA simulator lacks; "

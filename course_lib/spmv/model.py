@@ -17,7 +17,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 import scipy.sparse as sp
+
+from .._validate import check_int
 
 __all__ = [
     "REDUCTION_STEPS",
@@ -215,18 +218,12 @@ def simt_efficiency(A, method, K=None, warp=WARP):
     elif method == "ell":
         steps = -(-lengths.size // warp) * int(lengths.max(initial=0))
     else:
-        K = bell_garland_k(lengths) if K is None else _check_k(K)
+        K = bell_garland_k(lengths) if K is None else check_int(K, "K", minimum=0)
         rest = int(np.maximum(lengths - K, 0).sum())
         steps = -(-lengths.size // warp) * K + -(-rest // warp)
     issued = steps * warp
     return {"method": method, "useful": nnz, "issued": issued, "efficiency": nnz / issued if issued else 1.0,
             "warp_steps": steps, "reduction_steps": reduction}
-
-
-def _check_k(K):
-    if isinstance(K, bool) or int(K) != K or K < 0:
-        raise ValueError(f"K must be a non-negative integer, got {K!r}")
-    return int(K)
 
 
 def modelled_cost(A, method, K=None, speed_ratio=SPEED_RATIO, warp=WARP):
@@ -246,7 +243,7 @@ def modelled_cost(A, method, K=None, speed_ratio=SPEED_RATIO, warp=WARP):
     if method in ("coo", "coo_atomic"):
         return speed_ratio * eff["warp_steps"]
     if method == "hyb":
-        K = bell_garland_k(lengths) if K is None else _check_k(K)
+        K = bell_garland_k(lengths) if K is None else check_int(K, "K", minimum=0)
         ell_steps = -(-lengths.size // warp) * K
         return ell_steps + speed_ratio * (eff["warp_steps"] - ell_steps)
     return float(eff["warp_steps"] + eff["reduction_steps"])
@@ -278,7 +275,7 @@ def k_sweep(A, Ks=None, speed_ratio=SPEED_RATIO):
     """
     lengths = row_lengths(A)
     n_rows, nnz = lengths.size, int(lengths.sum())
-    Ks = np.arange(int(lengths.max(initial=0)) + 1) if Ks is None else np.array([_check_k(k) for k in Ks])
+    Ks = np.arange(int(lengths.max(initial=0)) + 1) if Ks is None else np.array([check_int(k, "Ks", minimum=0) for k in Ks])
     # Entries in the first K columns of the row profile, for every K at once.
     counts = np.bincount(lengths, minlength=int(Ks.max(initial=0)) + 2)
     rows_at_least = n_rows - np.concatenate([[0], np.cumsum(counts)])[:-1]  # rows with len >= j
