@@ -37,8 +37,7 @@ from .. import device
 from ..bench import plot_series, results as bench_results, series, summary_text, time_call
 from .api import DeviceGraph, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
-from .data import grid_2d, kronecker
-from .graph import as_graph
+from .data import as_graph, grid_2d, kronecker
 
 GOAL_GTEPS = 3.3
 GOAL_SCALE = 22

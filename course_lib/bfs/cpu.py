@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .graph import as_graph, check_source
+from .data import as_graph, check_source
 
 __all__ = ["bfs_cpu", "bfs_cpu_parallel"]
 

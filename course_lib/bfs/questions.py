@@ -22,8 +22,8 @@ from .. import device
 from ..grading.core import Question, Test, TestFailure, as_student_kernel
 from ..grading.ownwork import as_student_function
 from . import data
-from .api import threads_per_block
-from .graph import Graph, as_graph, check_source
+from .api import default_block as threads_per_block
+from .data import Graph, as_graph, check_source
 from .reference import bfs_reference, parent_tree_problems
 
 PROBLEM_SET = "ps3"

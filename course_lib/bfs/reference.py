@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import csgraph
 
-from .graph import as_graph, check_source
+from .data import as_graph, check_source
 
 __all__ = ["bfs_reference", "bfs_scipy", "check_parent_tree", "parent_tree_problems"]
 
