@@ -3,7 +3,7 @@
 Clones the cat into the coffee (:func:`course_lib.poisson.cat_in_coffee`) with 800
 Jacobi iterations and reports, for each variant, the time, pixel-iterations per second
 (strict-interior pixels x iterations, 3 channels each) and the effective bandwidth:
-:data:`BYTES_PER_PIXEL_ITERATION` bytes per pixel-iteration (read I_k and B + C, write
+:data:`~course_lib.poisson.model.BYTES_PER_PIXEL_ITERATION` bytes per pixel-iteration (read I_k and B + C, write
 I_{k+1} for 3 float32 channels, read the label), the traffic of the one-launch-per-iteration
 kernel. For the fused kernel the same count is an "as if" figure, since most of its traffic
 stays in shared memory. Beside them: the Numba ``parallel=True`` CPU version, the NumPy
@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from .. import device
 from ..bench import figure, gpu_time, results as bench_results, summary_text, time_call
-from .api import _DeviceSolver, default_fused, seamless_clone
+from .api import DeviceSolver, default_fused, seamless_clone
 from .cpu import jacobi_cpu
 from .data import cat_in_coffee
+from .model import BYTES_PER_PIXEL_ITERATION
 from .reference import INTERIOR, jacobi_step_reference, opencv_clone, prepare
 
-#: Bytes moved per strict-interior pixel per iteration: 3 x (4 + 4 + 4) + 1.
-BYTES_PER_PIXEL_ITERATION = 37
 GOAL_SECONDS = 5e-3
 GOAL_SIZE = (333, 500)
 ITERATIONS = 800
@@ -87,7 +86,7 @@ def _gpu_rows(quick, bandwidth):
         source, target, mask, prep, interior = _problem(size)
         for method, fused_list in (("jacobi", [None]), ("jacobi_fused", configs)):
             for fused in fused_list:
-                solver = _DeviceSolver(source, target, mask, method, fused or default_fused())
+                solver = DeviceSolver(source, target, mask, method, fused)
                 t = gpu_time(lambda: solver.run(ITERATIONS), repeat=5)
                 label = f"halo={fused[0]} block={fused[1]}x{fused[2]}" if fused else "block=32x8"
                 rows.append(_row(method, size, interior, ITERATIONS, t, scope="iterations", config=label,

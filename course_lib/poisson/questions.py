@@ -24,8 +24,8 @@ from .. import device
 from ..grading.core import Question, Test, TestFailure, as_student_kernel
 from ..grading.ownwork import as_student_function
 from ..grading.trusted import trusted_check
-from .bench import BYTES_PER_PIXEL_ITERATION
-from .compare import compare_images
+from .model import BYTES_PER_PIXEL_ITERATION
+from .reference import compare_images
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compose, jacobi_reference, prepare
 

@@ -22,6 +22,13 @@ B + C does not change between iterations: :func:`prepare` computes it once (``rh
 so an iteration is ``(A + rhs) / D``. All float arithmetic is float32, summing A in the
 fixed neighbour order up, down, left, right, exactly as the kernels do, so the kernels
 and this reference agree bit for bit.
+
+Results are checked with :func:`compare_images`, the classic two-tolerance image comparison
+used by tests and graders: two 8-bit images "match" when no pixel differs by more than ``max_pixel_diff`` (in any
+channel) and at most a fraction ``max_fraction`` of the pixels differ at all. Exact
+equality is the special case ``max_pixel_diff=0``. The tolerances exist because a GPU may
+sum in another order or contract operations: a float32 iterate then truncates to the
+next integer down on a few pixels.
 """
 
 from __future__ import annotations
@@ -30,12 +37,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import check_array, check_float, check_int
+
 __all__ = [
     "BORDER",
+    "DEFAULT_MAX_FRACTION",
+    "DEFAULT_MAX_PIXEL_DIFF",
     "INTERIOR",
+    "ImageComparison",
     "OUTSIDE",
     "Prepared",
+    "assert_images_match",
     "classify_mask",
+    "compare_images",
     "compose",
     "exact_solve",
     "jacobi_reference",
@@ -344,3 +358,111 @@ def opencv_clone(source, target, mask):
     center = (int(x0 + (x1 - x0 + 1) // 2), int(y0 + (y1 - y0 + 1) // 2))
     out = cv2.seamlessClone(src[..., ::-1].copy(), dst[..., ::-1].copy(), m, center, cv2.NORMAL_CLONE)
     return np.ascontiguousarray(out[pad:-pad, pad:-pad, ::-1])
+
+
+# ---- comparing results: the classic two tolerances
+
+#: Default largest allowed difference of one pixel (in any channel), in 8-bit levels.
+DEFAULT_MAX_PIXEL_DIFF = 2
+#: Default largest fraction of pixels allowed to differ at all.
+DEFAULT_MAX_FRACTION = 0.01
+
+
+@dataclass(frozen=True)
+class ImageComparison:
+    """Outcome of :func:`compare_images`.
+
+    Attributes
+    ----------
+    max_diff : int
+        Largest absolute difference over pixels and channels.
+    fraction_differing : float
+        Fraction of pixels where any channel differs.
+    differing_pixels : int
+    worst_pixel : tuple of int or None
+        (row, column) of a pixel with the largest difference, None if the images are equal.
+    max_pixel_diff, max_fraction
+        The tolerances applied.
+    diff : ndarray of shape (H, W), int
+        Per-pixel largest channel difference (for heat maps).
+    """
+
+    max_diff: int
+    fraction_differing: float
+    differing_pixels: int
+    worst_pixel: tuple | None
+    max_pixel_diff: int
+    max_fraction: float
+    diff: np.ndarray
+
+    @property
+    def passed(self) -> bool:
+        """Both tolerances hold."""
+        return self.max_diff <= self.max_pixel_diff and self.fraction_differing <= self.max_fraction
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    @property
+    def message(self) -> str:
+        """One sentence saying what matched and what did not."""
+        pct = 100 * self.fraction_differing
+        head = (f"{self.differing_pixels} pixels differ ({pct:.2f}%, allowed {100 * self.max_fraction:.2f}%); "
+                f"largest difference {self.max_diff} (allowed {self.max_pixel_diff})")
+        if self.passed:
+            return "images match: " + head
+        where = f" at row {self.worst_pixel[0]}, column {self.worst_pixel[1]}" if self.worst_pixel else ""
+        return "images differ: " + head + where
+
+
+def _as_8bit_image(a, name):
+    """``a`` if it is a uint8 image of shape (H, W) or (H, W, C)."""
+    a = check_array(a, name, dtype=np.uint8)
+    if a.ndim not in (2, 3):
+        raise ValueError(f"{name} must have shape (H, W) or (H, W, C), got shape {a.shape}")
+    return a
+
+
+def compare_images(actual, expected, *, max_pixel_diff=DEFAULT_MAX_PIXEL_DIFF, max_fraction=DEFAULT_MAX_FRACTION):
+    """Compare two 8-bit images with the two classic tolerances.
+
+    Parameters
+    ----------
+    actual, expected : ndarray of shape (H, W, 3) or (H, W), uint8
+    max_pixel_diff : int
+        Largest allowed difference of any pixel in any channel (>= 0).
+    max_fraction : float
+        Largest allowed fraction of pixels that differ at all, in [0, 1].
+
+    Returns
+    -------
+    ImageComparison
+        Truthy when both tolerances hold; ``.message`` explains.
+
+    Raises
+    ------
+    ValueError
+        Different shapes, a dtype other than uint8, or tolerances out of range.
+    """
+    actual = _as_8bit_image(actual, "actual")
+    expected = _as_8bit_image(expected, "expected")
+    if actual.shape != expected.shape:
+        raise ValueError(f"images have different shapes: actual {actual.shape}, expected {expected.shape}")
+    max_pixel_diff = check_int(max_pixel_diff, "max_pixel_diff", minimum=0)
+    max_fraction = check_float(max_fraction, "max_fraction", minimum=0, maximum=1)
+    diff = np.abs(actual.astype(np.int16) - expected.astype(np.int16))
+    if diff.ndim == 3:
+        diff = diff.max(axis=2)
+    max_diff = int(diff.max()) if diff.size else 0
+    differing = int(np.count_nonzero(diff))
+    worst = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape)) if max_diff else None
+    return ImageComparison(max_diff, differing / diff.size if diff.size else 0.0, differing, worst,
+                           int(max_pixel_diff), float(max_fraction), diff)
+
+
+def assert_images_match(actual, expected, **tolerances):
+    """Raise ``AssertionError`` with :attr:`ImageComparison.message` unless the images match."""
+    result = compare_images(actual, expected, **tolerances)
+    if not result.passed:
+        raise AssertionError(result.message)
+    return result

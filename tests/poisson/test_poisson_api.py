@@ -90,7 +90,7 @@ def test_white_source_gives_an_empty_derived_mask(pair):
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(method="gpu"), "unknown method 'gpu'"),
+    (dict(method="gpu"), "method must be one of .*got 'gpu'"),
     (dict(iterations=-1), "non-negative integer"),
     (dict(iterations=2.5), "non-negative integer"),
     (dict(iterations=True), "non-negative integer"),

@@ -50,9 +50,9 @@ def test_unsigned_difference_does_not_wrap():
 
 @pytest.mark.parametrize("a,b,kwargs,message", [
     (np.zeros((2, 2, 3), np.uint8), np.zeros((2, 3, 3), np.uint8), {}, "different shapes"),
-    (np.zeros((2, 2, 3), np.float32), np.zeros((2, 2, 3), np.uint8), {}, "actual must be a uint8 image"),
+    (np.zeros((2, 2, 3), np.float32), np.zeros((2, 2, 3), np.uint8), {}, "actual must have dtype uint8"),
     (np.zeros(5, np.uint8), np.zeros(5, np.uint8), {}, r"shape \(H, W\) or \(H, W, C\)"),
-    (np.zeros((2, 2), np.uint8), np.zeros((2, 2), np.uint8), {"max_fraction": 1.5}, "tolerances out of range"),
+    (np.zeros((2, 2), np.uint8), np.zeros((2, 2), np.uint8), {"max_fraction": 1.5}, "max_fraction must be a finite number >= 0 and <= 1"),
 ])
 def test_bad_arguments(a, b, kwargs, message):
     with pytest.raises(ValueError, match=message):

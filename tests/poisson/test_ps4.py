@@ -186,7 +186,7 @@ def test_classification_by_the_library_is_rejected(answer):
 
 
 def test_traffic_from_the_library_is_rejected():
-    from course_lib.poisson.bench import BYTES_PER_PIXEL_ITERATION
+    from course_lib.poisson.model import BYTES_PER_PIXEL_ITERATION
     from course_lib.poisson import bench
 
     right_launch = lambda p, bw, t: 37 * p / bw < t  # noqa: E731
