@@ -1,7 +1,7 @@
 """Build the PS3 submissions of ``tests/bfs/submissions/`` from the solution notebook.
 
 Run ``python tests/bfs/make_ps3_submissions.py`` from the checkout root after changing the
-solution; ``tests/bfs/test_ps3_grader.py`` checks that the committed files are up to date.
+solution; ``tests/bfs/test_questions.py`` checks that the committed files are up to date.
 Each submission is the solution with some answer cells replaced (by nbgrader ``grade_id``).
 """
 

@@ -17,7 +17,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
-import course_lib  # noqa: E402,F401  (chooses the backend before test_ps1 imports numba.cuda)
+import course_lib  # noqa: E402,F401  (chooses the backend before test_questions imports numba.cuda)
 
 HERE = Path(__file__).resolve().parent / "submissions"
 
@@ -31,9 +31,9 @@ interaction = nbody.kernels.interaction
 
 
 def _kernel_from_test_ps1(name: str) -> str:
-    """A kernel of tests/nbody/test_ps1.py as the notebook's ``tiled_kernel`` (its TILE and interaction are
+    """A kernel of tests/nbody/test_questions.py as the notebook's ``tiled_kernel`` (its TILE and interaction are
     the notebook's)."""
-    spec = importlib.util.spec_from_file_location("_ps1_kernels", ROOT / "tests" / "nbody" / "test_ps1.py")
+    spec = importlib.util.spec_from_file_location("_ps1_kernels", ROOT / "tests" / "nbody" / "test_questions.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     source = inspect.getsource(getattr(module, name).py_func)

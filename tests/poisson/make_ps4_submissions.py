@@ -1,7 +1,7 @@
 """Build the PS4 submissions of ``tests/poisson/submissions/`` from the solution notebook.
 
 Run ``python tests/poisson/make_ps4_submissions.py`` from the checkout root after changing the
-solution; ``tests/poisson/test_ps4_grader.py`` checks that the committed files are up to date.
+solution; ``tests/poisson/test_questions.py`` checks that the committed files are up to date.
 Each submission is the solution with some cells replaced (by nbgrader ``grade_id``).
 """
 

@@ -123,3 +123,46 @@ def test_kernel_factories_reject_impossible_tiles():
 def test_values_beyond_float32_are_named():
     with pytest.raises(ValueError, match="pos has values too large for float32"):
         nbody.accelerations(np.array([[1e39, 0, 0], [0, 0, 0]]), [1.0, 1.0], softening=0.1)
+
+
+# ---- from test_simulation.py
+
+import numpy as np
+
+
+import pytest
+
+
+from course_lib import nbody
+
+
+def test_leapfrog_conserves_energy():
+    pos, vel, mass = nbody.plummer_sphere(64, seed=5)
+    ps, vs = nbody.leapfrog(pos, vel, mass, dt=0.01, steps=20, softening=0.1, method="cpu", every=5)
+    assert ps.shape == (5, 64, 3)
+    e = [nbody.total_energy(p, v, mass, 0.1) for p, v in zip(ps, vs)]
+    assert abs(e[-1] - e[0]) / abs(e[0]) < 1e-3
+
+
+def test_leapfrog_same_on_kernel_and_cpu():
+    pos, vel, mass = nbody.plummer_sphere(20, seed=6)
+    a, _ = nbody.leapfrog(pos, vel, mass, dt=0.01, steps=2, softening=0.1, method="tiled", tile=8)
+    b, _ = nbody.leapfrog(pos, vel, mass, dt=0.01, steps=2, softening=0.1, method="numpy")
+    np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"dt": 0.0}, "dt must be a finite positive number"),
+    ({"dt": "big"}, "dt must be a finite positive number"),
+    ({"steps": 2.5}, "steps must be a non-negative integer"),
+    ({"steps": -1}, "steps must be a non-negative integer"),
+    ({"every": 0}, "every must be a positive integer"),
+    ({"vel": np.zeros((3, 3))}, r"vel must have shape \(4, 3\)"),
+    ({"vel": np.full((4, 3), np.nan)}, "vel must hold finite values"),
+])
+def test_leapfrog_bad_input(kwargs, message):
+    pos, vel, mass = nbody.uniform_cube(4, seed=1)
+    args = {"pos": pos, "vel": vel, "mass": mass, "dt": 0.01, "steps": 2, "softening": 0.1, "method": "cpu"}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        nbody.leapfrog(**args)
