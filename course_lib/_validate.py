@@ -203,6 +203,8 @@ def _dtype_rule(dtype):
         kinds = tuple(dtype)
         if set(kinds) == {"i", "u", "f"}:
             text = "a real (integer or floating)"
+        elif set(kinds) == {"b", "i", "u", "f"}:
+            text = "a real (bool, integer or floating)"
         elif set(kinds) == {"i", "u"}:
             text = "an integer"
         else:

@@ -25,6 +25,7 @@ Kinds (append ``?`` when ``None`` is a valid value, ``+empty`` when an empty arr
 ``bool_mask``      a boolean mask (H, W)
 ``sparse``         a SciPy sparse matrix
 ``shape``          a tuple of positive integers (H, W)
+``precision``      a floating dtype (float32 or float64)
 =================  ===============================================================
 
 The six bad values of the issue are None, a negative, a float where an integer is
@@ -99,6 +100,8 @@ def bad_values(kind: str, valid) -> list:
         "real": [("None", None), ("nan", np.nan), ("empty", empty_array), ("dtype", "1.0")],
         "choice": [("None", None), ("negative", -1), ("float", 1.5), ("nan", np.nan), ("empty", empty_array),
                    ("unknown", "no-such-choice")],
+        "precision": [("None", None), ("float", 1.5), ("nan", np.nan), ("empty", empty_array),
+                      ("dtype", np.int32), ("unknown", "nonsense")],
         "shape": [("None", None), ("negative", (-4, 5)), ("float", (4.0, 5)), ("nan", (np.nan, 5)),
                   ("empty", ()), ("dtype", "4x5")],
     }
