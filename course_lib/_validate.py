@@ -29,6 +29,7 @@ __all__ = [
     "check_block",
     "check_choice",
     "check_dtype",
+    "check_flag",
     "check_float",
     "check_int",
     "check_positive_int",
@@ -373,3 +374,18 @@ def check_dtype(value, name: str = "dtype", allowed=(np.float32, np.float64)) ->
     if dtype not in allowed:
         raise ValueError(f"{name} must be {listed}, got {dtype}")
     return dtype
+
+
+def check_flag(value, name: str) -> bool:
+    """``value`` as a bool, if it is True or False (NumPy bools too; not 0, 1 or "yes").
+
+    >>> check_flag(np.True_, "directed")
+    True
+    >>> check_flag(1, "directed")
+    Traceback (most recent call last):
+        ...
+    ValueError: directed must be True or False, got 1 (int)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {describe(value)}")
+    return bool(value)

@@ -6,7 +6,8 @@ cheap valid call and the kind of each argument worth breaking. The test replaces
 argument at a time with each bad value of its kind and requires a ``ValueError`` whose
 message names the argument.
 
-Kinds (append ``?`` when ``None`` is a valid value, ``+empty`` when an empty array is):
+Kinds (append ``?`` when ``None`` is a valid value, ``+empty`` when an empty array is,
+``+nan`` when NaN is, e.g. a graph's stored values, which are edges whatever they hold):
 
 =================  ===============================================================
 ``count``          a positive integer (sizes, counts)
@@ -21,11 +22,13 @@ Kinds (append ``?`` when ``None`` is a valid value, ``+empty`` when an empty arr
 ``real_array``     an array of real numbers (any real dtype; converted by the function)
 ``float_array``    an array of floating point numbers of a given precision (float32 or float64)
 ``index_array``    an array of integers >= 0
+``int_array``      an array of integers (negative ones mean something, e.g. -1 for "none")
 ``uint8_image``    an 8-bit image (H, W, 3) or (H, W)
 ``bool_mask``      a boolean mask (H, W)
 ``sparse``         a SciPy sparse matrix
 ``shape``          a tuple of positive integers (H, W)
 ``precision``      a floating dtype (float32 or float64)
+``flag``           True or False
 =================  ===============================================================
 
 The six bad values of the issue are None, a negative, a float where an integer is
@@ -82,8 +85,9 @@ def bad_values(kind: str, valid) -> list:
     """``[(label, value), ...]``: the bad values of ``kind``, built from a valid value."""
     optional = kind.endswith("?")
     kind = kind.rstrip("?")
-    empty_ok = kind.endswith("+empty")
-    kind = kind.replace("+empty", "")
+    empty_ok = "+empty" in kind
+    nan_ok = "+nan" in kind
+    kind = kind.replace("+empty", "").replace("+nan", "")
     empty_array = np.array([])
     scalar_ints = [("None", None), ("negative", -3), ("float", 3.0), ("nan", np.nan), ("empty", empty_array),
                    ("dtype", "3")]
@@ -102,6 +106,8 @@ def bad_values(kind: str, valid) -> list:
                    ("unknown", "no-such-choice")],
         "precision": [("None", None), ("float", 1.5), ("nan", np.nan), ("empty", empty_array),
                       ("dtype", np.int32), ("unknown", "nonsense")],
+        "flag": [("None", None), ("negative", -1), ("float", 1.0), ("nan", np.nan), ("empty", empty_array),
+                 ("dtype", "yes")],
         "shape": [("None", None), ("negative", (-4, 5)), ("float", (4.0, 5)), ("nan", (np.nan, 5)),
                   ("empty", ()), ("dtype", "4x5")],
     }
@@ -118,6 +124,10 @@ def bad_values(kind: str, valid) -> list:
         valid = np.asarray(valid)
         values = [("None", None), ("negative", _negative(valid)), ("float", valid.astype(np.float64)),
                   ("nan", _with_nan(valid)), ("empty", _empty_like(valid)), ("dtype", valid.astype(np.complex128))]
+    elif kind == "int_array":
+        valid = np.asarray(valid)
+        values = [("None", None), ("float", valid.astype(np.float64)), ("nan", _with_nan(valid)),
+                  ("empty", _empty_like(valid)), ("dtype", valid.astype(np.complex128))]
     elif kind == "uint8_image":
         valid = np.asarray(valid)
         values = [("None", None), ("float", valid.astype(np.float32)), ("nan", _with_nan(valid)),
@@ -135,6 +145,8 @@ def bad_values(kind: str, valid) -> list:
         values = [(lbl, v) for lbl, v in values if lbl != "None"]
     if empty_ok:
         values = [(lbl, v) for lbl, v in values if lbl != "empty"]
+    if nan_ok:
+        values = [(lbl, v) for lbl, v in values if lbl != "nan"]
     return values
 
 

@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from .. import device
-from .._validate import check_block
+from .._validate import check_block, check_choice, check_flag, check_int
 from .cpu import bfs_cpu
 from .data import Graph, as_graph, check_source
 
@@ -132,6 +132,7 @@ def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True
     >>> bfs(chain(4), 0, method="cpu")
     array([0, 1, 2, 3], dtype=int32)
     """
+    parents = check_flag(parents, "parents")
     run = traverse(graph, source, method, directed=directed)
     return (run.depth, run.parent) if parents else run.depth
 
@@ -148,8 +149,7 @@ def traverse(graph, source, method="frontier_atomic", *, directed=True, on_devic
     -------
     BFSRun
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    check_choice(method, "method", METHODS)
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)
     if method == "cpu":
@@ -339,6 +339,7 @@ def exclusive_scan(d_values, n: int, *, block=None):
 
     from . import kernels
 
+    n = check_int(n, "n", minimum=0)
     block = _default_scan_block() if block is None else check_block(block)
     if block & (block - 1):
         raise ValueError(f"block must be a power of two (the scan halves it), got {block}")

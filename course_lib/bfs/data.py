@@ -14,6 +14,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from .._validate import check_array, check_choice, check_flag, check_float, check_int, check_seed
+
 __all__ = [
     "REAL_GRAPHS",
     "Graph",
@@ -54,12 +56,14 @@ def from_edges(u, v, n_vertices, *, directed=False):
         Duplicate edges merged, column indices sorted.
     """
     n = _check_count(n_vertices, "n_vertices")
-    u = np.asarray(u, dtype=np.int64).ravel()
-    v = np.asarray(v, dtype=np.int64).ravel()
+    directed = check_flag(directed, "directed")
+    u = check_array(u, "u", ndim=1, dtype="iu").astype(np.int64)
+    v = check_array(v, "v", ndim=1, dtype="iu").astype(np.int64)
     if u.shape != v.shape:
         raise ValueError(f"u and v must have the same length, got {u.size} and {v.size}")
-    if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n):
-        raise ValueError(f"edge endpoints must be vertex ids in 0..{n - 1}")
+    for name, ends in (("u", u), ("v", v)):
+        if ends.size and (ends.min() < 0 or ends.max() >= n):
+            raise ValueError(f"{name} must hold vertex ids in 0..{n - 1}, got {ends.min()} .. {ends.max()}")
     if not directed:
         u, v = np.concatenate([u, v]), np.concatenate([v, u])
     m = sp.csr_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n, n))
@@ -76,6 +80,7 @@ def star(n_vertices, *, center=0, directed=False):
     scipy.sparse.csr_matrix of shape (n_vertices, n_vertices)
     """
     n = _check_count(n_vertices, "n_vertices")
+    center = check_int(center, "center", minimum=0, maximum=n - 1)
     if not 0 <= center < n:
         raise ValueError(f"center must be in 0..{n - 1}, got {center}")
     leaves = np.delete(np.arange(n), center)
@@ -131,6 +136,7 @@ def kronecker(scale, edge_factor=16, *, seed=0, directed=False, abc=(0.57, 0.19,
     -------
     scipy.sparse.csr_matrix of shape (2**scale, 2**scale)
     """
+    directed = check_flag(directed, "directed")
     scale = _check_count(scale, "scale", 0)
     if scale > 30:
         raise ValueError(f"scale must be at most 30 (int32 vertex ids), got {scale}")
@@ -138,7 +144,7 @@ def kronecker(scale, edge_factor=16, *, seed=0, directed=False, abc=(0.57, 0.19,
     a, b, c = abc
     if min(a, b, c) < 0 or a + b + c > 1:
         raise ValueError(f"abc must be non-negative probabilities summing to at most 1, got {abc}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     n = 1 << scale
     m = edge_factor * n
     u = np.zeros(m, dtype=np.int64)
@@ -163,10 +169,10 @@ def random_graph(n_vertices, average_degree, *, seed=0, directed=False):
     -------
     scipy.sparse.csr_matrix of shape (n_vertices, n_vertices)
     """
+    directed = check_flag(directed, "directed")
     n = _check_count(n_vertices, "n_vertices")
-    if average_degree < 0:
-        raise ValueError(f"average_degree must be >= 0, got {average_degree}")
-    rng = np.random.default_rng(seed)
+    average_degree = check_float(average_degree, "average_degree", minimum=0)
+    rng = np.random.default_rng(check_seed(seed))
     m = int(round(average_degree * n / (1 if directed else 2)))
     u = rng.integers(0, n, m)
     v = rng.integers(0, n, m)
@@ -194,7 +200,8 @@ def disconnected(component_sizes=(12, 7, 5), n_isolated=3, *, seed=0, directed=F
     -------
     scipy.sparse.csr_matrix of shape (sum(component_sizes) + n_isolated,) * 2
     """
-    rng = np.random.default_rng(seed)
+    directed = check_flag(directed, "directed")
+    rng = np.random.default_rng(check_seed(seed))
     sizes = [_check_count(s, "component size") for s in component_sizes]
     n_isolated = _check_count(n_isolated, "n_isolated", 0)
     n = sum(sizes) + n_isolated
@@ -245,8 +252,10 @@ def with_self_loops_and_duplicates(graph, *, n_loops=3, n_duplicates=5, seed=0):
     -------
     scipy.sparse.csr_matrix of shape (V, V), not in canonical format
     """
-    rng = np.random.default_rng(seed)
-    coo = sp.coo_matrix(graph)
+    n_loops = check_int(n_loops, "n_loops", minimum=0)
+    n_duplicates = check_int(n_duplicates, "n_duplicates", minimum=0)
+    rng = np.random.default_rng(check_seed(seed))
+    coo = sp.coo_matrix(as_graph(graph, directed=True).structure())
     n = coo.shape[0]
     if coo.nnz == 0:
         raise ValueError("graph has no edge to duplicate")
@@ -293,8 +302,7 @@ def real_graph(name):
         "florentine_families": nx.florentine_families_graph,
         "davis_southern_women": nx.davis_southern_women_graph,
     }
-    if name not in builders:
-        raise ValueError(f"unknown graph {name!r}; choose one of {sorted(builders)}")
+    check_choice(name, "name", sorted(builders))
     g = builders[name]()
     labels = [str(node) for node in g.nodes]
     adjacency = nx.to_scipy_sparse_array(g, format="csr", weight=None, dtype=np.int8)
@@ -400,8 +408,10 @@ def as_graph(graph, *, directed: bool = True) -> Graph:
         )
     if len(graph.shape) != 2 or graph.shape[0] != graph.shape[1]:
         raise ValueError(f"graph must be a square V x V adjacency matrix, got shape {graph.shape}")
-    if not isinstance(directed, (bool, np.bool_)):
-        raise ValueError(f"directed must be True or False, got {directed!r}")
+    directed = check_flag(directed, "directed")
+    if graph.dtype.kind not in "biuf":
+        raise ValueError(f"graph must hold real or boolean values (each stored entry is an edge), "
+                         f"got dtype {graph.dtype}")
     n = int(graph.shape[0])
     if n == 0:
         raise ValueError("graph has no vertices (shape (0, 0)): a search needs at least the source")

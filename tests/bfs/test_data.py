@@ -9,7 +9,7 @@ from course_lib.bfs import data
     (lambda: data.chain(0), "n_vertices must be an integer >= 1"),
     (lambda: data.kronecker(31), "at most 30"),
     (lambda: data.kronecker(4, abc=(0.6, 0.3, 0.3)), "abc"),
-    (lambda: data.real_graph("facebook"), "unknown graph"),
+    (lambda: data.real_graph("facebook"), "name must be one of"),
     (lambda: data.from_edges([0], [3], 3), "0..2"),
     (lambda: data.star(3, center=3), "center"),
 ])
