@@ -12,6 +12,7 @@ Kinds (append ``?`` when ``None`` is a valid value, ``+empty`` when an empty arr
 =================  ===============================================================
 ``count``          a positive integer (sizes, counts)
 ``nonneg_int``     an integer >= 0
+``int``            any integer
 ``block``          threads per block
 ``seed``           None or a non-negative integer
 ``positive``       a finite number > 0
@@ -24,7 +25,8 @@ Kinds (append ``?`` when ``None`` is a valid value, ``+empty`` when an empty arr
 ``index_array``    an array of integers >= 0
 ``int_array``      an array of integers (negative ones mean something, e.g. -1 for "none")
 ``uint8_image``    an 8-bit image (H, W, 3) or (H, W)
-``bool_mask``      a boolean mask (H, W)
+``bool_mask``      a boolean mask (H, W) that must match images given with it
+``bool_array``     a boolean array (H, W) on its own
 ``sparse``         a SciPy sparse matrix
 ``shape``          a tuple of positive integers (H, W)
 ``precision``      a floating dtype (float32 or float64)
@@ -76,7 +78,8 @@ def _with_nan(a):
 
 
 def _negative(a):
-    a = np.array(a, copy=True)
+    a = np.asarray(a)
+    a = np.array(a, dtype=np.int64 if a.dtype.kind == "u" else a.dtype, copy=True)
     a.flat[0] = -1
     return a
 
@@ -94,6 +97,7 @@ def bad_values(kind: str, valid) -> list:
     table = {
         "count": scalar_ints,
         "nonneg_int": [(lbl, -1 if lbl == "negative" else v) for lbl, v in scalar_ints],
+        "int": [(lbl, v) for lbl, v in scalar_ints if lbl != "negative"],
         "block": [(lbl, {"negative": -32, "float": 32.0}.get(lbl, v)) for lbl, v in scalar_ints],
         "seed": [(lbl, {"float": 1.5}.get(lbl, v)) for lbl, v in scalar_ints if lbl != "None"],
         "positive": [("None", None), ("negative", -1.0), ("nan", np.nan), ("empty", empty_array), ("dtype", "1.0"),
@@ -131,6 +135,10 @@ def bad_values(kind: str, valid) -> list:
     elif kind == "uint8_image":
         valid = np.asarray(valid)
         values = [("None", None), ("float", valid.astype(np.float32)), ("nan", _with_nan(valid)),
+                  ("empty", valid[:0]), ("dtype", valid.astype(np.int64))]
+    elif kind == "bool_array":
+        valid = np.asarray(valid)
+        values = [("None", None), ("float", valid.astype(np.float64)), ("nan", _with_nan(valid)),
                   ("empty", valid[:0]), ("dtype", valid.astype(np.int64))]
     elif kind == "bool_mask":
         valid = np.asarray(valid)

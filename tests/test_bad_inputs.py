@@ -61,7 +61,7 @@ def _labels(kind):
     import numpy as np
     import scipy.sparse as sp
 
-    samples = {"sparse": sp.csr_matrix(np.eye(2, dtype=np.float32)), "bool_mask": np.ones((2, 2), bool),
+    samples = {"sparse": sp.csr_matrix(np.eye(2, dtype=np.float32)), "bool_mask": np.ones((2, 2), bool), "bool_array": np.ones((2, 2), bool),
                "uint8_image": np.zeros((2, 2, 3), np.uint8), "index_array": np.arange(2), "int_array": np.arange(2),
                "float_array": np.zeros(2, np.float32), "real_array": np.zeros(2)}
     return [label for label, _ in bad_values(kind, samples.get(kind.rstrip("?").replace("+empty", "").replace("+nan", "")))]

@@ -11,7 +11,8 @@ from .. import device
 from .._validate import check_choice, check_int
 from .cpu import jacobi_cpu
 from .data import nonwhite_mask
-from .reference import INTERIOR, Prepared, classify_mask, compose, jacobi_step_reference, prepare, residual
+from .reference import (Prepared, check_image, check_problem, compose, jacobi_step_reference, prepare,
+                        residual)
 
 __all__ = ["METHODS", "CloneHistory", "DeviceSolver", "clone_history", "default_block", "default_fused",
            "naive_paste", "seamless_clone", "validate_inputs"]
@@ -43,19 +44,6 @@ def default_fused():
     return device.pick(sim=(2, 12, 12), gpu=(8, 32, 32))
 
 
-def _as_image(a, name):
-    if not isinstance(a, np.ndarray):
-        raise ValueError(f"{name} must be a NumPy array of shape (H, W, 3) and dtype uint8, got {type(a).__name__}")
-    if a.dtype != np.uint8:
-        raise ValueError(f"{name} must have dtype uint8 (8-bit RGB), got {a.dtype}; "
-                         "convert with skimage.util.img_as_ubyte or np.clip(...).astype(np.uint8)")
-    if a.ndim != 3 or a.shape[2] != 3:
-        raise ValueError(f"{name} must have shape (H, W, 3), got {a.shape}")
-    if a.shape[0] == 0 or a.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {a.shape}")
-    return np.ascontiguousarray(a)
-
-
 def validate_inputs(source, target, mask=None):
     """Check the inputs of :func:`seamless_clone` and derive the mask if none is given.
 
@@ -77,28 +65,11 @@ def validate_inputs(source, target, mask=None):
         the whole image (no inside border to anchor the solution) or one with no strict
         interior (nothing to solve).
     """
-    source = _as_image(source, "source")
-    target = _as_image(target, "target")
-    if source.shape != target.shape:
-        raise ValueError(f"source and target must have the same size, got {source.shape[:2]} and {target.shape[:2]}")
+    source = check_image(source, "source")
     if mask is None:
-        mask = nonwhite_mask(source)
-        what = "the mask derived from the source (its non-white pixels)"
-    else:
-        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
-            got = mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__
-            raise ValueError(f"mask must be a boolean array of shape (H, W), got {got}; use e.g. mask > 0")
-        if mask.shape != source.shape[:2]:
-            raise ValueError(f"mask has shape {mask.shape} but the images are {source.shape[:2]}")
-        what = "the mask"
-    if not mask.any():
-        raise ValueError(f"{what} is empty: select at least one pixel to clone")
-    if mask.all():
-        raise ValueError(f"{what} covers the whole image: there is no inside border to anchor the solution")
-    if not (classify_mask(mask) == INTERIOR).any():
-        raise ValueError(f"{what} has no strict-interior pixel (every mask pixel touches the outside): "
-                         "nothing to solve; use a thicker mask")
-    return source, target, np.ascontiguousarray(mask)
+        return check_problem(source, target, nonwhite_mask(source),
+                             what="the mask derived from the source (its non-white pixels)")
+    return check_problem(source, target, mask)
 
 
 def _check_iterations(iterations, name="iterations"):
