@@ -81,3 +81,14 @@ def test_summary_text_and_plot_series(tmp_path):
     except RuntimeError:
         pass
     assert not bad.exists() and not plt.get_fignums()  # a failed drawing leaves no file and no open figure
+
+
+def test_summary_text_goal_line_only_with_a_summary():
+    from course_lib.bench import summary_text
+
+    def goal(s):
+        return f"goal met: {s['goal_met']}"
+
+    with_summary = {"rows": [], "summary": {"goal_met": True}, "notes": []}
+    assert summary_text(with_summary, str, goal=goal) == "goal met: True"
+    assert summary_text({"rows": [], "summary": {}, "notes": ["no GPU"]}, str, goal=goal) == "no GPU"

@@ -188,14 +188,19 @@ def results(cpu_rows: list, gpu_part: Callable[[], tuple] | None = None) -> dict
     return {"rows": rows, "summary": summary, "notes": notes}
 
 
-def summary_text(results: dict, format_row: Callable[[dict], str], extra: Iterable[str] = ()) -> str:
-    """One line per row (``format_row(row)``), then ``extra`` lines, then the notes.
+def summary_text(results: dict, format_row: Callable[[dict], str], extra: Iterable[str] = (),
+                 goal: Callable[[dict], str] | None = None) -> str:
+    """One line per row (``format_row(row)``), then ``extra`` lines, the goal line, then the notes.
+
+    ``goal(results["summary"]) -> str`` is called only when the summary is not empty
+    (a run on a GPU: without one there is no goal to compare with).
 
     >>> summary_text({"rows": [{"n": 1}], "notes": ["no GPU"]}, lambda r: f"N={r['n']}", ["goal: met"])
     'N=1\\ngoal: met\\nno GPU'
     """
     lines = [format_row(r) for r in results["rows"]]
-    return "\n".join([*lines, *extra, *results.get("notes", [])])
+    goal_lines = [goal(results["summary"])] if goal is not None and results.get("summary") else []
+    return "\n".join([*lines, *extra, *goal_lines, *results.get("notes", [])])
 
 
 def series(rows: Iterable[dict], x: str, y: str, *, label: str | Callable[[dict], str] = "variant",
