@@ -258,9 +258,8 @@ class QuestionResult:
         failed = [o for o in self.outcomes if not o.passed]
         if not failed:
             return "all tests passed"
-        first = failed[0]
-        # A failed technique test says more about the grade than an earlier one that failed too.
-        first = next((o for o in failed if o.technique), first) if self.capped else first
+        # A failed technique test (a race, the wrong method) says more than an earlier wrong value.
+        first = next((o for o in failed if o.technique), failed[0])
         return f"{first.name}: {first.message.splitlines()[0] if first.message else 'failed'}"
 
     def _lines(self) -> list:

@@ -654,7 +654,8 @@ def race_test(name: str, points: float, *, inputs, launch, expect, compare=None,
             problems = [p for p in got["problems"] if isinstance(p, dict)]
             first = problems[0] if problems else {"kind": "race", "space": ""}
             text = "\n".join(str(p.get("text", ""))[:1500] for p in problems[:3])
-            raise fail(f"the checker found {len(got['problems'])} problem(s):\n{text}", _checker_cause(first))
+            kinds = ", ".join(sorted({str(p.get("kind")) for p in problems}))
+            raise fail(f"the checker found {len(got['problems'])} problem(s) ({kinds}):\n{text}", _checker_cause(first))
         _judge_outputs(got.get("outputs"), expect(data), data, compare, judge.rules, "under the checker", None)
 
     judge.rules = ()

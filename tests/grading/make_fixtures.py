@@ -1,0 +1,324 @@
+"""One generator for the graded fixtures of every problem set.
+
+A fixture is a problem set's solution notebook with some answer cells (by nbgrader ``grade_id``)
+replaced, named after what it covers: ``right``, ``right_but_different``, a wrong technique
+(``naive``, ``atomics_only``, ``racy``...), each typical bug (``sign``, ``missing_barrier``,
+``bounds``...), an attack on the grader (``patched_judges``) and ``untouched`` (the released
+problem set). Each declares the points the instructor grader must give it, per question, and
+what its reasons and Markdown feedback must say; ``tests/grading/test_problem_sets.py`` grades
+all fixtures of a problem set in one run of ``python -m course_lib.grading grade`` and asserts
+every row. The notebooks are written at test time, not committed::
+
+    python tests/grading/make_fixtures.py ps1 /tmp/ps1-fixtures   # to look at them
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+UNTOUCHED = "untouched"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A submission and what the grader must make of it.
+
+    Attributes
+    ----------
+    covers : str
+        What it stands for (one line).
+    cells : dict
+        ``grade_id -> new source`` of the cells replaced in the solution; ``UNTOUCHED`` for the
+        released problem set as it is.
+    points : tuple of float
+        Points per question, in order.
+    says : dict
+        ``question id -> text`` that must appear in that question's reason (the CSV row).
+    feedback : tuple of str
+        Texts that must appear in the student's Markdown feedback.
+    """
+
+    covers: str
+    cells: dict | str
+    points: tuple
+    says: dict = field(default_factory=dict)
+    feedback: tuple = ()
+
+
+# =========================================================================== PS1
+PS1_HEADER = "interaction = nbody.kernels.interaction\n\n\n"
+
+#: Correct, written differently: structure-of-arrays staging, a guarded inner loop, one sum per destination.
+PS1_DIFFERENT = PS1_HEADER + '''def make_two_body_kernel(tile):
+    @cuda.jit
+    def kernel(bodies, softening_sq, acc):
+        sx = cuda.shared.array(tile, float32)
+        sy = cuda.shared.array(tile, float32)
+        sz = cuda.shared.array(tile, float32)
+        sm = cuda.shared.array(tile, float32)
+        n = bodies.shape[0]
+        t = cuda.threadIdx.x
+        mine = (cuda.blockIdx.x * 2 * tile + t, cuda.blockIdx.x * 2 * tile + t + tile)
+        pos = cuda.local.array((2, 3), float32)
+        a = cuda.local.array((2, 3), float32)
+        for d in range(2):
+            for c in range(3):
+                a[d, c] = 0.0
+                pos[d, c] = bodies[mine[d], c] if mine[d] < n else 0.0
+        for base in range(0, n, tile):
+            j = base + t
+            if j < n:
+                sx[t] = bodies[j, 0]
+                sy[t] = bodies[j, 1]
+                sz[t] = bodies[j, 2]
+                sm[t] = bodies[j, 3]
+            cuda.syncthreads()
+            for k in range(min(tile, n - base)):
+                for d in range(2):
+                    fx, fy, fz = interaction(pos[d, 0], pos[d, 1], pos[d, 2], sx[k], sy[k], sz[k], sm[k],
+                                             softening_sq)
+                    a[d, 0] += fx
+                    a[d, 1] += fy
+                    a[d, 2] += fz
+            cuda.syncthreads()
+        for d in range(2):
+            if mine[d] < n:
+                for c in range(3):
+                    acc[mine[d], c] = a[d, c]
+
+    return kernel
+'''
+
+#: Right results, wrong technique: both destinations read every source from global memory.
+PS1_NAIVE = PS1_HEADER + '''def make_two_body_kernel(tile):
+    @cuda.jit
+    def kernel(bodies, softening_sq, acc):
+        n = bodies.shape[0]
+        for i in (cuda.blockIdx.x * 2 * tile + cuda.threadIdx.x, cuda.blockIdx.x * 2 * tile + cuda.threadIdx.x + tile):
+            if i < n:
+                ax = float32(0.0)
+                ay = float32(0.0)
+                az = float32(0.0)
+                for j in range(n):
+                    fx, fy, fz = interaction(bodies[i, 0], bodies[i, 1], bodies[i, 2], bodies[j, 0], bodies[j, 1],
+                                             bodies[j, 2], bodies[j, 3], softening_sq)
+                    ax += fx
+                    ay += fy
+                    az += fz
+                acc[i, 0] = ax
+                acc[i, 1] = ay
+                acc[i, 2] = az
+
+    return kernel
+'''
+
+
+def _solution_cell(problem_set: str, grade_id: str) -> str:
+    nb = nbformat.read(_solution(problem_set), as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell.source
+
+
+def _edit(problem_set: str, grade_id: str, *replacements) -> str:
+    """A solution cell with ``(old, new)`` replacements, each of which must apply exactly once."""
+    source = _solution_cell(problem_set, grade_id)
+    for old, new in replacements:
+        if source.count(old) != 1:
+            raise ValueError(f"{problem_set} {grade_id}: {old!r} occurs {source.count(old)} times")
+        source = source.replace(old, new)
+    return source
+
+
+PS1_WRONG_PREDICTION = '''MEASURE_N = 64
+MEASURE_TILES = (4, 8, 16)
+
+
+def predicted_bytes(n, tile):
+    return 16 * n * n // (2 * tile)  # forgets the destinations and the rounding up
+
+
+def measure(tile):
+    return 1.0  # not measured
+'''
+
+PS1_WRONG_TILE = '''def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):
+    tile = max_threads_per_block
+    while math.ceil(n / tile) < sm_count or 2 * tile > max_threads_per_sm:
+        tile //= 2
+    return tile  # counts P bodies per block, not 2P
+'''
+
+
+def _ps1() -> dict:
+    q1 = "ps1_q1_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture(
+            "correct, written differently (SoA staging, guarded loop), other q2/q3 code",
+            {q1: PS1_DIFFERENT,
+             "ps1_q2_answer": _edit("ps1", "ps1_q2_answer",
+                                    ("blocks = -(-n // (2 * tile))", "blocks = math.ceil(n / (2 * tile))")),
+             "ps1_q3_answer": "def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+                              "    ok = [p for p in (2**k for k in range(11)) if p <= max_threads_per_block and\n"
+                              "          2 * p <= max_threads_per_sm and -(-n // (2 * p)) >= sm_count]\n"
+                              "    return max(ok)\n"},
+            (6, 2, 2)),
+        "naive": Fixture(
+            "right results, sources read from global memory by every thread: the technique test caps q1 at half",
+            {q1: PS1_NAIVE}, (3, 2, 2),
+            says={"ps1.q1": "expected technique: sources staged in shared memory"},
+            feedback=("Likely cause: technique", "Capped at 3 points", "measured 1.75")),
+        "missing_barrier": Fixture(
+            "the second syncthreads forgotten: wrong results, and the race checker names the lines",
+            {q1: _edit("ps1", q1, ("            cuda.syncthreads()  # nobody overwrites the tile while others "
+                                   "still read it\n", ""))}, (0, 2, 2),
+            says={"ps1.q1": "race and barrier check (N = 4 tile - 3): the checker found 1 problem(s) (race)"},
+            feedback=("[race] write-read race on shared array staged", "Likely cause: barrier",
+                      "Hint: one syncthreads after staging a tile and one before the next tile overwrites it")),
+        "sign": Fixture(
+            "r_ij taken as p_i - p_j; and a wrong prediction, measurement and tile rule",
+            {q1: _edit("ps1", q1, ("interaction(px, py, pz, sx, sy, sz, sm, softening_sq)",
+                                   "interaction(sx, sy, sz, px, py, pz, sm, softening_sq)"),
+                       ("interaction(qx, qy, qz, sx, sy, sz, sm, softening_sq)",
+                        "interaction(sx, sy, sz, qx, qy, qz, sm, softening_sq)")),
+             "ps1_q2_answer": PS1_WRONG_PREDICTION, "ps1_q3_answer": PS1_WRONG_TILE},
+            (0, 0, 0),
+            says={"ps1.q1": "values are wrong", "ps1.q2": "predicted_bytes(64, 4) = 8192, expected 8960",
+                  "ps1.q3": "choose_tile(65536, 108, 1024, 2048) = 512, expected 256"},
+            feedback=("Likely cause: sign", "Hint: r_ij = p_j - p_i", "measure(4) = 1, but the course's profiler "
+                      "measures 2.188")),
+        "bounds": Fixture(
+            "stores not guarded: the second destination is written past the end of acc (the technique still "
+            "earns its points)",
+            {q1: _edit("ps1", q1, ("            if second < count:\n                acc[second, c] = sum_q[c]",
+                                   "            acc[second, c] = sum_q[c]"))},
+            (2, 2, 2), says={"ps1.q1": "problem(s) (out-of-bounds)"},
+            feedback=("Hint: guard the loads of both destinations and of the last tile",)),
+        "unwritten": Fixture(
+            "only the first destination of each thread is stored",
+            {q1: _edit("ps1", q1, ("            if second < count:\n                acc[second, c] = sum_q[c]\n",
+                                   ""))},
+            (0, 2, 2), feedback=("Likely cause: unwritten", "Hint: each thread stores two bodies")),
+        "patched_judges": Fixture(
+            "a kernel writing zeros, with NumPy, the references and every judge patched in the notebook",
+            {"ps1_setup": _solution_cell("ps1", "ps1_setup") + "\n\n" + PATCH_JUDGES.format(unit="nbody"),
+             q1: PS1_HEADER + "def make_two_body_kernel(tile):\n    @cuda.jit\n"
+                              "    def kernel(bodies, softening_sq, acc):\n        i = cuda.grid(1)\n"
+                              "        if i < acc.shape[0]:\n            for c in range(3):\n"
+                              "                acc[i, c] = 0.0\n\n    return kernel\n",
+             "ps1_q2_answer": "MEASURE_N = 64\nMEASURE_TILES = (4, 8, 16)\npredicted_bytes = lambda n, tile: "
+                              "Anything()\nmeasure = lambda tile: Anything()\n",
+             "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"},
+            (0, 0, 0), says={"ps1.q3": "<Anything object>"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps1.q1": "not answered yet", "ps1.q3": "not answered yet"}),
+    }
+
+
+# =========================================================================== shared pieces
+#: What would score full marks if tests were judged in the student's process.
+PATCH_JUDGES = '''import numpy.testing
+import course_lib.grading
+import course_lib.grading.core
+import course_lib.grading.harness
+import course_lib.{unit}.questions as questions_module
+
+
+def _never_fails(*args, **kwargs):
+    return None
+
+
+class Anything:
+    """Equal to everything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __le__(self, other):
+        return True
+
+    __ge__ = __lt__ = __gt__ = __le__
+    __hash__ = object.__hash__
+
+
+np.allclose = lambda *args, **kwargs: True
+np.array_equal = lambda *args, **kwargs: True
+np.testing.assert_allclose = _never_fails
+numpy.testing.assert_array_equal = _never_fails
+course_lib.grading.compare_arrays = _never_fails
+course_lib.grading.core.compare_arrays = _never_fails
+course_lib.grading.harness.unguard = lambda padded, shape, **kwargs: padded
+course_lib.grading.harness._judge_outputs = _never_fails
+course_lib.grading.check = _never_fails
+course_lib.grading.core.run_tests = _never_fails
+course_lib.grading.core.TestFailure.__init__ = lambda self, *args, **kwargs: None
+for question in questions_module.QUESTIONS:
+    for test in question.tests:
+        object.__setattr__(test, "judge", _never_fails)
+'''
+
+FIXTURES = {"ps1": _ps1}
+
+
+# =========================================================================== writing
+def _solution(problem_set: str) -> Path:
+    (path,) = sorted((ROOT / "solutions").glob(f"{problem_set}_*.ipynb"))
+    return path
+
+
+def fixtures(problem_set: str) -> dict:
+    """``name -> Fixture`` of a problem set."""
+    if problem_set not in FIXTURES:
+        raise ValueError(f"no fixtures for {problem_set!r}; known: {sorted(FIXTURES)}")
+    return FIXTURES[problem_set]()
+
+
+def notebook(problem_set: str, fixture: Fixture):
+    """The fixture's notebook: the solution with its cells replaced (or the released problem set)."""
+    if fixture.cells == UNTOUCHED:
+        return nbformat.read(ROOT / "problem_sets" / _solution(problem_set).name, as_version=4)
+    nb = nbformat.read(_solution(problem_set), as_version=4)
+    unknown = set(fixture.cells) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    if unknown:
+        raise ValueError(f"{problem_set}: no cells {sorted(unknown)} in the solution")
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in fixture.cells:
+            cell.source = fixture.cells[grade_id]
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def write(problem_set: str, folder) -> list:
+    """Write every fixture of a problem set as ``<folder>/<name>.ipynb``; return the paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, fixture in fixtures(problem_set).items():
+        path = folder / f"{name}.ipynb"
+        nbformat.write(notebook(problem_set, fixture), path)
+        paths.append(path)
+    return paths
+
+
+def answer_cell(problem_set: str, name: str, grade_id: str) -> str:
+    """The source a fixture puts in one cell (the solution's when the fixture keeps it)."""
+    fixture = fixtures(problem_set)[name]
+    if fixture.cells != UNTOUCHED and grade_id in fixture.cells:
+        return fixture.cells[grade_id]
+    return _solution_cell(problem_set, grade_id)
+
+
+if __name__ == "__main__":
+    for written in write(sys.argv[1], sys.argv[2]):
+        print(written)
