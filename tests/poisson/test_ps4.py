@@ -88,7 +88,7 @@ def test_in_place_update_loses_points_with_a_helpful_message():
     first = next(o for o in result.outcomes if not o.passed)
     assert "images differ" in first.message and "Hint: read I_k only from prev" in first.message
     race = next(o for o in result.outcomes if o.name == "hidden: race check")
-    assert not race.passed and "no thread may write what another thread reads" in race.message
+    assert not race.passed and "Hint" not in race.message  # a hidden test shows only its name and result
 
 
 def test_writing_outside_the_image_fails_every_test():
