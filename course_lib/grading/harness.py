@@ -710,7 +710,7 @@ def _field(answer, key):
 
 
 def calls_test(name: str, points: float, *, args, expect, key=None, what=None, rtol: float = 0.0, explain=None,
-               hidden=False, hint="", hints=None) -> Test:
+               transform=None, hidden=False, hint="", hints=None) -> Test:
     """Call the answer's function (or its field ``key``) on arguments and check every result.
 
     Parameters
@@ -725,6 +725,9 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
         The function's name in messages (default ``key``).
     explain : callable, optional
         ``explain(arguments, expected) -> str`` added to the failure message.
+    transform : callable, optional
+        ``transform(*arguments, value) -> number`` compared with ``expect(*arguments)`` instead of the value
+        itself (grader side): e.g. the modelled cost of the K an answer chose, against the least cost.
     """
     what = what or key or "the function"
 
@@ -741,6 +744,15 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
         for arguments, value in zip(data["args"], got):
             want = expect(*arguments)
             call = f"{what}({', '.join(_short(a) for a in arguments)})"
+            if transform is not None and type(value) in (int, float):
+                try:
+                    judged = transform(*arguments, value)
+                except Exception:  # an answer the model cannot take (a negative K, say)
+                    raise fail(f"{call} = {value!r} is not a valid answer") from None
+                if not _matches(judged, want, rtol):
+                    more = f": {explain(arguments, want)}" if explain else ""
+                    raise fail(f"{call} = {value!r}, which gives {_short(judged)}; the best is {_short(want)}{more}")
+                continue
             if not _matches(value, want, rtol):
                 more = f": {explain(arguments, want)}" if explain else ""
                 raise fail(f"{call} = {value!r}, expected {_short(want)}{more}"[:1500])
@@ -784,8 +796,8 @@ def value_test(name: str, points: float, *, key, expect, rtol: float = 0.0, expl
                  technique=False)
 
 
-def measured_test(name: str, points: float, *, key, inputs, launch, measure, rtol: float = 0.02, hint="",
-                  hints=None) -> Test:
+def measured_test(name: str, points: float, *, key, inputs, launch, measure, rtol: float = 0.02, best_key=None,
+                  best=min, hint="", hints=None) -> Test:
     """A measure-and-explain answer: the numbers the student measured, re-measured by the grader.
 
     Parameters
@@ -801,11 +813,15 @@ def measured_test(name: str, points: float, *, key, inputs, launch, measure, rto
         ``measure(metrics, data, param) -> float`` from the profile's totals (grader side).
     rtol : float
         Relative difference allowed between the student's number and the grader's.
+    best_key : str, optional
+        A field holding the parameter the student chose from the measurements (e.g. the tile with the
+        least traffic); it must be the one ``best`` (``min`` or ``max``) picks from the grader's own.
     """
     def produce(answer, data):
         reported = _field(answer, key)
         reported = ({p: reported(p) for p in data["params"]} if callable(reported) else reported)
         return {"reported": {str(k): v for k, v in reported.items()},
+                "chosen": _field(answer, best_key) if best_key else None,
                 "profiles": [profile_launch(launch(answer, data, p))["metrics"] for p in data["params"]]}
 
     def judge(data, got, info):
@@ -820,6 +836,13 @@ def measured_test(name: str, points: float, *, key, inputs, launch, measure, rto
             if not _matches(value, want, rtol) and not (want == 0 and value == 0):
                 raise fail(f"{key}({param}) = {value:.4g}, but the course's profiler measures {want:.4g} for your "
                            f"kernel at {param} (allowed difference {rtol:.0%})")
+        if best_key:
+            values = {p: measure({k: v for k, v in m.items() if type(v) in (int, float)}, data, p)
+                      for p, m in zip(data["params"], got["profiles"])}
+            target = best(values.values())
+            if got.get("chosen") not in [p for p, v in values.items() if v == target]:
+                raise fail(f"{best_key} = {got.get('chosen')!r}, but the measurements of your kernel pick "
+                           f"{best(values, key=values.get)} ({', '.join(f'{p}: {v:.4g}' for p, v in values.items())})")
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=False, hint=hint, hints=hints,
                  technique=False)

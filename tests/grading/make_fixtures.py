@@ -220,6 +220,116 @@ def _ps1() -> dict:
     }
 
 
+# =========================================================================== PS2
+PS2_DIFFERENT = '''def make_subwarp_kernel(lanes):
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        row = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) // lanes
+        lane = cuda.threadIdx.x % lanes
+        ok = row < y.shape[0]
+        start = indptr[row] if ok else 0
+        stop = indptr[row + 1] if ok else 0
+        acc = float32(0.0)
+        for j in range(start + lane, stop, lanes):
+            acc += data[j] * x[indices[j]]
+        offset = lanes // 2
+        while offset >= 1:
+            acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, offset)
+            offset = offset // 2
+        if ok and lane == 0:
+            y[row] = acc
+
+    return kernel
+'''
+
+#: Right results, wrong technique: lane 0 of each group does the whole row (thread per row in disguise).
+PS2_NAIVE = '''def make_subwarp_kernel(lanes):
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        if g % lanes == 0 and row < y.shape[0]:
+            total = float32(0.0)
+            for j in range(indptr[row], indptr[row + 1]):
+                total += data[j] * x[indices[j]]
+            y[row] = total
+
+    return kernel
+'''
+
+#: Right results, wrong technique: the lanes add their partial sums to y with atomics.
+PS2_ATOMICS = '''def make_subwarp_kernel(lanes):
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        part = float32(0.0)
+        if row < y.shape[0]:
+            if lane == 0:
+                y[row] = 0.0
+            for j in range(indptr[row] + lane, indptr[row + 1], lanes):
+                part += data[j] * x[indices[j]]
+        cuda.syncwarp()  # y[row] is zero before any lane adds to it
+        if row < y.shape[0]:
+            cuda.atomic.add(y, row, part)
+
+    return kernel
+'''
+
+
+def _ps2() -> dict:
+    q1, q2, q3 = "ps2_q1_answer", "ps2_q2_answer", "ps2_q3_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture(
+            "correct, written differently (shfl_down_sync, a for loop), other q2 code",
+            {q1: PS2_DIFFERENT, q2: _edit("ps2", q2, (
+                "    group_steps = [(int(n) + lanes - 1) // lanes for n in row_lengths]",
+                "    group_steps = [-(-int(n) // lanes) for n in row_lengths] or [0]"))}, (6, 2, 2)),
+        "naive": Fixture("lane 0 of each group does the whole row: capped at half; its traffic is least at L = 2, "
+                         "not at the solution's best_lanes", {q1: PS2_NAIVE}, (3, 1, 2),
+                         says={"ps2.q1": "expected technique: L lanes per row reading consecutive entries"},
+                         feedback=("Likely cause: technique", "Capped at 3 points")),
+        "atomics_only": Fixture("partial sums added with atomics, not shuffles: capped at half", {q1: PS2_ATOMICS},
+                                (3, 2, 2), says={"ps2.q1": "expected technique: a shuffle reduction"},
+                                feedback=("measured 128",)),
+        "early_exit": Fixture(
+            "lanes past the last row return before the shuffles (the missing-barrier bug of warps): the results "
+            "fail, the measured technique earns its points",
+            {q1: _edit("ps2", q1, ("        mine = float32(0.0)\n",
+                                   "        if r >= y.shape[0]:\n            return\n        mine = float32(0.0)\n"))},
+            (2.5, 2, 2), says={"ps2.q1": "(warp)"},
+            feedback=("Likely cause: warp", "Hint: every lane named in the shuffle's mask must reach it")),
+        "bounds": Fixture(
+            "no row guard: lanes past the last row read indptr past its end",
+            {q1: _edit("ps2", q1, ("        if r < y.shape[0]:  # lanes past the last row keep 0 and still join the "
+                                   "shuffles\n", "        if True:\n"))},
+            (2.5, 2, 2), says={"ps2.q1": "(out-of-bounds)"},
+            feedback=("Hint: guard the rows past the end (row < R)",)),
+        "wrong_stride": Fixture(
+            "every lane walks the whole rest of its row (stride 1), and wrong q2/q3 answers",
+            {q1: _edit("ps2", q1, ("                j += lanes\n", "                j += 1\n")),
+             q2: _edit("ps2", q2, ("    rows_per_warp = 32 // lanes", "    rows_per_warp = 32"),
+                       ("best_lanes = 8", "best_lanes = 32")),
+             q3: _edit("ps2", q3, ("return row_lengths.size * K + 3 * int(np.maximum(row_lengths - K, 0).sum())",
+                                   "return row_lengths.size * K + int(np.maximum(row_lengths - K, 0).sum())"))},
+            (0, 0, 1), says={"ps2.q1": "values are wrong", "ps2.q3": "hyb_cost("},
+            feedback=("Hint: lane l sums entries l, l + L",)),
+        "patched_judges": Fixture(
+            "a kernel writing zeros, with NumPy, the references and every judge patched in the notebook",
+            {"ps2_setup": _solution_cell("ps2", "ps2_setup") + "\n\n" + PATCH_JUDGES.format(unit="spmv"),
+             q1: "def make_subwarp_kernel(lanes):\n    @cuda.jit\n    def kernel(indptr, indices, data, x, y):\n"
+                 "        i = cuda.grid(1)\n        if i < y.shape[0]:\n            y[i] = 0.0\n\n    return kernel\n",
+             q2: "MEASURE_LANES = (2, 4, 8, 16, 32)\npredicted_steps = measure = lambda *args: Anything()\n"
+                 "best_lanes = 8\n",
+             q3: "hyb_cost = choose_k = lambda *args: Anything()\n"},
+            (0, 0, 0), says={"ps2.q3": "<Anything object>"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps2.q1": "not answered yet", "ps2.q3": "not answered yet"}),
+    }
+
+
 # =========================================================================== shared pieces
 #: What would score full marks if tests were judged in the student's process.
 PATCH_JUDGES = '''import numpy.testing
@@ -265,7 +375,7 @@ for question in questions_module.QUESTIONS:
         object.__setattr__(test, "judge", _never_fails)
 '''
 
-FIXTURES = {"ps1": _ps1}
+FIXTURES = {"ps1": _ps1, "ps2": _ps2}
 
 
 # =========================================================================== writing
