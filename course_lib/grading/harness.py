@@ -579,8 +579,8 @@ def _test(name, points, *, inputs, produce, judge, hidden, hint, hints, techniqu
                 technique=technique, hints=tuple((hints or {}).items()))
 
 
-def result_test(name: str, points: float, *, inputs, expect, launch=None, run=None, compare=None, label=None,
-                axes=None, hidden=False, technique=False, hint="", hints=None) -> Test:
+def result_test(name: str, points: float, *, inputs, expect=None, launch=None, run=None, compare=None, label=None,
+                axes=None, hidden=False, technique=False, hint="", hints=None, judge=None) -> Test:
     """Run the answer on the inputs and compare its outputs with the reference.
 
     Parameters
@@ -606,14 +606,22 @@ def result_test(name: str, points: float, *, inputs, expect, launch=None, run=No
         outputs are unguarded unless given).
     hidden, technique, hint, hints
         See :class:`~course_lib.grading.core.Test`.
+    judge : callable, optional
+        ``judge(data, outputs)`` raising :func:`fail`, instead of ``expect`` and ``compare``, for
+        outputs that are not just arrays (the levels of a search, say).
     """
     if (launch is None) == (run is None):
         raise ValueError(f"test {name!r}: give launch or run")
+    if (expect is None) == (judge is None):
+        raise ValueError(f"test {name!r}: give expect or judge")
+    custom = judge
     compare = compare or exact
     produce = (lambda answer, data: run_launch(launch(answer, data))) if launch is not None else run
     guard_axes = axes if axes is not None else ({} if launch is not None else None)
 
     def judge(data, got, info):
+        if custom is not None:
+            return custom(data, got)
         rules = judge.rules
         _judge_outputs(got, expect(data), data, compare, rules, "" if hidden or label is None else label(data),
                        guard_axes)

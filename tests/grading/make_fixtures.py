@@ -330,6 +330,97 @@ def _ps2() -> dict:
     }
 
 
+# =========================================================================== PS3
+PS3_DIFFERENT = '''@cuda.jit
+def bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    me = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if me >= depth.shape[0]:
+        return
+    if depth[me] != -1:
+        return
+    for e in range(in_indptr[me], in_indptr[me + 1]):
+        w = in_indices[e]
+        if frontier_flags[w] == 1:
+            parent[me] = w
+            depth[me] = current + 1
+            next_flags[me] = 1
+            cuda.atomic.add(next_count, 0, 1)
+            return
+'''
+
+#: Right results, wrong technique: scans every in-neighbour and keeps the last parent found.
+PS3_NO_EARLY_EXIT = '''@cuda.jit
+def bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    v = cuda.grid(1)
+    if v < depth.shape[0] and depth[v] == -1:
+        found = -1
+        for k in range(in_indptr[v], in_indptr[v + 1]):
+            u = in_indices[k]
+            if frontier_flags[u]:
+                found = u
+        if found != -1:
+            depth[v] = current + 1
+            parent[v] = found
+            next_flags[v] = 1
+            cuda.atomic.add(next_count, 0, 1)
+'''
+
+#: Racy: top-down inside the bottom-up interface, each frontier vertex claims its neighbours by check-then-act.
+PS3_RACY = '''@cuda.jit
+def bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    u = cuda.grid(1)
+    if u < depth.shape[0] and frontier_flags[u]:
+        for k in range(in_indptr[u], in_indptr[u + 1]):
+            v = in_indices[k]
+            if depth[v] == -1 or depth[v] == current + 1:
+                depth[v] = current + 1
+                parent[v] = u
+                next_flags[v] = 1
+                cuda.atomic.add(next_count, 0, 1)
+'''
+
+
+def _ps3() -> dict:
+    q1, q2, q3 = "ps3_q1_answer", "ps3_q2_answer", "ps3_q3_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture(
+            "correct, written differently (early returns, a for loop), other q2/q3 code",
+            {q1: PS3_DIFFERENT,
+             q2: _edit("ps3", q2, ("    for v in np.flatnonzero(depth == -1):", "    for v in range(len(depth)):\n"
+                                   "        if depth[v] != -1:\n            continue")),
+             q3: _edit("ps3", q3, ("    return n * (n - 1)", "    return (n - 1) * n"))}, (6, 2, 2)),
+        "no_early_exit": Fixture("every in-neighbour scanned after the parent is found: capped at half",
+                                 {q1: PS3_NO_EARLY_EXIT}, (3, 2, 2),
+                                 says={"ps3.q1": "expected technique: each unvisited vertex stops"},
+                                 feedback=("Likely cause: technique", "Capped at 3 points")),
+        "racy": Fixture("top-down check-then-act: vertices counted several times, the checker sees the races; the "
+                        "results are right in the simulator (capped at half)",
+                        {q1: PS3_RACY}, (2.5, 2, 2), says={"ps3.q1": "next_count = 18 and 6 vertices flagged"},
+                        feedback=("Likely cause: race", "Hint: a thread writes only its own vertex")),
+        "bounds": Fixture("no v < V guard: threads past the last vertex read past the arrays",
+                          {q1: _edit("ps3", q1, ("    if v < depth.shape[0] and depth[v] < 0:", "    if depth[v] < 0:"))},
+                          (1.5, 2, 2), says={"ps3.q1": "IndexError"}),
+        "off_by_one": Fixture("depth[v] = current, and wrong q3 answers",
+                              {q1: _edit("ps3", q1, ("                depth[v] = current + 1",
+                                                     "                depth[v] = current")),
+                               q3: _edit("ps3", q3, ("    return 2 * (n - 1)", "    return n - 1"),
+                                         ('work_complexity = "O(V * E)"', 'work_complexity = "O(V + E)"'))},
+                              (1, 2, 0.75), says={"ps3.q1": "depth under the checker: 85 of 120 values differ"},
+                              feedback=("Hint: an unvisited vertex (depth -1) looks through its in-neighbours",)),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps3_setup": _solution_cell("ps3", "ps3_setup") + "\n\n" + PATCH_JUDGES.format(unit="bfs"),
+             q1: "@cuda.jit\ndef bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, "
+                 "next_flags, next_count):\n    v = cuda.grid(1)\n    if v < depth.shape[0]:\n        depth[v] = 7\n",
+             q2: "MEASURE_LEVELS = (1, 2, 3)\npredicted_edges = measure = lambda *args: Anything()\n",
+             q3: "quadratic_on_chain = frontier_on_chain = lambda n: Anything()\nwork_complexity = Anything()\n"},
+            (0, 0, 0), says={"ps3.q3": "Anything object"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps3.q1": "not answered yet", "ps3.q2": "not answered yet"}),
+    }
+
+
 # =========================================================================== shared pieces
 #: What would score full marks if tests were judged in the student's process.
 PATCH_JUDGES = '''import numpy.testing
@@ -375,7 +466,7 @@ for question in questions_module.QUESTIONS:
         object.__setattr__(test, "judge", _never_fails)
 '''
 
-FIXTURES = {"ps1": _ps1, "ps2": _ps2}
+FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3}
 
 
 # =========================================================================== writing
