@@ -268,7 +268,7 @@ class QuestionResult:
         if self.error:
             lines += [("error", "ERROR " + line) for line in wrap(self.error).splitlines()]
         if self.tolerance:
-            lines.append(("note", f"(results compared with {self.tolerance})"))
+            lines.extend(("note", line) for line in wrap(f"(results compared with {self.tolerance})").splitlines())
         declared = any(o.max_points for o in self.outcomes)
         for o in self.outcomes:
             mark = "PASS" if o.passed else "FAIL"

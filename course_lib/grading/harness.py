@@ -761,12 +761,31 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
                     more = f": {explain(arguments, want)}" if explain else ""
                     raise fail(f"{call} = {value!r}, which gives {_short(judged)}; the best is {_short(want)}{more}")
                 continue
+            if isinstance(want, np.ndarray):
+                _same_array(value, want, rtol, call, explain(arguments, want) if explain else "")
+                continue
             if not _matches(value, want, rtol):
                 more = f": {explain(arguments, want)}" if explain else ""
                 raise fail(f"{call} = {value!r}, expected {_short(want)}{more}"[:1500])
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
                  technique=False)
+
+
+def _same_array(value, want, rtol, call, more):
+    """An array result: same shape, and equal (or within ``rtol`` of ``max|want|``) everywhere."""
+    more = f": {more}" if more else ""
+    if not isinstance(value, np.ndarray) or value.shape != want.shape:
+        raise fail(f"{call} returned {_short(value)} of shape {getattr(value, 'shape', None)}, expected shape "
+                   f"{want.shape}{more}"[:1500])
+    if value.dtype.kind not in "biuf":
+        raise fail(f"{call} returned an array of {value.dtype}{more}")
+    tol = rtol * float(np.max(np.abs(want))) if rtol and want.size else 0.0
+    wrong = np.argwhere(np.abs(value.astype(np.float64) - want.astype(np.float64)) > tol)
+    if len(wrong):
+        i = tuple(int(k) for k in wrong[0])
+        raise fail(f"{call}: {len(wrong)} of {want.size} values are wrong; e.g. at {i} got {value[i]}, expected "
+                   f"{want[i]}{more}"[:1500])
 
 
 def _short(value):

@@ -421,6 +421,108 @@ def _ps3() -> dict:
     }
 
 
+# =========================================================================== PS4
+PS4_DIFFERENT = '''INTERIOR = poisson.INTERIOR
+
+
+@cuda.jit
+def red_black_kernel(image, rhs, labels, colour):
+    x, y = cuda.grid(2)
+    h, w = labels.shape
+    if x >= w or y >= h:
+        return
+    if (x + y) % 2 != colour or labels[y, x] != INTERIOR:
+        return
+    d = float32(4.0)
+    if y == 0 or y == h - 1:
+        d -= float32(1.0)
+    if x == 0 or x == w - 1:
+        d -= float32(1.0)
+    for c in range(3):
+        a = float32(0.0)
+        for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            yy = y + dy
+            xx = x + dx
+            if 0 <= yy < h and 0 <= xx < w and labels[yy, xx] == INTERIOR:
+                a += image[c, yy, xx]
+        image[c, y, x] = max(float32(0.0), min(float32(255.0), (a + rhs[c, y, x]) / d))
+'''
+
+#: Right results, wrong technique: every thread of the colour also writes back its other-colour neighbours.
+PS4_REWRITES = '''INTERIOR = poisson.INTERIOR
+
+
+@cuda.jit
+def red_black_kernel(image, rhs, labels, colour):
+    x, y = cuda.grid(2)
+    h, w = labels.shape
+    if x < w and y < h and labels[y, x] == INTERIOR:
+        for c in range(3):
+            if (x + y) % 2 == colour:
+                d = float32(0.0)
+                a = rhs[c, y, x]
+                if y > 0:
+                    d += float32(1.0)
+                    if labels[y - 1, x] == INTERIOR:
+                        a += image[c, y - 1, x]
+                if y < h - 1:
+                    d += float32(1.0)
+                    if labels[y + 1, x] == INTERIOR:
+                        a += image[c, y + 1, x]
+                if x > 0:
+                    d += float32(1.0)
+                    if labels[y, x - 1] == INTERIOR:
+                        a += image[c, y, x - 1]
+                if x < w - 1:
+                    d += float32(1.0)
+                    if labels[y, x + 1] == INTERIOR:
+                        a += image[c, y, x + 1]
+                image[c, y, x] = min(max(a / d, float32(0.0)), float32(255.0))
+            else:
+                image[c, y, x] = image[c, y, x]  # a needless store of the other colour
+'''
+
+
+def _ps4() -> dict:
+    q1, q2, q3 = "ps4_q1_answer", "ps4_q2_answer", "ps4_q3_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture("correct, written differently (early returns, a loop over offsets)",
+                                       {q1: PS4_DIFFERENT, q2: _edit("ps4", q2, (
+                                           "    return 3 * 4 * int(mine.sum())", "    return int(np.sum(mine)) * 12"))},
+                                       (6, 2, 2)),
+        "rewrites_other_colour": Fixture(
+            "right results, but every thread also stores the other colour's pixels: the checker and the profiler "
+            "see it, capped at half", {q1: PS4_REWRITES}, (3, 2, 2),
+            says={"ps4.q1": "race"}, feedback=("Likely cause: technique", "Capped at 3 points")),
+        "no_colour": Fixture(
+            "in place, every pixel in every launch (the lesson's racy Jacobi)",
+            {q1: _edit("ps4", q1, (" and (row + col) % 2 == colour", ""))}, (0, 2, 2),
+            says={"ps4.q1": "race"}, feedback=("Likely cause: race", "Hint: update only the pixels of the launch's colour")),
+        "bounds": Fixture("no x < W guard: threads past the image read and write outside it",
+                          {q1: _edit("ps4", q1, ("row < height and col < width and ", "row < height and "))},
+                          (1, 2, 2), says={"ps4.q1": "(out-of-bounds)"}),
+        "four_neighbours": Fixture("D = 4 everywhere (edges and corners too), and a wrong classify",
+                                   {q1: _edit("ps4", q1, (
+                                       "        inside = float32((row > 0) + (row < height - 1) + (col > 0) + "
+                                       "(col < width - 1))", "        inside = float32(4.0)")),
+                                    q3: _edit("ps4", q3, ("padded = np.pad(mask, 1, constant_values=True)",
+                                                          "padded = np.pad(mask, 1, constant_values=False)"))},
+                                   (0.5, 2, 0.75), says={"ps4.q1": "values differ from the red-black reference"},
+                                   feedback=("neighbours beyond the image edge do not count",)),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps4_setup": _solution_cell("ps4", "ps4_setup") + "\n\n" + PATCH_JUDGES.format(unit="poisson"),
+             q1: "@cuda.jit\ndef red_black_kernel(image, rhs, labels, colour):\n    x, y = cuda.grid(2)\n"
+                 "    if y < labels.shape[0] and x < labels.shape[1]:\n        image[0, y, x] = 7.0\n",
+             q2: "predicted_store_bytes = measure = lambda *args: Anything()\n",
+             q3: "def classify(mask):\n    return Anything()\n"},
+            (0, 0, 0), says={"ps4.q2": "Anything object"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps4.q1": "not answered yet", "ps4.q3": "not answered yet"}),
+    }
+
+
 # =========================================================================== shared pieces
 #: What would score full marks if tests were judged in the student's process.
 PATCH_JUDGES = '''import numpy.testing
@@ -466,7 +568,7 @@ for question in questions_module.QUESTIONS:
         object.__setattr__(test, "judge", _never_fails)
 '''
 
-FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3}
+FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4}
 
 
 # =========================================================================== writing

@@ -119,7 +119,7 @@ def _printed_elsewhere():
 
 
 #: Problem sets whose kernel questions still ask for a kernel the lesson prints (being reworked on the harness).
-NOT_YET_REWORKED = {"ps4"}
+NOT_YET_REWORKED = set()
 
 
 @pytest.mark.parametrize("problem_set", [
