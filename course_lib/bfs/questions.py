@@ -20,7 +20,7 @@ import numpy as np
 from ..grading.harness import (Launch, calls_test, choice, fail, function, guarded, inner, kernel, measured_test,
                                measurement, question, race_test, result_test, technique_test, unguard, value_test)
 from . import data
-from .graph import Graph, as_graph
+from .data import Graph, as_graph
 from .reference import bfs_reference, parent_tree_problems
 
 PROBLEM_SET = "ps3"

@@ -128,3 +128,120 @@ def test_scipy_peer_gives_the_same_depths_and_a_valid_tree():
     graph = data.kronecker(7, 8, seed=9)
     depth, parent = bfs.bfs_scipy(graph, 5, directed=False)
     assert_valid_search(graph, 5, depth, parent, directed=False)
+
+
+# ---- from test_work_and_validation.py
+
+import numpy as np
+
+
+import pytest
+
+
+import scipy.sparse as sp
+
+
+from course_lib import bfs
+
+
+from course_lib.bfs import data
+
+
+def _csr(indices, indptr, n):
+    return sp.csr_matrix((np.ones(len(indices), np.int8), np.array(indices), np.array(indptr)), shape=(n, n))
+
+
+def test_quadratic_bfs_scans_every_edge_every_iteration_on_a_chain():
+    """Is the edge-parallel BFS O(V * E) on a chain? V iterations over all V - 1 edges."""
+    n = 9
+    run = bfs.traverse(data.chain(n), 0, "edge_quadratic", directed=False)
+    assert run.iterations == n  # depths 0..n-1 expanded; the last iteration finds nothing
+    assert run.edges_examined == [n - 1] * n
+    assert run.depth_writes == [1] * (n - 1) + [0]
+
+
+def test_frontier_bfs_examines_each_arc_once():
+    """Is the frontier BFS linear? Each reached vertex's adjacency list is scanned once."""
+    graph = data.grid_2d(4, 5)
+    g = bfs.as_graph(graph, directed=False)
+    for method in ("frontier_atomic", "frontier_scan", "cpu"):
+        run = bfs.traverse(graph, 7, method, directed=False)
+        assert run.total_edges_examined == g.n_arcs
+        per_level = [int(g.degrees[run.depth == d].sum()) for d in range(run.iterations)]
+        assert run.edges_examined == per_level
+        assert run.frontier_sizes == [int((run.depth == d).sum()) for d in range(run.iterations)]
+        assert run.iterations == run.max_depth + 1
+        # Each vertex is claimed exactly once: no duplicate writes.
+        assert sum(run.depth_writes) == int((run.depth > 0).sum())
+
+
+def test_direction_optimizing_goes_bottom_up_and_examines_fewer_edges():
+    """Does the bottom-up step pay off on a power-law graph? Most vertices find a parent at once."""
+    graph = bfs.as_graph(data.kronecker(8, 8, seed=1), directed=False)
+    source = int(np.argmin(np.where(graph.degrees > 0, graph.degrees, graph.n_arcs)))
+    top_down = bfs.traverse(graph, source, "frontier_atomic")
+    hybrid = bfs.traverse(graph, source, "direction_optimizing")
+    np.testing.assert_array_equal(hybrid.depth, top_down.depth)
+    assert hybrid.directions[0] == "top-down" and "bottom-up" in hybrid.directions
+    assert len(hybrid.directions) == hybrid.iterations == top_down.iterations
+    assert hybrid.total_edges_examined < top_down.total_edges_examined / 2
+    # A bottom-up step finds the next level: its writes are the next frontier's size.
+    for i, direction in enumerate(hybrid.directions[:-1]):
+        assert hybrid.depth_writes[i] == hybrid.frontier_sizes[i + 1] == int((hybrid.depth == i + 1).sum())
+
+
+def test_star_needs_two_iterations_chain_needs_v():
+    star = bfs.traverse(data.star(12), 0, "edge_quadratic", directed=False)
+    chain = bfs.traverse(data.chain(12), 0, "edge_quadratic", directed=False)
+    assert (star.iterations, chain.iterations) == (2, 12)
+    assert star.total_edges_examined == 2 * 11 and chain.total_edges_examined == 12 * 11
+
+
+def test_benign_race_duplicate_writes_are_counted():
+    """Two edges reach vertex 3 in the same iteration: one or both threads write depth 2.
+
+    Whether the second thread still sees vertex 3 unvisited depends on timing (on a
+    GPU both usually do); either way the depth is the same and the parent valid.
+    """
+    graph = data.from_edges([0, 0, 1, 2], [1, 2, 3, 3], 4)
+    for _ in range(3):
+        run = bfs.traverse(graph, 0, "edge_quadratic", directed=False)
+        np.testing.assert_array_equal(run.depth, [0, 1, 1, 2])
+        assert run.depth_writes[0] == 2 and run.depth_writes[1] in (1, 2) and run.depth_writes[2] == 0
+        assert run.parent[3] in (1, 2)
+
+
+def test_exclusive_scan_on_awkward_lengths():
+    from numba import cuda
+
+    rng = np.random.default_rng(1)
+    for n in (1, 15, 16, 17, 40, 257):  # 257 > 16 * 16: three levels of block sums in the simulator
+        values = rng.integers(0, 5, n).astype(np.int32)
+        out, total = bfs.exclusive_scan(cuda.to_device(values), n)
+        np.testing.assert_array_equal(out.copy_to_host()[:n], np.cumsum(values) - values)
+        assert total == int(values.sum())
+
+
+@pytest.mark.parametrize("graph,source,message", [
+    (sp.csr_matrix((3, 4)), 0, "square"),
+    (np.eye(3), 0, "SciPy sparse adjacency matrix"),
+    ([[0, 1], [1, 0]], 0, "SciPy sparse adjacency matrix"),
+    (sp.csr_matrix((0, 0)), 0, "no vertices"),
+    (data.chain(4), 4, "out of range"),
+    (data.chain(4), -1, "negative"),
+    (data.chain(4), 1.5, "integer"),
+    (data.chain(4), True, "integer"),
+    (_csr([1, -1], [0, 1, 2], 2), 0, "negative column index"),
+    (_csr([1, 5], [0, 1, 2], 2), 0, "column index 5, out of range"),
+])
+def test_bad_input_is_a_clear_error(graph, source, message):
+    for method in bfs.METHODS:
+        with pytest.raises(ValueError, match=message):
+            bfs.bfs(graph, source, method=method)
+
+
+def test_unknown_method_and_direction_flag():
+    with pytest.raises(ValueError, match="method must be one of"):
+        bfs.bfs(data.chain(3), 0, method="bottom_up")
+    with pytest.raises(ValueError, match="directed must be True or False"):
+        bfs.bfs(data.chain(3), 0, directed="yes")

@@ -1,14 +1,12 @@
 """The BFS benchmark runs (its CPU part without a GPU); the figures and the explorer draw."""
 
+
 import json
-
 import matplotlib
-import numpy as np
 import pytest
-
 from course_lib import bfs, device
 from course_lib.bench.__main__ import main
-from course_lib.bfs import data, plots, widgets
+from course_lib.bfs import data
 
 matplotlib.use("Agg")
 
@@ -28,32 +26,6 @@ def test_bfs_bench_quick_writes_results(tmp_path, capsys):
     else:
         assert {"frontier_atomic", "frontier_scan", "direction_optimizing", "edge_quadratic"} <= variants
         assert "goal_met" in results["summary"]
-
-
-def test_figures_draw():
-    import matplotlib.pyplot as plt
-
-    graph = data.grid_2d(3, 3)
-    runs = [bfs.traverse(graph, 4, m, directed=False) for m in ("cpu", "edge_quadratic")]
-    fig, axes = plt.subplots(1, 3)
-    plots.draw_levels(axes[0], graph, runs[0].depth, level=1)
-    plots.draw_levels(axes[0], data.chain(3, directed=True), np.array([0, 1, 2]), directed=True)
-    plots.plot_work_per_level(axes[1], runs)
-    plots.plot_work_vs_size(axes[2], [4, 8], {"quadratic": [12, 56]})
-    assert len(axes[1].patches) == sum(r.iterations for r in runs)
-    plt.close(fig)
-
-
-def test_level_explorer_steps_through_levels():
-    graph = data.star(6)
-    explorer = widgets.level_explorer(graph, 0, methods=("cpu", "frontier_atomic"))
-    slider, counters, _ = explorer.children
-    assert slider.max == 1 and "level 0: frontier of 1 vertices" in counters.value
-    slider.value = 1
-    assert "level 1: frontier of 5 vertices, 6 of 6 reached" in counters.value
-    assert "edges examined at this level:      5" in counters.value
-    with pytest.raises(ValueError, match="at most 400"):
-        widgets.level_explorer(data.chain(401))
 
 
 def test_goal_summary_picks_the_best_frontier_on_the_largest_kronecker_graph():

@@ -8,20 +8,28 @@ thread reads neighbours' depths while their own threads may write current + 1, w
 it never takes for current).
 """
 
+
 import numpy as np
 import pytest
-
 from course_lib.bfs import as_graph, data
 from course_lib.bfs import kernels as K
 from course_lib.sim import check
 
-# Vertex 3 is reached from 1 and from 2 at depth 2: the interesting case for races.
 GRAPH = as_graph(data.from_edges([0, 0, 1, 2, 3, 3], [1, 2, 3, 3, 4, 5], 6), directed=False)
+
+
 DEPTH = np.array([0, 1, 1, -1, -1, -1], np.int32)  # state after the first level
+
+
 PARENT = np.array([0, 0, 0, -1, -1, -1], np.int32)
+
+
 FRONTIER = np.array([1, 2, 0, 0, 0, 0], np.int32)
-# The frontier's 4 edges (1-0, 1-3, 2-0, 2-3) as the scan pipeline lays them out.
+
+
 CANDIDATES = np.array([0, 3, 0, 3], np.int32)
+
+
 CANDIDATE_PARENTS = np.array([1, 1, 2, 2], np.int32)
 
 
@@ -59,7 +67,6 @@ def launches():
     }
 
 
-#: The arrays each kernel races on by design; every other kernel must be clean.
 BENIGN_RACES = {"edge_quadratic": {"depth", "parent", "done"}, "expand": {"owner"}, "bottom_up": {"depth"}}
 
 
