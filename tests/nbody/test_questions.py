@@ -1,224 +1,101 @@
-"""Problem set 1: right answers get full marks, typical wrong ones partial or 0 with a reason."""
+"""Problem set 1 in one process: the rules the grader uses, and what the feedback says about typical kernels.
+
+The instructor grader's verdict on every fixture is asserted in tests/grading/test_problem_sets.py.
+"""
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from numba import cuda, float32
 
-from course_lib import device
+from course_lib import nbody
 from course_lib.grading import get_question, run_tests
-from course_lib.nbody import kernels
-from course_lib.nbody.questions import recommended_tile
+from course_lib.nbody.questions import predicted_bytes, two_body_tile
 
-TILE = 8
-interaction = kernels.interaction
-
-
-@cuda.jit
-def soa_tiled_kernel(bodies, softening_sq, acc):
-    """Correct but written differently: four shared arrays, guarded inner loop."""
-    sx = cuda.shared.array(TILE, float32)
-    sy = cuda.shared.array(TILE, float32)
-    sz = cuda.shared.array(TILE, float32)
-    sm = cuda.shared.array(TILE, float32)
-    i = cuda.grid(1)
-    n = bodies.shape[0]
-    me = min(i, n - 1)
-    ax = float32(0.0)
-    ay = float32(0.0)
-    az = float32(0.0)
-    for base in range(0, n, TILE):
-        j = base + cuda.threadIdx.x
-        if j < n:
-            sx[cuda.threadIdx.x] = bodies[j, 0]
-            sy[cuda.threadIdx.x] = bodies[j, 1]
-            sz[cuda.threadIdx.x] = bodies[j, 2]
-            sm[cuda.threadIdx.x] = bodies[j, 3]
-        cuda.syncthreads()
-        for k in range(min(TILE, n - base)):
-            fx, fy, fz = interaction(bodies[me, 0], bodies[me, 1], bodies[me, 2], sx[k], sy[k], sz[k], sm[k],
-                                     softening_sq)
-            ax += fx
-            ay += fy
-            az += fz
-        cuda.syncthreads()
-    if i < n:
-        acc[i, 0] = ax
-        acc[i, 1] = ay
-        acc[i, 2] = az
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
+import make_fixtures  # noqa: E402
 
 
-@cuda.jit
-def unpadded_tiled_kernel(bodies, softening_sq, acc):
-    """Wrong: the last tile keeps stale bodies of the previous tile (no zero-mass padding)."""
-    tile_bodies = cuda.shared.array((TILE, 4), float32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * TILE + t
-    n = bodies.shape[0]
-    me = min(i, n - 1)
-    ax = float32(0.0)
-    ay = float32(0.0)
-    az = float32(0.0)
-    for start in range(0, n, TILE):
-        if start + t < n:
-            for c in range(4):
-                tile_bodies[t, c] = bodies[start + t, c]
-        cuda.syncthreads()
-        for k in range(TILE):
-            fx, fy, fz = interaction(bodies[me, 0], bodies[me, 1], bodies[me, 2], tile_bodies[k, 0],
-                                     tile_bodies[k, 1], tile_bodies[k, 2], tile_bodies[k, 3], softening_sq)
-            ax += fx
-            ay += fy
-            az += fz
-        cuda.syncthreads()
-    if i < n:
-        acc[i, 0] = ax
-        acc[i, 1] = ay
-        acc[i, 2] = az
+def _factory(fixture, grade_id="ps1_q1_answer", name="make_two_body_kernel"):
+    from course_lib.sim import profile
 
-
-@cuda.jit
-def unguarded_store_kernel(bodies, softening_sq, acc):
-    """Wrong: only correct when N is a multiple of the tile (reads and writes past the end)."""
-    i = cuda.grid(1)
-    ax = float32(0.0)
-    ay = float32(0.0)
-    az = float32(0.0)
-    for j in range(bodies.shape[0]):
-        fx, fy, fz = interaction(bodies[i, 0], bodies[i, 1], bodies[i, 2], bodies[j, 0], bodies[j, 1],
-                                 bodies[j, 2], bodies[j, 3], softening_sq)
-        ax += fx
-        ay += fy
-        az += fz
-    acc[i, 0] = ax
-    acc[i, 1] = ay
-    acc[i, 2] = az
+    namespace = {"cuda": cuda, "float32": float32, "nbody": nbody, "np": np, "math": math, "profile": profile}
+    if grade_id != "ps1_q1_answer":
+        exec(make_fixtures.answer_cell("ps1", fixture, "ps1_q1_answer"), namespace)
+    exec(make_fixtures.answer_cell("ps1", fixture, grade_id), namespace)
+    return namespace[name]
 
 
 def grade(question_id, answer, **options):
     return run_tests(get_question(question_id), answer, hidden=True, seed=7, options=options)
 
 
-def test_correct_but_different_kernel_gets_full_marks():
-    result = grade("ps1.q1", soa_tiled_kernel, tile=TILE)
-    assert result.passed and result.points == 6, str(result)
+def test_right_and_different_kernels_get_full_marks_and_check_shows_every_test_with_its_points():
+    for fixture in ("right", "right_but_different"):
+        result = grade("ps1.q1", _factory(fixture))
+        assert result.points == 6, str(result)
+    visible = run_tests(get_question("ps1.q1"), _factory("right"))
+    assert visible.points == 6 and not any(o.hidden for o in visible.outcomes)
+    assert "[PASS] sources loaded once per block (profiler) (technique)  [2/2]" in str(visible)
 
 
-def test_unpadded_last_tile_loses_points_with_a_helpful_message():
-    result = grade("ps1.q1", unpadded_tiled_kernel, tile=TILE)
-    assert 0 < result.points < 6, str(result)
-    first = next(o for o in result.outcomes if not o.passed)
-    assert "values are wrong" in first.message and "Hint: guard the loads" in first.message
+def test_naive_kernel_is_capped_at_half_and_told_what_was_measured():
+    result = grade("ps1.q1", _factory("naive"))
+    assert result.points == 3 and result.capped
+    technique = next(o for o in result.outcomes if o.technique and not o.passed)
+    assert "expected technique: sources staged in shared memory" in technique.message
+    assert "measured 1.75" in technique.message and "Hint: stage each source once per block" in technique.message
+    assert result.reason.startswith("sources loaded once per block")
 
 
-def test_unguarded_kernel_fails_awkward_sizes():
-    result = grade("ps1.q1", unguarded_store_kernel, tile=TILE)
-    assert result.points < 6
-    assert not result.outcomes[1].passed  # N = tile - 1
+def test_each_bug_gets_the_hint_of_its_cause():
+    sign = grade("ps1.q1", _factory("sign"))
+    assert sign.points == 0
+    visible = [o for o in sign.outcomes if not o.hidden and o.max_points]
+    assert all("Likely cause: sign" in o.message and "Hint: r_ij = p_j - p_i" in o.message for o in visible)
+    barrier = grade("ps1.q1", _factory("missing_barrier"))
+    race = next(o for o in barrier.outcomes if o.name.startswith("race and barrier check"))
+    assert "write-read race on shared array" in race.message and "Likely cause: barrier" in race.message
+    unwritten = grade("ps1.q1", _factory("unwritten"))
+    assert any("Likely cause: unwritten" in o.message for o in unwritten.outcomes)
 
 
-def test_reference_kernel_is_rejected():
-    result = grade("ps1.q1", kernels.nbody_tiled_kernel(TILE), tile=TILE)
-    assert result.points == 0 and "course's own reference kernel" in result.error
+def test_hidden_tests_show_only_their_name_and_result():
+    result = grade("ps1.q1", _factory("sign"))
+    hidden = [o for o in result.outcomes if o.hidden]
+    assert hidden and all("N =" not in o.message and "Hint" not in o.message and "tile" not in o.message
+                          for o in hidden)
 
 
-def test_missing_tile_or_non_kernel_answers():
-    assert "pass the tile size" in grade("ps1.q1", soa_tiled_kernel).error
-    assert "must be a @cuda.jit kernel" in grade("ps1.q1", lambda *a: None, tile=TILE).error
+def test_answers_that_are_not_the_students_own_are_refused():
+    library = grade("ps1.q1", lambda tile: nbody.kernels.nbody_tiled_kernel(tile))
+    assert library.points == 0 and "course's own" in library.error
+    assert "must be a function returning a @cuda.jit kernel" in grade("ps1.q1", nbody.kernels.nbody_naive_kernel).error
+    assert "unexpected option" in grade("ps1.q1", _factory("right"), tile=8).error
+    assert "uses the course's own two_body_tile" in grade("ps1.q3", two_body_tile).error
 
 
-def test_fetch_counting_accepts_2n_and_2n_minus_2():
-    for naive in (lambda n: 2 * n, lambda n: 2 * n - 2):
-        assert grade("ps1.q2", {"naive_fetches_per_body": naive, "tiled_fetches_per_tile": lambda p: 2 * p}).passed
-    wrong = grade("ps1.q2", {"naive_fetches_per_body": lambda n: n, "tiled_fetches_per_tile": lambda p: 2 * p})
-    assert wrong.points == 1 and "source AND as a destination" in str(wrong)
-    assert "lacks" in grade("ps1.q2", {"naive_fetches_per_body": lambda n: n}).error
+def test_prediction_and_measurement():
+    make = _factory("right")
+    measure = _factory("right", "ps1_q2_answer", "measure")
+    result = grade("ps1.q2", {"kernel": make, "predicted_bytes": lambda n, p: 12 * n + 16 * n * math.ceil(n / (2 * p)),
+                              "measure": measure})
+    assert result.points == 2, str(result)
+    assert predicted_bytes(64, 4) == 8960 and measure(4) == pytest.approx(8960 / 64**2)
+    predict = _factory("right", "ps1_q2_answer", "predicted_bytes")
+    lying = grade("ps1.q2", {"kernel": make, "predicted_bytes": predict, "measure": lambda tile: 0.5})
+    assert lying.points == 1 and "the course's profiler measures 2.188" in str(lying)
+    library = grade("ps1.q2", {"kernel": make, "predicted_bytes": predicted_bytes, "measure": measure})
+    assert "uses the course's own predicted_bytes" in library.error
 
 
-def test_tile_choice_rule():
-    assert recommended_tile(1 << 20, 132, 1024, 2048) == 1024
-    assert recommended_tile(8192, 68, 1024, 1536) == 64
-    assert recommended_tile(1 << 20, 68, 1024, 1536) == 512      # two blocks must fit: 2P <= 1536
-    def own_choice(n, sm_count, max_threads_per_block, max_threads_per_sm):
-        p = max_threads_per_block
-        while p > 1 and (math.ceil(n / p) < sm_count or 2 * p > max_threads_per_sm):
-            p //= 2
-        return p
-
-    assert grade("ps1.q3", own_choice).passed
-    assert "course's own recommended_tile" in grade("ps1.q3", recommended_tile).error
-    assert grade("ps1.q3", lambda *args: recommended_tile(*args)).points == 0
-    always_max = grade("ps1.q3", lambda n, sms, per_block, per_sm: per_block)
-    assert always_max.points == 0 and "gives every SM a block" in str(always_max)
-
-
-def test_tile_rule_examples_are_powers_of_two():
-    for n in (5000, 1 << 16, 1 << 22):
-        p = recommended_tile(n, 132, 1024, 2048)
-        assert p == 2 ** int(math.log2(p)) and math.ceil(n / p) >= 132
-
-
-@cuda.jit
-def one_barrier_kernel(bodies, softening_sq, acc):
-    """Wrong: no second syncthreads, so the next tile overwrites shared memory still being read."""
-    tile_bodies = cuda.shared.array((TILE, 4), float32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * TILE + t
-    n = bodies.shape[0]
-    me = min(i, n - 1)
-    ax = float32(0.0)
-    ay = float32(0.0)
-    az = float32(0.0)
-    for start in range(0, n, TILE):
-        for c in range(4):
-            tile_bodies[t, c] = bodies[start + t, c] if start + t < n else float32(0.0)
-        cuda.syncthreads()
-        for k in range(TILE):
-            fx, fy, fz = interaction(bodies[me, 0], bodies[me, 1], bodies[me, 2], tile_bodies[k, 0],
-                                     tile_bodies[k, 1], tile_bodies[k, 2], tile_bodies[k, 3], softening_sq)
-            ax += fx
-            ay += fy
-            az += fz
-    if i < n:
-        acc[i, 0] = ax
-        acc[i, 1] = ay
-        acc[i, 2] = az
-
-
-@pytest.mark.skipif(not device.is_simulator(), reason="the race checker runs kernels in the simulator")
-def test_missing_second_barrier_loses_the_hidden_race_test():
-    result = grade("ps1.q1", one_barrier_kernel, tile=TILE)
-    race = next(o for o in result.outcomes if o.name == "hidden: race and barrier check")
-    assert not race.passed and "both syncthreads are needed" in race.message
-    assert result.points < 6
-
-
-def test_writes_past_the_end_are_caught_even_where_they_do_not_fault():
-    """On a GPU a store one row past the end rarely faults: the grader's guard rows catch it."""
-    from course_lib.grading import TestFailure
-    from course_lib.nbody.questions import GUARD_ROWS, GUARD_VALUE, _exact_rows
-
-    n = 5
-    padded = np.full((n + GUARD_ROWS, 3), GUARD_VALUE, np.float32)
-    padded[:n] = 1.0
-    np.testing.assert_array_equal(_exact_rows(padded, n), np.ones((n, 3)))
-    padded[n + 1] = np.nan
-    with pytest.raises(TestFailure, match=r"wrote past the end of acc \(row 6 of an array of 5 rows\)"):
-        _exact_rows(padded, n)
-
-
-@pytest.mark.skipif(not device.is_simulator(), reason="the race checker runs kernels in the simulator")
-def test_rebinding_the_checker_in_the_notebook_does_not_hide_a_race(monkeypatch):
-    import course_lib.sim
-
-    class AllClear:
-        ok = True
-
-        def __str__(self):
-            return "no problems"
-
-    monkeypatch.setattr(course_lib.sim, "check", lambda *args, **kwargs: AllClear())
-    result = grade("ps1.q1", one_barrier_kernel, tile=TILE)
-    race = next(o for o in result.outcomes if o.name == "hidden: race and barrier check")
-    assert not race.passed
+def test_tile_rule_examples():
+    assert two_body_tile(1 << 20, 132, 1024, 2048) == 1024
+    assert two_body_tile(65536, 108, 1024, 2048) == 256
+    assert two_body_tile(8192, 68, 1024, 1536) == 32
+    for n in (5000 * 64, 1 << 16, 1 << 22):
+        p = two_body_tile(n, 132, 1024, 2048)
+        assert p == 2 ** int(math.log2(p)) and math.ceil(n / (2 * p)) >= 132

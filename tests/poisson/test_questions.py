@@ -1,270 +1,61 @@
-"""Problem set 4: right answers get full marks, typical wrong ones partial or 0 with a reason."""
+"""Problem set 4 in one process: the grader's red-black reference, and what the feedback says about typical kernels.
 
-
-import numpy as np
-import pytest
-from numba import cuda, float32
-
-from course_lib import device, poisson
-from course_lib.grading import get_question, run_tests
-from course_lib.grading.core import TestFailure
-from course_lib.poisson import kernels, questions
-
-INTERIOR = poisson.INTERIOR
-
-
-@cuda.jit
-def channel_grid_kernel(prev, rhs, labels, nxt):
-    """Correct but written differently: D counted first, neighbours summed right to left."""
-    x, y = cuda.grid(2)
-    h, w = labels.shape
-    if x < w and y < h and labels[y, x] == INTERIOR:
-        d = float32((x > 0) + (x < w - 1) + (y > 0) + (y < h - 1))
-        for c in range(3):
-            s = rhs[c, y, x]
-            if x < w - 1 and labels[y, x + 1] == INTERIOR:
-                s += prev[c, y, x + 1]
-            if x > 0 and labels[y, x - 1] == INTERIOR:
-                s += prev[c, y, x - 1]
-            if y < h - 1 and labels[y + 1, x] == INTERIOR:
-                s += prev[c, y + 1, x]
-            if y > 0 and labels[y - 1, x] == INTERIOR:
-                s += prev[c, y - 1, x]
-            nxt[c, y, x] = min(max(s / d, float32(0.0)), float32(255.0))
-
-
-def _make(variant):
-    """Wrong kernels, one typical mistake each."""
-
-    def kernel(prev, rhs, labels, nxt):
-        x, y = cuda.grid(2)
-        h, w = labels.shape
-        if variant != "unguarded" and (x >= w or y >= h):
-            return  # the unguarded variant forgets this: threads past the image write beyond it
-        if labels[y, x] != INTERIOR:
-            return
-        d = float32(4.0) if variant == "d_always_4" else float32((x > 0) + (x < w - 1) + (y > 0) + (y < h - 1))
-        for c in range(3):
-            a = float32(0.0)
-            if y > 0 and labels[y - 1, x] == INTERIOR:
-                a += prev[c, y - 1, x]
-            if y < h - 1 and labels[y + 1, x] == INTERIOR:
-                a += prev[c, y + 1, x]
-            if x > 0 and labels[y, x - 1] == INTERIOR:
-                a += prev[c, y, x - 1]
-            if x < w - 1 and labels[y, x + 1] == INTERIOR:
-                a += prev[c, y, x + 1]
-            v = (a + rhs[c, y, x]) / d
-            if variant != "no_clamp":
-                v = min(max(v, float32(0.0)), float32(255.0))
-            if variant == "in_place":
-                prev[c, y, x] = v  # the neighbours read this buffer in the same launch
-            nxt[c, y, x] = v
-
-    kernel.__name__ = f"jacobi_{variant}"
-    return cuda.jit(kernel)
-
-
-in_place_kernel = _make("in_place")
-no_clamp_kernel = _make("no_clamp")
-d_always_4_kernel = _make("d_always_4")
-unguarded_kernel = _make("unguarded")
-
-
-def grade(question_id, answer, **options):
-    return run_tests(get_question(question_id), answer, hidden=True, seed=7, options=options)
-
-
-def test_correct_but_different_kernel_gets_full_marks():
-    result = grade("ps4.q1", channel_grid_kernel)
-    assert result.passed and result.points == 6, str(result)
-
-
-@pytest.mark.skipif(not device.is_simulator(), reason="on a GPU the in-place race changes the result only when "
-                    "warps happen to interleave (no race checker there); the simulator runs threads one by one")
-def test_in_place_update_loses_points_with_a_helpful_message():
-    result = grade("ps4.q1", in_place_kernel)
-    assert result.points < 6, str(result)
-    first = next(o for o in result.outcomes if not o.passed)
-    assert "images differ" in first.message and "Hint: read I_k only from prev" in first.message
-    race = next(o for o in result.outcomes if o.name == "hidden: race check")
-    assert not race.passed and "no thread may write what another thread reads" in race.message
-
-
-def test_writing_outside_the_image_fails_every_test():
-    """The simulator faults on the index; a GPU does not, but the guard frame around the buffers changes."""
-    result = grade("ps4.q1", unguarded_kernel)
-    assert result.points == 0, str(result)
-    first = result.outcomes[0]
-    assert "outside the image" in first.message and "guard x < W and y < H" in first.message, first.message
-
-
-def test_guard_frame_catches_a_write_past_the_image():
-    """The judge itself (whatever the backend): one changed guard value, just below the image, fails."""
-    test = get_question("ps4.q1").tests[0]
-    rng = np.random.default_rng(0)
-    data = test.inputs(rng, {})
-    outputs = test.produce(channel_grid_kernel, data)
-    test.judge(data, outputs, {})  # untouched guards pass
-    h, w = data["mask"].shape
-    outputs["next"][1, questions.GUARD + h, questions.GUARD + 2] = 0.0
-    with pytest.raises(TestFailure, match=f"wrote outside the image: 1 values beyond the {h} x {w} image changed "
-                                          f"\\(e.g. at row {h}, column 2\\)"):
-        test.judge(data, outputs, {})
-
-
-def test_missing_clamp_fails_the_clamp_test_only():
-    result = grade("ps4.q1", no_clamp_kernel)
-    failed = [o.name for o in result.outcomes if not o.passed]
-    assert "values are clamped to [0, 255]" in failed and 0 < result.points < 6, str(result)
-    assert "Hint: clamp every new value" in str(result)
-
-
-def test_ignoring_the_image_edge_fails_the_edge_test():
-    result = grade("ps4.q1", d_always_4_kernel)
-    failed = [o.name for o in result.outcomes if not o.passed]
-    assert "mask touching the image edge" in failed and "D counts only the neighbours" in str(result)
-    assert result.points < 6
-
-
-def test_reference_kernel_and_non_kernels_are_rejected():
-    result = grade("ps4.q1", kernels.jacobi_step_kernel)
-    assert result.points == 0 and "course's own reference kernel" in result.error
-    assert "must be a @cuda.jit kernel" in grade("ps4.q1", lambda *a: None).error
-
-
-def _classify(mask, outside_edge=True):
-    """A student's classify, written with shifts; ``outside_edge=False`` is the classic mistake."""
-    padded = np.pad(mask, 1, constant_values=outside_edge)
-    all_in = padded[:-2, 1:-1] & padded[2:, 1:-1] & padded[1:-1, :-2] & padded[1:-1, 2:]
-    return np.where(mask, np.where(all_in, 2, 1), 0).astype(np.uint8)
-
-
-def _classify_with_scipy(mask):
-    """Another right answer: an erosion that counts the outside of the image as in the mask."""
-    from scipy import ndimage
-
-    inner = ndimage.binary_erosion(mask, ndimage.generate_binary_structure(2, 1), border_value=1)
-    return mask.astype(np.uint8) + inner.astype(np.uint8)
-
-
-def test_classification_question():
-    assert grade("ps4.q2", _classify).passed
-    assert grade("ps4.q2", _classify_with_scipy).passed  # other packages' functions are fine
-
-    def ignores_edge(mask):
-        return _classify(mask, outside_edge=False)  # treats the outside of the image as outside the mask
-
-    wrong = grade("ps4.q2", ignores_edge)
-    assert 0 < wrong.points < 2 and "neighbours outside the image do not count" in str(wrong)
-    assert "answer with your function" in grade("ps4.q2", 3).error
-
-
-def test_traffic_question():
-    right = {"bytes_per_iteration": lambda p: 37 * p, "launch_bound": lambda p, bw, t: 37 * p / bw < t}
-    assert grade("ps4.q3", right).passed
-    wrong = dict(right, bytes_per_iteration=lambda p: 36 * p)
-    result = grade("ps4.q3", wrong)
-    assert result.points == 1 and "plus the 1-byte label" in str(result)
-    assert "answer with a dict" in grade("ps4.q3", {"launch_bound": right["launch_bound"]}).error
-    assert grade("ps4.q3", dict(right, launch_bound=lambda p, bw, t: np.bool_(37 * p / bw < t))).passed
-
-
-def _helper_calling_the_library(mask):
-    return poisson.reference.classify_mask(mask)
-
-
-@pytest.mark.parametrize("answer", [
-    poisson.classify_mask,
-    lambda mask: poisson.classify_mask(mask),
-    lambda mask: _helper_calling_the_library(mask),
-    lambda mask: np.asarray([poisson.classify_mask(m) for m in [mask]][0]),
-], ids=["the function", "a lambda", "through a helper", "in a comprehension"])
-def test_classification_by_the_library_is_rejected(answer):
-    result = grade("ps4.q2", answer)
-    assert result.points == 0 and "course's own" in result.error and "write your own" in result.error, str(result)
-
-
-def test_traffic_from_the_library_is_rejected():
-    from course_lib.poisson.model import BYTES_PER_PIXEL_ITERATION
-    from course_lib.poisson import bench
-
-    right_launch = lambda p, bw, t: 37 * p / bw < t  # noqa: E731
-    for cheat in (lambda p: BYTES_PER_PIXEL_ITERATION * p, lambda p: bench.BYTES_PER_PIXEL_ITERATION * p):
-        result = grade("ps4.q3", {"bytes_per_iteration": cheat, "launch_bound": right_launch})
-        assert result.points == 0 and "BYTES_PER_PIXEL_ITERATION" in result.error, str(result)
-    result = grade("ps4.q3", {"bytes_per_iteration": lambda p: 37 * p,
-                              "launch_bound": lambda p, bw, t: poisson.questions._launch_judge is None})
-    assert result.points == 0 and "_launch_judge" in result.error, str(result)
-
-
-def test_every_test_is_split_so_the_grader_judges_outside_the_notebook():
-    from course_lib.grading import questions_of
-
-    assert all(t.split for q in questions_of("ps4") for t in q.tests)
-
-
-# ---- from test_ps4_grader.py
-
-import csv
-
-
-import importlib.util
-
-
-import subprocess
-
+The instructor grader's verdict on every fixture is asserted in tests/grading/test_problem_sets.py.
+"""
 
 import sys
-
-
 from pathlib import Path
 
+import numpy as np
+from numba import cuda, float32
 
-import nbformat
+from course_lib import poisson
+from course_lib.grading import get_question, run_tests
+from course_lib.poisson.questions import colour_pixels, red_black_reference
+from course_lib.poisson.reference import exact_solve, prepare
 
-
-_spec = importlib.util.spec_from_file_location("make_ps4_submissions",
-                                               Path(__file__).resolve().parent / "make_ps4_submissions.py")
-
-
-make_submissions = importlib.util.module_from_spec(_spec)
-
-
-_spec.loader.exec_module(make_submissions)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
+import make_fixtures  # noqa: E402
 
 
-SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+def _kernel(fixture):
+    namespace = {"cuda": cuda, "float32": float32, "np": np, "poisson": poisson}
+    exec(make_fixtures.answer_cell("ps4", fixture, "ps4_q1_answer"), namespace)
+    return namespace["red_black_kernel"]
 
 
-QUESTIONS = ("ps4.q1", "ps4.q2", "ps4.q3")
+def grade(answer):
+    return run_tests(get_question("ps4.q1"), answer, hidden=True, seed=7)
 
 
-def test_committed_submissions_are_up_to_date(tmp_path):
-    make_submissions.write(tmp_path)
-    for fresh in sorted(tmp_path.iterdir()):
-        committed = SUBMISSIONS / fresh.name
-        assert committed.exists(), f"run python tests/poisson/make_ps4_submissions.py ({fresh.name} missing)"
-        sources = [[c.source for c in nbformat.read(p, as_version=4).cells] for p in (fresh, committed)]
-        assert sources[0] == sources[1], f"run python tests/poisson/make_ps4_submissions.py ({fresh.name} is stale)"
+def test_right_and_different_kernels_get_full_marks():
+    for fixture in ("right", "right_but_different"):
+        assert grade(_kernel(fixture)).points == 6
 
 
-def test_patching_the_judges_in_the_notebook_scores_zero(tmp_path):
-    """A kernel writing garbage, the library's classify and rigged numbers, with every comparison, reference
-    and judge of the notebook's process replaced: 0 points; the solution, graded alongside, 10."""
-    out = tmp_path / "grades.csv"
-    command = [sys.executable, "-m", "course_lib.grading", "grade", "ps4", *sorted(map(str, SUBMISSIONS.iterdir())),
-               "--out", str(out), "--jobs", "2", "--timeout", "60", "--quiet"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    with open(out, newline="") as f:
-        rows = {(r["student"], r["question"]): r for r in csv.DictReader(f)}
+def test_updating_every_pixel_in_place_is_a_race_named_by_the_checker():
+    result = grade(_kernel("no_colour"))
+    race = next(o for o in result.outcomes if o.name.startswith("in place but race-free"))
+    assert "[race]" in race.message and "Likely cause: race" in race.message and result.points == 0
 
-    def points(student):
-        return [float(rows[student, q]["points"]) for q in QUESTIONS]
 
-    assert points("solution") == [6, 2, 2], [rows["solution", q]["reason"] for q in QUESTIONS]
-    assert points("monkeypatch") == [0, 0, 0], [rows["monkeypatch", q]["reason"] for q in QUESTIONS]
-    assert "images differ" in rows["monkeypatch", "ps4.q1"]["reason"]
-    assert "returned" in rows["monkeypatch", "ps4.q3"]["reason"] or \
-        "<Anything object>" in rows["monkeypatch", "ps4.q3"]["reason"]
+def test_storing_the_other_colour_is_capped_at_half():
+    result = grade(_kernel("rewrites_other_colour"))
+    assert result.points == 3 and result.capped
+
+
+def test_red_black_reference_converges_to_the_exact_solution_faster_than_jacobi():
+    source, target, mask = poisson.synthetic_pair(10, 11, seed=1)
+    prep = prepare(source, target, mask)
+    _, exact = exact_solve(source, target, mask)
+    interior = prep.labels == poisson.INTERIOR
+    jacobi = prep.guess.copy()
+    for _ in range(20):
+        jacobi = poisson.reference.jacobi_step_reference(jacobi, prep)
+    red_black = red_black_reference(prep.labels, prep.rhs, prep.guess, 20)
+    assert np.abs(red_black - exact)[:, interior].mean() < np.abs(jacobi - exact)[:, interior].mean()
+
+
+def test_colour_pixels_split_the_interior():
+    labels = poisson.classify_mask(np.ones((5, 6), bool))
+    assert colour_pixels(labels, 0) + colour_pixels(labels, 1) == int(np.sum(labels == poisson.INTERIOR))
