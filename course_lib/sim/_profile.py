@@ -241,8 +241,8 @@ class _Profiler(Observer):
 
     def access(self, array, offset, write, index, frame):
         v = self.current
-        if v.in_atomic:
-            return
+        if v.in_atomic is not None:
+            return  # counted as atomics
         line = self.sites.get((id(frame.f_code), frame.f_lasti)) or self.site_line(frame)
         occurrence = v.line_count.get(self.counter.statement_of.get(line, line), 0)
         # Position among the accesses of this execution of the line. (The bytecode
