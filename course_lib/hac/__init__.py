@@ -14,24 +14,25 @@ Public entry point: :func:`cluster` (``method=`` picks the version). Input
 matrix). References in :mod:`course_lib.hac.reference`, the compiled CPU versions in
 :mod:`course_lib.hac.cpu`, data (awkward graphs, a planted generator up to the
 thesis's size, real fibers from DIPY) in :mod:`course_lib.hac.data`, comparisons of
-dendrograms and the precision study in :mod:`course_lib.hac.compare`, models (Amdahl,
+dendrograms and the precision study also in :mod:`course_lib.hac.reference`, models (Amdahl,
 traffic) in :mod:`course_lib.hac.model`, measurements with the simulator's profiler and
 recorder in :mod:`course_lib.hac.profiling`. :mod:`course_lib.hac.plots` and
 :mod:`course_lib.hac.widgets` load on first use.
 """
 
+from .._lazy import lazy_submodules
 from . import kernels
 from ._dendrogram import Dendrogram, to_linkage
 from ._graph import AffinityGraph, as_graph, from_pairs
 from .api import FUSIONS, GPU_METHODS, LAYOUTS, METHODS, cluster, default_block
-from .compare import adjusted_rand_index, compare_dendrograms, cophenetic_correlation, precision_study
 from .cpu import average_link_cpu, average_link_scan
 from .data import (BUNDLE_NAMES, THESIS_M, THESIS_N, FiberGraph, Fibers, complete_graph, components_graph,
                    fiber_bundles, fiber_graph, kmeans, load_fibers, path_graph, planted_graph, random_graph,
                    star_graph, thesis_size_graph, tied_graph)
 from .model import THESIS, amdahl_speedup, amdahl_limit, bytes_per_iteration, stage_fractions
 from .quiz import QUIZ
-from .reference import STAGES, average_link_reference, scipy_average_linkage
+from .reference import (STAGES, adjusted_rand_index, average_link_reference, compare_dendrograms,
+                        cophenetic_correlation, precision_study, scipy_average_linkage)
 
 __all__ = [
     "BUNDLE_NAMES",
@@ -65,14 +66,11 @@ __all__ = [
     "fiber_bundles",
     "fiber_graph",
     "from_pairs",
-    "kernels",
     "kmeans",
     "load_fibers",
     "path_graph",
     "planted_graph",
-    "plots",
     "precision_study",
-    "profiling",
     "random_graph",
     "scipy_average_linkage",
     "stage_fractions",
@@ -80,18 +78,7 @@ __all__ = [
     "thesis_size_graph",
     "tied_graph",
     "to_linkage",
-    "widgets",
 ]
 
-_LAZY = ("plots", "widgets", "profiling")
-
-
-def __getattr__(name):
-    # plots and widgets import matplotlib / ipywidgets; load them (and the profiler) on first use.
-    if name in _LAZY:
-        import importlib
-
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# plots and widgets import matplotlib / ipywidgets, profiling the simulator's tools: loaded on first use.
+__getattr__, __dir__ = lazy_submodules(__name__, ("plots", "widgets", "profiling"), globals())

@@ -101,8 +101,13 @@ def from_pairs(n_elements, i, j, w) -> AffinityGraph:
     -------
     AffinityGraph
     """
-    i = np.asarray(i)
-    j = np.asarray(j)
+    n_elements = check_int(n_elements, "n_elements", minimum=1)
+    i = check_array(i, "i", ndim=1, dtype="iu")
+    j = check_array(j, "j", shape=i.shape, dtype="iu")
+    w = check_array(w, "w", shape=i.shape, dtype="fiu", finite=True)
+    for name, ends in (("i", i), ("j", j)):
+        if ends.size and (ends.min() < 0 or ends.max() >= n_elements):
+            raise ValueError(f"{name} must hold indices in 0 .. {n_elements - 1}, got {ends.min()} .. {ends.max()}")
     return as_graph((np.concatenate([i, j]), np.concatenate([j, i]), np.concatenate([w, w])),
                     n_elements=n_elements)
 
@@ -194,7 +199,7 @@ def _from_sparse(matrix, n_elements):
         raise ValueError(f"graph must hold real affinities, got dtype {matrix.dtype}")
     n = int(matrix.shape[0])
     if n_elements is not None and check_int(n_elements, "n_elements", minimum=1) != n:
-        raise ValueError(f"n_elements={n_elements} does not match the matrix's {n} rows")
+        raise ValueError(f"graph has {n} rows but n_elements={n_elements}: they must match")
     coo = sp.coo_matrix(matrix)
     coo.sum_duplicates()
     weight = coo.data.astype(np.float64)

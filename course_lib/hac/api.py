@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from .._validate import check_block, check_choice, check_int
+from .._validate import check_block, check_choice, check_dtype, check_int
 from ._dendrogram import Dendrogram
 from ._device import FUSIONS, LAYOUTS, DeviceClustering
 from ._graph import as_graph
@@ -30,12 +30,7 @@ def default_block() -> int:
 def _dtype(dtype, method):
     if dtype is None:
         return np.dtype(np.float32 if method in GPU_METHODS else np.float64)
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError:
-        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}") from None
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = check_dtype(dtype, "dtype")
     if method == "scipy" and dtype != np.float64:
         raise ValueError("dtype must be float64 (or None) for method 'scipy', which works in float64")
     return dtype

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._validate import check_dtype
 from ._dendrogram import Dendrogram
 from ._graph import as_graph
-from .reference import _check_dtype
 
 __all__ = ["average_link_cpu", "average_link_scan"]
 
@@ -99,7 +99,7 @@ def _scan_merges(src, dst, w, parent, height, pop, n, n_merges):
 
 def _prepare(graph, dtype):
     g = as_graph(graph)
-    dtype = _check_dtype(dtype)
+    dtype = check_dtype(dtype, "dtype")
     n_nodes = g.n_nodes
     parent = np.arange(n_nodes, dtype=np.int32)
     height = np.full(n_nodes, np.inf, dtype)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import check_float, check_int, check_seed
+from .._validate import check_array, check_choice, check_flag, check_float, check_int, check_seed
 from ._graph import AffinityGraph, as_graph, from_pairs
 
 __all__ = [
@@ -95,6 +95,7 @@ def random_graph(n, density=0.3, seed=0, *, connected=True) -> AffinityGraph:
     """
     n = check_int(n, "n", minimum=1)
     density = check_float(density, "density", minimum=0, maximum=1)
+    connected = check_flag(connected, "connected")
     rng = np.random.default_rng(check_seed(seed))
     i, j = np.triu_indices(n, 1)
     keep = rng.random(i.size) < density
@@ -285,11 +286,10 @@ def load_fibers(name="bundles", subject=1) -> Fibers:
     -------
     Fibers
     """
+    name = check_choice(name, "name", ("bundles", "fornix"))
     files = _dipy_files()
     if name == "fornix":
         return Fibers("fornix", _read_trk(str(files / "tracks300.trk")))
-    if name != "bundles":
-        raise ValueError(f"name must be one of ('bundles', 'fornix'), got {name!r}")
     subject = check_int(subject, "subject", minimum=1, maximum=5)
     streamlines, bundle = [], []
     with zipfile.ZipFile(files / "minimal_bundles.zip") as archive:
@@ -316,8 +316,9 @@ def kmeans(points, k, seed=0, iterations=50):
     labels : ndarray of shape (P,), int32
     centroids : ndarray of shape (k, D), float64
     """
-    x = np.asarray(points, dtype=np.float64)
+    x = check_array(points, "points", ndim=2, dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
     k = check_int(k, "k", minimum=1, maximum=len(x))
+    iterations = check_int(iterations, "iterations", minimum=1)
     rng = np.random.default_rng(check_seed(seed))
     centroids = [x[rng.integers(len(x))]]
     d2 = ((x - centroids[0]) ** 2).sum(1)
@@ -410,7 +411,9 @@ def fiber_bundles(fiber_graph_, parcel_labels) -> np.ndarray:
     -------
     ndarray of shape (F,), int32
     """
-    labels = np.asarray(parcel_labels)
+    labels = check_array(parcel_labels, "parcel_labels", ndim=1, dtype="iu")
+    if labels.size and labels.min() < 0:
+        raise ValueError(f"parcel_labels must be cluster numbers >= 0, got {labels.min()}")
     if labels.shape != (fiber_graph_.graph.n_elements,):
         raise ValueError(f"parcel_labels must have shape ({fiber_graph_.graph.n_elements},), got {labels.shape}")
     return labels[fiber_graph_.endpoint_parcel[:, 0]].astype(np.int32)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_array, check_choice, check_dtype, check_float, check_int
+
 __all__ = ["THESIS", "amdahl_limit", "amdahl_speedup", "bytes_per_iteration", "stage_fractions"]
 
 #: Figures of the thesis (Valenzuela, 2010): seconds per stage (its Cuadros 1 and 9) and totals.
@@ -31,8 +33,8 @@ def amdahl_speedup(fraction, speedup):
 
     ``1 / ((1 - f) + f / s)``; works on arrays.
     """
-    f = np.asarray(fraction, dtype=np.float64)
-    s = np.asarray(speedup, dtype=np.float64)
+    f = check_array(fraction, "fraction", dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
+    s = check_array(speedup, "speedup", dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
     if np.any((f < 0) | (f > 1)):
         raise ValueError(f"fraction must be between 0 and 1, got {fraction!r}")
     if np.any(s <= 0):
@@ -43,14 +45,15 @@ def amdahl_speedup(fraction, speedup):
 
 def amdahl_limit(fraction):
     """The largest overall speedup when only ``fraction`` of the time can be accelerated: 1 / (1 - f)."""
-    f = float(fraction)
-    if not 0 <= f <= 1:
-        raise ValueError(f"fraction must be between 0 and 1, got {fraction!r}")
+    f = check_float(fraction, "fraction", minimum=0, maximum=1)
     return float("inf") if f == 1 else 1.0 / (1.0 - f)
 
 
 def stage_fractions(stage_seconds: dict) -> dict:
     """Each stage's share of the total time."""
+    if not isinstance(stage_seconds, dict):
+        raise ValueError(f"stage_seconds must be a dict of stage -> seconds, got {type(stage_seconds).__name__}")
+    stage_seconds = {name: check_float(t, f"stage_seconds[{name!r}]", minimum=0) for name, t in stage_seconds.items()}
     total = float(sum(stage_seconds.values()))
     if total <= 0:
         raise ValueError("stage_seconds must contain some positive time")
@@ -70,8 +73,10 @@ def bytes_per_iteration(n_entries, *, dtype=np.float32, layout="soa", fusion="se
     dict
         Bytes per stage and ``"total"``.
     """
-    m = int(n_entries)
-    value = np.dtype(dtype).itemsize
+    m = check_int(n_entries, "n_entries", minimum=0)
+    value = check_dtype(dtype, "dtype").itemsize
+    layout = check_choice(layout, "layout", ("soa", "aos"))
+    fusion = check_choice(fusion, "fusion", ("segmented", "atomic", "cpu_sort"))
     read_weight = 2 * value if layout == "aos" else value
     out = {"matching": m * read_weight, "suppression": 8 * m, "weighting": 8 * m, "collection": 8 * m,
            "integration": 0, "fusion": 16 * m if fusion == "atomic" else 0}

@@ -1,8 +1,8 @@
 """Self-check questions of the lesson on average-linkage clustering."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "linkage": Quiz(
         "Two clusters A (2 elements) and B (3 elements) have 6 pairs of elements with affinities 1, 1, 1, 1, 4 and "
         "4. Which affinity does average linkage give the pair (A, B)?",
@@ -37,4 +37,4 @@ QUIZ = {
         ("77.6 times", "4.47 times", "1.29 times", "no limit"), 1,
         "Amdahl: 1 / (1 - 0.776) = 4.47. The other 22.4% (the CPU sort, transfers, the host loop) stays.",
     ),
-}
+})

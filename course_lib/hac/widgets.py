@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .compare import adjusted_rand_index
+from .reference import adjusted_rand_index
 from .data import fiber_bundles
 
 __all__ = ["bundle_explorer", "cut_report"]

@@ -1,3 +1,14 @@
-"""The submissions under ``submissions/`` are graded by test_questions.py, not run by nbval."""
+"""The submissions under ``submissions/`` are graded by test_questions.py, not run by nbval; shared fixtures."""
+
+import pytest
 
 collect_ignore = ["submissions"]
+
+
+@pytest.fixture(scope="session")
+def fibers():
+    """20 parcels of fibers and their CPU clustering (shared by the plot and explorer tests)."""
+    from course_lib import hac
+
+    fg = hac.fiber_graph(n_parcels=20)
+    return fg, hac.cluster(fg.graph, "cpu")

@@ -6,9 +6,11 @@ compiled CPU version, so the trees must be identical, ties included.
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from course_lib import hac
 from course_lib.hac import data, kernels
+from course_lib.sim import check
 
 VARIANTS = [("gpu", "segmented", "soa"), ("gpu", "atomic", "soa"), ("gpu", "segmented", "aos"),
             ("gpu_roundtrip", "cpu_sort", "soa"), ("gpu_roundtrip", "atomic", "aos"),
@@ -114,3 +116,20 @@ def test_merge_runs_kernel_is_the_thesis_fusion():
         expected[run[1:]] = -np.inf
     kernels.merge_runs_kernel[grid, block](*args)
     assert np.array_equal(w, expected)
+
+
+# The reference kernels' own race checks run in tests/sim/test_reference_kernels.py (their examples).
+
+
+@cuda.jit
+def racy_scatter(src, dst, weights, k, acc):
+    e = cuda.grid(1)
+    if e < weights.shape[0] and src[e] == k:
+        acc[dst[e]] += weights[e]  # read-modify-write of a shared slot: the scatter-add race
+
+
+def test_fusion_without_atomics_is_a_race():
+    src = np.array([9, 9, 9, 2], np.int32)
+    dst = np.array([2, 4, 2, 9], np.int32)
+    report = check(racy_scatter, 1, 32, src, dst, np.ones(4, np.float32), np.int32(9), np.zeros(10, np.float32))
+    assert not report.ok

@@ -133,9 +133,9 @@ def test_committed_submissions_are_up_to_date(tmp_path):
 
 
 def test_instructor_grader_on_the_submissions(tmp_path):
-    out = tmp_path / "grades.csv"
+    out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
     command = [sys.executable, "-m", "course_lib.grading", "grade", "ps5", str(SUBMISSIONS), "--out", str(out),
-               "--jobs", "2", "--timeout", "300", "--quiet"]
+               "--feedback", str(feedback), "--jobs", "2", "--timeout", "300", "--quiet"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr
@@ -148,5 +148,7 @@ def test_instructor_grader_on_the_submissions(tmp_path):
     assert points("solution") == [6, 4], [rows["solution", q]["reason"] for q in ("ps5.q1", "ps5.q2")]
     assert points("untouched") == [0, 0]
     assert points("atomic") == [3, 4]  # right sums, wrong technique: capped at half
-    assert points("no_carry")[0] == 2 and "chunks" in rows["no_carry", "ps5.q1"]["reason"]
+    # the reason names the first failed test (here the checker's, a technique test); the feedback has the hint
+    assert points("no_carry")[0] == 2 and "race and barrier check" in rows["no_carry", "ps5.q1"]["reason"]
+    assert "Likely cause: chunk" in (feedback / "no_carry.md").read_text()
     assert points("library") == [0, 0] and "course's own" in rows["library", "ps5.q2"]["reason"]
