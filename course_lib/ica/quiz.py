@@ -1,0 +1,2 @@
+from ..quiz import Quiz
+QUIZ = {}
