@@ -8,6 +8,8 @@ The data are copied to the device once per run.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import device
@@ -90,7 +92,11 @@ class KernelStepper:
         d_W = cuda.to_device(np.ascontiguousarray(W))
         d_Wt = cuda.to_device(np.ascontiguousarray(W.T))
         d_bias = cuda.to_device(np.ascontiguousarray(bias))
-        final = self.launch_step(perm, d_perm, d_W, d_Wt, d_bias, lrate)
+        with warnings.catch_warnings():
+            # Weights that blow up overflow to inf: silently on a GPU, with NumPy's RuntimeWarning in the
+            # simulator. The step is thrown away and restarted either way.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            final = self.launch_step(perm, d_perm, d_W, d_Wt, d_bias, lrate)
         if final is not d_W:  # the fused method ping-pongs W: keep the spare for the next step
             self.W_spare = d_W
         W = final.copy_to_host()

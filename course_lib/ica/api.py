@@ -182,11 +182,13 @@ def ica_peer(X, peer="mne", *, seed=0, extended=False, max_iter=None):
         ``"mne"``: ``mne.preprocessing.infomax`` (its own defaults: learning rate
         ``0.01 / ln(C^2)``, stops on ``w_change=1e-12`` or 20 steps without annealing,
         200 steps at most); ``"picard"``: ``picard.picard`` (preconditioned L-BFGS on the
-        Infomax likelihood; ``ortho=False`` for the Infomax fixed points); ``"fastica"``:
-        ``sklearn.decomposition.FastICA`` (logcosh, parallel).
+        Infomax likelihood; ``ortho=False`` for the Infomax fixed points, ``extended=True``
+        so that sub-Gaussian sources are found); ``"fastica"``:
+        ``sklearn.decomposition.FastICA`` (logcosh, parallel). Each gets the centred,
+        sphered data scaled to unit variance, as they expect.
     seed : int
     extended : bool
-        Extended Infomax for ``"mne"``; sub-Gaussian-capable density for ``"picard"``.
+        Extended Infomax for ``"mne"``.
     max_iter : int, optional
         Iteration cap of the peer (its default when None).
 
@@ -203,26 +205,27 @@ def ica_peer(X, peer="mne", *, seed=0, extended=False, max_iter=None):
     if max_iter is not None:
         max_iter = check_int(max_iter, "max_iter", minimum=1)
     Xs, sphere, mean = center_and_sphere(X)
+    white = Xs / 2.0  # the peers expect whitened data of unit variance (ours has variance 4)
     n_iter = 0
     if peer == "mne":
         from mne.preprocessing import infomax as mne_infomax
 
         kwargs = {} if max_iter is None else {"max_iter": max_iter}
-        W, n_iter = mne_infomax(Xs.T, extended=bool(extended), rng=np.random.default_rng(seed), verbose=False,
+        W, n_iter = mne_infomax(white.T, extended=bool(extended), rng=np.random.default_rng(seed), verbose=False,
                                 return_n_iter=True, **kwargs)
     elif peer == "picard":
         from picard import picard
 
         kwargs = {} if max_iter is None else {"max_iter": max_iter}
-        _, W, _, n_iter = picard(Xs, whiten=False, ortho=False, extended=bool(extended), random_state=seed,
+        _, W, _, n_iter = picard(white, whiten=False, ortho=False, extended=True, random_state=seed,
                                  return_n_iter=True, **kwargs)
     else:
         from sklearn.decomposition import FastICA
 
         model = FastICA(whiten=False, random_state=seed, max_iter=max_iter or 200, tol=1e-4)
-        model.fit(Xs.T)
+        model.fit(white.T)
         W, n_iter = model.components_, model.n_iter_
-    W = np.asarray(W, dtype=np.float64)
+    W = np.asarray(W, dtype=np.float64) / 2.0  # acting on Xs = 2 * white
     return InfomaxResult(unmixing=W, sphere=sphere, mixing=np.linalg.inv(W @ sphere), sources=W @ Xs, mean=mean,
                          bias=np.zeros(X.shape[0]), n_steps=int(n_iter), converged=True, lrate=float("nan"),
                          restarts=0, batch=0, method=peer, extended=bool(extended))
