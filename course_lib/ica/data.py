@@ -21,9 +21,9 @@ sub-Gaussian one, extended Infomax handles several.
 The mixing matrix comes from a forward model on real electrode positions: each source is a
 current dipole inside a spherical head, and column ``j`` of the mixing matrix is the
 potential of dipole ``j`` at every electrode (the infinite-medium dipole formula, enough for
-realistic smooth dipolar topographies). Electrode positions come from the standard 10-05
-montage shipped inside MNE's wheel (no download); ``n_channels`` electrodes are chosen
-spread over the head by farthest-point sampling from Cz.
+realistic smooth dipolar topographies). Electrode positions come from the standard 10-20
+and 10-05 montages shipped inside MNE's wheel (no download); ``n_channels`` electrodes are
+chosen spread over the head by farthest-point sampling from Cz.
 """
 
 from __future__ import annotations
@@ -99,25 +99,27 @@ class SimulatedEEG:
         return info
 
 
-def _standard_montage():
-    """MNE's standard 10-05 montage (its name changed in MNE 1.13)."""
+def _standard_montage(kind="1005"):
+    """MNE's standard 10-05 or 10-20 montage (their names changed in MNE 1.13)."""
     import warnings
 
     import mne
 
-    for name in ("colin27_1005", "standard_1005"):
+    for name in (f"colin27_{kind}", f"standard_{kind}"):
         if name in mne.channels.get_builtin_montages():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", FutureWarning)  # the old name is deprecated, still shipped
                 return mne.channels.make_standard_montage(name)
-    raise RuntimeError("MNE ships no standard 10-05 montage in this version")  # pragma: no cover
+    raise RuntimeError(f"MNE ships no standard {kind} montage in this version")  # pragma: no cover
 
 
 def electrode_positions(n_channels):
     """Names and positions of ``n_channels`` electrodes spread over the scalp.
 
-    Farthest-point sampling over the scalp electrodes (z above the ears) of the standard
-    10-05 montage, starting at Cz: deterministic, and every prefix is spread out too.
+    Farthest-point sampling, starting at Cz, first over the familiar 10-20/10-10 electrodes
+    of MNE's standard 10-20 montage, then (beyond those) over the rest of the 10-05 montage;
+    the lowest ring (below the ears) is left out. Deterministic, and every prefix is spread
+    out too.
 
     Parameters
     ----------
@@ -131,18 +133,19 @@ def electrode_positions(n_channels):
         Metres, head coordinates.
     """
     n_channels = check_int(n_channels, "n_channels", minimum=MIN_CHANNELS, maximum=MAX_CHANNELS)
-    montage = _standard_montage()
-    ch_pos = montage.get_positions()["ch_pos"]
+    ch_pos = _standard_montage("1005").get_positions()["ch_pos"]
     names = [name for name, p in ch_pos.items() if np.all(np.isfinite(p))]
     pos = np.array([ch_pos[name] for name in names], dtype=np.float64)
     keep = pos[:, 2] > np.percentile(pos[:, 2], 10)  # drop the lowest ring (under the ears, neck)
     names = [n for n, k in zip(names, keep) if k]
     pos = pos[keep]
-    start = names.index("Cz") if "Cz" in names else int(np.argmax(pos[:, 2]))
-    chosen = [start]
-    dist = np.linalg.norm(pos - pos[start], axis=1)
+    familiar = set(_standard_montage("1020").ch_names)
+    first = np.array([n in familiar for n in names])
+    chosen = [names.index("Cz")]
+    dist = np.linalg.norm(pos - pos[chosen[0]], axis=1)
     for _ in range(n_channels - 1):
-        nxt = int(np.argmax(dist))
+        pool = first if np.any(first & (dist > 0)) else np.ones_like(first)
+        nxt = int(np.argmax(np.where(pool, dist, -1.0)))
         chosen.append(nxt)
         dist = np.minimum(dist, np.linalg.norm(pos - pos[nxt], axis=1))
     return tuple(names[i] for i in chosen), pos[chosen].copy()
