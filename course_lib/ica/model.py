@@ -72,7 +72,7 @@ def occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, a
         From the compile check.
     shared_bytes_per_block : int
         Static shared memory, from the compile check.
-    arch : {"sm_20", "sm_80", "sm_90"}
+    arch : {"sm_20", "sm_80", "sm_90"} or Arch
 
     Returns
     -------
@@ -91,7 +91,7 @@ def occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, a
     threads_per_block = check_int(threads_per_block, "threads_per_block", minimum=1, maximum=1024)
     registers_per_thread = check_int(registers_per_thread, "registers_per_thread", minimum=0, maximum=255)
     shared_bytes_per_block = check_int(shared_bytes_per_block, "shared_bytes_per_block", minimum=0)
-    a = ARCHS[check_choice(arch, "arch", tuple(ARCHS))]
+    a = arch if isinstance(arch, Arch) else ARCHS[check_choice(arch, "arch", tuple(ARCHS))]
     warps = -(-threads_per_block // WARP)
     regs_per_warp = -(-registers_per_thread * WARP // a.register_unit) * a.register_unit
     by_regs = a.registers // (regs_per_warp * warps) if regs_per_warp else a.max_blocks
