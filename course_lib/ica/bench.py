@@ -25,13 +25,12 @@ from __future__ import annotations
 import time
 import warnings
 
-import numpy as np
 
 from .. import device
-from ..bench import gpu_time
 from .api import ica_peer, infomax
 from .data import simulate_eeg
-from .reference import ConvergenceWarning, amari_index, center_and_sphere, default_batch_size
+from .model import launches_per_minibatch
+from .reference import ConvergenceWarning, amari_index, default_batch_size
 
 GOAL_GPU_SECONDS = 3.0
 #: "Equal" Amari index: within this factor of MNE's.
@@ -82,44 +81,18 @@ def _step_rows(quick, seed):
 
 
 def _gpu_step_rows(quick, seed):
-    from numba import cuda
-
-    from ._gpu import CupyStepper, KernelStepper, have_cupy
-    from .api import default_block
+    from ._gpu import have_cupy
+    from .profiling import time_gpu_step
 
     rows = []
     n_samples = 20_000 if quick else 180_000
     for channels in ((32, 64) if quick else (32, 64, 128, 256)):
         eeg = simulate_eeg(channels, n_samples, seed=seed)
-        Xs, _, _ = center_and_sphere(eeg.data)
         batch = default_batch_size(n_samples)
-        perm = np.random.default_rng(seed).permutation(n_samples)
-        d_perm = cuda.to_device(perm.astype(np.int32))
-        lrate = 1e-4  # small: the timed steps must not blow up
-        for method in ("fused", "custom", "blas"):
-            stepper = KernelStepper(Xs, batch, method, default_block())
-            d_W, d_Wt = cuda.to_device(np.eye(channels)), cuda.to_device(np.eye(channels))
-            d_bias = cuda.to_device(np.zeros(channels))
-            repeat = 1 if method == "blas" else 3
-            seconds = gpu_time(lambda: stepper.launch_step(perm, d_perm, d_W, d_Wt, d_bias, lrate), repeat=repeat,
-                               warmup=1)
+        for method in ("fused", "custom", "blas") + (("cupy",) if have_cupy() else ()):
+            seconds = time_gpu_step(eeg.data, method, seed=seed, repeat=1 if method == "blas" else 3)
             rows.append({"variant": method, "kind": "gpu_per_step", "channels": channels, "samples": n_samples,
-                         "seconds": seconds, "launches_per_minibatch": {"fused": 2, "custom": 6}.get(method,
-                                                                                                      batch + 5)})
-        if have_cupy():
-            import cupy as cp
-
-            stepper = CupyStepper(Xs, batch)
-            v, bias, d_perm_cp = cp.eye(channels), cp.zeros(channels), cp.asarray(perm)
-            stepper.launch_step(d_perm_cp, v, bias, lrate)
-            cp.cuda.Device().synchronize()
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            stepper.launch_step(d_perm_cp, v, bias, lrate)
-            stop.record()
-            stop.synchronize()
-            rows.append({"variant": "cupy", "kind": "gpu_per_step", "channels": channels, "samples": n_samples,
-                         "seconds": cp.cuda.get_elapsed_time(start, stop) / 1e3})
+                         "seconds": seconds, "launches_per_minibatch": launches_per_minibatch(method, batch)})
     return rows
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._validate import check_choice, check_int
 
-__all__ = ["OCCUPANCY_KERNELS", "compile_resources", "count_launches", "profile_gemv"]
+__all__ = ["OCCUPANCY_KERNELS", "compile_resources", "count_launches", "profile_gemv", "time_gpu_step"]
 
 #: Kernels whose registers and shared memory the lesson reads.
 OCCUPANCY_KERNELS = ("permuted_gemv_kernel", "activations_kernel", "weight_update_kernel", "gemv_kernel")
@@ -175,3 +175,57 @@ def _compile_main(arg):
 
 if __name__ == "__main__":
     _compile_main(sys.argv[1])
+
+
+def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
+    """Seconds of one Infomax step on a GPU, timed with CUDA events (launches only, device data).
+
+    Parameters
+    ----------
+    X : ndarray of shape (C, N)
+        A recording (centred and sphered here).
+    method : {"fused", "custom", "blas", "cupy"}
+    lrate : float
+        Small, so that the repeated steps from W = I never blow up.
+
+    Raises
+    ------
+    RuntimeError
+        Without a GPU (the simulator's timings mean nothing), or ``"cupy"`` without CuPy.
+    """
+    from .. import device
+
+    if not device.is_gpu():
+        raise RuntimeError("time_gpu_step needs a GPU; the simulator has no meaningful timings")
+    from numba import cuda
+
+    from ..bench import gpu_time
+    from ._gpu import CupyStepper, KernelStepper, have_cupy
+    from .api import default_block, validate_data
+    from .reference import center_and_sphere, default_batch_size
+
+    method = check_choice(method, "method", ("fused", "custom", "blas", "cupy"))
+    Xs, _, _ = center_and_sphere(validate_data(X))
+    n_channels, n_samples = Xs.shape
+    batch = default_batch_size(n_samples)
+    perm = np.random.default_rng(seed).permutation(n_samples)
+    if method == "cupy":
+        if not have_cupy():
+            raise RuntimeError("method 'cupy' needs CuPy")
+        import cupy as cp
+
+        stepper = CupyStepper(Xs, batch)
+        v, bias, d_perm = cp.eye(n_channels), cp.zeros(n_channels), cp.asarray(perm)
+        stepper.launch_step(d_perm, v, bias, lrate)
+        cp.cuda.Device().synchronize()
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        stepper.launch_step(d_perm, v, bias, lrate)
+        stop.record()
+        stop.synchronize()
+        return cp.cuda.get_elapsed_time(start, stop) / 1e3
+    stepper = KernelStepper(Xs, batch, method, default_block())
+    d_perm = cuda.to_device(perm.astype(np.int32))
+    d_W, d_Wt = cuda.to_device(np.eye(n_channels)), cuda.to_device(np.eye(n_channels))
+    d_bias = cuda.to_device(np.zeros(n_channels))
+    return gpu_time(lambda: stepper.launch_step(perm, d_perm, d_W, d_Wt, d_bias, lrate), repeat=repeat, warmup=1)

@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..grading.harness import (Launch, calls_test, close, function, kernel, measured_test, number_map, question,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 import warnings
 
-import numpy as np
 
 from .api import infomax
 from .data import simulate_eeg

@@ -3,7 +3,6 @@
 import sys
 
 import matplotlib
-import numpy as np
 import pytest
 
 matplotlib.use("Agg")

@@ -1,7 +1,6 @@
 """Problem set 6: right answers get full marks, typical wrong ones partial or 0 with the cause named."""
 
 import numpy as np
-import pytest
 from numba import cuda, float64
 
 from course_lib.grading import get_question, run_tests
