@@ -17,16 +17,15 @@ models (launches, work, occupancy) in :mod:`course_lib.ica.model`, measurements 
 :mod:`course_lib.ica.questions`.
 """
 
-import importlib
-
+from .._lazy import lazy_submodules
 from . import kernels, model, profiling
-from .api import (GPU_METHODS, KERNEL_METHODS, METHODS, MIN_SAMPLES_PER_CHANNEL, PEERS, default_block, ica_peer,
-                  infomax, validate_data)
+from .api import GPU_METHODS, KERNEL_METHODS, METHODS, PEERS, default_block, ica_peer, infomax
 from .cpu import CpuStepper
 from .data import MAX_CHANNELS, SimulatedEEG, electrode_positions, simulate_eeg, source_kinds
 from .quiz import QUIZ
-from .reference import (ConvergenceError, ConvergenceWarning, InfomaxResult, amari_index, center_and_sphere,
-                        default_batch_size, default_lrate, infomax_reference, match_sources)
+from .reference import (MIN_SAMPLES_PER_CHANNEL, ConvergenceError, ConvergenceWarning, InfomaxResult, amari_index,
+                        center_and_sphere, default_batch_size, default_lrate, infomax_reference, match_sources,
+                        validate_data)
 
 __all__ = [
     "GPU_METHODS",
@@ -53,17 +52,12 @@ __all__ = [
     "kernels",
     "match_sources",
     "model",
-    "plots",
     "profiling",
     "simulate_eeg",
     "source_kinds",
     "validate_data",
-    "widgets",
 ]
 
 
-def __getattr__(name):
-    # plots and widgets import matplotlib and ipywidgets: load them on first use only
-    if name in ("plots", "widgets"):
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# plots and widgets import matplotlib and ipywidgets: they load on first use only.
+__getattr__, __dir__ = lazy_submodules(__name__, ("plots", "widgets"), globals())

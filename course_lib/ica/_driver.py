@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from .reference import (ANNEAL_DEG, ANNEAL_STEP, MAX_WEIGHT, MIN_LRATE, RESTART_FACTOR, ConvergenceError, _Extended,
-                        center_and_sphere, default_batch_size, default_lrate, finish)
+from .reference import (ANNEAL_DEG, ANNEAL_STEP, MAX_WEIGHT, MIN_LRATE, RESTART_FACTOR, ConvergenceError,
+                        ExtendedState, center_and_sphere, default_batch_size, default_lrate, finish)
 
 
 def run(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_steps=512, seed=None, history=False,
@@ -30,7 +30,7 @@ def run(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_steps=
     batch = default_batch_size(n_samples) if batch is None else int(batch)
     lrate = default_lrate(n_channels) if lrate is None else float(lrate)
     rng = np.random.default_rng(seed)
-    ext = _Extended(n_channels, n_subgauss, ext_blocks, min(kurt_size, n_samples)) if extended else None
+    ext = ExtendedState(n_channels, n_subgauss, ext_blocks, min(kurt_size, n_samples)) if extended else None
     stepper = make_stepper(Xs, batch) if ext is None else make_stepper(Xs, batch, ext, rng)
     eye = np.eye(n_channels)
     restarts = 0

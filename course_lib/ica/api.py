@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from .._validate import check_array, check_block, check_choice, check_float, check_int, check_seed
+from .._validate import check_block, check_choice, check_flag, check_int, check_seed
 from . import _driver
-from .data import MIN_CHANNELS
 from .kernels import MAX_CHANNELS
-from .reference import InfomaxResult, center_and_sphere, infomax_reference
+from .reference import (MIN_SAMPLES_PER_CHANNEL, InfomaxResult, center_and_sphere, check_options, infomax_reference,
+                        validate_data)
 
-__all__ = ["ARGUMENTS", "GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS",
+__all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS",
            "default_block", "ica_peer", "infomax", "validate_data"]
 
 #: ``"cpu"``: the fast CPU version; ``"reference"``: float64 NumPy; ``"fused"``, ``"custom"``,
@@ -22,14 +22,6 @@ KERNEL_METHODS = ("fused", "custom", "blas")
 GPU_METHODS = KERNEL_METHODS + ("cupy",)
 #: External CPU peers of :func:`ica_peer`.
 PEERS = ("mne", "picard", "fastica")
-#: Fewer samples than this per channel cannot estimate a C x C unmixing matrix (C^2 unknowns).
-MIN_SAMPLES_PER_CHANNEL = 10
-
-#: What each public argument is, for the shared bad-input tests.
-ARGUMENTS = {
-    "infomax": {"X": "array", "method": "choice", "batch": "int", "lrate": "float", "tol": "float",
-                "max_steps": "int", "seed": "seed", "block": "block"},
-}
 
 
 def default_block() -> int:
@@ -38,38 +30,6 @@ def default_block() -> int:
     (The block-per-sample and block-per-row kernels always use one thread per channel.)
     """
     return device.pick(sim=32, gpu=256)
-
-
-def validate_data(X, name="X"):
-    """Check a recording and return it as float64 ``(C, N)``.
-
-    Raises
-    ------
-    ValueError
-        Not a 2-D array of real numbers, NaN or infinite values, fewer than 2 channels,
-        fewer than :data:`MIN_SAMPLES_PER_CHANNEL` samples per channel, or rank-deficient
-        (the message says which).
-    """
-    X = check_array(X, name, ndim=2, dtype="fiu", finite=True, allow_empty=False)
-    n_channels, n_samples = X.shape
-    if n_channels < MIN_CHANNELS:
-        raise ValueError(f"{name} must have at least {MIN_CHANNELS} channels (rows), got {n_channels}: "
-                         "ICA separates several channels")
-    if n_samples < MIN_SAMPLES_PER_CHANNEL * n_channels:
-        raise ValueError(f"{name} has too few samples for its channels: {n_samples} samples for {n_channels} "
-                         f"channels; Infomax needs at least {MIN_SAMPLES_PER_CHANNEL} per channel "
-                         f"({MIN_SAMPLES_PER_CHANNEL * n_channels}), and many more (~30 C^2) for a good estimate. "
-                         "Is the array transposed? It must be channels x samples")
-    return np.asarray(X, dtype=np.float64)
-
-
-def _check_options(X, batch, lrate, tol, max_steps, seed):
-    n_samples = X.shape[1]
-    batch = None if batch is None else check_int(batch, "batch", minimum=1, maximum=n_samples)
-    lrate = None if lrate is None else check_float(lrate, "lrate", minimum=0.0, min_inclusive=False)
-    tol = check_float(tol, "tol", minimum=0.0, min_inclusive=False)
-    max_steps = check_int(max_steps, "max_steps", minimum=1)
-    return batch, lrate, tol, max_steps, check_seed(seed)
 
 
 def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512, extended=False, seed=None,
@@ -136,9 +96,9 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     """
     method = check_choice(method, "method", METHODS)
     X = validate_data(X)
-    batch, lrate, tol, max_steps, seed = _check_options(X, batch, lrate, tol, max_steps, seed)
-    if not isinstance(extended, (bool, np.bool_)):
-        raise ValueError(f"extended must be True or False, got {extended!r}")
+    options = check_options(X, batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
+                            extended=extended)
+    extended = options.extended
     if block is not None and method not in KERNEL_METHODS:
         raise ValueError(f"block (threads per block) only applies to the kernel methods {KERNEL_METHODS}, "
                          f"not {method!r}")
@@ -146,8 +106,9 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         raise ValueError(f"extended=True is available for methods 'cpu' and 'reference', not {method!r}")
     if method == "reference" and callback is not None:
         raise ValueError("callback is not available for method 'reference' (use history=True)")
-    options = dict(batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
-                   extended=bool(extended))
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
+    options = options.as_dict()
     if method == "reference":
         return infomax_reference(X, **options)
     if method in KERNEL_METHODS:
@@ -202,6 +163,7 @@ def ica_peer(X, peer="mne", *, seed=0, extended=False, max_iter=None):
     peer = check_choice(peer, "peer", PEERS)
     X = validate_data(X)
     seed = check_seed(seed)
+    extended = check_flag(extended, "extended")
     if max_iter is not None:
         max_iter = check_int(max_iter, "max_iter", minimum=1)
     Xs, sphere, mean = center_and_sphere(X)
@@ -211,7 +173,7 @@ def ica_peer(X, peer="mne", *, seed=0, extended=False, max_iter=None):
         from mne.preprocessing import infomax as mne_infomax
 
         kwargs = {} if max_iter is None else {"max_iter": max_iter}
-        W, n_iter = mne_infomax(white.T, extended=bool(extended), rng=np.random.default_rng(seed), verbose=False,
+        W, n_iter = mne_infomax(white.T, extended=extended, rng=np.random.default_rng(seed), verbose=False,
                                 return_n_iter=True, **kwargs)
     elif peer == "picard":
         from picard import picard

@@ -227,6 +227,8 @@ def _source(kind, n, sfreq, rng, line_freq=50.0):
 
 def source_kinds(n_channels, n_subgaussian=1):
     """The kind of each of the ``n_channels`` sources (see the module docstring)."""
+    n_channels = check_int(n_channels, "n_channels", minimum=1, maximum=MAX_CHANNELS)
+    n_subgaussian = check_int(n_subgaussian, "n_subgaussian", minimum=0)
     kinds = list(_FIRST_KINDS[:n_channels])
     while len(kinds) < n_channels:
         kinds.append(_MORE_KINDS[(len(kinds) - len(_FIRST_KINDS)) % len(_MORE_KINDS)])

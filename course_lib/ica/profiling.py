@@ -157,18 +157,19 @@ def _compile_main(arg):
     device.configure(force="gpu")
     from numba import cuda
 
-    from ..compile_check import _resources
-    from ..registry import _REGISTRY
+    from ..compile_check import ptx_resources
+    from ..registry import all_kernels
     from . import kernels  # noqa: F401  (registers the kernels)
 
     request = json.loads(arg)
+    specs = {spec.name: spec for spec in all_kernels()}
     out = {}
     for name in request["kernels"]:
-        spec = _REGISTRY[f"ica.{name}"]
+        spec = specs[f"ica.{name}"]
         out[name] = {}
         for cc in request["ccs"]:
             ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=tuple(cc), fastmath=spec.fastmath)
-            regs, smem, _spill = _resources(ptx, tuple(cc))
+            regs, smem, _spill = ptx_resources(ptx, tuple(cc))
             out[name][f"sm_{cc[0]}{cc[1]}"] = {"registers": regs, "shared_bytes": smem}
     print(json.dumps(out))
 

@@ -1,8 +1,8 @@
 """Self-check questions of Lesson 6 (Infomax ICA on the GPU)."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "parallel_minibatches": Quiz(
         "Can the minibatches of one Infomax step run in parallel on different SMs?",
         ("yes, they use different samples", "no, each starts from the weights the previous one produced",
@@ -30,4 +30,4 @@ QUIZ = {
         "8 resident blocks of 1 warp = 8 of 48 warps = 17 %: the block limit, not registers or shared memory, "
         "caps it. With 128 channels 8 blocks of 4 warps give 67 %.",
     ),
-}
+})

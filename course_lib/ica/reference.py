@@ -33,21 +33,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validate import check_array, check_flag, check_float, check_int, check_seed
+from .data import MIN_CHANNELS
+
 __all__ = [
     "ANNEAL_DEG",
     "ANNEAL_STEP",
     "MAX_WEIGHT",
     "MIN_LRATE",
+    "MIN_SAMPLES_PER_CHANNEL",
     "RESTART_FACTOR",
     "ConvergenceError",
     "ConvergenceWarning",
+    "ExtendedState",
+    "InfomaxOptions",
     "InfomaxResult",
     "amari_index",
     "center_and_sphere",
+    "check_options",
     "default_batch_size",
     "default_lrate",
     "infomax_reference",
     "match_sources",
+    "validate_data",
 ]
 
 #: Anneal when successive weight changes turn by more than this many degrees...
@@ -143,13 +151,80 @@ class InfomaxResult:
         return self.unmixing @ self.sphere
 
 
+#: Fewer samples than this per channel cannot estimate a C x C unmixing matrix (C^2 unknowns).
+MIN_SAMPLES_PER_CHANNEL = 10
+
+
+def validate_data(X, name="X"):
+    """Check a recording and return it as float64 ``(C, N)``.
+
+    Raises
+    ------
+    ValueError
+        Not a 2-D array of real numbers, NaN or infinite values, fewer than 2 channels,
+        fewer than :data:`MIN_SAMPLES_PER_CHANNEL` samples per channel (the message says which).
+    """
+    X = check_array(X, name, ndim=2, dtype="fiu", finite=True, allow_empty=False)
+    n_channels, n_samples = X.shape
+    if n_channels < MIN_CHANNELS:
+        raise ValueError(f"{name} must have at least {MIN_CHANNELS} channels (rows), got {n_channels}: "
+                         "ICA separates several channels")
+    if n_samples < MIN_SAMPLES_PER_CHANNEL * n_channels:
+        raise ValueError(f"{name} has too few samples for its channels: {n_samples} samples for {n_channels} "
+                         f"channels; Infomax needs at least {MIN_SAMPLES_PER_CHANNEL} per channel "
+                         f"({MIN_SAMPLES_PER_CHANNEL * n_channels}), and many more (~30 C^2) for a good estimate. "
+                         "Is the array transposed? It must be channels x samples")
+    return np.asarray(X, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class InfomaxOptions:
+    """The validated options shared by every Infomax implementation (see :func:`check_options`)."""
+
+    batch: int | None
+    lrate: float | None
+    tol: float
+    max_steps: int
+    seed: int | None
+    history: bool
+    extended: bool
+
+    def as_dict(self) -> dict:
+        return {"batch": self.batch, "lrate": self.lrate, "tol": self.tol, "max_steps": self.max_steps,
+                "seed": self.seed, "history": self.history, "extended": self.extended}
+
+
+def check_options(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, seed=None, history=False,
+                  extended=False) -> InfomaxOptions:
+    """Validate the options of an Infomax run on the validated recording ``X`` (C, N).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: batch not in 1 .. N, lrate or tol not > 0, max_steps < 1, a bad
+        seed, history or extended not True/False.
+    """
+    n_samples = X.shape[1]
+    return InfomaxOptions(
+        batch=None if batch is None else check_int(batch, "batch", minimum=1, maximum=n_samples),
+        lrate=None if lrate is None else check_float(lrate, "lrate", minimum=0.0, min_inclusive=False),
+        tol=check_float(tol, "tol", minimum=0.0, min_inclusive=False),
+        max_steps=check_int(max_steps, "max_steps", minimum=1),
+        seed=check_seed(seed),
+        history=check_flag(history, "history"),
+        extended=check_flag(extended, "extended"),
+    )
+
+
 def default_batch_size(n_samples: int) -> int:
     """``floor(sqrt(N / 3))`` samples per minibatch (at least 1), the runica heuristic."""
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
     return max(1, int(math.floor(math.sqrt(n_samples / 3.0))))
 
 
 def default_lrate(n_channels: int) -> float:
     """``0.015 / ln(C)``, the CUDAICA default (MNE uses ``0.01 / ln(C^2)``, three times smaller)."""
+    n_channels = check_int(n_channels, "n_channels", minimum=MIN_CHANNELS)
     return 0.015 / math.log(n_channels)
 
 
@@ -173,7 +248,9 @@ def center_and_sphere(X):
     ValueError
         If the covariance is singular (rank-deficient data).
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = check_array(X, "X", ndim=2, dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
+    if X.shape[1] < 2:
+        raise ValueError(f"X must have at least 2 samples (columns) to estimate a covariance, got {X.shape[1]}")
     mean = X.mean(axis=1)
     Xc = X - mean[:, None]
     cov = Xc @ Xc.T / (X.shape[1] - 1)
@@ -204,7 +281,7 @@ def _kurtosis(a):
     return m4 / np.where(m2 > 0, m2 * m2, 1.0) - 3.0
 
 
-class _Extended:
+class ExtendedState:
     """State of extended Infomax: the signs and when to re-estimate them (runica's rules)."""
 
     def __init__(self, n_channels, n_subgauss, ext_blocks, kurt_size):
@@ -274,14 +351,23 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
     -------
     InfomaxResult
     """
+    X = validate_data(X)
+    options = check_options(X, batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
+                            extended=extended)
+    batch, lrate, tol, max_steps, seed, history, extended = (options.batch, options.lrate, options.tol,
+                                                             options.max_steps, options.seed, options.history,
+                                                             options.extended)
+    n_subgauss = check_int(n_subgauss, "n_subgauss", minimum=0, maximum=X.shape[0])
+    ext_blocks = check_int(ext_blocks, "ext_blocks", minimum=0)
+    kurt_size = check_int(kurt_size, "kurt_size", minimum=1)
     Xs, sphere, mean = center_and_sphere(X)
     n_channels, n_samples = Xs.shape
-    batch = default_batch_size(n_samples) if batch is None else int(batch)
-    lrate = default_lrate(n_channels) if lrate is None else float(lrate)
+    batch = default_batch_size(n_samples) if batch is None else batch
+    lrate = default_lrate(n_channels) if lrate is None else lrate
     rng = np.random.default_rng(seed)
     n_batches = n_samples // batch
     eye = np.eye(n_channels)
-    ext = _Extended(n_channels, n_subgauss, ext_blocks, min(kurt_size, n_samples)) if extended else None
+    ext = ExtendedState(n_channels, n_subgauss, ext_blocks, min(kurt_size, n_samples)) if extended else None
     restarts = 0
     while True:  # one pass per (re)start
         W, bias = eye.copy(), np.zeros(n_channels)
@@ -374,7 +460,13 @@ def amari_index(unmixing, mixing):
     -------
     float
     """
-    P = np.abs(np.asarray(unmixing, float) @ np.asarray(mixing, float))
+    unmixing = check_array(unmixing, "unmixing", ndim=2, dtype="fiu", finite=True, allow_empty=False)
+    mixing = check_array(mixing, "mixing", shape=(unmixing.shape[1], None), dtype="fiu", finite=True,
+                         allow_empty=False)
+    if unmixing.shape[0] != mixing.shape[1]:
+        raise ValueError(f"mixing must have shape ({unmixing.shape[1]}, {unmixing.shape[0]}) so that "
+                         f"unmixing @ mixing is square, got {mixing.shape}")
+    P = np.abs(unmixing.astype(np.float64) @ mixing.astype(np.float64))
     n = P.shape[0]
     if n < 2:
         return 0.0
@@ -402,8 +494,8 @@ def match_sources(estimated, true):
     """
     from scipy.optimize import linear_sum_assignment
 
-    est = np.asarray(estimated, float)
-    tru = np.asarray(true, float)
+    est = check_array(estimated, "estimated", ndim=2, dtype="fiu", finite=True, allow_empty=False).astype(float)
+    tru = check_array(true, "true", shape=est.shape, dtype="fiu", finite=True, allow_empty=False).astype(float)
     est = est - est.mean(axis=1, keepdims=True)
     tru = tru - tru.mean(axis=1, keepdims=True)
     est_n = est / np.maximum(np.linalg.norm(est, axis=1, keepdims=True), 1e-300)

@@ -15,3 +15,11 @@ def eeg8():
 def tiny():
     """5 channels x 157 samples (prime: the last partial minibatch is dropped): for the kernel methods."""
     return simulate_eeg(5, 157, seed=2)
+
+
+@pytest.fixture(scope="session")
+def explored():
+    """The explorer's run at 8 channels x 3000 samples (shared by the plot and widget tests)."""
+    from course_lib.ica import widgets
+
+    return widgets.explore(8, 3000, max_steps=200)
