@@ -37,6 +37,7 @@ UNITS = {
     "bfs": "lessons/03_bfs.ipynb",
     "poisson": "lessons/04_poisson.ipynb",
     "hac": "lessons/05_hac.ipynb",
+    "ica": "lessons/06_ica.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "kernel_source", "pick", "show_kernel"]

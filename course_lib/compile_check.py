@@ -20,7 +20,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 
-__all__ = ["CompileResult", "compile_all", "main", "run_in_subprocess"]
+__all__ = ["CompileResult", "compile_all", "main", "ptx_resources", "run_in_subprocess"]
 
 DEFAULT_CCS = ((8, 0), (9, 0))
 
@@ -43,8 +43,21 @@ _RESOURCES = re.compile(r"used (\d+) registers.*?(\d+) bytes smem", re.S)
 _SPILLS = re.compile(r"(\d+) bytes spill stores")
 
 
-def _resources(ptx: str, cc) -> tuple[int | None, int | None, int | None]:
-    """Registers, static shared memory and spill bytes reported by ptxas through nvJitLink."""
+def ptx_resources(ptx: str, cc) -> tuple[int | None, int | None, int | None]:
+    """Registers, static shared memory and spill bytes reported by ptxas through nvJitLink.
+
+    Parameters
+    ----------
+    ptx : str
+        From ``cuda.compile_ptx``.
+    cc : (int, int)
+        Compute capability to assemble for.
+
+    Returns
+    -------
+    (registers per thread, static shared bytes per block, spill bytes), each None where ptxas
+    did not report it (or without the CUDA toolkit wheels).
+    """
     try:
         from cuda.bindings import nvjitlink
     except ImportError:  # pragma: no cover - only without the toolkit wheels
@@ -89,7 +102,7 @@ def compile_all(ccs=DEFAULT_CCS) -> list[CompileResult]:
             label = f"sm_{cc[0]}{cc[1]}"
             try:
                 ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=cc, fastmath=spec.fastmath)
-                regs, smem, spill = _resources(ptx, cc)
+                regs, smem, spill = ptx_resources(ptx, cc)
                 results.append(CompileResult(spec.name, label, True, regs, smem, spill, ptx.count("\n")))
             except Exception as exc:  # report every failure, not just the first
                 results.append(CompileResult(spec.name, label, False, error=f"{type(exc).__name__}: {exc}"))

@@ -1,0 +1,37 @@
+"""Models: occupancy (the thesis's 17 %), SIMT efficiency, launches and work per step."""
+
+import pytest
+
+from course_lib.ica import model
+
+
+def test_thesis_occupancy_at_32_channels_on_fermi():
+    r = model.occupancy(32, 29, 2048, "sm_20")
+    assert r["limiter"] == "blocks" and r["blocks_per_sm"] == 8 and r["occupancy"] == pytest.approx(8 / 48)
+
+
+def test_128_channels_fill_a_modern_sm():
+    assert model.occupancy(128, 29, 2048, "sm_90")["occupancy"] == 1.0
+    assert model.occupancy(32, 29, 2048, "sm_90") == pytest.approx({**model.occupancy(32, 29, 2048, "sm_90"),
+                                                                     "occupancy": 0.5})
+
+
+def test_register_and_shared_limits():
+    assert model.occupancy(256, 128, 0, "sm_80")["limiter"] == "registers"
+    assert model.occupancy(64, 16, 40 * 1024, "sm_80")["limiter"] == "shared memory"
+
+
+def test_simt_and_launches():
+    assert model.simt_efficiency(32) == 1.0 and model.simt_efficiency(40) == pytest.approx(40 / 64)
+    assert model.launches_per_minibatch("blas", 244) == 249
+    assert model.launches_per_step("fused", 180_000, 244) == 2 * 737
+    assert model.flops_per_step(2, 10, 5) == 2 * (4 * 4 * 5 + 2 * 8)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: model.occupancy(0, 1, 0), "threads_per_block"), (lambda: model.occupancy(32, 1, 0, "sm_99"), "arch"),
+    (lambda: model.launches_per_minibatch("magic", 3), "method"), (lambda: model.simt_efficiency(0), "n_channels"),
+])
+def test_bad_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
