@@ -29,6 +29,7 @@ UNITS = {
     "spmv": "lessons/02_spmv.ipynb",
     "bfs": "lessons/03_bfs.ipynb",
     "poisson": "lessons/04_poisson.ipynb",
+    "cellsim": "lessons/07_cellsim.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "pick"]

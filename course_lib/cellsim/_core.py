@@ -153,7 +153,7 @@ def build(target: str) -> SimpleNamespace:
         """A float64 in [0, 1) from two random 32-bit words: 27 + 26 = 53 random bits (exact)."""
         high = a >> np.uint64(5)
         low = b >> np.uint64(6)
-        return (np.float64(high) * 67108864.0 + np.float64(low)) * (1.0 / 9007199254740992.0)
+        return (mul(np.float64(high), 67108864.0) + np.float64(low)) * (1.0 / 9007199254740992.0)
 
     uniform_j = jit(uniform)
 

@@ -360,6 +360,7 @@ def _run_tree(problem: Problem, block: int, budget: int) -> SimulationResult:
     level_counts = np.zeros((problem.depth + 1, problem.types.n_types), np.int64)
     divisions = discarded = 0
     alive = n
+    alive_per_level = [n]
     generation = 0
     peak = 0
     while alive:
@@ -387,11 +388,12 @@ def _run_tree(problem: Problem, block: int, budget: int) -> SimulationResult:
         discarded += alive - born // 2 - int(np.count_nonzero(recorded))
         states, phis, taus, types = out
         alive = born
+        alive_per_level.append(born)
         n *= 2
         generation += 1
         del out
         _release_freed_memory()
     stats = {"block": block, "memory_budget": budget, "levels": generation, "peak_device_bytes": peak,
-             "final_level_slots": n}
+             "final_level_slots": n, "alive_per_level": alive_per_level}
     return problem.result(hist, level_counts, divisions, discarded, "tree", stats)
 
