@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import device
-from .._validate import check_block, check_choice, check_float, check_int, check_seed
+from .._validate import check_block, check_choice, check_float, check_positive_int, check_seed
 from . import _core
 from ._inputs import CellTypes, InitialHistogram, as_histogram, as_types
 from ._result import SimulationResult, bin_counts, resolve_edges
@@ -178,8 +178,8 @@ def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bi
     block = check_block(default_block() if block is None else block, "block")
     if block < 2:
         raise ValueError("block must be at least 2 (the prefix sum needs two threads per block)")
-    budget = default_memory_budget() if memory_budget is None else check_int(memory_budget, "memory_budget",
-                                                                            minimum=1)
+    budget = default_memory_budget() if memory_budget is None else check_positive_int(memory_budget,
+                                                                                      "memory_budget")
     if method == "tree":
         return _run_tree(problem, block, budget)
     return _run_compact(problem, block, budget)

@@ -58,7 +58,7 @@ def test_bad_type_tables_are_refused(text, message):
     ("0 3\n", "must be > 0"),
     ("100 1\n100 2\n", "distinct"),
     ("100 1 3\n", "line 1: expected 2 numbers"),
-    ("nan 3\n", "finite"),
+    ("nan 3\n", "fluorescence must hold finite values"),
 ])
 def test_bad_histograms_are_refused(text, message):
     with pytest.raises(ValueError, match=message):
