@@ -258,9 +258,8 @@ class QuestionResult:
         failed = [o for o in self.outcomes if not o.passed]
         if not failed:
             return "all tests passed"
-        first = failed[0]
-        # A failed technique test says more about the grade than an earlier one that failed too.
-        first = next((o for o in failed if o.technique), first) if self.capped else first
+        # A failed technique test (a race, the wrong method) says more than an earlier wrong value.
+        first = next((o for o in failed if o.technique), failed[0])
         return f"{first.name}: {first.message.splitlines()[0] if first.message else 'failed'}"
 
     def _lines(self) -> list:
@@ -269,7 +268,7 @@ class QuestionResult:
         if self.error:
             lines += [("error", "ERROR " + line) for line in wrap(self.error).splitlines()]
         if self.tolerance:
-            lines.append(("note", f"(results compared with {self.tolerance})"))
+            lines.extend(("note", line) for line in wrap(f"(results compared with {self.tolerance})").splitlines())
         declared = any(o.max_points for o in self.outcomes)
         for o in self.outcomes:
             mark = "PASS" if o.passed else "FAIL"

@@ -579,8 +579,8 @@ def _test(name, points, *, inputs, produce, judge, hidden, hint, hints, techniqu
                 technique=technique, hints=tuple((hints or {}).items()))
 
 
-def result_test(name: str, points: float, *, inputs, expect, launch=None, run=None, compare=None, label=None,
-                axes=None, hidden=False, technique=False, hint="", hints=None) -> Test:
+def result_test(name: str, points: float, *, inputs, expect=None, launch=None, run=None, compare=None, label=None,
+                axes=None, hidden=False, technique=False, hint="", hints=None, judge=None) -> Test:
     """Run the answer on the inputs and compare its outputs with the reference.
 
     Parameters
@@ -606,14 +606,22 @@ def result_test(name: str, points: float, *, inputs, expect, launch=None, run=No
         outputs are unguarded unless given).
     hidden, technique, hint, hints
         See :class:`~course_lib.grading.core.Test`.
+    judge : callable, optional
+        ``judge(data, outputs)`` raising :func:`fail`, instead of ``expect`` and ``compare``, for
+        outputs that are not just arrays (the levels of a search, say).
     """
     if (launch is None) == (run is None):
         raise ValueError(f"test {name!r}: give launch or run")
+    if (expect is None) == (judge is None):
+        raise ValueError(f"test {name!r}: give expect or judge")
+    custom = judge
     compare = compare or exact
     produce = (lambda answer, data: run_launch(launch(answer, data))) if launch is not None else run
     guard_axes = axes if axes is not None else ({} if launch is not None else None)
 
     def judge(data, got, info):
+        if custom is not None:
+            return custom(data, got)
         rules = judge.rules
         _judge_outputs(got, expect(data), data, compare, rules, "" if hidden or label is None else label(data),
                        guard_axes)
@@ -654,7 +662,8 @@ def race_test(name: str, points: float, *, inputs, launch, expect, compare=None,
             problems = [p for p in got["problems"] if isinstance(p, dict)]
             first = problems[0] if problems else {"kind": "race", "space": ""}
             text = "\n".join(str(p.get("text", ""))[:1500] for p in problems[:3])
-            raise fail(f"the checker found {len(got['problems'])} problem(s):\n{text}", _checker_cause(first))
+            kinds = ", ".join(sorted({str(p.get("kind")) for p in problems}))
+            raise fail(f"the checker found {len(got['problems'])} problem(s) ({kinds}):\n{text}", _checker_cause(first))
         _judge_outputs(got.get("outputs"), expect(data), data, compare, judge.rules, "under the checker", None)
 
     judge.rules = ()
@@ -709,7 +718,7 @@ def _field(answer, key):
 
 
 def calls_test(name: str, points: float, *, args, expect, key=None, what=None, rtol: float = 0.0, explain=None,
-               hidden=False, hint="", hints=None) -> Test:
+               transform=None, hidden=False, hint="", hints=None) -> Test:
     """Call the answer's function (or its field ``key``) on arguments and check every result.
 
     Parameters
@@ -724,6 +733,9 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
         The function's name in messages (default ``key``).
     explain : callable, optional
         ``explain(arguments, expected) -> str`` added to the failure message.
+    transform : callable, optional
+        ``transform(*arguments, value) -> number`` compared with ``expect(*arguments)`` instead of the value
+        itself (grader side): e.g. the modelled cost of the K an answer chose, against the least cost.
     """
     what = what or key or "the function"
 
@@ -740,12 +752,40 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
         for arguments, value in zip(data["args"], got):
             want = expect(*arguments)
             call = f"{what}({', '.join(_short(a) for a in arguments)})"
+            if transform is not None and type(value) in (int, float):
+                try:
+                    judged = transform(*arguments, value)
+                except Exception:  # an answer the model cannot take (a negative K, say)
+                    raise fail(f"{call} = {value!r} is not a valid answer") from None
+                if not _matches(judged, want, rtol):
+                    more = f": {explain(arguments, want)}" if explain else ""
+                    raise fail(f"{call} = {value!r}, which gives {_short(judged)}; the best is {_short(want)}{more}")
+                continue
+            if isinstance(want, np.ndarray):
+                _same_array(value, want, rtol, call, explain(arguments, want) if explain else "")
+                continue
             if not _matches(value, want, rtol):
                 more = f": {explain(arguments, want)}" if explain else ""
                 raise fail(f"{call} = {value!r}, expected {_short(want)}{more}"[:1500])
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
                  technique=False)
+
+
+def _same_array(value, want, rtol, call, more):
+    """An array result: same shape, and equal (or within ``rtol`` of ``max|want|``) everywhere."""
+    more = f": {more}" if more else ""
+    if not isinstance(value, np.ndarray) or value.shape != want.shape:
+        raise fail(f"{call} returned {_short(value)} of shape {getattr(value, 'shape', None)}, expected shape "
+                   f"{want.shape}{more}"[:1500])
+    if value.dtype.kind not in "biuf":
+        raise fail(f"{call} returned an array of {value.dtype}{more}")
+    tol = rtol * float(np.max(np.abs(want))) if rtol and want.size else 0.0
+    wrong = np.argwhere(np.abs(value.astype(np.float64) - want.astype(np.float64)) > tol)
+    if len(wrong):
+        i = tuple(int(k) for k in wrong[0])
+        raise fail(f"{call}: {len(wrong)} of {want.size} values are wrong; e.g. at {i} got {value[i]}, expected "
+                   f"{want[i]}{more}"[:1500])
 
 
 def _short(value):
@@ -783,8 +823,8 @@ def value_test(name: str, points: float, *, key, expect, rtol: float = 0.0, expl
                  technique=False)
 
 
-def measured_test(name: str, points: float, *, key, inputs, launch, measure, rtol: float = 0.02, hint="",
-                  hints=None) -> Test:
+def measured_test(name: str, points: float, *, key, inputs, launch, measure, rtol: float = 0.02, best_key=None,
+                  best=min, hint="", hints=None) -> Test:
     """A measure-and-explain answer: the numbers the student measured, re-measured by the grader.
 
     Parameters
@@ -800,11 +840,15 @@ def measured_test(name: str, points: float, *, key, inputs, launch, measure, rto
         ``measure(metrics, data, param) -> float`` from the profile's totals (grader side).
     rtol : float
         Relative difference allowed between the student's number and the grader's.
+    best_key : str, optional
+        A field holding the parameter the student chose from the measurements (e.g. the tile with the
+        least traffic); it must be the one ``best`` (``min`` or ``max``) picks from the grader's own.
     """
     def produce(answer, data):
         reported = _field(answer, key)
         reported = ({p: reported(p) for p in data["params"]} if callable(reported) else reported)
         return {"reported": {str(k): v for k, v in reported.items()},
+                "chosen": _field(answer, best_key) if best_key else None,
                 "profiles": [profile_launch(launch(answer, data, p))["metrics"] for p in data["params"]]}
 
     def judge(data, got, info):
@@ -819,6 +863,13 @@ def measured_test(name: str, points: float, *, key, inputs, launch, measure, rto
             if not _matches(value, want, rtol) and not (want == 0 and value == 0):
                 raise fail(f"{key}({param}) = {value:.4g}, but the course's profiler measures {want:.4g} for your "
                            f"kernel at {param} (allowed difference {rtol:.0%})")
+        if best_key:
+            values = {p: measure({k: v for k, v in m.items() if type(v) in (int, float)}, data, p)
+                      for p, m in zip(data["params"], got["profiles"])}
+            target = best(values.values())
+            if got.get("chosen") not in [p for p, v in values.items() if v == target]:
+                raise fail(f"{best_key} = {got.get('chosen')!r}, but the measurements of your kernel pick "
+                           f"{best(values, key=values.get)} ({', '.join(f'{p}: {v:.4g}' for p, v in values.items())})")
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=False, hint=hint, hints=hints,
                  technique=False)
