@@ -15,19 +15,19 @@ classes :class:`InitialHistogram` and :class:`CellTypes` (text format and valida
 the data generators, the event-driven reference and the compiled CPU version.
 Kernels live in :mod:`course_lib.cellsim.kernels`, memory models in
 :mod:`course_lib.cellsim.model`, measurements in :mod:`course_lib.cellsim.profiling`,
-statistics in :mod:`course_lib.cellsim.stats`; plots (:mod:`~course_lib.cellsim.plots`)
-and widgets (:mod:`~course_lib.cellsim.widgets`) load on first use.
+the statistical comparison of runs (:func:`compare_runs`) in
+:mod:`course_lib.cellsim.reference`; plots (:mod:`~course_lib.cellsim.plots`) and
+widgets (:mod:`~course_lib.cellsim.widgets`) load on first use.
 """
 
-import importlib
-
+from .._lazy import lazy_submodules
 from ._inputs import MAX_TYPES, CellTypes, InitialHistogram
 from ._result import SimulationResult, default_edges
 from .api import DEVICE_METHODS, METHODS, default_block, default_memory_budget, prepare_problem, simulate
 from .data import THESIS_TYPES, THESIS_TYPES_TEXT, lognormal_histogram, random_types, single_value_histogram
 from .model import depth_bound, depth_estimate
 from .quiz import QUIZ
-from .reference import simulate_reference
+from .reference import compare_runs, simulate_reference
 
 __all__ = [
     "DEVICE_METHODS",
@@ -39,26 +39,20 @@ __all__ = [
     "CellTypes",
     "InitialHistogram",
     "SimulationResult",
+    "compare_runs",
     "default_block",
     "default_edges",
     "default_memory_budget",
     "depth_bound",
     "depth_estimate",
     "lognormal_histogram",
-    "plots",
     "prepare_problem",
     "random_types",
     "simulate",
     "simulate_reference",
     "single_value_histogram",
-    "widgets",
 ]
 
-_LAZY = ("plots", "widgets", "kernels", "profiling", "stats", "model", "cpu", "bench", "questions")
-
-
-def __getattr__(name):
-    # Submodules that import matplotlib, ipywidgets or numba.cuda load on first access.
-    if name in _LAZY:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Submodules that import matplotlib, ipywidgets or numba.cuda load on first access.
+__getattr__, __dir__ = lazy_submodules(
+    __name__, ("plots", "widgets", "kernels", "profiling", "model", "cpu", "bench", "questions"), globals())

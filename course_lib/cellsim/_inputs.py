@@ -251,29 +251,46 @@ class CellTypes:
         return f"CellTypes({rows})"
 
 
-def as_histogram(value) -> InitialHistogram:
-    """An :class:`InitialHistogram` from one, from text, or from a pair of arrays / an (B, 2) array."""
+def _named(name, build, *args):
+    """``build(*args)``, with a ValueError's message prefixed by the argument's name (unless it starts with it)."""
+    try:
+        return build(*args)
+    except ValueError as exc:
+        message = str(exc)
+        if message.split(" ", 1)[0] == name:
+            raise
+        raise ValueError(f"{name}: {message}") from None
+
+
+def as_histogram(value, name="histogram") -> InitialHistogram:
+    """An :class:`InitialHistogram` from one, from text, or from a pair of arrays / an (B, 2) array.
+
+    Errors name the argument (``name``) first, then the field at fault.
+    """
     if isinstance(value, InitialHistogram):
         return value
     if isinstance(value, str):
-        return InitialHistogram.from_text(value)
+        return _named(name, InitialHistogram.from_text, value)
     if isinstance(value, tuple) and len(value) == 2:
-        return InitialHistogram.from_arrays(*value)
-    arr = check_array(value, "histogram", dtype="iuf")
+        return _named(name, InitialHistogram.from_arrays, *value)
+    arr = check_array(value, name, dtype="iuf")
     if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"histogram must be an InitialHistogram, its text, a (fluorescence, counts) pair or an "
+        raise ValueError(f"{name} must be an InitialHistogram, its text, a (fluorescence, counts) pair or an "
                          f"array of shape (B, 2), got shape {arr.shape}")
-    return InitialHistogram.from_arrays(arr[:, 0], arr[:, 1])
+    return _named(name, InitialHistogram.from_arrays, arr[:, 0], arr[:, 1])
 
 
-def as_types(value) -> CellTypes:
-    """A :class:`CellTypes` from one, from text, or from an array of shape (T, 3)."""
+def as_types(value, name="types") -> CellTypes:
+    """A :class:`CellTypes` from one, from text, or from an array of shape (T, 3).
+
+    Errors name the argument (``name``) first, then the field at fault.
+    """
     if isinstance(value, CellTypes):
         return value
     if isinstance(value, str):
-        return CellTypes.from_text(value)
-    arr = check_array(value, "types", dtype="iuf")
+        return _named(name, CellTypes.from_text, value)
+    arr = check_array(value, name, dtype="iuf")
     if arr.ndim != 2 or arr.shape[1] != 3:
-        raise ValueError(f"types must be a CellTypes, its text or an array of shape (T, 3) (proportion, mean, std), "
+        raise ValueError(f"{name} must be a CellTypes, its text or an array of shape (T, 3) (proportion, mean, std), "
                          f"got shape {arr.shape}")
-    return CellTypes.from_arrays(arr[:, 0], arr[:, 1], arr[:, 2])
+    return _named(name, CellTypes.from_arrays, arr[:, 0], arr[:, 1], arr[:, 2])

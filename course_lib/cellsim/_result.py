@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validate import check_array, check_int
-from ._inputs import InitialHistogram
+from .._validate import check_array, check_float, check_int
+from ._inputs import InitialHistogram, as_histogram
 
 __all__ = ["SimulationResult", "default_edges", "resolve_edges"]
 
@@ -28,8 +28,10 @@ def default_edges(histogram: InitialHistogram, phi_min: float, per_octave: int =
     -------
     ndarray of shape (B + 1,), float64
     """
+    histogram = as_histogram(histogram)
+    phi_min = check_float(phi_min, "phi_min", minimum=0, min_inclusive=False)
     per_octave = check_int(per_octave, "per_octave", minimum=1, maximum=64)
-    low = min(float(phi_min), float(histogram.fluorescence.min()))
+    low = min(phi_min, float(histogram.fluorescence.min()))
     high = float(histogram.fluorescence.max())
     first = math.floor(math.log2(low) * per_octave)
     last = math.floor(math.log2(high) * per_octave) + 1

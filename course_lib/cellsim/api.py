@@ -7,14 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import device
-from .._validate import check_block, check_choice, check_float, check_positive_int, check_seed
+from .._validate import check_block, check_choice, check_float, check_int, check_positive_int, check_seed
 from . import _core
 from ._inputs import CellTypes, InitialHistogram, as_histogram, as_types
 from ._result import SimulationResult, bin_counts, resolve_edges
 from .model import TREE_SLOT_BYTES, batch_cells, depth_bound, frame_bytes
 
-__all__ = ["DEVICE_METHODS", "METHODS", "Problem", "default_block", "default_memory_budget", "prepare_problem",
-           "simulate"]
+__all__ = ["DEVICE_METHODS", "METHODS", "BatchArrays", "Problem", "default_block", "default_memory_budget",
+           "exclusive_scan", "prepare_problem", "simulate"]
 
 #: ``"compact"``: level by level with stream compaction, histogram on the device, batches
 #: within a memory budget; ``"tree"``: the thesis's fixed-slot binary tree with per-level
@@ -174,7 +174,9 @@ def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bi
         return problem.result(np.append(result.counts, result.outside), result.level_counts, result.divisions,
                               result.discarded, "reference", result.stats)
     if method == "cpu":
-        return _run_cpu(problem)
+        from .cpu import simulate_cpu
+
+        return simulate_cpu(problem)
     block = check_block(default_block() if block is None else block, "block")
     if block < 2:
         raise ValueError("block must be at least 2 (the prefix sum needs two threads per block)")
@@ -183,15 +185,6 @@ def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bi
     if method == "tree":
         return _run_tree(problem, block, budget)
     return _run_compact(problem, block, budget)
-
-
-def _run_cpu(problem: Problem, parallel=True) -> SimulationResult:
-    from .cpu import simulate_cpu_arrays
-
-    hist, level_counts, totals = simulate_cpu_arrays(
-        problem.histogram.cumulative, problem.histogram.fluorescence, problem.params, problem.table, problem.k0,
-        problem.k1, problem.tau_max, problem.phi_min, problem.edges, problem.depth, parallel=parallel)
-    return problem.result(hist, level_counts, totals[0], totals[1], "cpu", {"parallel": parallel})
 
 
 def _grid(n, block):
@@ -203,12 +196,36 @@ def _grid(n, block):
 # ----------------------------------------------------------------------------------------------
 
 
-class _Frame:
-    """The device arrays of one batch of cells of one generation, with its scan scratch."""
+class BatchArrays:
+    """The device arrays of one batch of cells of one generation, with its scan scratch.
+
+    Parameters
+    ----------
+    capacity : int
+        Cells the batch can hold (>= 1).
+    block : int
+        Threads per block of the prefix sum (sizes the per-level block sums in ``scan``).
+
+    Attributes
+    ----------
+    ids : device array of shape (capacity,), int64
+    phis, taus, division_times : device arrays of shape (capacity,), float64
+    types, children, offsets : device arrays of shape (capacity,), int32
+        Cell types, daughters per cell (0 or 2) and their exclusive prefix sum.
+    scan : list of (device array, device array), int32
+        Block sums and their offsets, one pair per level of the recursive scan
+        (:func:`exclusive_scan`'s ``scratch``).
+    nbytes : int
+        Device bytes, as :func:`~course_lib.cellsim.model.frame_bytes` counts them.
+    """
 
     def __init__(self, capacity, block):
         from numba import cuda
 
+        capacity = check_positive_int(capacity, "capacity")
+        block = check_block(block, "block")
+        if block < 2:
+            raise ValueError("block must be at least 2 (the prefix sum needs two threads per block)")
         self.capacity = capacity
         self.ids = cuda.device_array(capacity, np.int64)
         self.phis = cuda.device_array(capacity, np.float64)
@@ -236,9 +253,12 @@ def exclusive_scan(values, n, out, scratch, block, level=0):
     array whose element 0 is the total.
 
     ``scratch`` is a list of (block sums, their offsets) pairs, one per recursion level, each
-    at least ``ceil(n / block**(level + 1))`` long (a :class:`_Frame` holds them).
+    at least ``ceil(n / block**(level + 1))`` long (a :class:`BatchArrays` holds them).
     """
     from . import kernels
+
+    n = check_int(n, "n", minimum=0)
+    block = check_block(block, "block")
 
     n_blocks = _grid(n, block)
     sums, sums_offsets = scratch[level]
@@ -284,7 +304,7 @@ def _run_compact(problem: Problem, block: int, budget: int) -> SimulationResult:
             del frames[generation]
             del current
             _release_freed_memory()
-        frames[generation] = new = _Frame(capacity, block)
+        frames[generation] = new = BatchArrays(capacity, block)
         state["device_bytes"] += new.nbytes
         state["peak_device_bytes"] = max(state["peak_device_bytes"], state["device_bytes"])
         return new

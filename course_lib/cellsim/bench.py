@@ -25,7 +25,8 @@ import time
 
 from .. import device
 from ..bench import time_call
-from .api import _run_cpu, prepare_problem, simulate
+from .api import prepare_problem, simulate
+from .cpu import simulate_cpu
 from .data import THESIS_TYPES, lognormal_histogram
 from .reference import simulate_reference
 
@@ -64,7 +65,7 @@ def _cpu_rows(quick):
         problem = prepare_problem(lognormal_histogram(n, seed=1), THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN,
                                   seed=1)
         for variant, parallel in (("cpu_numba_parallel", True), ("cpu_numba_serial", False)):
-            seconds, result = _timed(lambda: _run_cpu(problem, parallel=parallel), repeat=3)
+            seconds, result = _timed(lambda: simulate_cpu(problem, parallel=parallel), repeat=3)
             rows.append(_row(variant, n, seconds, result))
     return rows
 
@@ -77,7 +78,7 @@ def _gpu_rows(quick):
     for n in sizes:
         h0 = lognormal_histogram(n, seed=1)
         problem = prepare_problem(h0, THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN, seed=1)
-        cpu_seconds, cpu_result = _timed(lambda: _run_cpu(problem, parallel=True), repeat=3)
+        cpu_seconds, cpu_result = _timed(lambda: simulate_cpu(problem, parallel=True), repeat=3)
         rows.append(_row("cpu_numba_parallel", n, cpu_seconds, cpu_result))
 
         def run(method):

@@ -15,9 +15,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._validate import check_flag
 from . import _core
 
-__all__ = ["simulate_cpu_arrays"]
+__all__ = ["simulate_cpu", "simulate_cpu_arrays"]
 
 _compiled = {}
 
@@ -125,3 +126,29 @@ def simulate_cpu_arrays(cumulative, fluorescence, type_params, table, k0, k1, ta
     run = _kernels()["parallel" if parallel else "serial"]
     return run(n_cells, n_chunks, cumulative, fluorescence, type_params, table, np.uint64(k0), np.uint64(k1),
                float(tau_max), float(phi_min), edges, int(depth), type_params.shape[0])
+
+
+def simulate_cpu(problem, *, parallel=True):
+    """Run the compiled CPU simulator on a prepared problem (what ``simulate(..., method="cpu")`` does).
+
+    Parameters
+    ----------
+    problem : Problem
+        From :func:`~course_lib.cellsim.prepare_problem` (validated inputs).
+    parallel : bool
+        Use every Numba thread (the baseline of the benchmark) or one.
+
+    Returns
+    -------
+    SimulationResult
+        Equal to the kernels' result for the same problem (same random numbers, same rules).
+    """
+    from .api import Problem
+
+    if not isinstance(problem, Problem):
+        raise ValueError(f"problem must be a Problem from prepare_problem, got {type(problem).__name__}")
+    parallel = check_flag(parallel, "parallel")
+    hist, level_counts, totals = simulate_cpu_arrays(
+        problem.histogram.cumulative, problem.histogram.fluorescence, problem.params, problem.table, problem.k0,
+        problem.k1, problem.tau_max, problem.phi_min, problem.edges, problem.depth, parallel=parallel)
+    return problem.result(hist, level_counts, totals[0], totals[1], "cpu", {"parallel": parallel})

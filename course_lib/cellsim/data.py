@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_float, check_int, check_positive_int, check_seed
+from .._validate import check_flag, check_float, check_int, check_positive_int, check_seed
 from ._inputs import MAX_TYPES, CellTypes, InitialHistogram
 
 __all__ = ["THESIS_TYPES", "THESIS_TYPES_TEXT", "lognormal_histogram", "random_types", "single_value_histogram"]
@@ -66,7 +66,9 @@ def lognormal_histogram(n_cells, *, seed=0, median=1000.0, sigma=0.35, n_values=
 
 def single_value_histogram(n_cells, fluorescence=1000.0) -> InitialHistogram:
     """All n_cells initial cells with the same fluorescence (each generation is then one value)."""
-    return InitialHistogram.from_arrays([float(fluorescence)], [check_positive_int(n_cells, "n_cells")])
+    n_cells = check_positive_int(n_cells, "n_cells")
+    fluorescence = check_float(fluorescence, "fluorescence", minimum=0, min_inclusive=False)
+    return InitialHistogram.from_arrays([fluorescence], [n_cells])
 
 
 def random_types(n_types, *, seed=0, quiescent=True, mean_range=(20.0, 100.0), cv_range=(0.1, 0.5)) -> CellTypes:
@@ -89,6 +91,7 @@ def random_types(n_types, *, seed=0, quiescent=True, mean_range=(20.0, 100.0), c
     CellTypes
     """
     n_types = check_int(n_types, "n_types", minimum=1, maximum=MAX_TYPES)
+    quiescent = check_flag(quiescent, "quiescent")
     if quiescent and n_types < 2:
         raise ValueError("n_types must be at least 2 when one type is quiescent")
     lo, hi = (check_float(v, "mean_range", minimum=0, min_inclusive=False) for v in mean_range)

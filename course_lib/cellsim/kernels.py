@@ -40,12 +40,16 @@ from ._inputs import MAX_TYPES
 
 __all__ = [
     "ALIVE",
+    "STREAM_TIMER",
+    "STREAM_TYPE",
     "INACTIVE",
     "MAX_TYPES",
     "REMOVE",
     "add_block_offsets_kernel",
+    "cell_rules",
     "fate_histogram_kernel",
     "init_cells_kernel",
+    "normal_table",
     "scan_block_kernel",
     "scatter_daughters_kernel",
     "tree_init_kernel",
@@ -56,6 +60,33 @@ LESSON = "lessons/07_cellsim.ipynb"
 
 #: Slot states of the fixed-slot tree (the thesis's sigma): empty, a live cell, a recorded cell.
 REMOVE, ALIVE, INACTIVE = 0, 1, 2
+
+#: Which random number of a cell is drawn (third Philox counter word): the division timer or the initial type.
+STREAM_TIMER, STREAM_TYPE = _core.STREAM_TIMER, _core.STREAM_TYPE
+#: The inverse normal CDF table the division timers read (float64, ``size + 1`` values).
+normal_table = _core.normal_table
+
+
+def cell_rules(target: str):
+    """The per-cell rules the kernels call, compiled for ``target``: ``"python"`` (the
+    reference), ``"cpu"`` (``numba.njit``, the CPU version) or ``"cuda"`` (device functions).
+
+    The same arithmetic on every target, so the same bits: see :mod:`course_lib.cellsim._core`.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``philox``, ``uniform``, ``cell_uniform``, ``division_timer``, ``initial_type``,
+        ``initial_cell``, ``fate``, ``bin_index`` and ``mul``.
+
+    >>> rules = cell_rules("python")
+    >>> bool(0.0 < rules.cell_uniform(12345, 3, STREAM_TIMER, 7, 0) < 1.0)
+    True
+    """
+    from .._validate import check_choice
+
+    return _core.build(check_choice(target, "target", ("python", "cpu", "cuda")))
+
 
 _dev = _core.build("cuda")
 fate = _dev.fate

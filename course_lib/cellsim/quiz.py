@@ -1,8 +1,8 @@
 """Self-check questions of the lesson on stochastic cell proliferation."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "tree_memory": Quiz(
         "In the fixed-slot binary tree, level g of L initial cells has how many slots, used or not?",
         ("L + g", "L * g", "L * 2**g", "2**L"), 2,
@@ -36,7 +36,7 @@ QUIZ = {
         "How do you show they simulate the same model?",
         ("Overlay the two histograms and look", "Require equal histograms",
          "Compare the distributions over many seeds with a two-sample test and a distance threshold"), 2,
-        "Pool many runs per implementation and test: a chi-square two-sample test and the Hellinger "
-        "distance, with thresholds stated in advance.",
+        "Pool many runs per implementation and test: a permutation two-sample test on the Hellinger "
+        "distance of the pooled histograms, with thresholds stated in advance (compare_runs).",
     ),
-}
+})

@@ -19,22 +19,38 @@ Two sources of random numbers:
   independent implementation of the model, compared with the others statistically.
 
 This is also the "straightforward Python event loop" the benchmark measures.
+
+Statistical validation of a stochastic simulator against this reference: two
+implementations with different random streams never give equal histograms; they
+simulate the same model when their *distributions* agree over many runs. The unit of
+independence is the run (cells of one tree are correlated: sisters share a fluorescence
+and a birth time), so :func:`compare_runs` compares groups of runs:
+
+* :func:`hellinger` distance between the pooled, normalised histograms (0 = identical,
+  1 = disjoint), required below :data:`HELLINGER_MAX`;
+* a permutation two-sample test on that distance (:func:`permutation_pvalue`): runs are
+  shuffled between the two groups, and the p-value is the fraction of shuffles at least
+  as far apart as the observed groups; required above :data:`ALPHA`;
+* the same for the recorded cells per (generation, type), and a Mann-Whitney test on the
+  number of recorded cells per run.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import check_choice, check_float, check_seed
+from .._validate import check_array, check_choice, check_flag, check_float, check_int, check_seed
 from . import _core
 from ._inputs import as_histogram, as_types
 from ._result import SimulationResult, bin_counts, resolve_edges
 from .model import depth_bound
 
-__all__ = ["STREAMS", "simulate_reference"]
+__all__ = ["ALPHA", "HELLINGER_MAX", "STREAMS", "Comparison", "compare_runs", "hellinger", "permutation_pvalue",
+           "simulate_reference"]
 
 STREAMS = ("philox", "numpy")
 
@@ -92,6 +108,7 @@ def simulate_reference(histogram, types, *, tau_max, phi_min, seed=0, bins=None,
     seed = check_seed(seed)
     seed = 0 if seed is None else seed
     streams = check_choice(streams, "streams", STREAMS)
+    return_cells = check_flag(return_cells, "return_cells")
     edges = resolve_edges(bins, hist, phi_min)
     depth = depth_bound(hist.fluorescence.max(), phi_min)
     params = cell_types.params()
@@ -155,3 +172,158 @@ def simulate_reference(histogram, types, *, tau_max, phi_min, seed=0, bins=None,
     result = SimulationResult(edges, counts, outside, level_counts, divisions, discarded, tau_max, phi_min, seed,
                               f"reference[{streams}]", {"events": divisions + discarded + len(cells["id"])})
     return (result, cells) if return_cells else result
+
+
+# ----------------------------------------------------------------------------------------------
+# Statistical validation: do two groups of runs simulate the same model?
+# ----------------------------------------------------------------------------------------------
+
+#: A two-sample test passes when its p-value is at least this.
+ALPHA = 0.01
+#: Pooled histograms of two groups of runs must be at most this far apart (Hellinger distance).
+HELLINGER_MAX = 0.05
+
+
+def _counts(value, name, ndim=None):
+    """A histogram (or one per run) as float64: finite, non-negative, real."""
+    array = check_array(value, name, ndim=ndim, dtype="iuf", finite=True, allow_empty=False)
+    if np.any(array < 0):
+        raise ValueError(f"{name} must hold counts >= 0, got {array.min()}")
+    return array.astype(np.float64)
+
+
+def hellinger(p, q) -> float:
+    """Hellinger distance between two histograms (normalised here): sqrt(1 - sum sqrt(p_i q_i)), in [0, 1]."""
+    p = _counts(p, "p").ravel()
+    q = _counts(q, "q").ravel()
+    if p.shape != q.shape:
+        raise ValueError(f"histograms must have the same number of bins, got {p.size} and {q.size}")
+    if p.sum() <= 0 or q.sum() <= 0:
+        raise ValueError("histograms must not be empty")
+    p, q = p / p.sum(), q / q.sum()
+    return float(np.sqrt(max(0.0, 1.0 - np.sum(np.sqrt(p * q)))))
+
+
+def permutation_pvalue(group_a, group_b, *, permutations=999, seed=0) -> tuple:
+    """Permutation test of "same distribution" for two groups of per-run histograms.
+
+    Parameters
+    ----------
+    group_a, group_b : array_like of shape (runs, bins)
+        One histogram per run.
+    permutations : int
+    seed : int
+        Seed of the shuffles (the test is reproducible).
+
+    Returns
+    -------
+    (distance, pvalue)
+        Hellinger distance of the pooled groups, and (1 + shuffles at least as far) / (1 + permutations).
+    """
+    a = _counts(group_a, "group_a", ndim=2)
+    b = _counts(group_b, "group_b", ndim=2)
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"group_a and group_b must have the same number of bins, got {a.shape[1]} and {b.shape[1]}")
+    permutations = check_int(permutations, "permutations", minimum=1)
+    seed = check_seed(seed)
+    runs = np.concatenate([a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)])
+    n_a = a.shape[0]
+    observed = hellinger(runs[:n_a].sum(0), runs[n_a:].sum(0))
+    rng = np.random.default_rng(seed)
+    total = runs.sum(0)
+    at_least = 0
+    for _ in range(permutations):
+        pick = rng.permutation(runs.shape[0])[:n_a]
+        pooled_a = runs[pick].sum(0)
+        if hellinger(pooled_a, total - pooled_a) >= observed - 1e-15:
+            at_least += 1
+    return observed, (1 + at_least) / (1 + permutations)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Outcome of :func:`compare_runs`.
+
+    Attributes
+    ----------
+    hellinger_fluorescence, pvalue_fluorescence : float
+        Distance of the pooled output histograms and its permutation p-value.
+    hellinger_generation_type, pvalue_generation_type : float
+        The same for the recorded cells per (generation, type).
+    pvalue_population : float
+        Mann-Whitney p-value of the number of recorded cells per run.
+    runs : (int, int)
+    alpha, hellinger_max : float
+        The thresholds used.
+    """
+
+    hellinger_fluorescence: float
+    pvalue_fluorescence: float
+    hellinger_generation_type: float
+    pvalue_generation_type: float
+    pvalue_population: float
+    runs: tuple
+    alpha: float
+    hellinger_max: float
+
+    @property
+    def agree(self) -> bool:
+        """Every distance at most ``hellinger_max`` and every p-value at least ``alpha``."""
+        return (self.hellinger_fluorescence <= self.hellinger_max
+                and self.hellinger_generation_type <= self.hellinger_max
+                and min(self.pvalue_fluorescence, self.pvalue_generation_type, self.pvalue_population) >= self.alpha)
+
+    def __str__(self):
+        verdict = "agree" if self.agree else "DIFFER"
+        return (f"{self.runs[0]} vs {self.runs[1]} runs: {verdict} "
+                f"(fluorescence: Hellinger {self.hellinger_fluorescence:.4f}, p = {self.pvalue_fluorescence:.3f}; "
+                f"generation x type: Hellinger {self.hellinger_generation_type:.4f}, "
+                f"p = {self.pvalue_generation_type:.3f}; population: p = {self.pvalue_population:.3f}; "
+                f"thresholds: Hellinger <= {self.hellinger_max}, p >= {self.alpha})")
+
+
+def _runs(value, name):
+    """A group of at least 2 SimulationResult, as a list."""
+    if isinstance(value, (list, tuple)) and all(isinstance(r, SimulationResult) for r in value):
+        if len(value) < 2:
+            raise ValueError(f"{name} needs at least 2 runs, got {len(value)}")
+        return list(value)
+    raise ValueError(f"{name} must be a list of SimulationResult (one per run), got {type(value).__name__}")
+
+
+def compare_runs(runs_a, runs_b, *, alpha=ALPHA, hellinger_max=HELLINGER_MAX, permutations=999,
+                 seed=0) -> Comparison:
+    """Do two groups of simulation results come from the same model?
+
+    Parameters
+    ----------
+    runs_a, runs_b : sequence of SimulationResult
+        Runs with the same bin edges and the same number of generations and types
+        (e.g. one implementation with seeds 0 .. 19, the other with seeds 100 .. 119).
+    alpha, hellinger_max : float
+        Thresholds (defaults :data:`ALPHA`, :data:`HELLINGER_MAX`).
+    permutations : int
+    seed : int
+
+    Returns
+    -------
+    Comparison
+    """
+    from scipy.stats import mannwhitneyu
+
+    runs_a, runs_b = _runs(runs_a, "runs_a"), _runs(runs_b, "runs_b")
+    alpha = check_float(alpha, "alpha", minimum=0, maximum=1)
+    hellinger_max = check_float(hellinger_max, "hellinger_max", minimum=0, maximum=1)
+    permutations = check_int(permutations, "permutations", minimum=1)
+    seed = check_seed(seed)
+    first = runs_a[0]
+    for r in runs_a + runs_b:
+        if not np.array_equal(r.edges, first.edges) or r.level_counts.shape != first.level_counts.shape:
+            raise ValueError("all runs must share the bin edges and the number of generations and types")
+    fluo_a = [np.append(r.counts, r.outside) for r in runs_a]
+    fluo_b = [np.append(r.counts, r.outside) for r in runs_b]
+    h_f, p_f = permutation_pvalue(fluo_a, fluo_b, permutations=permutations, seed=seed)
+    h_g, p_g = permutation_pvalue([r.level_counts.ravel() for r in runs_a],
+                                  [r.level_counts.ravel() for r in runs_b], permutations=permutations, seed=seed)
+    pop = mannwhitneyu([r.recorded for r in runs_a], [r.recorded for r in runs_b], alternative="two-sided")
+    return Comparison(h_f, p_f, h_g, p_g, float(pop.pvalue), (len(runs_a), len(runs_b)), alpha, hellinger_max)

@@ -28,7 +28,7 @@ def _small_rows():
     import time
 
     from course_lib.cellsim import THESIS_TYPES, lognormal_histogram, prepare_problem, simulate_reference
-    from course_lib.cellsim.api import _run_cpu
+    from course_lib.cellsim.cpu import simulate_cpu
 
     h0 = lognormal_histogram(20, seed=1)
     start = time.perf_counter()
@@ -37,6 +37,6 @@ def _small_rows():
     rows = [bench._row("python_event_loop", 20, time.perf_counter() - start, python)]
     problem = prepare_problem(h0, THESIS_TYPES, tau_max=bench.TAU_MAX, phi_min=bench.PHI_MIN, seed=1)
     for variant, parallel in (("cpu_numba_parallel", True), ("cpu_numba_serial", False)):
-        seconds, result = bench._timed(lambda: _run_cpu(problem, parallel=parallel), repeat=1)
+        seconds, result = bench._timed(lambda: simulate_cpu(problem, parallel=parallel), repeat=1)
         rows.append(bench._row(variant, 20, seconds, result))
     return rows

@@ -3,7 +3,7 @@
 import pytest
 
 from course_lib.cellsim import model
-from course_lib.cellsim.api import _Frame
+from course_lib.cellsim.api import BatchArrays
 
 
 def test_depth_bound_is_label_dilution():
@@ -33,7 +33,7 @@ def test_the_thesis_memory_wall_is_about_4_gb():
 
 @pytest.mark.parametrize("n, block", [(1, 2), (7, 2), (32, 32), (33, 32), (1000, 8), (5000, 64)])
 def test_frame_bytes_counts_what_a_batch_allocates(n, block):
-    frame = _Frame(n, block)
+    frame = BatchArrays(n, block)
     arrays = [frame.ids, frame.phis, frame.taus, frame.types, frame.children, frame.offsets, frame.division_times]
     arrays += [a for pair in frame.scan for a in pair]
     assert sum(a.nbytes for a in arrays) == model.frame_bytes(n, block) == frame.nbytes
