@@ -38,6 +38,7 @@ UNITS = {
     "poisson": "lessons/04_poisson.ipynb",
     "hac": "lessons/05_hac.ipynb",
     "ica": "lessons/06_ica.ipynb",
+    "cellsim": "lessons/07_cellsim.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "kernel_source", "pick", "show_kernel"]

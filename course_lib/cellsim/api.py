@@ -1,0 +1,419 @@
+"""Public entry point of Unit 7: :func:`simulate` (``method=`` picks the simulator)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import device
+from .._validate import check_block, check_choice, check_float, check_int, check_positive_int, check_seed
+from . import _core
+from ._inputs import CellTypes, InitialHistogram, as_histogram, as_types
+from ._result import SimulationResult, bin_counts, resolve_edges
+from .model import TREE_SLOT_BYTES, batch_cells, depth_bound, frame_bytes
+
+__all__ = ["DEVICE_METHODS", "METHODS", "BatchArrays", "Problem", "default_block", "default_memory_budget",
+           "exclusive_scan", "prepare_problem", "simulate"]
+
+#: ``"compact"``: level by level with stream compaction, histogram on the device, batches
+#: within a memory budget; ``"tree"``: the thesis's fixed-slot binary tree with per-level
+#: copies to the host; ``"cpu"``: the compiled parallel CPU simulator; ``"reference"``: the
+#: event-driven Python reference (same random streams).
+METHODS = ("compact", "tree", "cpu", "reference")
+DEVICE_METHODS = ("compact", "tree")
+
+
+def default_block() -> int:
+    """Threads per block when none is given: 256 on a GPU, 32 in the simulator."""
+    return device.pick(sim=32, gpu=256)
+
+
+def default_memory_budget() -> int:
+    """Device bytes the simulators may use when no budget is given: half the free memory on a
+    GPU, 64 MiB in the simulator."""
+    if device.is_simulator():
+        return 64 * 2**20
+    from numba import cuda
+
+    free, _total = cuda.current_context().get_memory_info()
+    return int(free // 2)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A validated simulation: the inputs as the simulators read them.
+
+    Attributes
+    ----------
+    histogram : InitialHistogram
+    types : CellTypes
+    tau_max, phi_min : float
+    seed : int
+    edges : ndarray of shape (B + 1,), float64
+    depth : int
+        Deepest generation that can exist (:func:`~course_lib.cellsim.model.depth_bound`).
+    params : ndarray of shape (T, 4), float64
+        :meth:`CellTypes.params`.
+    table : ndarray, float64
+        Inverse normal CDF (:func:`~course_lib.cellsim._core.normal_table`).
+    k0, k1 : int
+        The seed as Philox key words.
+    """
+
+    histogram: InitialHistogram
+    types: CellTypes
+    tau_max: float
+    phi_min: float
+    seed: int
+    edges: np.ndarray
+    depth: int
+    params: np.ndarray
+    table: np.ndarray
+    k0: int
+    k1: int
+
+    @property
+    def n_cells(self) -> int:
+        return self.histogram.n_cells
+
+    @property
+    def n_slots(self) -> int:
+        """Histogram bins + 1 (cells outside the edges)."""
+        return int(self.edges.size)
+
+    def result(self, hist, level_counts, divisions, discarded, method, stats) -> SimulationResult:
+        hist = np.asarray(hist, dtype=np.int64)
+        return SimulationResult(self.edges, hist[:-1].copy(), int(hist[-1]), np.asarray(level_counts, np.int64),
+                                int(divisions), int(discarded), self.tau_max, self.phi_min, self.seed, method, stats)
+
+
+_TABLE = None
+
+
+def prepare_problem(histogram, types, *, tau_max, phi_min, seed=0, bins=None) -> Problem:
+    """Validate the inputs of a simulation (see :func:`simulate`)."""
+    global _TABLE
+    hist = as_histogram(histogram)
+    cell_types = as_types(types)
+    tau_max = check_float(tau_max, "tau_max", minimum=0)
+    phi_min = check_float(phi_min, "phi_min", minimum=0, min_inclusive=False)
+    seed = check_seed(seed)
+    seed = 0 if seed is None else seed
+    if seed >= 2**64:
+        raise ValueError(f"seed must be below 2**64 (it is the Philox key), got {seed}")
+    edges = resolve_edges(bins, hist, phi_min)
+    depth = depth_bound(hist.fluorescence.max(), phi_min)
+    if hist.n_cells * 2.0**depth >= 2.0**63:
+        raise ValueError(f"{hist.n_cells} initial cells and up to {depth} generations give cell ids beyond 63 bits; "
+                         "raise phi_min or use fewer cells")
+    if _TABLE is None:
+        _TABLE = _core.normal_table()
+    k0, k1 = _core.seed_words(seed)
+    return Problem(hist, cell_types, tau_max, phi_min, seed, edges, depth, cell_types.params(), _TABLE, k0, k1)
+
+
+def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bins=None, block=None,
+             memory_budget=None) -> SimulationResult:
+    """Simulate the proliferation of a labelled cell population up to tau_max.
+
+    Parameters
+    ----------
+    histogram : InitialHistogram, str, (fluorescence, counts) or array of shape (B0, 2)
+        H(0): fluorescence values and how many initial cells have each (L cells in all).
+    types : CellTypes, str or array of shape (T, 3)
+        Rows (proportion, mean, std) of the division time in hours; ``-1 -1`` = quiescent.
+    tau_max : float
+        Hours simulated (>= 0).
+    phi_min : float
+        Smallest fluorescence a cell may have (> 0): a cell whose daughters would fall
+        below it is discarded.
+    seed : int
+        Key of the counter-based random numbers. The same seed gives the same result with
+        every method, block size, memory budget and backend.
+    method : {"compact", "tree", "cpu", "reference"}
+        See :data:`METHODS`.
+    bins : None, int or array of float
+        Output bin edges: None for 8 log2-spaced bins per octave, an int for that many
+        bins per octave, or the increasing edges themselves (at most 4096 bins).
+    block : int, optional
+        Threads per block of the kernels (default :func:`default_block`; 2 .. 1024).
+    memory_budget : int, optional
+        Device bytes the cells may take (default :func:`default_memory_budget`).
+        ``"compact"`` splits a level into batches so that it never exceeds it;
+        ``"tree"`` stops with a ``ValueError`` when the next level does not fit.
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    ValueError
+        Invalid histogram or types (see :class:`InitialHistogram`, :class:`CellTypes`),
+        tau_max < 0, phi_min <= 0, a bad seed, block, bins or budget, or a budget that
+        cannot hold the simulation.
+
+    Examples
+    --------
+    >>> from course_lib.cellsim import THESIS_TYPES, simulate, lognormal_histogram
+    >>> h0 = lognormal_histogram(200, seed=1)
+    >>> r = simulate(h0, THESIS_TYPES, tau_max=96.0, phi_min=11.0, method="cpu")
+    >>> r.same_as(simulate(h0, THESIS_TYPES, tau_max=96.0, phi_min=11.0, method="reference"))
+    True
+    """
+    method = check_choice(method, "method", METHODS)
+    if method not in DEVICE_METHODS and (block is not None or memory_budget is not None):
+        raise ValueError(f"block and memory_budget only apply to the device methods {DEVICE_METHODS}, not {method!r}")
+    problem = prepare_problem(histogram, types, tau_max=tau_max, phi_min=phi_min, seed=seed, bins=bins)
+    if method == "reference":
+        from .reference import simulate_reference
+
+        result = simulate_reference(problem.histogram, problem.types, tau_max=problem.tau_max,
+                                    phi_min=problem.phi_min, seed=problem.seed, bins=problem.edges)
+        return problem.result(np.append(result.counts, result.outside), result.level_counts, result.divisions,
+                              result.discarded, "reference", result.stats)
+    if method == "cpu":
+        from .cpu import simulate_cpu
+
+        return simulate_cpu(problem)
+    block = check_block(default_block() if block is None else block, "block")
+    if block < 2:
+        raise ValueError("block must be at least 2 (the prefix sum needs two threads per block)")
+    budget = default_memory_budget() if memory_budget is None else check_positive_int(memory_budget,
+                                                                                      "memory_budget")
+    if method == "tree":
+        return _run_tree(problem, block, budget)
+    return _run_compact(problem, block, budget)
+
+
+def _grid(n, block):
+    return max(1, -(-n // block))
+
+
+# ----------------------------------------------------------------------------------------------
+# Stream compaction, depth first over batches
+# ----------------------------------------------------------------------------------------------
+
+
+class BatchArrays:
+    """The device arrays of one batch of cells of one generation, with its scan scratch.
+
+    Parameters
+    ----------
+    capacity : int
+        Cells the batch can hold (>= 1).
+    block : int
+        Threads per block of the prefix sum (sizes the per-level block sums in ``scan``).
+
+    Attributes
+    ----------
+    ids : device array of shape (capacity,), int64
+    phis, taus, division_times : device arrays of shape (capacity,), float64
+    types, children, offsets : device arrays of shape (capacity,), int32
+        Cell types, daughters per cell (0 or 2) and their exclusive prefix sum.
+    scan : list of (device array, device array), int32
+        Block sums and their offsets, one pair per level of the recursive scan
+        (:func:`exclusive_scan`'s ``scratch``).
+    nbytes : int
+        Device bytes, as :func:`~course_lib.cellsim.model.frame_bytes` counts them.
+    """
+
+    def __init__(self, capacity, block):
+        from numba import cuda
+
+        capacity = check_positive_int(capacity, "capacity")
+        block = check_block(block, "block")
+        if block < 2:
+            raise ValueError("block must be at least 2 (the prefix sum needs two threads per block)")
+        self.capacity = capacity
+        self.ids = cuda.device_array(capacity, np.int64)
+        self.phis = cuda.device_array(capacity, np.float64)
+        self.taus = cuda.device_array(capacity, np.float64)
+        self.types = cuda.device_array(capacity, np.int32)
+        self.children = cuda.device_array(capacity, np.int32)
+        self.offsets = cuda.device_array(capacity, np.int32)
+        self.division_times = cuda.device_array(capacity, np.float64)
+        self.scan = []  # per recursion level: block sums and their offsets
+        n = capacity
+        while True:
+            n = -(-n // block)
+            self.scan.append((cuda.device_array(n, np.int32), cuda.device_array(n, np.int32)))
+            if n <= 1:
+                break
+        self.nbytes = frame_bytes(capacity, block)
+
+    @property
+    def cells(self):
+        return self.ids, self.phis, self.taus, self.types
+
+
+def exclusive_scan(values, n, out, scratch, block, level=0):
+    """Exclusive prefix sum of ``values[:n]`` (int32 device array) into ``out``; returns the device
+    array whose element 0 is the total.
+
+    ``scratch`` is a list of (block sums, their offsets) pairs, one per recursion level, each
+    at least ``ceil(n / block**(level + 1))`` long (a :class:`BatchArrays` holds them).
+    """
+    from . import kernels
+
+    n = check_int(n, "n", minimum=0)
+    block = check_block(block, "block")
+
+    n_blocks = _grid(n, block)
+    sums, sums_offsets = scratch[level]
+    kernels.scan_block_kernel(block)[n_blocks, block](values, n, out, sums)
+    if n_blocks == 1:
+        return sums
+    total = exclusive_scan(sums, n_blocks, sums_offsets, scratch, block, level + 1)
+    kernels.add_block_offsets_kernel[n_blocks, block](out, n, sums_offsets)
+    return total
+
+
+def _run_compact(problem: Problem, block: int, budget: int) -> SimulationResult:
+    from numba import cuda
+
+    from . import kernels
+
+    depth, n_cells = problem.depth, problem.n_cells
+    cap = batch_cells(budget, depth, block, largest=n_cells * 2**depth)
+    if cap < 1:
+        need = (depth + 1) * frame_bytes(1, block)
+        raise ValueError(f"memory_budget of {budget} bytes cannot hold one cell per generation for {depth + 1} "
+                         f"generations; it needs at least {need} bytes")
+    fate_kernel = kernels.fate_histogram_kernel(problem.n_slots)
+    params, table = cuda.to_device(problem.params), cuda.to_device(problem.table)
+    edges = cuda.to_device(problem.edges)
+    cumulative = cuda.to_device(problem.histogram.cumulative)
+    fluorescence = cuda.to_device(problem.histogram.fluorescence)
+    hist = cuda.to_device(np.zeros(problem.n_slots, np.int64))
+    level_counts = cuda.to_device(np.zeros((depth + 1, problem.types.n_types), np.int64))
+    k0, k1 = np.uint64(problem.k0), np.uint64(problem.k1)
+    frames: dict = {}
+    state = {"divisions": 0, "decided": 0, "batches": 0, "device_bytes": 0, "peak_device_bytes": 0,
+             "deepest": 0}
+
+    def frame(generation, needed):
+        """The batch buffers of a generation, grown (up to ``cap``) to hold ``needed`` cells."""
+        current = frames.get(generation)
+        if current is not None and current.capacity >= needed:
+            return current
+        capacity = min(cap, max(needed, 2 * current.capacity if current is not None else needed))
+        if current is not None:
+            state["device_bytes"] -= current.nbytes
+            del frames[generation]
+            del current
+            _release_freed_memory()
+        frames[generation] = new = BatchArrays(capacity, block)
+        state["device_bytes"] += new.nbytes
+        state["peak_device_bytes"] = max(state["peak_device_bytes"], state["device_bytes"])
+        return new
+
+    def process(generation, n):
+        f = frames[generation]
+        state["batches"] += 1
+        state["decided"] += n
+        state["deepest"] = max(state["deepest"], generation)
+        fate_kernel[_grid(n, block), block](*f.cells, n, generation, params, table, k0, k1, problem.tau_max,
+                                            problem.phi_min, edges, f.children, f.division_times, hist,
+                                            level_counts)
+        total = int(exclusive_scan(f.children, n, f.offsets, f.scan, block)[0:1].copy_to_host()[0])
+        state["divisions"] += total // 2
+        window = 0
+        while window < total:
+            size = min(cap, total - window)
+            child = frame(generation + 1, size)
+            kernels.scatter_daughters_kernel[_grid(n, block), block](
+                *f.cells, f.children, f.offsets, f.division_times, n, window, window + size, *child.cells)
+            process(generation + 1, size)
+            window += size
+
+    for first in range(0, n_cells, cap):
+        n = min(cap, n_cells - first)
+        roots = frame(0, n)
+        kernels.init_cells_kernel[_grid(n, block), block](cumulative, fluorescence, params, k0, k1, first, n,
+                                                          *roots.cells)
+        process(0, n)
+
+    hist_host = hist.copy_to_host()
+    levels_host = level_counts.copy_to_host()
+    recorded = int(levels_host.sum())
+    stats = {"block": block, "memory_budget": budget, "cells_per_batch": cap, "batches": state["batches"],
+             "peak_device_bytes": state["peak_device_bytes"], "deepest_generation": state["deepest"],
+             "depth_bound": depth}
+    return problem.result(hist_host, levels_host, state["divisions"], state["decided"] - state["divisions"] - recorded,
+                          "compact", stats)
+
+
+def _release_freed_memory():
+    """On a GPU, free device memory released by Python at once (Numba defers deallocations)."""
+    if device.is_gpu():
+        from numba import cuda
+
+        cuda.current_context().deallocations.clear()
+
+
+# ----------------------------------------------------------------------------------------------
+# The thesis's fixed-slot binary tree
+# ----------------------------------------------------------------------------------------------
+
+
+def _run_tree(problem: Problem, block: int, budget: int) -> SimulationResult:
+    from numba import cuda
+
+    from . import kernels
+
+    n = problem.n_cells
+    if n * TREE_SLOT_BYTES > budget:
+        raise ValueError(f"memory_budget of {budget} bytes cannot hold level 0 of the fixed-slot tree "
+                         f"({n} slots of {TREE_SLOT_BYTES} bytes)")
+    params, table = cuda.to_device(problem.params), cuda.to_device(problem.table)
+    k0, k1 = np.uint64(problem.k0), np.uint64(problem.k1)
+    states = cuda.device_array(n, np.int32)
+    phis = cuda.device_array(n, np.float64)
+    taus = cuda.device_array(n, np.float64)
+    types = cuda.device_array(n, np.int32)
+    kernels.tree_init_kernel[_grid(n, block), block](cuda.to_device(problem.histogram.cumulative),
+                                                     cuda.to_device(problem.histogram.fluorescence), params, k0, k1,
+                                                     states, phis, taus, types)
+    hist = np.zeros(problem.n_slots, np.int64)
+    level_counts = np.zeros((problem.depth + 1, problem.types.n_types), np.int64)
+    divisions = discarded = 0
+    alive = n
+    alive_per_level = [n]
+    generation = 0
+    peak = 0
+    while alive:
+        need = 3 * n * TREE_SLOT_BYTES  # this level (n slots) and the next (2n slots)
+        if need > budget:
+            raise ValueError(f"the fixed-slot tree needs {need} bytes for levels {generation} and {generation + 1} "
+                             f"({n} + {2 * n} slots of {TREE_SLOT_BYTES} bytes), more than memory_budget = {budget}:"
+                             " the memory wall of the thesis; use method='compact', which batches")
+        peak = max(peak, need)
+        out = (cuda.device_array(2 * n, np.int32), cuda.device_array(2 * n, np.float64),
+               cuda.device_array(2 * n, np.float64), cuda.device_array(2 * n, np.int32))
+        kernels.tree_level_kernel[_grid(n, block), block](states, phis, taus, types, n, generation, params, table,
+                                                          k0, k1, problem.tau_max, problem.phi_min, *out)
+        # The thesis's host side: copy the new level back, collect the INACTIVE (recorded) cells.
+        next_states = out[0].copy_to_host()
+        next_phis = out[1].copy_to_host()
+        next_types = out[3].copy_to_host()
+        recorded = next_states == kernels.INACTIVE
+        counts, outside = bin_counts(next_phis[recorded], problem.edges)
+        hist[:-1] += counts
+        hist[-1] += outside
+        np.add.at(level_counts[generation], next_types[recorded], 1)
+        born = int(np.count_nonzero(next_states == kernels.ALIVE))
+        divisions += born // 2
+        discarded += alive - born // 2 - int(np.count_nonzero(recorded))
+        states, phis, taus, types = out
+        alive = born
+        alive_per_level.append(born)
+        n *= 2
+        generation += 1
+        del out
+        _release_freed_memory()
+    stats = {"block": block, "memory_budget": budget, "levels": generation, "peak_device_bytes": peak,
+             "final_level_slots": n, "alive_per_level": alive_per_level}
+    return problem.result(hist, level_counts, divisions, discarded, "tree", stats)
+

@@ -1,0 +1,166 @@
+"""Benchmark of Unit 7: ``python -m course_lib.bench cellsim``.
+
+Every row simulates the thesis's type table on a log-normal initial histogram
+(median fluorescence 1000) to tau_max = 720 h with phi_min = 11 and reports cells
+simulated per second (every cell whose fate was decided) and divisions per second.
+
+CPU part (runs anywhere): the straightforward Python event loop (the reference with
+NumPy's generator, the faster of its two streams) against the compiled CPU simulator
+(Numba, serial and ``parallel=True``) on the same population. Goal: the compiled version
+simulates cells >= 50x faster than the Python loop. The thesis reports 237x for its GPU
+version over its sequential Python simulator.
+
+GPU part (where a GPU is present): the compacting simulator (``method="compact"``) at
+L = 1e5 and 1e6 initial cells and the fixed-slot tree where it fits, timed end to end
+(the simulation includes one 4-byte copy per batch, so wall-clock time with the final
+copies is what counts), each checked to equal the CPU version's result for the same
+seed; the compiled CPU version at the same L is the strong baseline. Goal on an H100:
+>= 1e9 divisions/s at L = 1e6 and tau_max = 720 h. No GPU library implements this model,
+so there is no library peer.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .. import device
+from ..bench import time_call
+from .api import prepare_problem, simulate
+from .cpu import simulate_cpu
+from .data import THESIS_TYPES, lognormal_histogram
+from .reference import simulate_reference
+
+TAU_MAX = 720.0
+PHI_MIN = 11.0
+GOAL_CPU_OVER_PYTHON = 50.0
+GOAL_GPU_DIVISIONS_PER_S = 1e9
+
+
+def _row(variant, n, seconds, result):
+    return {"variant": variant, "n_initial": n, "tau_max": TAU_MAX, "phi_min": PHI_MIN, "seconds": seconds,
+            "cells": result.cells_simulated, "divisions": result.divisions, "recorded": result.recorded,
+            "cells_per_s": result.cells_simulated / seconds, "divisions_per_s": result.divisions / seconds}
+
+
+def _timed(fn, repeat):
+    """(median seconds, last result) of ``fn()`` after one warm-up call (compilation)."""
+    box = {}
+
+    def call():
+        box["result"] = fn()
+
+    seconds = time_call(call, repeat=repeat, warmup=1, min_time=0.0)
+    return seconds, box["result"]
+
+
+def _cpu_rows(quick):
+    rows = []
+    n_python = 100 if quick else 1000
+    h0 = lognormal_histogram(n_python, seed=1)
+    start = time.perf_counter()
+    python = simulate_reference(h0, THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN, seed=1, streams="numpy")
+    rows.append(_row("python_event_loop", n_python, time.perf_counter() - start, python))
+    sizes = [n_python, 10_000] if quick else [n_python, 100_000]
+    for n in sizes:
+        problem = prepare_problem(lognormal_histogram(n, seed=1), THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN,
+                                  seed=1)
+        for variant, parallel in (("cpu_numba_parallel", True), ("cpu_numba_serial", False)):
+            seconds, result = _timed(lambda: simulate_cpu(problem, parallel=parallel), repeat=3)
+            rows.append(_row(variant, n, seconds, result))
+    return rows
+
+
+def _gpu_rows(quick):
+    from numba import cuda
+
+    rows, notes = [], []
+    sizes = [100_000] if quick else [100_000, 1_000_000]
+    for n in sizes:
+        h0 = lognormal_histogram(n, seed=1)
+        problem = prepare_problem(h0, THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN, seed=1)
+        cpu_seconds, cpu_result = _timed(lambda: simulate_cpu(problem, parallel=True), repeat=3)
+        rows.append(_row("cpu_numba_parallel", n, cpu_seconds, cpu_result))
+
+        def run(method):
+            result = simulate(h0, THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN, seed=1, method=method)
+            cuda.synchronize()
+            return result
+
+        for method in ("compact", "tree"):
+            try:
+                seconds, result = _timed(lambda: run(method), repeat=3)
+            except ValueError as exc:  # the tree's memory wall
+                notes.append(f"L = {n} {method}: {exc}")
+                continue
+            row = _row(method, n, seconds, result)
+            row["correct"] = bool(result.same_as(cpu_result))
+            row["peak_device_bytes"] = result.stats.get("peak_device_bytes")
+            row["speedup_over_cpu"] = row["cells_per_s"] / (cpu_result.cells_simulated / cpu_seconds)
+            if not row["correct"]:
+                notes.append(f"L = {n} {method}: result differs from the CPU version (left out of the goals)")
+            rows.append(row)
+    return rows, notes
+
+
+def run(*, quick=False):
+    """Run the benchmark; see the module docstring."""
+    rows = _cpu_rows(quick)
+    notes = []
+    python = next(r for r in rows if r["variant"] == "python_event_loop")
+    same_n = [r for r in rows if r["n_initial"] == python["n_initial"] and r["variant"].startswith("cpu_numba")]
+    best_cpu = max(same_n, key=lambda r: r["cells_per_s"])
+    summary = {"cpu_over_python": best_cpu["cells_per_s"] / python["cells_per_s"],
+               "cpu_variant": best_cpu["variant"], "goal_cpu_over_python": GOAL_CPU_OVER_PYTHON}
+    summary["cpu_goal_met"] = summary["cpu_over_python"] >= GOAL_CPU_OVER_PYTHON
+    if device.is_gpu():
+        gpu, gpu_notes = _gpu_rows(quick)
+        rows += gpu
+        notes += gpu_notes
+        good = [r for r in gpu if r["variant"] == "compact" and r.get("correct")]
+        if good:
+            largest = max(good, key=lambda r: r["n_initial"])
+            summary.update(gpu_divisions_per_s=largest["divisions_per_s"], gpu_n_initial=largest["n_initial"],
+                           gpu_over_cpu=largest["speedup_over_cpu"], goal_gpu_divisions_per_s=GOAL_GPU_DIVISIONS_PER_S,
+                           gpu_goal_met=largest["n_initial"] >= 1_000_000
+                           and largest["divisions_per_s"] >= GOAL_GPU_DIVISIONS_PER_S)
+    else:
+        notes.append("no GPU: only the CPU variants were measured")
+    return {"rows": rows, "summary": summary, "notes": notes}
+
+
+def summary(results):
+    """A few human-readable lines."""
+    lines = [f"{r['variant']:<20} L={r['n_initial']:<9} {r['seconds']:9.4f} s {r['cells_per_s']:10.3g} cells/s "
+             f"{r['divisions_per_s']:10.3g} divisions/s" + ("" if r.get("correct", True) else "  WRONG")
+             for r in results["rows"]]
+    s = results["summary"]
+    lines.append(f"compiled CPU ({s['cpu_variant']}) / Python event loop: {s['cpu_over_python']:.0f}x "
+                 f"(goal >= {s['goal_cpu_over_python']:.0f}x)")
+    if "gpu_divisions_per_s" in s:
+        lines.append(f"GPU compact at L = {s['gpu_n_initial']:,}: {s['gpu_divisions_per_s']:.3g} divisions/s "
+                     f"(goal >= {s['goal_gpu_divisions_per_s']:.0e}), {s['gpu_over_cpu']:.1f}x the compiled CPU")
+    return "\n".join(lines + results["notes"])
+
+
+def plot(results, path):
+    """Cells simulated per second of each variant, per population size (log scale)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = results["rows"]
+    variants = sorted({r["variant"] for r in rows})
+    sizes = sorted({r["n_initial"] for r in rows})
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    width = 0.8 / max(len(variants), 1)
+    for i, variant in enumerate(variants):
+        values = [next((r["cells_per_s"] for r in rows if r["variant"] == variant and r["n_initial"] == n), 0.0)
+                  for n in sizes]
+        ax.bar(np.arange(len(sizes)) + i * width, values, width, label=variant)
+    ax.set_xticks(np.arange(len(sizes)) + 0.4 - width / 2, [f"L = {n:,}" for n in sizes])
+    where = results["device"]["name"] if results["backend"] == "gpu" else results["cpu"]
+    ax.set(yscale="log", ylabel="cells simulated per second",
+           title=f"Cell proliferation, tau_max = {TAU_MAX:g} h, on {where}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

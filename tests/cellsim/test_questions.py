@@ -1,0 +1,150 @@
+"""Problem set 7: the solution gets full marks, typical wrong answers partial or 0 with the cause named."""
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib.cellsim import model, questions
+from course_lib.cellsim.kernels import scatter_daughters_kernel
+from course_lib.grading import get_question, run_tests
+from course_lib.grading.release import solution_path, student_path
+
+from . import submissions as subs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def grade(question_id, answer):
+    return run_tests(get_question(question_id), answer, hidden=True, seed=7)
+
+
+def failures(result):
+    return " | ".join(o.message for o in result.outcomes if not o.passed)
+
+
+def test_every_test_is_split_and_points_add_up():
+    for q in questions.QUESTIONS:
+        assert all(t.split for t in q.tests)
+        assert sum(t.points for t in q.tests) == q.points
+
+
+def test_the_solution_kernel_gets_full_marks():
+    result = grade("ps7.q1", subs.solution_kernel)
+    assert result.points == 6, failures(result)
+
+
+def test_recounting_the_flags_is_the_wrong_technique_and_earns_at_most_half():
+    result = grade("ps7.q1", subs.recount_kernel)
+    assert result.points <= 3
+    assert "bytes loaded per cell" in failures(result) and "quadratic work" in failures(result)
+
+
+def test_inclusive_offsets_lose_the_result_tests_with_the_cause():
+    result = grade("ps7.q1", subs.inclusive_offset_kernel)
+    assert result.points < 2
+    assert "exclusive prefix sum" in failures(result)
+
+
+def test_no_flag_test_writes_past_the_end():
+    result = grade("ps7.q1", subs.unguarded_kernel)
+    assert result.points < 3
+    assert "write only where flags[i] == 1" in failures(result)
+
+
+def test_the_course_kernel_is_not_an_answer():
+    assert "course" in grade("ps7.q1", scatter_daughters_kernel).error
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return {"tree_dtoh_bytes": questions.measured_dtoh_bytes("tree"),
+            "compact_dtoh_bytes": questions.measured_dtoh_bytes("compact", questions.Q2_BUDGET)}
+
+
+def _q2(measured, **changes):
+    answer = {"tree_step_bytes": lambda n, g: 72 * n * 2**g,
+              "first_level_over": lambda n, b: next(g for g in range(200) if 72 * n * 2**g > b), **measured}
+    answer.update(changes)
+    return grade("ps7.q2", answer)
+
+
+def test_q2_constants_are_what_record_measures(measured):
+    assert measured == {"tree_dtoh_bytes": questions.Q2_TREE_DTOH_BYTES,
+                        "compact_dtoh_bytes": questions.Q2_COMPACT_DTOH_BYTES}
+
+
+def test_q2_right_answers_get_full_marks(measured):
+    result = _q2(measured)
+    assert result.points == 4, failures(result)
+    # the measured transfers: the tree copies every level back, compaction a few bytes per batch
+    assert measured["tree_dtoh_bytes"] > 100 * measured["compact_dtoh_bytes"]
+
+
+def test_q2_counting_one_level_only_is_explained(measured):
+    result = _q2(measured, tree_step_bytes=lambda n, g: 48 * n * 2**g)
+    assert result.points == 3 and "count both levels" in failures(result)
+
+
+def test_q2_calling_the_course_model_earns_nothing(measured):
+    result = _q2(measured, tree_step_bytes=lambda n, g: model.tree_peak_bytes(n, g + 1))
+    assert result.points == 0 and "course's own" in result.error
+
+
+def test_q2_unmeasured_or_wrong_numbers_fail(measured):
+    result = _q2(measured, tree_dtoh_bytes=None)
+    assert result.points == 0 and "must be an integer" in result.error
+    result = _q2(measured, compact_dtoh_bytes=measured["compact_dtoh_bytes"] + 4)
+    assert result.points == 3 and "record()" in failures(result)
+
+
+def _submission(tmp_path, name, replace):
+    nb = nbformat.read(solution_path("ps7"), as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in replace:
+            cell.source = replace[gid]
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    path = tmp_path / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+RECOUNT = '''@cuda.jit
+def compact_recorded_kernel(flags, offsets, phis, types, out_phis, out_types):
+    i = cuda.grid(1)
+    if i < flags.shape[0] and flags[i] == 1:
+        slot = 0
+        for j in range(i):
+            slot += flags[j]
+        out_phis[slot] = phis[i]
+        out_types[slot] = types[i]
+'''
+
+
+def test_the_instructor_grader_scores_submissions(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    paths = [_submission(folder, "solution", {}), _submission(folder, "recount", {"ps7_q1_answer": RECOUNT})]
+    untouched = folder / "untouched.ipynb"
+    untouched.write_bytes(student_path("ps7").read_bytes())
+    out = tmp_path / "grades.csv"
+    command = [sys.executable, "-m", "course_lib.grading", "grade", "ps7", *map(str, paths), str(untouched),
+               "--out", str(out), "--jobs", "2", "--timeout", "240", "--quiet"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(out, newline="") as f:
+        rows = {(r["student"], r["question"]): r for r in csv.DictReader(f)}
+
+    def points(student):
+        return [float(rows[student, q]["points"]) for q in ("ps7.q1", "ps7.q2")]
+
+    assert points("solution") == [6, 4], [rows["solution", q]["reason"] for q in ("ps7.q1", "ps7.q2")]
+    assert points("untouched") == [0, 0]
+    assert points("recount")[0] <= 3 and points("recount")[1] == 4
