@@ -168,6 +168,8 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
         raise ValueError(f"batched must be True or False, got {batched!r}")
     if not isinstance(pinned, (bool, np.bool_)):
         raise ValueError(f"pinned must be True or False, got {pinned!r}")
+    if len(features) == 0:
+        return MiningResult({}, [], method)  # no instance, no pattern (and no grid to build)
     if method == "reference":
         from .reference import mine_reference
 
@@ -257,22 +259,16 @@ class _DeviceMiner:
 
         from ..bfs.api import exclusive_scan
         from . import kernels
-        from .model import count_map
+        from .model import cell_index, count_map, feature_local_ids
 
         g, n, nf = self.grid, len(self.features), self.n_features
         self.d_x = self._upload(self.points[:, 0])
         self.d_y = self._upload(self.points[:, 1])
         self.d_features = self._upload(self.features)
         if self.preprocess == "host":
-            cells = g.cells_of(self.points)
-            order = np.argsort(cells, kind="stable").astype(np.int32)
-            start = np.zeros(g.n_cells + 1, np.int32)
-            np.cumsum(np.bincount(cells, minlength=g.n_cells), out=start[1:])
+            cells, start, order = cell_index(g, self.points)
             self.feature_count = np.bincount(self.features, minlength=nf).astype(np.int32)
-            by_feature = np.argsort(self.features, kind="stable")
-            first = np.concatenate([[0], np.cumsum(self.feature_count)[:-1]])
-            local = np.empty(n, np.int32)
-            local[by_feature] = np.arange(n) - np.repeat(first, self.feature_count)
+            local = feature_local_ids(self.features, nf)
             self.d_cell_of = self._upload(cells)
             self.d_count_map = self._upload(count_map(g, self.points, self.features, nf).reshape(-1))
             self.d_cell_start = self._upload(start)

@@ -13,7 +13,7 @@ from itertools import combinations
 import numba
 import numpy as np
 
-from .model import count_map, pi_upper_bound
+from .model import cell_index, count_map, feature_local_ids, pi_upper_bound
 
 __all__ = ["mine_cpu"]
 
@@ -101,14 +101,9 @@ def mine_cpu(points, features, r, threshold, n_features, max_size, *, grid=None)
     n = len(features)
     x = np.ascontiguousarray(points[:, 0])
     y = np.ascontiguousarray(points[:, 1])
-    cells = g.cells_of(points)
-    order = np.argsort(cells, kind="stable").astype(np.int32)
-    cell_start = np.zeros(g.n_cells + 1, np.int64)
-    np.cumsum(np.bincount(cells, minlength=g.n_cells), out=cell_start[1:])
+    cells, cell_start, order = cell_index(g, points)
     fc = np.bincount(features, minlength=n_features).astype(np.int64)
-    by_feature = np.argsort(features, kind="stable")
-    local = np.empty(n, np.int64)
-    local[by_feature] = np.arange(n) - np.repeat(np.concatenate([[0], np.cumsum(fc)[:-1]]), fc)
+    local = feature_local_ids(features, n_features)
     counts = count_map(g, points, features, n_features)
     table = np.empty(2 * n, np.int64)
     table[0::2], table[1::2] = np.arange(n), features

@@ -26,7 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numba import cuda, float64, int32
+from numba import cuda, int32
 
 from ..registry import course_kernel
 
@@ -48,18 +48,12 @@ _F = "float64[::1]"
 def _small():
     """A small prepared data set for the example launches of the race checker."""
     from .data import planted_colocations
-    from .model import count_map, grid_for
+    from .model import cell_index, count_map, feature_local_ids, grid_for
 
     data = planted_colocations(45, 3, groups=((0, 1),), r=1.0, extent=4.0, seed=3)
     grid = grid_for(data.points, 1.0, 3)
-    cells = grid.cells_of(data.points)
-    order = np.argsort(cells, kind="stable").astype(np.int32)
-    start = np.zeros(grid.n_cells + 1, np.int32)
-    np.cumsum(np.bincount(cells, minlength=grid.n_cells), out=start[1:])
-    local = np.zeros(len(cells), np.int32)
-    for f in range(3):
-        idx = np.flatnonzero(data.features == f)
-        local[idx] = np.arange(len(idx))
+    cells, start, order = cell_index(grid, data.points)
+    local = feature_local_ids(data.features, 3)
     return data, grid, cells, count_map(grid, data.points, data.features, 3).reshape(-1), start, order, local
 
 
@@ -443,6 +437,3 @@ def participation_kernel(table, k, seg_start, feature_local, flags, part_count):
         if cuda.atomic.max(flags, slot, 1) == 0:
             cuda.atomic.add(part_count, c * k + j, 1)
 
-
-# float64 is imported for the signatures' readers; keep linters quiet.
-_ = float64

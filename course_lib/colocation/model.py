@@ -16,7 +16,7 @@ from math import comb
 
 import numpy as np
 
-__all__ = ["MAX_CELLS_TIMES_FEATURES", "Grid", "count_map", "filter_launches", "grid_for", "pi_upper_bound",
+__all__ = ["MAX_CELLS_TIMES_FEATURES", "Grid", "cell_index", "count_map", "feature_local_ids", "filter_launches", "grid_for", "pi_upper_bound",
            "qualifying_cells"]
 
 #: The CountMap holds one int32 per (cell, feature): refuse grids above 2**27 entries (512 MiB).
@@ -101,6 +101,39 @@ def count_map(grid: Grid, points, features, n_features) -> np.ndarray:
     flat = np.bincount(cells.astype(np.int64) * n_features + np.asarray(features, np.int64),
                        minlength=grid.n_cells * n_features)
     return flat.reshape(grid.n_cells, n_features).astype(np.int32)
+
+
+def cell_index(grid: Grid, points):
+    """The cell of every point and the cell-to-instance index (NumPy, what the host version copies).
+
+    Returns
+    -------
+    cells : int32 array of shape (N,)
+    cell_start : int32 array of shape (n_cells + 1,)
+        Instances of cell c are ``order[cell_start[c]:cell_start[c + 1]]``.
+    order : int32 array of shape (N,)
+        Instance ids sorted by cell (stable).
+    """
+    cells = grid.cells_of(points)
+    order = np.argsort(cells, kind="stable").astype(np.int32)
+    cell_start = np.zeros(grid.n_cells + 1, np.int32)
+    np.cumsum(np.bincount(cells, minlength=grid.n_cells), out=cell_start[1:])
+    return cells, cell_start, order
+
+
+def feature_local_ids(features, n_features):
+    """Each instance's number among the instances of its feature (0, 1, ... in id order).
+
+    Returns
+    -------
+    int32 array of shape (N,)
+    """
+    features = np.asarray(features)
+    counts = np.bincount(features, minlength=n_features)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    local = np.empty(len(features), np.int32)
+    local[np.argsort(features, kind="stable")] = np.arange(len(features)) - np.repeat(first, counts)
+    return local
 
 
 def qualifying_cells(grid: Grid, counts, pattern) -> np.ndarray:
