@@ -36,6 +36,7 @@ UNITS = {
     "spmv": "lessons/02_spmv.ipynb",
     "bfs": "lessons/03_bfs.ipynb",
     "poisson": "lessons/04_poisson.ipynb",
+    "colocation": "lessons/08_colocation.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "kernel_source", "pick", "show_kernel"]

@@ -63,10 +63,11 @@ def instance_table_reference(points, features, r, pattern, *, _adjacent=None):
     """
     features = np.asarray(features)
     adjacent = _neighbour_sets(points, r) if _adjacent is None else _adjacent
-    by_feature = {f: np.flatnonzero(features == f).tolist() for f in pattern}
-    rows = [(i,) for i in by_feature[pattern[0]]]
+    rows = [(int(i),) for i in np.flatnonzero(features == pattern[0])]
     for f in pattern[1:]:
-        rows = [row + (j,) for row in rows for j in by_feature[f] if all(j in adjacent[m] for m in row)]
+        # A new member must be a neighbour of the first member, then of all the others.
+        rows = [row + (j,) for row in rows for j in sorted(adjacent[row[0]])
+                if features[j] == f and all(j in adjacent[m] for m in row[1:])]
     return sorted(rows)
 
 
