@@ -272,7 +272,9 @@ def candidate_bound_kernel(count_map, n_features, n_cols, n_rows, candidates, k,
         bounds[c] = bound
 
 
-@cuda.jit(device=True)
+# Inlined into the caller at Numba IR level: a separately compiled device function asks the
+# driver for the current GPU, so compile_ptx (and the compile check) fails without one.
+@cuda.jit(device=True, inline="always")
 def _extension_matches(table, row, k, j, x, y, r2):
     """Whether instance j is within r of every member of the row (squared distances)."""
     for m in range(k):
