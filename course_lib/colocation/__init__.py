@@ -9,12 +9,13 @@ optimising, with transfers, launches, allocations and bytes counted by
 the compiled CPU miner in :mod:`~course_lib.colocation.cpu`, kernels in
 :mod:`~course_lib.colocation.kernels`, the grid and the filter's bound in
 :mod:`~course_lib.colocation.model`, measurements in :mod:`~course_lib.colocation.profiling`.
-Plots (:mod:`~course_lib.colocation.plots`) and the explorer
-(:mod:`~course_lib.colocation.widgets`) load on first use.
+Plots (:mod:`~course_lib.colocation.plots`), the explorer
+(:mod:`~course_lib.colocation.widgets`) and problem set 8 (:mod:`~course_lib.colocation.questions`)
+load on first use.
 """
 
-import importlib
-
+from .._lazy import lazy_submodules
+from . import kernels, profiling
 from .api import METHODS, VERSIONS, LevelStats, MiningResult, check_inputs, default_block, mine
 from .cpu import mine_cpu
 from .data import SpatialData, planted_colocations, uniform_features
@@ -54,11 +55,6 @@ __all__ = [
     "uniform_features",
 ]
 
-_LAZY = ("kernels", "plots", "widgets", "profiling", "bench", "questions")
-
-
-def __getattr__(name):
-    # Plots and widgets pull in matplotlib and ipywidgets: load them only when asked for.
-    if name in _LAZY:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Plots and widgets pull in matplotlib and ipywidgets; the problem set and the benchmark are
+# only needed by their own commands: all load on first access.
+__getattr__, __dir__ = lazy_submodules(__name__, ("plots", "widgets", "questions", "bench"), globals())

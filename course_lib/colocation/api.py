@@ -19,7 +19,8 @@ from itertools import combinations
 import numpy as np
 
 from .. import device
-from .._validate import check_array, check_block, check_choice, check_float, check_int
+from .._validate import check_block, check_choice, check_flag, check_float, check_int
+from ._checks import check_features, check_neighbour_distance, check_points
 from .model import grid_for
 from .reference import apriori_candidates
 
@@ -101,24 +102,17 @@ def check_inputs(points, features, r, threshold, n_features=None, max_size=None)
     """
     from .kernels import MAX_PATTERN
 
-    points = check_array(points, "points", shape=(None, 2), dtype="iuf", finite=True).astype(np.float64)
-    features = check_array(features, "features", ndim=1, dtype="iu")
-    if len(features) != len(points):
-        raise ValueError(f"features must have one entry per point: got {len(features)} features for "
-                         f"{len(points)} points")
-    if len(features) and features.min() < 0:
-        raise ValueError(f"features must be non-negative feature ids, got {features.min()}")
-    r = check_float(r, "r", minimum=0.0, min_inclusive=False)
+    points = check_points(points)
+    features = check_features(features, len(points))
+    r = check_neighbour_distance(r)
     threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, min_inclusive=False)
     seen = int(features.max()) + 1 if len(features) else 0
     if n_features is None:
         n_features = seen
     else:
         n_features = check_int(n_features, "n_features", minimum=max(seen, 1))
-    if features.max(initial=0) > np.iinfo(np.int32).max or len(features) >= 2**31:
-        raise ValueError("features: too many instances or feature ids for int32 indices")
     max_size = MAX_PATTERN if max_size is None else check_int(max_size, "max_size", minimum=2, maximum=MAX_PATTERN)
-    return points, features.astype(np.int32), r, threshold, n_features, max_size
+    return points, features, r, threshold, n_features, max_size
 
 
 def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_size=None, preprocess="device",
@@ -157,17 +151,21 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
     --------
     >>> from course_lib import colocation
     >>> data = colocation.planted_colocations(300, 4, groups=((0, 1),), seed=1)
-    >>> colocation.mine(data.points, data.features, 1.0, 0.5, method="cpu").patterns
-    {(0, 1): 0.6}
+    >>> result = colocation.mine(data.points, data.features, 1.0, 0.5, method="cpu")
+    >>> {pattern: round(pi, 3) for pattern, pi in result.patterns.items()}
+    {(0, 1): 0.667}
+    >>> [(level.size, level.candidates, level.after_filter, level.prevalent) for level in result.levels]
+    [(2, 6, 6, 1)]
+    >>> result.patterns == colocation.mine(data.points, data.features, 1.0, 0.5, method="reference").patterns
+    True
     """
     points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
                                                                         max_size)
     check_choice(method, "method", METHODS)
     check_choice(preprocess, "preprocess", ("device", "host"))
-    if not isinstance(batched, (bool, np.bool_)):
-        raise ValueError(f"batched must be True or False, got {batched!r}")
-    if not isinstance(pinned, (bool, np.bool_)):
-        raise ValueError(f"pinned must be True or False, got {pinned!r}")
+    batched = check_flag(batched, "batched")
+    pinned = check_flag(pinned, "pinned")
+    block = default_block() if block is None else check_block(block)
     if len(features) == 0:
         return MiningResult({}, [], method)  # no instance, no pattern (and no grid to build)
     if method == "reference":
@@ -180,9 +178,8 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
         from .cpu import mine_cpu
 
         return mine_cpu(points, features, r, threshold, n_features, max_size, grid=grid)
-    block = default_block() if block is None else check_block(block)
     return _DeviceMiner(points, features, r, n_features, grid, block=block, preprocess=preprocess,
-                        batched=bool(batched), pinned=bool(pinned)).run(threshold, max_size)
+                        batched=batched, pinned=pinned).run(threshold, max_size)
 
 
 def _blocks(n, block):

@@ -13,7 +13,7 @@ from itertools import combinations
 import numba
 import numpy as np
 
-from .model import cell_index, count_map, feature_local_ids, pi_upper_bound
+from .model import _pi_upper_bound, cell_index, count_map, feature_local_ids
 
 __all__ = ["mine_cpu"]
 
@@ -78,26 +78,43 @@ def _participation(table, k, seg_start, feature_local, n_flags, n_segments):
     return part
 
 
-def mine_cpu(points, features, r, threshold, n_features, max_size, *, grid=None):
-    """Prevalent patterns with the compiled grid-based miner (inputs already validated).
+def mine_cpu(points, features, r, threshold, n_features=None, max_size=None, *, grid=None):
+    """Prevalent patterns with the compiled grid-based miner.
 
     Parameters
     ----------
-    points : ndarray of shape (N, 2), float64
-    features : ndarray of shape (N,), int32
-    r, threshold : float
-    n_features, max_size : int
+    points : array_like of shape (N, 2)
+    features : array_like of shape (N,), integer ids in ``[0, n_features)``
+    r : float
+        Neighbour distance (> 0).
+    threshold : float in (0, 1]
+    n_features : int, optional
+        F (default: the largest id + 1).
+    max_size : int, optional
+        Largest pattern size (default and at most 8).
     grid : Grid, optional
+        The grid of :func:`~course_lib.colocation.grid_for` for these points and ``r`` (made here if None).
 
     Returns
     -------
     MiningResult
     """
-    from .api import LevelStats, MiningResult, level_plan
+    from .api import LevelStats, MiningResult, check_inputs, level_plan
     from .model import grid_for
     from .reference import apriori_candidates
 
-    g = grid_for(points, r, n_features) if grid is None else grid
+    points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
+                                                                        max_size)
+    if len(features) == 0:
+        return MiningResult({}, [], "cpu")
+    if grid is None:
+        g = grid_for(points, r, n_features)
+    else:
+        from ._checks import check_grid
+
+        g = check_grid(grid)
+        if g.cell < r:
+            raise ValueError(f"grid must have cells of side >= r = {r} (make it with grid_for), got {g.cell}")
     n = len(features)
     x = np.ascontiguousarray(points[:, 0])
     y = np.ascontiguousarray(points[:, 1])
@@ -112,7 +129,7 @@ def mine_cpu(points, features, r, threshold, n_features, max_size, *, grid=None)
     candidates = [c for c in combinations([f for f in range(n_features) if fc[f]], 2)]
     found, levels, k = {}, [], 2
     while candidates and k <= max_size:
-        kept = [c for c in candidates if pi_upper_bound(g, counts, c, fc) >= threshold]
+        kept = [c for c in candidates if _pi_upper_bound(g, counts, c, fc) >= threshold]
         prevalent, total = [], 0
         if kept:
             child_of, seg_start, n_flags = level_plan(kept, [ids[c[:-1]] for c in kept], n_ids, n_features, fc)

@@ -16,6 +16,9 @@ from math import comb
 
 import numpy as np
 
+from .._validate import check_array, check_flag, check_int
+from ._checks import check_features, check_grid, check_neighbour_distance, check_pattern, check_points
+
 __all__ = ["MAX_CELLS_TIMES_FEATURES", "Grid", "cell_index", "count_map", "feature_local_ids", "filter_launches", "grid_for", "pi_upper_bound",
            "qualifying_cells"]
 
@@ -81,8 +84,10 @@ def grid_for(points, r, n_features=1) -> Grid:
         If the CountMap (cells x features) would exceed :data:`MAX_CELLS_TIMES_FEATURES`
         entries: ``r`` is too small for the extent of the points.
     """
-    points = np.asarray(points, np.float64)
-    cell = float(r) * CELL_MARGIN
+    points = check_points(points)
+    r = check_neighbour_distance(r)
+    n_features = check_int(n_features, "n_features", minimum=1)
+    cell = r * CELL_MARGIN
     if len(points) == 0:
         return Grid(0.0, 0.0, cell, 1, 1)
     lo, hi = points.min(axis=0), points.max(axis=0)
@@ -96,8 +101,29 @@ def grid_for(points, r, n_features=1) -> Grid:
 
 
 def count_map(grid: Grid, points, features, n_features) -> np.ndarray:
-    """Instances per cell and feature (NumPy), int32 of shape (n_cells, F)."""
+    """Instances per cell and feature (NumPy), int32 of shape (n_cells, F).
+
+    Parameters
+    ----------
+    grid : Grid
+        A grid covering the points (from :func:`grid_for`).
+    points : array_like of shape (N, 2)
+    features : array_like of shape (N,), integer ids in ``[0, n_features)``
+    n_features : int
+    """
+    check_grid(grid)
+    points = check_points(points)
+    n_features = check_int(n_features, "n_features", minimum=1)
+    features = check_features(features, len(points), n_features)
+    cx = np.floor((points[:, 0] - grid.x0) / grid.cell)
+    cy = np.floor((points[:, 1] - grid.y0) / grid.cell)
+    if len(points) and (cx.min() < 0 or cy.min() < 0 or cx.max() >= grid.n_cols or cy.max() >= grid.n_rows):
+        raise ValueError("points must lie inside the grid (make the grid with grid_for from the same points)")
     cells = grid.cells_of(points)
+    return _count_map(grid, cells, features, n_features)
+
+
+def _count_map(grid, cells, features, n_features):
     flat = np.bincount(cells.astype(np.int64) * n_features + np.asarray(features, np.int64),
                        minlength=grid.n_cells * n_features)
     return flat.reshape(grid.n_cells, n_features).astype(np.int32)
@@ -136,13 +162,36 @@ def feature_local_ids(features, n_features):
     return local
 
 
+def _check_counts(grid, counts):
+    check_grid(grid)
+    counts = check_array(counts, "counts", shape=(grid.n_cells, None), dtype="iu")
+    if counts.shape[1] == 0:
+        raise ValueError("counts must have one column per feature, got 0 columns")
+    if counts.size and counts.min() < 0:
+        raise ValueError(f"counts must be instance counts (>= 0), got {counts.min()}")
+    return counts
+
+
 def qualifying_cells(grid: Grid, counts, pattern) -> np.ndarray:
     """Cells lying in at least one quadruplet that holds every feature of ``pattern``.
+
+    Parameters
+    ----------
+    grid : Grid
+    counts : int array of shape (n_cells, F)
+        The CountMap (:func:`count_map`).
+    pattern : sequence of int
+        Sorted distinct feature ids.
 
     Returns
     -------
     ndarray of shape (n_cells,), bool
     """
+    counts = _check_counts(grid, counts)
+    return _qualifying_cells(grid, counts, check_pattern(pattern, n_features=counts.shape[1]))
+
+
+def _qualifying_cells(grid, counts, pattern):
     present = counts[:, list(pattern)].reshape(grid.n_rows, grid.n_cols, len(pattern)) > 0
     padded = np.zeros((grid.quad_rows + 1, grid.quad_cols + 1, len(pattern)), bool)
     padded[: grid.n_rows, : grid.n_cols] = present
@@ -161,8 +210,35 @@ def pi_upper_bound(grid: Grid, counts, pattern, feature_count) -> float:
 
     For each feature of the pattern: instances in qualifying cells divided by all its
     instances; the bound is the smallest of these ratios. Never below the exact PI.
+
+    Parameters
+    ----------
+    grid : Grid
+    counts : int array of shape (n_cells, F)
+        The CountMap.
+    pattern : sequence of int
+        Sorted distinct feature ids.
+    feature_count : int array of shape (F,)
+        Instances of each feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grid = grid_for(np.array([[0.0, 0.0], [0.5, 0.0], [5.0, 5.0]]), 1.0, 2)
+    >>> counts = count_map(grid, [[0.0, 0.0], [0.5, 0.0], [5.0, 5.0]], [0, 1, 1], 2)
+    >>> pi_upper_bound(grid, counts, (0, 1), np.array([1, 2]))
+    0.5
     """
-    cells = qualifying_cells(grid, counts, pattern)
+    counts = _check_counts(grid, counts)
+    pattern = check_pattern(pattern, n_features=counts.shape[1])
+    feature_count = check_array(feature_count, "feature_count", shape=(counts.shape[1],), dtype="iu")
+    if feature_count.min() < 0:
+        raise ValueError(f"feature_count must be instance counts (>= 0), got {feature_count.min()}")
+    return _pi_upper_bound(grid, counts, pattern, feature_count)
+
+
+def _pi_upper_bound(grid, counts, pattern, feature_count):
+    cells = _qualifying_cells(grid, counts, pattern)
     ratios = [counts[cells, f].sum() / feature_count[f] if feature_count[f] else 0.0 for f in pattern]
     return float(min(ratios))
 
@@ -172,5 +248,11 @@ def filter_launches(n_features: int, size: int, *, batched: bool) -> int:
 
     The per-candidate filter launches 2 kernels per candidate (the source's example: 13 features
     give 156 launches for size 2 and 572 for size 3); the batched filter launches 2 in all.
+
+    >>> filter_launches(13, 3, batched=False), filter_launches(13, 3, batched=True)
+    (572, 2)
     """
+    n_features = check_int(n_features, "n_features", minimum=1)
+    size = check_int(size, "size", minimum=2)
+    batched = check_flag(batched, "batched")
     return 2 if batched else 2 * comb(n_features, size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["plot_bench", "plot_points", "plot_versions"]
+__all__ = ["plot_points", "plot_versions"]
 
 
 def plot_points(points, features, *, r=None, patterns=(), ax=None, max_points=20000):
@@ -67,20 +67,3 @@ def plot_versions(rows, *, axes=None):
         ax.tick_params(axis="x", labelsize=8)
     return axes
 
-
-def plot_bench(results, path):
-    """The benchmark's figure: seconds per method against the number of instances."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    series = {}
-    for row in results["rows"]:
-        series.setdefault(row["method"], []).append((row["instances"], row["seconds"]))
-    for method, pts in sorted(series.items()):
-        pts.sort()
-        ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=method)
-    ax.set_xlabel("instances")
-    ax.set_ylabel("seconds (end to end)")
-    ax.set_title(f"co-location mining on {results['device']['name']}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

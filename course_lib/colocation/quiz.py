@@ -1,8 +1,8 @@
 """Self-check questions of lesson 08 (co-location mining)."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "quadruplet": Quiz(
         "Cells have side r. Why does every row instance of a pattern fit inside one 2 x 2 block of cells?",
         ("Because the grid is aligned with the points",
@@ -42,4 +42,4 @@ QUIZ = {
         "Pinned transfers are faster and can overlap with kernels, but the memory is locked in RAM. Pin the "
         "buffers that are copied often, not everything.",
     ),
-}
+})

@@ -22,6 +22,9 @@ from itertools import combinations
 import numpy as np
 from scipy.spatial import cKDTree
 
+from .._validate import check_int
+from ._checks import check_features, check_neighbour_distance, check_pattern, check_points
+
 __all__ = ["apriori_candidates", "instance_table_reference", "mine_reference", "neighbour_pairs_reference",
            "participation_index_reference"]
 
@@ -38,7 +41,8 @@ def neighbour_pairs_reference(points, r):
     -------
     ndarray of shape (P, 2), int64, rows sorted
     """
-    points = np.asarray(points, np.float64)
+    points = check_points(points)
+    r = check_neighbour_distance(r)
     if len(points) < 2:
         return np.zeros((0, 2), np.int64)
     pairs = cKDTree(points).query_pairs(r, output_type="ndarray")
@@ -53,16 +57,39 @@ def _neighbour_sets(points, r):
     return adjacent
 
 
-def instance_table_reference(points, features, r, pattern, *, _adjacent=None):
+def instance_table_reference(points, features, r, pattern):
     """Every row instance of ``pattern`` (a sorted tuple of features).
+
+    Parameters
+    ----------
+    points : array_like of shape (N, 2)
+    features : array_like of shape (N,), integer ids
+    r : float
+        Neighbour distance (> 0).
+    pattern : sequence of int
+        Sorted distinct feature ids.
 
     Returns
     -------
     list of tuple of int
         Instance ids, one per feature of the pattern in the pattern's order, sorted.
+
+    Examples
+    --------
+    >>> instance_table_reference([[0, 0], [1, 0], [3, 0], [3.5, 0]], [0, 1, 0, 1], 1.0, (0, 1))
+    [(0, 1), (2, 3)]
     """
-    features = np.asarray(features)
-    adjacent = _neighbour_sets(points, r) if _adjacent is None else _adjacent
+    points, features, r, pattern = _checked(points, features, r, pattern)
+    return _instance_table(points, features, r, pattern)
+
+
+def _checked(points, features, r, pattern):
+    points = check_points(points)
+    return points, check_features(features, len(points)), check_neighbour_distance(r), check_pattern(pattern)
+
+
+def _instance_table(points, features, r, pattern, adjacent=None):
+    adjacent = _neighbour_sets(points, r) if adjacent is None else adjacent
     rows = [(int(i),) for i in np.flatnonzero(features == pattern[0])]
     for f in pattern[1:]:
         # A new member must be a neighbour of the first member, then of all the others.
@@ -80,8 +107,8 @@ def participation_index_reference(points, features, r, pattern):
         The participation index (0 when a feature has no instance).
     ratios : ndarray of shape (len(pattern),), float64
     """
-    features = np.asarray(features)
-    rows = instance_table_reference(points, features, r, tuple(pattern))
+    points, features, r, pattern = _checked(points, features, r, pattern)
+    rows = _instance_table(points, features, r, pattern)
     ratios = np.zeros(len(pattern))
     for pos, f in enumerate(pattern):
         total = int(np.count_nonzero(features == f))
@@ -98,7 +125,18 @@ def apriori_candidates(prevalent, k):
     Returns
     -------
     list of tuple of int, sorted
+
+    Examples
+    --------
+    >>> apriori_candidates([(0, 1), (0, 2), (1, 2), (1, 3)], 2)
+    [(0, 1, 2)]
     """
+    k = check_int(k, "k", minimum=1)
+    if isinstance(prevalent, (str, bytes)) or not hasattr(prevalent, "__iter__"):
+        raise ValueError(f"prevalent must be a sequence of patterns, got {prevalent!r}")
+    prevalent = [check_pattern(p, "prevalent") for p in prevalent]
+    if any(len(p) != k for p in prevalent):
+        raise ValueError(f"prevalent must hold patterns of size k = {k}")
     prevalent = sorted(set(prevalent))
     known = set(prevalent)
     out = []
@@ -122,25 +160,27 @@ def mine_reference(points, features, r, threshold, *, n_features=None, max_size=
     n_features : int, optional
         Number of features (default ``features.max() + 1``).
     max_size : int, optional
-        Largest pattern size to look for.
+        Largest pattern size to look for (default and at most 8, as the other methods).
 
     Returns
     -------
     dict
         ``{pattern: PI}`` for every prevalent pattern, patterns as sorted tuples of features.
     """
-    features = np.asarray(features)
-    n_features = int(features.max()) + 1 if n_features is None and len(features) else (n_features or 0)
-    adjacent = _neighbour_sets(np.asarray(points, np.float64), r)
+    from .api import check_inputs
+
+    points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
+                                                                        max_size)
+    adjacent = _neighbour_sets(points, r)
     counts = np.bincount(features, minlength=n_features) if len(features) else np.zeros(n_features, int)
     present = [f for f in range(n_features) if counts[f] > 0]
     found = {}
     candidates = [tuple(c) for c in combinations(present, 2)]
     k = 2
-    while candidates and (max_size is None or k <= max_size):
+    while candidates and k <= max_size:
         prevalent = []
         for cand in candidates:
-            rows = instance_table_reference(points, features, r, cand, _adjacent=adjacent)
+            rows = _instance_table(points, features, r, cand, adjacent)
             pi = min(len({row[pos] for row in rows}) / counts[f] for pos, f in enumerate(cand))
             if pi >= threshold:
                 found[cand] = float(pi)
