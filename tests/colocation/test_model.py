@@ -46,3 +46,22 @@ def test_planted_groups_are_cliques():
     data = planted_colocations(600, 5, groups=((0, 1, 2),), group_fraction=1.0, seed=4)
     pi, _ = participation_index_reference(data.points, data.features, 1.0, (0, 1, 2))
     assert pi == 1.0
+
+
+def test_count_map_and_cpu_miner_refuse_a_grid_that_does_not_fit():
+    import numpy as np
+    import pytest
+
+    from course_lib import colocation as co
+
+    points = np.array([[0.0, 0.0], [0.5, 0.2], [2.5, 1.0]])
+    small = co.grid_for(points[:2], 1.0, 2)  # covers the first two points only
+    with pytest.raises(ValueError, match="points must lie inside the grid"):
+        co.count_map(small, points, [0, 1, 1], 2)
+    with pytest.raises(ValueError, match="features must be feature ids below n_features = 2"):
+        co.count_map(co.grid_for(points, 1.0, 2), points, [0, 1, 2], 2)
+    with pytest.raises(ValueError, match="grid must have cells of side >= r"):
+        co.mine_cpu(points, [0, 1, 1], 2.0, 0.5, grid=co.grid_for(points, 1.0, 2))
+    with pytest.raises(ValueError, match="pattern must hold distinct feature ids in increasing order"):
+        co.pi_upper_bound(co.grid_for(points, 1.0, 2), co.count_map(co.grid_for(points, 1.0, 2), points,
+                                                                    [0, 1, 1], 2), (1, 0), np.array([1, 2]))
