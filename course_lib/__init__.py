@@ -39,6 +39,7 @@ UNITS = {
     "hac": "lessons/05_hac.ipynb",
     "ica": "lessons/06_ica.ipynb",
     "cellsim": "lessons/07_cellsim.ipynb",
+    "colocation": "lessons/08_colocation.ipynb",
 }
 
 __all__ = ["UNITS", "backend", "device", "info", "kernel_source", "pick", "show_kernel"]

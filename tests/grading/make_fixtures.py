@@ -523,6 +523,144 @@ def _ps4() -> dict:
     }
 
 
+# =========================================================================== PS8
+#: Correct, written differently: an early return, truncation (the coordinates are never left of the origin), x first.
+PS8_DIFFERENT = '''@cuda.jit
+def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
+    n = x.shape[0]
+    k = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if k >= n:
+        return
+    px = x[k]
+    py = y[k]
+    f = features[k]
+    cx = int((px - x0) / cell)
+    cy = int((py - y0) / cell)
+    cell_id = cx + n_cols * cy
+    cuda.atomic.add(count_map, (cell_id, f), 1)
+    cell_of[k] = cell_id
+'''
+
+#: Typical bug: a plain += 1 on the CountMap (lost updates on a GPU; the checker sees the race).
+PS8_NOT_ATOMIC = '''@cuda.jit
+def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
+    i = cuda.grid(1)
+    if i < features.shape[0]:
+        column = int(math.floor((x[i] - x0) / cell))
+        row = int(math.floor((y[i] - y0) / cell))
+        where = row * n_cols + column
+        cell_of[i] = where
+        count_map[where, features[i]] += 1
+'''
+
+#: Right results, wrong technique: the lanes of a warp take instances far apart (a transposed numbering).
+PS8_STRIDED = '''@cuda.jit
+def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
+    t = cuda.grid(1)
+    warps = cuda.gridDim.x * cuda.blockDim.x // 32
+    i = (t % 32) * warps + t // 32
+    if i < features.shape[0]:
+        column = int(math.floor((x[i] - x0) / cell))
+        row = int(math.floor((y[i] - y0) / cell))
+        where = row * n_cols + column
+        cell_of[i] = where
+        cuda.atomic.add(count_map, (where, features[i]), 1)
+'''
+
+#: Right results, wrong technique: one thread does everything (no race, nothing parallel).
+PS8_SERIAL = '''@cuda.jit
+def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
+    if cuda.grid(1) == 0:
+        for i in range(features.shape[0]):
+            column = int(math.floor((x[i] - x0) / cell))
+            row = int(math.floor((y[i] - y0) / cell))
+            cell_of[i] = row * n_cols + column
+            count_map[row * n_cols + column, features[i]] += 1
+'''
+
+#: Correct q2, written differently: math.comb for the prediction, the lesson's helper to count launches.
+PS8_Q2_DIFFERENT = '''DATA = co.questions.measure_data()
+
+
+def predicted_filter_launches(n_features, batched):
+    candidates = math.comb(n_features, 2)
+    return 2 if batched else 2 * candidates
+
+
+counts = {}
+for version in (False, True):
+    with record() as log:
+        co.mine(DATA.points, DATA.features, 1.0, 0.2, method="gpu", batched=version, max_size=2)
+    per_kernel = co.profiling.kernel_launches(log)
+    counts[version] = (per_kernel["quadruplet_filter_kernel"] + per_kernel["candidate_bound_kernel"],
+                       log.summary()["HtoD_count"])
+per_candidate_filter_launches, per_candidate_htod_copies = counts[False]
+batched_filter_launches, batched_htod_copies = counts[True]
+'''
+
+#: Typical q2 slips: one launch per candidate predicted, and only one of the two filter kernels counted.
+PS8_Q2_ONE_KERNEL = '''DATA = co.questions.measure_data()
+
+
+def predicted_filter_launches(n_features, batched):
+    return 1 if batched else math.comb(n_features, 2)
+
+
+counts = {}
+for version in (False, True):
+    with record() as log:
+        co.mine(DATA.points, DATA.features, 1.0, 0.2, method="gpu", batched=version, max_size=2)
+    names = [launch.kernel for launch in log.launches]
+    counts[version] = (names.count("candidate_bound_kernel"), log.summary()["HtoD_count"])
+per_candidate_filter_launches, per_candidate_htod_copies = counts[False]
+batched_filter_launches, batched_htod_copies = counts[True]
+'''
+
+
+def _ps8() -> dict:
+    q1, q2 = "ps8_q1_answer", "ps8_q2_answer"
+    body = "    if i < features.shape[0]:"
+    return {
+        "right": Fixture("the solution", {}, (6, 4)),
+        "right_but_different": Fixture("correct, written differently (early return, truncation; math.comb and the "
+                                       "lesson's launch counter in q2)", {q1: PS8_DIFFERENT, q2: PS8_Q2_DIFFERENT},
+                                       (6, 4)),
+        "not_atomic": Fixture("count_map[cell, f] += 1: right in the simulator, the checker sees the race (and the "
+                              "extra loads): capped at half", {q1: PS8_NOT_ATOMIC}, (3, 4),
+                              says={"ps8.q1": "race"}, feedback=("Likely cause: race", "Capped at 3 points")),
+        "strided": Fixture("right results, but the lanes of a warp take instances far apart: uncoalesced loads, "
+                           "capped at half", {q1: PS8_STRIDED}, (3, 4),
+                           says={"ps8.q1": "expected technique: one thread per instance"},
+                           feedback=("Likely cause: technique", "Capped at 3 points")),
+        "serial": Fixture("right results from a single thread: no race, nothing parallel, capped at half",
+                          {q1: PS8_SERIAL}, (3, 4), says={"ps8.q1": "expected technique"}),
+        "float32": Fixture("cells computed in float32: points on some cell edges land in the next cell",
+                           {q1: _edit("ps8", q1, ("math.floor((x[i] - x0) / cell)",
+                                                  "math.floor(float32(x[i] - x0) / float32(cell))"),
+                                             ("@cuda.jit\n", "from numba import float32\n\n\n@cuda.jit\n"))}, (5, 4),
+                           says={"ps8.q1": "values differ"}, feedback=("no multiplication by 1 / cell",)),
+        "swapped_axes": Fixture("cells numbered column by column, and q2 counting one launch per candidate",
+                                {q1: _edit("ps8", q1, ("where = row * n_cols + column",
+                                                       "where = column * (count_map.shape[0] // n_cols) + row")),
+                                 q2: PS8_Q2_ONE_KERNEL}, (2.5, 1.5),
+                                says={"ps8.q2": "predicted_filter_launches"},
+                                feedback=("Likely cause: axes", "cells are numbered row by row")),
+        "bounds": Fixture("no i < N guard: threads past the last instance read and write outside the arrays",
+                          {q1: _edit("ps8", q1, (body, "    if True:"))}, (1, 4), says={"ps8.q1": "(out-of-bounds)"}),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps8_setup": _solution_cell("ps8", "ps8_setup") + "\n\n" + PATCH_JUDGES.format(unit="colocation"),
+             q1: "@cuda.jit\ndef cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):\n"
+                 "    i = cuda.grid(1)\n    if i < x.shape[0]:\n        cell_of[i] = 7\n",
+             q2: "DATA = None\npredicted_filter_launches = lambda *args: Anything()\n"
+                 "per_candidate_filter_launches = per_candidate_htod_copies = Anything()\n"
+                 "batched_filter_launches = batched_htod_copies = Anything()\n"},
+            (0, 0), says={"ps8.q2": "Anything"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
+                           says={"ps8.q1": "not answered yet", "ps8.q2": "must be an integer, got None"}),
+    }
+
+
 # =========================================================================== shared pieces
 #: What would score full marks if tests were judged in the student's process.
 PATCH_JUDGES = '''import numpy.testing
@@ -568,7 +706,7 @@ for question in questions_module.QUESTIONS:
         object.__setattr__(test, "judge", _never_fails)
 '''
 
-FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4}
+FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4, "ps8": _ps8}
 
 
 # =========================================================================== writing

@@ -1,0 +1,414 @@
+"""Public entry point of Unit 8: :func:`mine`, prevalent co-location patterns, and its GPU versions.
+
+The GPU pipeline comes in the versions of the source's optimisation story, chosen by keyword
+arguments of :func:`mine` (named in :data:`VERSIONS`):
+
+- ``preprocess="host"``: the grid, CountMap and cell-to-instance index are built with NumPy and
+  copied to the device; ``"device"``: kernels build them where they are used (no copy).
+- ``batched=False``: two filter launches and two small copies per candidate, and one allocation
+  per candidate's buffers; ``True``: every candidate of one size in a fixed number of launches,
+  with one copy each way and buffers allocated once per level.
+- ``pinned=True``: host arrays staged in page-locked memory before upload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+
+from .. import device
+from .._validate import check_block, check_choice, check_flag, check_float, check_int
+from ._checks import check_features, check_neighbour_distance, check_points
+from .model import grid_for
+from .reference import apriori_candidates
+
+__all__ = ["METHODS", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
+
+#: ``"gpu"`` (kernels, on the GPU or in the simulator), ``"cpu"`` (compiled grid-based miner,
+#: all cores) and ``"reference"`` (SciPy k-d tree and Python sets).
+METHODS = ("gpu", "cpu", "reference")
+
+#: The source's sequence of GPU versions, as keyword arguments of :func:`mine`.
+VERSIONS = {
+    "v0: host preprocessing, per-candidate, pinned": dict(preprocess="host", batched=False, pinned=True),
+    "v1: device preprocessing": dict(preprocess="device", batched=False, pinned=True),
+    "v2: batched filter and refine": dict(preprocess="device", batched=True, pinned=True),
+    "v3: pageable host memory": dict(preprocess="device", batched=True, pinned=False),
+}
+
+
+def default_block() -> int:
+    """Threads per block of the one-thread-per-item kernels: 256 on a GPU, 32 in the simulator."""
+    return device.pick(sim=32, gpu=256)
+
+
+@dataclass(frozen=True)
+class LevelStats:
+    """What happened to the candidates of one pattern size.
+
+    Attributes
+    ----------
+    size : int
+    candidates : int
+        Candidates from Apriori.
+    after_filter : int
+        Candidates whose upper bound of PI reached the threshold.
+    prevalent : int
+    rows : int
+        Row instances found for the candidates that were refined.
+    """
+
+    size: int
+    candidates: int
+    after_filter: int
+    prevalent: int
+    rows: int
+
+
+@dataclass
+class MiningResult:
+    """Prevalent patterns and how the search went.
+
+    Attributes
+    ----------
+    patterns : dict
+        ``{pattern: PI}``, patterns as sorted tuples of feature ids (size >= 2).
+    levels : list of LevelStats
+    method : str
+    """
+
+    patterns: dict
+    levels: list = field(default_factory=list)
+    method: str = ""
+
+    def __repr__(self):
+        shown = ", ".join(f"{p}: {pi:.3f}" for p, pi in list(self.patterns.items())[:6])
+        more = ", ..." if len(self.patterns) > 6 else ""
+        return f"MiningResult({len(self.patterns)} prevalent patterns: {{{shown}{more}}}, method={self.method!r})"
+
+
+def check_inputs(points, features, r, threshold, n_features=None, max_size=None):
+    """Validate the arguments of :func:`mine`.
+
+    Returns
+    -------
+    points : ndarray of shape (N, 2), float64
+    features : ndarray of shape (N,), int32
+    r, threshold : float
+    n_features : int
+    max_size : int
+    """
+    from .kernels import MAX_PATTERN
+
+    points = check_points(points)
+    features = check_features(features, len(points))
+    r = check_neighbour_distance(r)
+    threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, min_inclusive=False)
+    seen = int(features.max()) + 1 if len(features) else 0
+    if n_features is None:
+        n_features = seen
+    else:
+        n_features = check_int(n_features, "n_features", minimum=max(seen, 1))
+    max_size = MAX_PATTERN if max_size is None else check_int(max_size, "max_size", minimum=2, maximum=MAX_PATTERN)
+    return points, features, r, threshold, n_features, max_size
+
+
+def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_size=None, preprocess="device",
+         batched=True, pinned=False, block=None) -> MiningResult:
+    """Every prevalent co-location pattern of size >= 2 and its participation index.
+
+    Parameters
+    ----------
+    points : array_like of shape (N, 2)
+        Coordinates (finite).
+    features : array_like of shape (N,), integer
+        The feature of each point, ids in ``[0, F)``.
+    r : float
+        Neighbour distance (> 0): instances at distance <= r are neighbours.
+    threshold : float
+        Prevalence threshold on the participation index, in (0, 1].
+    n_features : int, optional
+        F (default: the largest id + 1).
+    method : {"gpu", "cpu", "reference"}
+    max_size : int, optional
+        Largest pattern size searched (at most 8, the default).
+    preprocess : {"device", "host"}
+        GPU only: where the grid is built (see the module docstring).
+    batched : bool
+        GPU only: all candidates of a size at once, or one at a time.
+    pinned : bool
+        GPU only: stage host arrays in page-locked memory.
+    block : int, optional
+        GPU only: threads per block (default :func:`default_block`).
+
+    Returns
+    -------
+    MiningResult
+
+    Examples
+    --------
+    >>> from course_lib import colocation
+    >>> data = colocation.planted_colocations(300, 4, groups=((0, 1),), seed=1)
+    >>> result = colocation.mine(data.points, data.features, 1.0, 0.5, method="cpu")
+    >>> {pattern: round(pi, 3) for pattern, pi in result.patterns.items()}
+    {(0, 1): 0.667}
+    >>> [(level.size, level.candidates, level.after_filter, level.prevalent) for level in result.levels]
+    [(2, 6, 6, 1)]
+    >>> result.patterns == colocation.mine(data.points, data.features, 1.0, 0.5, method="reference").patterns
+    True
+    """
+    points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
+                                                                        max_size)
+    check_choice(method, "method", METHODS)
+    check_choice(preprocess, "preprocess", ("device", "host"))
+    batched = check_flag(batched, "batched")
+    pinned = check_flag(pinned, "pinned")
+    block = default_block() if block is None else check_block(block)
+    if len(features) == 0:
+        return MiningResult({}, [], method)  # no instance, no pattern (and no grid to build)
+    if method == "reference":
+        from .reference import mine_reference
+
+        return MiningResult(mine_reference(points, features, r, threshold, n_features=n_features, max_size=max_size),
+                            [], "reference")
+    grid = grid_for(points, r, n_features)  # raises for a grid too fine, before any work
+    if method == "cpu":
+        from .cpu import mine_cpu
+
+        return mine_cpu(points, features, r, threshold, n_features, max_size, grid=grid)
+    return _DeviceMiner(points, features, r, n_features, grid, block=block, preprocess=preprocess,
+                        batched=batched, pinned=pinned).run(threshold, max_size)
+
+
+def _blocks(n, block):
+    return max((n + block - 1) // block, 1)
+
+
+def level_plan(candidates, parents, n_parents, n_features, feature_count):
+    """The host-made arrays of one level: candidates, who extends whom, and flag segments.
+
+    Parameters
+    ----------
+    candidates : list of tuple of int
+        The candidates of size k being refined.
+    parents : list of int
+        For each candidate, the id of the pattern of size k - 1 it extends (its rows' last column).
+    n_parents : int
+        Number of pattern ids of size k - 1.
+    n_features : int
+    feature_count : ndarray of shape (F,)
+
+    Returns
+    -------
+    child_of : int32 array of shape (n_parents * F,)
+    seg_start : int32 array of shape (C * k,)
+    n_flags : int
+    """
+    child_of = np.full(max(n_parents, 1) * n_features, -1, np.int32)
+    seg_start = np.zeros(len(candidates) * (len(candidates[0]) if candidates else 0), np.int32)
+    n_flags, at = 0, 0
+    for c, (cand, parent) in enumerate(zip(candidates, parents)):
+        child_of[parent * n_features + cand[-1]] = c
+        for f in cand:
+            seg_start[at] = n_flags
+            n_flags += int(feature_count[f])
+            at += 1
+    if n_flags >= 2**31:
+        raise ValueError(f"too many participation flags for int32 indices ({n_flags:,}); mine fewer candidates")
+    return child_of, seg_start, n_flags
+
+
+class _DeviceMiner:
+    """The GPU pipeline (also runs in the simulator). See :func:`mine` for the options."""
+
+    def __init__(self, points, features, r, n_features, grid, *, block, preprocess, batched, pinned):
+        self.points, self.features, self.r = points, features, r
+        self.n_features, self.grid, self.block = n_features, grid, block
+        self.preprocess, self.batched, self.pinned = preprocess, batched, pinned
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _upload(self, array):
+        from numba import cuda
+
+        array = np.ascontiguousarray(array)
+        if self.pinned:
+            staged = cuda.pinned_array(array.shape, array.dtype)
+            staged[...] = array
+            array = staged
+        return cuda.to_device(array)
+
+    def _zeros(self, n, dtype=np.int32):
+        from numba import cuda
+
+        from .kernels import fill_kernel
+
+        d = cuda.device_array(max(int(n), 1), dtype=dtype)
+        if dtype == np.int32:
+            fill_kernel[_blocks(len(d), self.block), self.block](d, np.int32(0))
+        return d
+
+    # -- preprocessing ---------------------------------------------------------------------------
+    def _preprocess(self):
+        """Device arrays of the grid; ``self.feature_count`` on the host."""
+        from numba import cuda
+
+        from ..bfs.api import exclusive_scan
+        from . import kernels
+        from .model import cell_index, count_map, feature_local_ids
+
+        g, n, nf = self.grid, len(self.features), self.n_features
+        self.d_x = self._upload(self.points[:, 0])
+        self.d_y = self._upload(self.points[:, 1])
+        self.d_features = self._upload(self.features)
+        if self.preprocess == "host":
+            cells, start, order = cell_index(g, self.points)
+            self.feature_count = np.bincount(self.features, minlength=nf).astype(np.int32)
+            local = feature_local_ids(self.features, nf)
+            self.d_cell_of = self._upload(cells)
+            self.d_count_map = self._upload(count_map(g, self.points, self.features, nf).reshape(-1))
+            self.d_cell_start = self._upload(start)
+            self.d_order = self._upload(order)
+            self.d_local = self._upload(local)
+            return
+        # One zeroed buffer for every counter: one launch instead of three.
+        counters = self._zeros(g.n_cells * nf + (g.n_cells + 1) + nf + g.n_cells)
+        a = g.n_cells * nf
+        self.d_count_map = counters[:a]
+        d_cell_count = counters[a: a + g.n_cells + 1]  # one extra zero: the scan's last entry is the total
+        d_feature_count = counters[a + g.n_cells + 1: a + g.n_cells + 1 + nf]
+        d_cell_fill = counters[a + g.n_cells + 1 + nf:]
+        self.d_cell_of = cuda.device_array(max(n, 1), np.int32)
+        self.d_local = cuda.device_array(max(n, 1), np.int32)
+        self.d_order = cuda.device_array(max(n, 1), np.int32)
+        if n:
+            kernels.grid_count_kernel[_blocks(n, self.block), self.block](
+                self.d_x, self.d_y, self.d_features, g.x0, g.y0, g.cell, np.int32(g.n_cols), np.int32(nf),
+                self.d_cell_of, self.d_count_map, d_cell_count, d_feature_count, self.d_local)
+        self.d_cell_start, _ = exclusive_scan(d_cell_count, g.n_cells + 1)
+        if n:
+            kernels.scatter_by_cell_kernel[_blocks(n, self.block), self.block](
+                self.d_cell_of, self.d_cell_start, d_cell_fill, self.d_order)
+        self.feature_count = d_feature_count.copy_to_host()
+
+    def _singleton_tables(self):
+        """Level-1 tables: one for all features (batched) or one per feature."""
+        from numba import cuda
+
+        from .kernels import singleton_table_kernel
+
+        n = len(self.features)
+        if self.batched:
+            d_table = cuda.device_array(max(2 * n, 1), np.int32)
+            if n:
+                singleton_table_kernel[_blocks(n, self.block), self.block](self.d_features, d_table)
+            return {"all": (d_table, n)}
+        tables = {}
+        for f in range(self.n_features):
+            ids = np.flatnonzero(self.features == f).astype(np.int32)
+            tables[(f,)] = (self._upload(np.column_stack([ids, np.full(len(ids), f, np.int32)]).reshape(-1)),
+                            len(ids))
+        return tables
+
+    # -- filter -----------------------------------------------------------------------------------
+    def _filter(self, candidates, k):
+        """Upper bounds of PI, float64 of shape (C,)."""
+        from numba import cuda
+
+        from . import kernels
+
+        g, nf = self.grid, np.int32(self.n_features)
+        shape = (np.int32(g.n_cols), np.int32(g.n_rows))
+        groups = [candidates] if self.batched else [[c] for c in candidates]
+        bounds = []
+        for group in groups:
+            d_cand = self._upload(np.array(group, np.int32).reshape(-1))
+            d_qualifies = cuda.device_array(len(group) * g.n_quads, np.int32)
+            d_bounds = cuda.device_array(len(group), np.float64)
+            kernels.quadruplet_filter_kernel[(g.n_quads, len(group)), (k, 2, 2)](
+                self.d_count_map, nf, *shape, d_cand, np.int32(k), d_qualifies)
+            kernels.candidate_bound_kernel[len(group), kernels.BOUND_BLOCK](
+                self.d_count_map, nf, *shape, d_cand, np.int32(k), d_qualifies, self._d_feature_count, d_bounds)
+            bounds.append(d_bounds.copy_to_host())
+        return np.concatenate(bounds)
+
+    # -- refine -----------------------------------------------------------------------------------
+    def _refine(self, d_table, rows, k, candidates, parents, n_parents):
+        """Extend a table of size k - 1 by the candidates; distinct participants per position.
+
+        Returns
+        -------
+        d_new : device array (the table of size k, candidate ids last), its row count, and
+        part_count : int32 array of shape (C, k)
+        """
+        from numba import cuda
+
+        from ..bfs.api import exclusive_scan
+        from . import kernels
+
+        g, nf = self.grid, self.n_features
+        child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)
+        plan = self._upload(np.concatenate([child_of, seg_start]))  # one copy for the level's small arrays
+        d_child_of, d_seg_start = plan[: len(child_of)], plan[len(child_of):]
+        common = (d_table, np.int32(k - 1), d_child_of, np.int32(nf), self.d_x, self.d_y, self.d_features,
+                  self.d_cell_of, self.d_cell_start, self.d_order, np.int32(g.n_cols), np.int32(g.n_rows),
+                  self.r * self.r)
+        d_counts = cuda.device_array(max(rows, 1), np.int32)
+        if rows:
+            kernels.extend_count_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows])
+        d_offsets, total = exclusive_scan(d_counts, rows)
+        if total * (k + 1) >= 2**31:
+            raise ValueError(f"the instance table of size {k} would have {total:,} rows, too many for int32 "
+                             "indices; use a smaller r or fewer instances")
+        d_new = cuda.device_array(max(total * (k + 1), 1), np.int32)
+        if rows:
+            kernels.extend_fill_kernel[_blocks(rows, self.block), self.block](*common, d_offsets[:rows], d_new)
+        counters = self._zeros(n_flags + len(seg_start))
+        d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + len(seg_start)]
+        if total:
+            kernels.participation_kernel[_blocks(total, self.block), self.block](
+                d_new[: total * (k + 1)], np.int32(k), d_seg_start, self.d_local, d_flags, d_part)
+        part = d_part.copy_to_host().reshape(len(candidates), k)
+        return d_new, total, part
+
+    # -- the search -------------------------------------------------------------------------------
+    def run(self, threshold, max_size) -> MiningResult:
+        self._preprocess()
+        self._d_feature_count = self._upload(self.feature_count.astype(np.int32))
+        fc = self.feature_count
+        present = [f for f in range(self.n_features) if fc[f] > 0]
+        tables = self._singleton_tables()
+        ids = {(f,): f for f in range(self.n_features)}  # pattern -> id in its table's last column
+        n_ids = self.n_features
+        candidates = [tuple(c) for c in combinations(present, 2)]
+        found, levels, k = {}, [], 2
+        while candidates and k <= max_size:
+            bounds = self._filter(candidates, k)
+            kept = [c for c, b in zip(candidates, bounds) if b >= threshold]
+            prevalent, new_tables, new_ids, rows_found = [], {}, {}, 0
+            if kept and self.batched:
+                d_table, rows = tables["all"]
+                d_new, total, part = self._refine(d_table, rows, k, kept, [ids[c[:-1]] for c in kept], n_ids)
+                new_tables["all"], rows_found = (d_new, total), total
+                new_ids = {c: i for i, c in enumerate(kept)}
+                results = zip(kept, part)
+            else:
+                results = []
+                for cand in kept:
+                    d_table, rows = tables[cand[:-1]]
+                    d_new, total, part = self._refine(d_table, rows, k, [cand], [ids[cand[:-1]]], n_ids)
+                    new_tables[cand], new_ids[cand] = (d_new, total), 0
+                    rows_found += total
+                    results.append((cand, part[0]))
+            for cand, counts in results:
+                pi = min(counts[j] / fc[f] for j, f in enumerate(cand))
+                if pi >= threshold:
+                    found[cand] = float(pi)
+                    prevalent.append(cand)
+            levels.append(LevelStats(k, len(candidates), len(kept), len(prevalent), rows_found))
+            tables, ids = new_tables, new_ids
+            n_ids = len(kept) if self.batched else 1
+            candidates = apriori_candidates(prevalent, k)
+            k += 1
+        return MiningResult(dict(sorted(found.items())), levels, "gpu")

@@ -1,0 +1,149 @@
+"""Benchmark of Unit 8: ``python -m course_lib.bench colocation [--quick]``.
+
+CPU part (anywhere): the compiled grid-based miner against the reference (SciPy k-d tree and
+Python sets) on the planted data with 20 features. GPU part (on a GPU only): every version of
+the source's optimisation sequence end to end (upload included), pinned vs pageable copy
+bandwidth, and the goal: the batched GPU version >= 50x the compiled CPU miner at 1e6 instances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device
+from ..bench import gpu_time, plot_series, results as bench_results, series, summary_text, time_call
+from .api import VERSIONS, mine
+from .data import planted_colocations
+
+__all__ = ["GOAL_SPEEDUP", "copy_bandwidth", "plot", "run", "summary"]
+
+#: The issue's goal: GPU end to end >= 50x the strong CPU version at 1e6 instances, 20 features.
+GOAL_SPEEDUP = 50.0
+N_FEATURES = 20
+GROUPS = ((0, 1), (2, 3, 4), (5, 6, 7, 8))
+R, THRESHOLD = 1.0, 0.3
+#: Instances measured by ``run(quick=True)`` and ``run()``; the reference runs up to REFERENCE_UP_TO.
+QUICK_SIZES, FULL_SIZES = (5_000, 20_000), (100_000, 1_000_000)
+REFERENCE_UP_TO = 5_000
+
+
+def _data(n):
+    return planted_colocations(n, N_FEATURES, groups=GROUPS, r=R, seed=n)
+
+
+def _cpu_rows(sizes, reference_up_to):
+    rows = []
+    for n in sizes:
+        d = _data(n)
+        mine(d.points[:50], d.features[:50], R, THRESHOLD, method="cpu")  # compile outside the timing
+        result = mine(d.points, d.features, R, THRESHOLD, method="cpu")
+        seconds = time_call(lambda: mine(d.points, d.features, R, THRESHOLD, method="cpu"), repeat=3, warmup=0)
+        rows.append(dict(variant="cpu (numba, all cores)", instances=n, seconds=seconds,
+                         patterns=len(result.patterns)))
+        if n <= reference_up_to:
+            ref = mine(d.points, d.features, R, THRESHOLD, method="reference")
+            seconds = time_call(lambda: mine(d.points, d.features, R, THRESHOLD, method="reference"), repeat=1,
+                                warmup=0, min_time=0)
+            rows.append(dict(variant="reference (cKDTree + sets)", instances=n, seconds=seconds,
+                             patterns=len(ref.patterns), agrees=ref.patterns == result.patterns))
+    return rows
+
+
+def _gpu_rows(sizes):
+    from numba import cuda
+
+    rows = []
+    for n in sizes:
+        d = _data(n)
+        for name, opts in VERSIONS.items():
+            def run_version():
+                out = mine(d.points, d.features, R, THRESHOLD, method="gpu", **opts)
+                cuda.synchronize()
+                return out
+
+            result = run_version()  # compile and warm up
+            # End to end (upload, preprocessing, every level, copies back): wall clock after a sync.
+            seconds = time_call(run_version, repeat=3, warmup=0)
+            rows.append(dict(variant=f"gpu {name.split(':')[0]}", version=name, instances=n, seconds=seconds,
+                             patterns=len(result.patterns)))
+    return rows
+
+
+def copy_bandwidth(sizes_mib=(16,), *, repeat=5) -> list:
+    """Host-to-device copy bandwidth from pageable and from pinned host memory (GPU only).
+
+    Parameters
+    ----------
+    sizes_mib : sequence of int
+        Sizes of the copied float64 arrays, in MiB.
+    repeat : int
+        Copies timed with CUDA events per measurement (the median is kept).
+
+    Returns
+    -------
+    list of dict
+        ``{"memory": "pageable" | "pinned", "mib": int, "gb_per_s": float}`` per size and memory.
+    """
+    from numba import cuda
+
+    from .._validate import check_positive_int
+
+    if not device.is_gpu():
+        raise RuntimeError("copy_bandwidth needs a GPU: the simulator's copies take no meaningful time")
+    sizes_mib = [check_positive_int(m, "sizes_mib") for m in sizes_mib]
+    repeat = check_positive_int(repeat, "repeat")
+    rows = []
+    for mib in sizes_mib:
+        n = mib * 2**20 // 8
+        pageable = np.ones(n)
+        pinned = cuda.pinned_array(n, np.float64)
+        pinned[:] = 1.0
+        d = cuda.device_array(n)
+        for kind, host in (("pageable", pageable), ("pinned", pinned)):
+            seconds = gpu_time(lambda: d.copy_to_device(host), repeat=repeat, warmup=1)
+            rows.append(dict(memory=kind, mib=mib, gb_per_s=host.nbytes / seconds / 1e9))
+    return rows
+
+
+def run(*, quick: bool = False) -> dict:
+    """Measure; returns ``{"rows", "summary", "notes", "parameters"}`` (``summary`` on a GPU only:
+    the copy bandwidth and the goal)."""
+    sizes = list(QUICK_SIZES if quick else FULL_SIZES)
+    cpu_rows = _cpu_rows(sizes, reference_up_to=REFERENCE_UP_TO)
+
+    def gpu_part():
+        rows = _gpu_rows(sizes)
+        n = sizes[-1]
+        cpu = next(r["seconds"] for r in cpu_rows if r["variant"].startswith("cpu") and r["instances"] == n)
+        gpu = next(r["seconds"] for r in rows if r["variant"] == "gpu v3" and r["instances"] == n)
+        goal = dict(instances=n, speedup=cpu / gpu, goal=GOAL_SPEEDUP, met=cpu / gpu >= GOAL_SPEEDUP)
+        bandwidth = copy_bandwidth([16] if quick else [1, 16, 256])
+        return rows, {"goal": goal, "bandwidth": bandwidth}, []
+
+    out = bench_results(cpu_rows, gpu_part)
+    out["parameters"] = dict(n_features=N_FEATURES, groups=GROUPS, r=R, threshold=THRESHOLD)
+    return out
+
+
+def _format_row(r):
+    return (f"{r['variant']:<32} N = {r['instances']:>9,}: {r['seconds'] * 1e3:10.1f} ms, "
+            f"{r['patterns']} prevalent patterns")
+
+
+def _goal_line(s):
+    g = s["goal"]
+    return (f"goal: GPU >= {g['goal']:.0f}x the CPU miner at N = {g['instances']:,}: "
+            f"{g['speedup']:.1f}x ({'met' if g['met'] else 'not met'})")
+
+
+def summary(results) -> str:
+    """A few human-readable lines: one per measurement, the copy bandwidth and the goal (GPU only)."""
+    bandwidth = results.get("summary", {}).get("bandwidth", [])
+    extra = [f"copy from {b['memory']:<8} memory, {b['mib']:>4} MiB: {b['gb_per_s']:.1f} GB/s" for b in bandwidth]
+    return summary_text(results, _format_row, extra, goal=_goal_line)
+
+
+def plot(results, path):
+    """Seconds end to end of each variant against the number of instances (log-log)."""
+    plot_series(series(results["rows"], "instances", "seconds"), path, xlabel="instances",
+                ylabel="seconds (end to end)", title=f"co-location mining, {N_FEATURES} features")

@@ -1,0 +1,39 @@
+"""Does batching make the launches per level independent of the number of candidates (record()'s counts)?"""
+
+import pytest
+
+from course_lib import colocation as co
+from course_lib.colocation.profiling import FILTER_KERNELS, REFINE_KERNELS, kernel_launches, measure_versions
+from course_lib.sim import record
+
+
+def _launches(n_features, batched):
+    data = co.planted_colocations(60, n_features, groups=((0, 1),), extent=3.0, seed=n_features)
+    with record() as log:
+        result = co.mine(data.points, data.features, 1.0, 0.05, method="gpu", batched=batched, max_size=2)
+    return kernel_launches(log), result.levels[0]
+
+
+@pytest.mark.parametrize("n_features", [3, 5])
+def test_batched_levels_launch_a_fixed_number_of_kernels(n_features):
+    per_kernel, level = _launches(n_features, batched=True)
+    assert level.candidates == n_features * (n_features - 1) // 2
+    assert [per_kernel[k] for k in FILTER_KERNELS] == [1, 1]
+    assert [per_kernel[k] for k in REFINE_KERNELS] == [1, 1, 1]
+
+
+def test_per_candidate_filter_launches_two_kernels_per_candidate():
+    per_kernel, level = _launches(4, batched=False)
+    assert sum(per_kernel[k] for k in FILTER_KERNELS) == co.filter_launches(4, 2, batched=False) == 12
+    assert per_kernel["extend_count_kernel"] == level.after_filter
+
+
+def test_versions_measure_fewer_copies_as_the_source_optimises():
+    data = co.planted_colocations(80, 4, groups=((0, 1),), extent=4.0, seed=2)
+    rows = {row["version"].split(":")[0]: row for row in measure_versions(data.points, data.features, 1.0, 0.3)}
+    assert len({str(row["patterns"]) for row in rows.values()}) == 1  # every version finds the same patterns
+    # Device preprocessing: the grid is born on the device, so fewer host-to-device copies.
+    assert rows["v1"]["HtoD_count"] < rows["v0"]["HtoD_count"]
+    # Batching: copies and launches no longer grow with the number of candidates.
+    assert rows["v2"]["HtoD_count"] < rows["v1"]["HtoD_count"] and rows["v2"]["launches"] < rows["v1"]["launches"]
+    assert rows["v2"]["DtoH_count"] < rows["v1"]["DtoH_count"]
