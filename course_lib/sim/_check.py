@@ -29,13 +29,27 @@ __all__ = ["CheckReport", "Problem", "check"]
 KINDS = ("race", "barrier", "out-of-bounds", "warp")
 
 
+def _where(filename, lineno):
+    """'kernels.py:12', or for code typed in a notebook cell 'Cell In[3], line 5' as IPython's tracebacks say."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        label = shell.compile.format_code_name(filename) if shell is not None else None
+    except (ImportError, AttributeError):  # no IPython, or one without format_code_name
+        label = None
+    if label:
+        return f"{label[0]} {label[1]}, line {lineno}"
+    return f"{os.path.basename(filename)}:{lineno}"
+
+
 def _source(line):
     """'file:line: code' for a (filename, lineno) pair."""
     if line is None:
         return "?"
     filename, lineno = line
     text = linecache.getline(filename, lineno).strip()
-    return f"{os.path.basename(filename)}:{lineno}: {text}" if text else f"{os.path.basename(filename)}:{lineno}"
+    return f"{_where(filename, lineno)}: {text}" if text else _where(filename, lineno)
 
 
 def _thread(v):
