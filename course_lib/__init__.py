@@ -6,6 +6,12 @@ simulator when there is none) *before* ``numba.cuda`` is imported; see
 
     import course_lib
     from course_lib import nbody
+
+Every unit (one subpackage per entry of :data:`UNITS`) has the same modules under the
+same names (``api``, ``kernels``, ``reference``, ``cpu``, ``data``, ``model``,
+``profiling``, ``plots``, ``widgets``, ``quiz``, ``questions``, ``bench``), one name for
+its default launch configuration (``default_block()``), and validates its inputs with
+:mod:`course_lib._validate`; ``course_lib/README.md`` describes the shape.
 """
 
 from . import device
