@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
-__all__ = ["Prediction"]
+__all__ = ["Prediction", "prediction_dict"]
 
 
 def _fmt(value) -> str:
@@ -84,3 +85,29 @@ class Prediction:
     def check(self, predicted, measured) -> None:
         """Print the feedback for a prediction against the measurement (see :meth:`feedback`)."""
         print(self.feedback(predicted, measured))
+
+
+def prediction_dict(predictions: dict) -> MappingProxyType:
+    """A unit's ``PREDICTIONS``: its exercises by id, checked and read-only (like :func:`course_lib.quiz.quiz_dict`).
+
+    Parameters
+    ----------
+    predictions : dict of str -> Prediction
+        Ids are identifiers (``"float64_sectors"``), used by the lessons as ``PREDICTIONS["float64_sectors"]``.
+
+    Examples
+    --------
+    >>> P = prediction_dict({"sectors": Prediction("How many sectors?", 8, "256 bytes / 32.")})
+    >>> P["sectors"].expected
+    8
+    >>> prediction_dict({"no id": P["sectors"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: prediction ids must be identifiers, got 'no id'
+    """
+    for key, prediction in predictions.items():
+        if not (isinstance(key, str) and key.isidentifier()):
+            raise ValueError(f"prediction ids must be identifiers, got {key!r}")
+        if not isinstance(prediction, Prediction):
+            raise ValueError(f"PREDICTIONS[{key!r}] must be a Prediction, got {type(prediction).__name__}")
+    return MappingProxyType(dict(predictions))

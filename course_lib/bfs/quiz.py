@@ -1,9 +1,9 @@
 """The source's quiz questions on breadth-first search, as self-check cells of the lesson."""
 
-from ..predict import Prediction
-from ..quiz import Quiz
+from ..predict import Prediction, prediction_dict
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "depth_range": Quiz(
         "Over all connected graphs of N vertices, what are the smallest and the largest possible maximum depth "
         "of a BFS from a given root?",
@@ -32,10 +32,10 @@ QUIZ = {
         "Each reached vertex enters one frontier and scans its adjacency list once: every edge is examined "
         "once per direction.",
     ),
-}
+})
 
 #: The lesson's "predict, then measure" exercises (see :mod:`course_lib.predict`).
-PREDICTIONS = {
+PREDICTIONS = prediction_dict({
     "chain_edge_quadratic": Prediction(
         "Edge-parallel BFS on a chain of 10 vertices, from one end: how many edge examinations in total?",
         90,
@@ -50,4 +50,4 @@ PREDICTIONS = {
         "the 10 other leaves (1 edge each): 22 = 2E, every edge once per direction, however deep the search.",
         rel_tol=0.0,
     ),
-}
+})

@@ -3,6 +3,8 @@
     python -m course_lib.grading release PS [PS ...] [--out DIR]
     python -m course_lib.grading grade PS SUBMISSIONS... --out grades.csv [--jobs N] [--force]
         [--timeout S] [--memory MB] [--feedback DIR] [--seed N]
+
+PS is a problem set's id (``ps2``) or its unit's name (``spmv``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import sys
 from collections import Counter
 
+from .catalog import problem_set_id
 from .release import release
 
 
@@ -19,10 +22,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.grading", description="Problem-set tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     rel = commands.add_parser("release", help="write the student version of problem sets from their solutions")
-    rel.add_argument("problem_sets", nargs="+", help="e.g. ps1")
+    rel.add_argument("problem_sets", nargs="+", help="problem set ids or unit names, e.g. ps1 or nbody")
     rel.add_argument("--out", help="output folder (default: problem_sets/)")
     gr = commands.add_parser("grade", help="grade students' notebooks into a CSV file, each in its own process")
-    gr.add_argument("problem_set", help="e.g. ps1")
+    gr.add_argument("problem_set", help="a problem set id or unit name, e.g. ps2 or spmv")
     gr.add_argument("submissions", nargs="+", help="students' notebooks (one file per student), or folders holding them")
     gr.add_argument("--out", required=True, help="grades CSV (one row per student and question); re-runs resume")
     gr.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
@@ -35,9 +38,19 @@ def main(argv=None) -> int:
                     help="seed of the hidden tests (default: random; a seed given here is visible in the process list)")
     gr.add_argument("--quiet", action="store_true", help="no progress bar")
     ns = parser.parse_args(argv)
+    try:
+        if ns.command == "release":
+            ns.problem_sets = [problem_set_id(ps) for ps in ns.problem_sets]
+        else:
+            ns.problem_set = problem_set_id(ns.problem_set)
+    except ValueError as exc:
+        parser.error(str(exc))
     if ns.command == "release":
         for ps in ns.problem_sets:
-            print(f"wrote {release(ps, ns.out)}")
+            try:
+                print(f"wrote {release(ps, ns.out)}")
+            except ValueError as exc:
+                parser.error(str(exc))
     elif ns.command == "grade":
         from .grader import GradeOptions, grade, not_dumpable
 

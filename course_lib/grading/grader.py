@@ -506,9 +506,13 @@ def feedback_markdown(student: str, problem_set: str, results) -> str:
         if r.error:
             lines += ["Not graded:", "", "~~~~", r.error, "~~~~", ""]
         for o in r.outcomes:
-            lines.append(f"- {'PASS' if o.passed else 'FAIL'}: {o.name}")
+            worth = f" [{o.points:g}/{o.max_points:g} points]" if o.max_points else ""
+            lines.append(f"- {'PASS' if o.passed else 'FAIL'}: {o.name}{' (technique)' if o.technique else ''}{worth}")
             if not o.passed and o.message:
                 lines += ["", "  ~~~~", *("  " + line for line in o.message.splitlines()), "  ~~~~", ""]
+        if r.capped:
+            lines += ["", f"Capped at {r.points:g} points: a technique test failed, and a correct result computed "
+                          "without the technique the question teaches earns at most that.", ""]
         lines.append("")
     return "\n".join(lines)
 

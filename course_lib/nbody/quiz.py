@@ -1,9 +1,9 @@
 """The source's quiz questions on all-pairs N-body, as self-check cells of the lesson."""
 
-from ..predict import Prediction
-from ..quiz import Quiz
+from ..predict import Prediction, prediction_dict
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "work": Quiz(
         "For N objects, what is the work complexity of computing all-pairs N-body?",
         ("N", "N log N", "N^2", "N^3"), 2,
@@ -40,10 +40,10 @@ QUIZ = {
         "A tile larger than the maximum block size must span several blocks, and blocks cannot share "
         "shared memory. Also keep at least as many blocks as SMs.",
     ),
-}
+})
 
 #: The lesson's "predict, then measure" exercises (see :mod:`course_lib.predict`).
-PREDICTIONS = {
+PREDICTIONS = prediction_dict({
     "tiled_bytes": Prediction(
         "The tiled kernel with P = 16 runs on N = 48 bodies. How many bytes does it load from global memory?",
         2880,
@@ -67,4 +67,4 @@ PREDICTIONS = {
         "behind another's work. At 32 registers per thread (the tiled kernel's), two fit.",
         rel_tol=0.0,
     ),
-}
+})

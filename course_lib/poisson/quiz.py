@@ -1,9 +1,9 @@
 """Self-check questions of lesson 4 (seamless cloning), shown with :func:`course_lib.quiz.show`."""
 
-from ..predict import Prediction
-from ..quiz import Quiz
+from ..predict import Prediction, prediction_dict
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "regions": Quiz(
         "Which pixels does the Jacobi iteration solve for?",
         ("every mask pixel", "the strict interior only", "the inside border only", "every pixel of the image"), 1,
@@ -31,10 +31,10 @@ QUIZ = {
         "microsecond at 3 TB/s, less than the few microseconds a launch costs. Doing several iterations per "
         "launch (the fused kernel) or CUDA graphs attack exactly that.",
     ),
-}
+})
 
 #: The lesson's "predict, then measure" exercises (see :mod:`course_lib.predict`).
-PREDICTIONS = {
+PREDICTIONS = prediction_dict({
     "untouched_after_3": Prediction(
         "A filled 12 x 12 square mask has a 10 x 10 strict interior. After 3 Jacobi iterations, how many "
         "strict-interior pixels still hold exactly their starting value?",
@@ -51,4 +51,4 @@ PREDICTIONS = {
         "2.25 x 220 = 495; the measurement gives 480 (about 0.83 w^2, like the other widths).",
         rel_tol=0.15,
     ),
-}
+})

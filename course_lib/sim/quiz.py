@@ -4,14 +4,15 @@ Each :class:`~course_lib.predict.Prediction` holds the value the lesson's launch
 measures and why; the lesson's cell compares the student's number with the measurement.
 """
 
-from ..predict import Prediction
+from ..predict import Prediction, prediction_dict
+from ..quiz import quiz_dict
 
 __all__ = ["PREDICTIONS", "QUIZ"]
 
 #: Lesson 00 uses predictions only.
-QUIZ = {}
+QUIZ = quiz_dict({})
 
-PREDICTIONS = {
+PREDICTIONS = prediction_dict({
     "float64_sectors": Prediction(
         "The 32 lanes of a warp load 32 consecutive float64. How many 32-byte sectors does the request need?",
         8,
@@ -42,4 +43,4 @@ PREDICTIONS = {
         "by cuda.to_device, the launches copy nothing.",
         rel_tol=0.0,
     ),
-}
+})

@@ -1,9 +1,9 @@
 """The source's quiz questions on SpMV, as self-check cells of the lesson."""
 
-from ..predict import Prediction
-from ..quiz import Quiz
+from ..predict import Prediction, prediction_dict
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "more_threads": Quiz(
         "For the same matrix, which approach launches more threads?",
         ("thread per row", "thread per element"), 1,
@@ -53,10 +53,10 @@ QUIZ = {
         ("poor peak performance", "load imbalance"), 1,
         "Thread per row then runs on irregular row lengths: padding, idle lanes, load imbalance.",
     ),
-}
+})
 
 #: The lesson's "predict, then measure" exercises (see :mod:`course_lib.predict`).
-PREDICTIONS = {
+PREDICTIONS = prediction_dict({
     "triangle_rows_simt": Prediction(
         "Thread per row on 32 rows of 1, 2, ..., 32 non-zeros, one warp: what SIMT efficiency does the loop over "
         "a row's entries have?",
@@ -72,4 +72,4 @@ PREDICTIONS = {
         "4-byte values: 128 bytes, 4 sectors, the minimum (the measured average is a hair above 4 where a load "
         "does not start on a sector boundary).",
     ),
-}
+})
