@@ -149,7 +149,7 @@ class CheckReport:
     def _repr_html_(self):
         head = html.escape(str(self).splitlines()[0])
         if self.ok:
-            return f"<p>&#9989; {head}</p>"
+            return f"<p><b>OK</b> {head}</p>"  # plain marks: emoji need a font students may lack
         rows = "".join(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>".format(
                 html.escape(p.kind), html.escape(p.message), html.escape(str(p.array or "")),
@@ -158,7 +158,7 @@ class CheckReport:
             for p in self.problems
         )
         return (
-            f"<p>&#10060; {head}</p><table><tr><th>kind</th><th>what</th><th>array</th><th>lines</th>"
+            f"<p><b>FAIL</b> {head}</p><table><tr><th>kind</th><th>what</th><th>array</th><th>lines</th>"
             f"<th>times</th></tr>{rows}</table>"
         )
 
