@@ -2,7 +2,10 @@
 
 Each lesson is executed once here (``test_lesson_runs``, one test per ``lessons/NN_*.ipynb``:
 any failing cell, such as an ``assert`` keeping a claim true, fails it), and the site is
-built from those executed notebooks, so CI does not run the lessons twice. What the site
+built from those executed notebooks, so CI does not run the lessons twice: ``lessons`` is
+not among pytest's testpaths (pyproject.toml). The tests below keep that safe: every
+notebook of lessons/ is run, a raising cell fails its lesson, and no lesson relies on an
+nbval marker (which only nbval would honour). What the site
 adds to a CI run: the Sphinx build (about 10-20 s for five lessons) and the browser check
 (about 5-10 s), on top of executing the lessons.
 
@@ -40,6 +43,40 @@ def test_lesson_runs(lesson, executed_dir):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
     nbformat.write(nb, executed_dir / lesson.name)
+
+
+def test_every_lesson_notebook_is_run():
+    """lessons/ is not among pytest's testpaths: a notebook there that find_lessons missed would run nowhere."""
+    notebooks = sorted((site.ROOT / "lessons").glob("*.ipynb"))
+    assert notebooks and LESSONS == notebooks, (
+        f"lessons not named NN_name.ipynb are not run: {sorted(set(notebooks) - set(LESSONS))}")
+
+
+def test_a_failing_cell_fails_the_lesson(tmp_path):
+    """A cell that raises (a broken claim's assert) stops the run with an error naming it."""
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A lesson"),
+                                         nbformat.v4.new_code_cell("measured = 3"),
+                                         nbformat.v4.new_code_cell("assert measured == 4, 'the claim no longer holds'"),
+                                         nbformat.v4.new_code_cell("print('never reached')")])
+    path = tmp_path / "09_broken.ipynb"
+    nbformat.write(nb, path)
+    with pytest.raises(CellExecutionError, match="the claim no longer holds"):
+        site.execute_lesson(path, backend="sim", timeout=120)
+
+
+def test_lessons_keep_claims_with_asserts_not_nbval_markers():
+    """nbval's markers are not honoured here (lessons run through nbclient): a claim must be an assert."""
+    import nbformat
+
+    for lesson in LESSONS:
+        nb = nbformat.read(lesson, as_version=4)
+        marked = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                  and ("NBVAL_" in c.source or any(t.startswith("nbval") or t == "raises-exception"
+                                                    for t in c.metadata.get("tags", [])))]
+        assert not marked, f"{lesson.name}: cells {marked} use nbval markers; keep the claim with an assert instead"
 
 
 def test_lessons_are_committed_without_outputs():
