@@ -20,7 +20,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 
-__all__ = ["CompileResult", "compile_all", "main", "ptx_resources", "run_in_subprocess"]
+__all__ = ["CompileResult", "KernelPTX", "compile_all", "compile_kernel", "main", "ptx_resources", "run_in_subprocess"]
 
 DEFAULT_CCS = ((8, 0), (9, 0))
 
@@ -133,7 +133,93 @@ def run_in_subprocess(ccs=DEFAULT_CCS, timeout=900) -> list[CompileResult]:
     return [CompileResult(**row) for row in json.loads(proc.stdout)]
 
 
+@dataclass
+class KernelPTX:
+    """What NVVM made of one kernel: see :func:`compile_kernel`."""
+
+    kernel: str
+    cc: str
+    ptx: str
+    registers: int | None
+    shared_bytes: int | None
+    spill_bytes: int | None
+
+
+def compile_kernel(kernel, signature: str, *, cc=(9, 0), fastmath: bool = False, timeout: float = 300) -> KernelPTX:
+    """Compile one kernel to PTX for ``cc`` in a child process where the simulator is off.
+
+    Works from a notebook running the simulator, for the course's kernels and for kernels
+    written in a cell (sent by value, as :mod:`course_lib.sim.remote` does); no GPU is needed.
+    Lessons use it to show what the hardware will really run.
+
+    Parameters
+    ----------
+    kernel : @cuda.jit kernel or its Python function
+    signature : str
+        Numba signature, e.g. ``"void(float64[::1], float64[::1])"``.
+    cc : (int, int)
+        Compute capability.
+    fastmath : bool
+        Compile as ``cuda.jit(fastmath=True)`` would.
+    timeout : float
+        Seconds before the child is stopped.
+
+    Returns
+    -------
+    KernelPTX
+        The PTX text and the registers, static shared memory and spill bytes ptxas reports.
+
+    Raises
+    ------
+    RuntimeError
+        If the child process fails (the message carries its error).
+    """
+    from .sim.remote import _by_name, _dumps
+    from .sim._instrument import py_function
+
+    fn = py_function(kernel)
+    named = _by_name(kernel) if kernel is not fn else None
+    target = ("name", named) if named else ("function", fn)
+    request = _dumps({"target": target, "signature": signature, "cc": tuple(cc), "fastmath": fastmath}, [fn])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    proc = subprocess.run([sys.executable, "-m", "course_lib.compile_check", "--serve-one"], input=request,
+                          capture_output=True, env=env, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compiling {fn.__name__} failed:\n{proc.stderr.decode(errors='replace')[-3000:]}")
+    import pickle
+
+    return KernelPTX(**pickle.loads(proc.stdout))
+
+
+def _serve_one() -> int:
+    """Child side of :func:`compile_kernel`: a pickled request on stdin, a KernelPTX as a dict on stdout."""
+    import pickle
+
+    from course_lib import device
+
+    device.configure(force="gpu")
+    from numba import cuda
+
+    from .sim.remote import _lookup
+
+    request = pickle.loads(sys.stdin.buffer.read())
+    kind, target = request["target"]
+    kernel = _lookup(*target) if kind == "name" else target
+    py_func = getattr(kernel, "py_func", kernel)
+    cc = request["cc"]
+    ptx, _ = cuda.compile_ptx(py_func, request["signature"], cc=cc, fastmath=request["fastmath"])
+    regs, smem, spill = ptx_resources(ptx, cc)
+    # A plain dict: under ``python -m`` this module is __main__, so its classes would not unpickle.
+    result = asdict(KernelPTX(py_func.__name__, f"sm_{cc[0]}{cc[1]}", ptx, regs, smem, spill))
+    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    return 0
+
+
 def main(argv=None) -> int:
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--serve-one"]:
+        return _serve_one()
     parser = argparse.ArgumentParser(prog="python -m course_lib.compile_check", description=__doc__.splitlines()[0])
     parser.add_argument("--cc", nargs="+", default=["80", "90"], help="compute capabilities, e.g. 80 90")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")

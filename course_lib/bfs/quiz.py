@@ -1,5 +1,6 @@
 """The source's quiz questions on breadth-first search, as self-check cells of the lesson."""
 
+from ..predict import Prediction, prediction_dict
 from ..quiz import Quiz, quiz_dict
 
 QUIZ = quiz_dict({
@@ -30,5 +31,23 @@ QUIZ = quiz_dict({
         ("O(V + E)", "O(V * E)", "O(E log V)", "O(V^2)"), 0,
         "Each reached vertex enters one frontier and scans its adjacency list once: every edge is examined "
         "once per direction.",
+    ),
+})
+
+#: The lesson's "predict, then measure" exercises (see :mod:`course_lib.predict`).
+PREDICTIONS = prediction_dict({
+    "chain_edge_quadratic": Prediction(
+        "Edge-parallel BFS on a chain of 10 vertices, from one end: how many edge examinations in total?",
+        90,
+        "The chain is 9 levels deep, so the host launches 9 iterations that set depths plus a 10th that finds "
+        "nothing to do; every iteration examines all 9 edges: 10 x 9 = 90 = V (V - 1), for a graph of 9 edges.",
+        rel_tol=0.0,
+    ),
+    "star_frontier": Prediction(
+        "Frontier BFS on a star of 12 vertices (centre 0), from the leaf 1: how many edge examinations in total?",
+        22,
+        "Each reached vertex scans its adjacency list once: the leaf 1 (1 edge), then the centre (11 edges), then "
+        "the 10 other leaves (1 edge each): 22 = 2E, every edge once per direction, however deep the search.",
+        rel_tol=0.0,
     ),
 })

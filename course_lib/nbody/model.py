@@ -54,8 +54,9 @@ def global_fetches(n, method, tile=None):
     return n + n * tiles_per_side  # "tiled"
 
 
-def tile_report(n, tile, *, sm_count, max_threads_per_block=1024, max_blocks_per_sm=32,
-                max_threads_per_sm=2048, shared_per_sm=228 * 1024):
+def tile_report(n, tile, *, sm_count, registers_per_thread=None, max_threads_per_block=1024, max_blocks_per_sm=32,
+                max_threads_per_sm=2048, shared_per_sm=228 * 1024, reserved_shared_per_block=1024,
+                registers_per_sm=65536, register_unit=256):
     """The tile-size trade-offs of the lesson for one (N, P) on one device.
 
     Parameters
@@ -66,28 +67,57 @@ def tile_report(n, tile, *, sm_count, max_threads_per_block=1024, max_blocks_per
         P, threads per block of the tiled kernel.
     sm_count : int
         Streaming multiprocessors of the device.
-    max_threads_per_block, max_blocks_per_sm, max_threads_per_sm, shared_per_sm : int
-        Device limits (defaults: H100).
+    registers_per_thread : int, optional
+        Registers the kernel uses per thread (``course_lib.compile_check`` reports them);
+        None leaves the register limit out (``limits`` then says so).
+    max_threads_per_block, max_blocks_per_sm, max_threads_per_sm : int
+        Device limits (defaults: H100, compute capability 9.0).
+    shared_per_sm : int
+        Shared memory of an SM usable by blocks, in bytes (228 KiB on an H100).
+    reserved_shared_per_block : int
+        Shared memory the system reserves for each resident block (1 KiB from compute
+        capability 8.0 on, in the CUDA occupancy calculation).
+    registers_per_sm : int
+        Register file of an SM (64 K 32-bit registers).
+    register_unit : int
+        Registers are allocated per warp in units of this many (256).
 
     Returns
     -------
     dict
         ``fetches`` (body records from global memory), ``bytes`` (fetched bytes),
-        ``blocks``, ``blocks_per_sm`` (resident at once, from the thread and shared
-        memory limits), ``busy_sms`` (SMs that get at least one block),
-        ``fits_block`` (P <= max threads per block) and ``shared_bytes`` per block.
+        ``blocks``, ``blocks_per_sm`` (resident at once: the smallest of the limits),
+        ``limits`` (resident blocks allowed by each resource: "blocks", "threads",
+        "shared memory" and, if ``registers_per_thread`` is given, "registers"),
+        ``limited_by`` (the resource(s) setting ``blocks_per_sm``), ``busy_sms`` (SMs that
+        get at least one block), ``fits_block`` (P <= max threads per block) and
+        ``shared_bytes`` (the kernel's shared memory per block).
     """
     n = check_int(n, "n", minimum=0)
     tile = check_positive_int(tile, "tile")
     sm_count = check_positive_int(sm_count, "sm_count")
+    if registers_per_thread is not None:
+        registers_per_thread = check_int(registers_per_thread, "registers_per_thread", minimum=1, maximum=255)
     max_threads_per_block = check_positive_int(max_threads_per_block, "max_threads_per_block")
     max_blocks_per_sm = check_positive_int(max_blocks_per_sm, "max_blocks_per_sm")
     max_threads_per_sm = check_positive_int(max_threads_per_sm, "max_threads_per_sm")
     shared_per_sm = check_positive_int(shared_per_sm, "shared_per_sm")
+    reserved_shared_per_block = check_int(reserved_shared_per_block, "reserved_shared_per_block", minimum=0)
+    registers_per_sm = check_positive_int(registers_per_sm, "registers_per_sm")
+    register_unit = check_positive_int(register_unit, "register_unit")
     blocks = math.ceil(n / tile)
     shared_bytes = tile * BYTES_PER_BODY
-    resident = min(max_blocks_per_sm, max_threads_per_sm // tile,
-                   shared_per_sm // shared_bytes)
+    # Threads and registers are allocated per whole warp.
+    warps = math.ceil(tile / 32)
+    limits = {
+        "blocks": max_blocks_per_sm,
+        "threads": max_threads_per_sm // (warps * 32),
+        "shared memory": shared_per_sm // (shared_bytes + reserved_shared_per_block),
+    }
+    if registers_per_thread is not None:
+        per_warp = math.ceil(registers_per_thread * 32 / register_unit) * register_unit
+        limits["registers"] = registers_per_sm // (per_warp * warps)
+    resident = min(limits.values())
     fetches = global_fetches(n, "tiled", tile)
     return {
         "n": n,
@@ -96,6 +126,8 @@ def tile_report(n, tile, *, sm_count, max_threads_per_block=1024, max_blocks_per
         "bytes": fetches * BYTES_PER_BODY,
         "blocks": blocks,
         "blocks_per_sm": resident,
+        "limits": limits,
+        "limited_by": [name for name, value in limits.items() if value == resident],
         "busy_sms": min(blocks, sm_count),
         "sm_count": sm_count,
         "fits_block": tile <= max_threads_per_block,

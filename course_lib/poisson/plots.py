@@ -100,6 +100,7 @@ def plot_convergence(iterations, residuals, ax=None, label=None):
            title="Convergence of the Jacobi iterations")
     if its.max(initial=0) > 10:
         ax.set_xscale("symlog", linthresh=1)  # logarithmic, with room for iteration 0
+        ax.set_xlim(0, its.max() * 1.3)  # no negative iteration counts on the axis
     if label:
         ax.legend()
     ax.grid(True, which="both", alpha=0.3)

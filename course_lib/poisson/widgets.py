@@ -28,7 +28,8 @@ def iteration_scrubber(history, *, reference=None):
     import numpy as np
 
     slider = widgets.SelectionSlider(options=list(history.iterations), value=history.iterations[-1],
-                                     description="iterations", continuous_update=False)
+                                     description="iterations", continuous_update=False,
+                                     style={"description_width": "initial"}, layout={"width": "420px"})
     out = widgets.Output()
 
     def draw(change=None):
@@ -44,10 +45,11 @@ def iteration_scrubber(history, *, reference=None):
             axes[0, 0].axis("off")
             if reference is not None:
                 diff = np.abs(image.astype(np.int16) - reference.astype(np.int16)).max(axis=2)
-                axes[0, 1].imshow(diff, cmap="magma", vmin=0, vmax=max(int(diff.max()), 1))
-                axes[0, 1].set_title(f"vs reference: max diff {int(diff.max())}, "
-                                     f"{100 * np.count_nonzero(diff) / diff.size:.1f}% differ", fontsize=9)
+                heat = axes[0, 1].imshow(diff, cmap="magma", vmin=0, vmax=max(int(diff.max()), 1))
+                axes[0, 1].set_title(f"|difference| from the reference: max {int(diff.max())}, "
+                                     f"{100 * np.count_nonzero(diff) / diff.size:.1f}% of pixels differ", fontsize=9)
                 axes[0, 1].axis("off")
+                fig.colorbar(heat, ax=axes[0, 1], fraction=0.046, pad=0.04, label="levels")
             fig.tight_layout()
             plt.show()
 
@@ -56,12 +58,17 @@ def iteration_scrubber(history, *, reference=None):
     return widgets.VBox([slider, out])
 
 
-def diff_explorer(student, reference):
+def diff_explorer(student, reference, *, titles=("yours", "reference")):
     """The diff viewer with sliders for the two tolerances.
+
+    The largest-difference slider reaches 255 and the fraction slider 1, so every
+    comparison can be made to pass (and the explorer shows what that would accept).
 
     Parameters
     ----------
     student, reference : ndarray of shape (H, W, 3), uint8
+    titles : tuple of str
+        Titles of the two images (e.g. ``("100 iterations", "800 iterations")``).
 
     Returns
     -------
@@ -72,18 +79,21 @@ def diff_explorer(student, reference):
 
     from .plots import diff_viewer
 
-    max_diff = widgets.IntSlider(value=DEFAULT_MAX_PIXEL_DIFF, min=0, max=32, description="max diff")
+    style = {"description_width": "initial"}
+    max_diff = widgets.IntSlider(value=DEFAULT_MAX_PIXEL_DIFF, min=0, max=255, description="largest difference allowed",
+                                 style=style, layout={"width": "420px"}, continuous_update=False)
     fraction = widgets.FloatLogSlider(value=DEFAULT_MAX_FRACTION, base=10, min=-4, max=0, step=0.25,
-                                      description="max fraction")
+                                      description="fraction of pixels allowed to differ", style=style,
+                                      layout={"width": "420px"}, continuous_update=False, readout_format=".4f")
     out = widgets.Output()
 
     def draw(change=None):
         with out:
             out.clear_output(wait=True)
-            diff_viewer(student, reference, max_pixel_diff=max_diff.value, max_fraction=fraction.value)
+            diff_viewer(student, reference, max_pixel_diff=max_diff.value, max_fraction=fraction.value, titles=titles)
             plt.show()
 
     for w in (max_diff, fraction):
         w.observe(draw, names="value")
     draw()
-    return widgets.VBox([widgets.HBox([max_diff, fraction]), out])
+    return widgets.VBox([max_diff, fraction, out])

@@ -41,13 +41,27 @@ __all__ = ["CheckReport", "Problem", "check"]
 KINDS = ("race", "barrier", "out-of-bounds", "negative-index", "uninitialized", "warp")
 
 
+def _where(filename, lineno):
+    """'kernels.py:12', or for code typed in a notebook cell 'Cell In[3], line 5' as IPython's tracebacks say."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        label = shell.compile.format_code_name(filename) if shell is not None else None
+    except (ImportError, AttributeError):  # no IPython, or one without format_code_name
+        label = None
+    if label:
+        return f"{label[0]} {label[1]}, line {lineno}"
+    return f"{os.path.basename(filename)}:{lineno}"
+
+
 def _source(line):
     """'file:line: code' for a (filename, lineno) pair."""
     if line is None:
         return "?"
     filename, lineno = line
     text = linecache.getline(filename, lineno).strip()
-    return f"{os.path.basename(filename)}:{lineno}: {text}" if text else f"{os.path.basename(filename)}:{lineno}"
+    return f"{_where(filename, lineno)}: {text}" if text else _where(filename, lineno)
 
 
 def _thread(v):
@@ -135,7 +149,7 @@ class CheckReport:
     def _repr_html_(self):
         head = html.escape(str(self).splitlines()[0])
         if self.ok:
-            return f"<p>&#9989; {head}</p>"
+            return f"<p><b>OK</b> {head}</p>"  # plain marks: emoji need a font students may lack
         rows = "".join(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>".format(
                 html.escape(p.kind), html.escape(p.message), html.escape(str(p.array or "")),
@@ -144,7 +158,7 @@ class CheckReport:
             for p in self.problems
         )
         return (
-            f"<p>&#10060; {head}</p><table><tr><th>kind</th><th>what</th><th>array</th><th>lines</th>"
+            f"<p><b>FAIL</b> {head}</p><table><tr><th>kind</th><th>what</th><th>array</th><th>lines</th>"
             f"<th>times</th></tr>{rows}</table>"
         )
 

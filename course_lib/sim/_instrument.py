@@ -2,9 +2,10 @@
 
 :func:`launch` runs one kernel launch in the simulator like ``kernel[grid, block](*args)``
 does, except that array arguments and shared arrays are wrapped in
-:class:`TracedArray` (strict indexing; each element access is reported with the
-byte offset it touches and the kernel source line doing it), atomics are marked as
-such, and the block scheduler reports barriers and thread exits to the observer.
+:class:`TracedArray` (indexing as Numba compiles it: a negative index wraps around
+and is reported, one outside the array is reported and refused; each element access is
+reported with the byte offset it touches and the kernel source line doing it), atomics
+are marked as such, and the block scheduler reports barriers and thread exits to the observer.
 :mod:`course_lib.sim._check` and :mod:`course_lib.sim._profile` are the two observers.
 """
 

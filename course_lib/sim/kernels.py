@@ -115,7 +115,7 @@ def reverse_kernel(x, out):
 @course_kernel("void(float32[::1], float32[::1], int64)", lesson=LESSON,
                example=lambda: (2, 32, (np.arange(64 * 3, dtype=np.float32), np.zeros(64, np.float32), 3)))
 def copy_strided_kernel(x, out, stride):
-    """``out[i] = x[i * stride]`` (float32): stride 1 is coalesced, larger strides waste sectors."""
+    """Copy every ``stride``-th element of ``x`` into ``out`` (float32): stride 1 is coalesced, larger strides waste sectors."""
     i = cuda.grid(1)
     if i < out.size and i * stride < x.size:
         out[i] = x[i * stride]

@@ -16,6 +16,10 @@ def test_widgets_build_and_respond():
     scrubber = widgets.iteration_scrubber(history, reference=history.images[-1])
     slider = scrubber.children[0]
     slider.value = 3  # redraws
-    explorer = widgets.diff_explorer(history.images[1], history.images[-1])
-    explorer.children[0].children[0].value = 0
+    explorer = widgets.diff_explorer(history.images[1], history.images[-1], titles=("3 iterations", "30 iterations"))
+    max_diff, fraction = explorer.children[0], explorer.children[1]
+    max_diff.value = 0
+    # Any comparison can be made to pass: the sliders reach every difference and every fraction.
+    assert max_diff.max == 255 and 10 ** fraction.max == 1
+    max_diff.value, fraction.value = 255, 1.0
     plt.close("all")

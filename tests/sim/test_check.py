@@ -336,7 +336,12 @@ def test_report_text_names_kind_array_threads_and_lines():
     text = str(report)
     assert "[race]" in text and "out[" in text and "block (1, 0, 0)" in text
     assert f"test_check.py:{line_of(blocks_overwrite, 'out[cuda.threadIdx.x]')}" in text
-    assert "<table>" in report._repr_html_()
+    html = report._repr_html_()
+    assert "<table>" in html and html.startswith("<p><b>FAIL</b>")
+    # Plain marks: an emoji renders as an empty box without an emoji font.
+    ok_html = check(blocks_overwrite, 1, 4, np.zeros(4))._repr_html_()
+    assert ok_html.startswith("<p><b>OK</b>")
+    assert all("&#" not in h and h.isascii() for h in (html, ok_html))
 
 
 def test_bad_arguments_are_a_value_error():

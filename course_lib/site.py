@@ -1,0 +1,316 @@
+"""The course website: every lesson, with its outputs from a simulator run, as static HTML.
+
+One command builds it (Sphinx with MyST-NB; no network needed, MathJax ships with
+``sphinx-mathjax-offline``)::
+
+    python -m course_lib.site build            # writes _site/html/index.html
+    python -m course_lib.site build --out DIR --executed DIR_OF_EXECUTED_NOTEBOOKS
+
+Every ``lessons/NN_*.ipynb`` is picked up automatically, in the order of its number.
+Lessons are executed first (with nbclient, in Numba's CUDA simulator unless
+``--backend gpu``), or taken already executed from ``--executed``, which the test suite
+uses so that each lesson runs once. Widgets cannot run without a kernel: each one is
+replaced by a static snapshot of its controls and of the output it showed (figures
+included), with a note saying so; the page then needs no JavaScript from the internet.
+The build treats every Sphinx warning as an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime
+import html
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["build", "execute_lesson", "find_lessons", "lesson_title", "main", "staticize_widgets"]
+
+ROOT = Path(__file__).resolve().parent.parent
+_LESSON = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb$")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def find_lessons(lessons_dir: str | os.PathLike | None = None) -> list[Path]:
+    """Every lesson notebook ``NN_name.ipynb`` of ``lessons_dir`` (default: the repository's), in order."""
+    folder = Path(lessons_dir) if lessons_dir is not None else ROOT / "lessons"
+    if not folder.is_dir():
+        raise ValueError(f"lessons_dir: {folder} is not a folder")
+    return sorted(p for p in folder.iterdir() if _LESSON.match(p.name))
+
+
+def lesson_title(nb) -> str:
+    """The text of the notebook's first level-1 heading (the page title)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    raise ValueError("the notebook has no level-1 heading ('# Title') to use as its page title")
+
+
+def execute_lesson(path: str | os.PathLike, *, backend: str = "sim", timeout: int = 600):
+    """Run a lesson top to bottom as a student would and return the executed notebook.
+
+    Parameters
+    ----------
+    path : path of the .ipynb
+    backend : {"sim", "gpu", "auto"}
+        ``COURSE_BACKEND`` for the notebook's kernel; "auto" lets course_lib detect a GPU.
+    timeout : int
+        Seconds allowed per cell.
+
+    Raises
+    ------
+    nbclient.exceptions.CellExecutionError
+        If a cell fails (an assert about the lesson's evidence, for instance).
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    env_backup = {k: os.environ.get(k) for k in ("COURSE_BACKEND", "PYTHONPATH")}
+    try:
+        if backend != "auto":
+            os.environ["COURSE_BACKEND"] = backend
+        # The notebook's kernel imports this checkout's course_lib, installed or not.
+        others = [p for p in (env_backup["PYTHONPATH"] or "").split(os.pathsep) if p and p != str(ROOT)]
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *others])
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        for key, value in env_backup.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return nb
+
+
+# ----------------------------------------------------------------------------- widgets, statically
+def _model_id(ref) -> str | None:
+    return ref[len("IPY_MODEL_"):] if isinstance(ref, str) and ref.startswith("IPY_MODEL_") else None
+
+
+def _output_html(output) -> str:
+    """One nbformat output as HTML (what an Output widget showed)."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return f"<pre>{html.escape(output.get('text', ''))}</pre>"
+    data = output.get("data", {})
+    for mime in ("image/png", "image/jpeg"):
+        if mime in data:
+            payload = data[mime] if isinstance(data[mime], str) else "".join(data[mime])
+            return f"<img alt='figure' src='data:{mime};base64,{payload.strip()}'/>"
+    if "text/html" in data:
+        value = data["text/html"]
+        return value if isinstance(value, str) else "".join(value)
+    if "text/plain" in data:
+        value = data["text/plain"]
+        return f"<pre>{html.escape(value if isinstance(value, str) else ''.join(value))}</pre>"
+    return ""
+
+
+def _widget_html(model_id: str, state: dict, depth: int = 0) -> str:
+    """A static picture of a widget and its children, from the saved widget state."""
+    model = state.get(model_id)
+    if model is None or depth > 20:
+        return ""
+    name = model.get("model_name", "")
+    st = model.get("state", {})
+    desc = html.escape(str(st.get("description", "")))
+    label = f"<b>{desc}</b> " if desc else ""
+    if name in ("VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "TabModel", "AccordionModel"):
+        flow = "row" if name == "HBoxModel" else "column"
+        inner = "".join(_widget_html(_model_id(c), state, depth + 1) for c in st.get("children", []) if _model_id(c))
+        return f"<div style='display:flex;flex-direction:{flow};gap:0.8em;flex-wrap:wrap'>{inner}</div>"
+    if name == "OutputModel":
+        return "<div>" + "".join(_output_html(o) for o in st.get("outputs", [])) + "</div>"
+    if name in ("HTMLModel", "HTMLMathModel"):
+        return f"<div>{label}{st.get('value', '')}</div>"
+    if name == "LabelModel":
+        return f"<div>{label}{html.escape(str(st.get('value', '')))}</div>"
+    if name in ("ButtonModel",):
+        return f"<div><span style='border:1px solid #999;border-radius:3px;padding:0 0.5em'>{desc}</span></div>"
+    if "_options_labels" in st:
+        options = [html.escape(str(o)) for o in st["_options_labels"]]
+        index = st.get("index")
+        chosen = options[index] if isinstance(index, int) and 0 <= index < len(options) else "(none chosen)"
+        if "Slider" in name:
+            return f"<div>{label}{chosen} <small>(from {options[0]} to {options[-1]})</small></div>"
+        items = "".join(f"<li>{o}</li>" for o in options)
+        return f"<div>{label}<ul style='margin:0'>{items}</ul></div>"
+    if "Slider" in name or name.endswith("TextModel") or name in ("CheckboxModel", "ToggleButtonModel"):
+        value = st.get("value")
+        if "Log" in name and isinstance(value, (int, float)):
+            shown = f"{value:g}"
+            bounds = f"{st.get('base', 10)}^{st.get('min')} to {st.get('base', 10)}^{st.get('max')}"
+        else:
+            shown = html.escape(str(value))
+            bounds = f"{st.get('min')} to {st.get('max')}" if "min" in st else ""
+        extra = f" <small>(from {bounds})</small>" if bounds else ""
+        return f"<div>{label}{shown}{extra}</div>"
+    return f"<div>{label}</div>" if label else ""
+
+
+def staticize_widgets(nb) -> int:
+    """Replace every widget output of an executed notebook by a static HTML snapshot.
+
+    The snapshot shows the controls with their values and what the widget displayed
+    (figures as inline images), under a note that the controls need a running notebook.
+    The notebook's saved widget state is removed afterwards, so no widget JavaScript is
+    loaded. Returns the number of widgets replaced.
+    """
+    import nbformat
+
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    replaced = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW) if output.get("output_type") in ("display_data",
+                                                                                             "execute_result") else None
+            if view is None:
+                outputs.append(output)
+                continue
+            body = _widget_html(view.get("model_id", ""), state)
+            note = ("<p style='font-size:85%;color:#555;margin:0 0 0.4em'>Interactive in a running notebook; "
+                    "here, a snapshot of the controls and of what they showed.</p>")
+            snapshot = (f"<div class='course-widget-snapshot' style='border:1px solid #ccc;border-radius:4px;"
+                        f"padding:0.6em'>{note}{body}</div>")
+            outputs.append(nbformat.v4.new_output("display_data", data={"text/html": snapshot,
+                                                                        "text/plain": "(widget snapshot)"}))
+            replaced += 1
+        cell.outputs = outputs
+    nb.metadata.pop("widgets", None)
+    return replaced
+
+
+# ----------------------------------------------------------------------------- the Sphinx project
+_CONF = '''\
+project = "GPU computing, one notebook at a time"
+author = "the course's authors"
+copyright = "the course's authors"
+extensions = ["myst_nb", "sphinx-mathjax-offline"]
+html_theme = "furo"
+html_title = project
+html_static_path = []
+exclude_patterns = ["_build"]
+nb_execution_mode = "off"
+nb_ipywidgets_js = {{}}
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+# The lessons print tracebacks nowhere and use plain Python highlighting.
+suppress_warnings = ["mystnb.unknown_mime_type"]
+html_last_updated_fmt = None
+html_show_sourcelink = False
+html_copy_source = False
+'''
+
+_INDEX = '''\
+# GPU computing, one notebook at a time
+
+A course on GPU computing with `numba.cuda`: each unit is a lesson notebook, a problem set that grades itself,
+and the companion library `course_lib`. These pages are the lessons **with the outputs of one run in Numba's
+CUDA simulator** ({date}, {backend}). The simulator shows what kernels *do* (results, races, memory sectors,
+bank conflicts, divergence), not how fast they run: no figure on these pages is a GPU timing. To run the lessons
+yourself, or on a GPU, see the repository's README (Quickstart, and "On a GPU machine or Colab").
+
+Widgets (explorers, quizzes) appear here as static snapshots; they are interactive in a running notebook.
+
+```{{toctree}}
+:maxdepth: 1
+:caption: Lessons
+
+{entries}
+```
+'''
+
+
+def build(out: str | os.PathLike = "_site", *, executed: str | os.PathLike | None = None,
+          lessons_dir: str | os.PathLike | None = None, backend: str = "sim", quiet: bool = True) -> Path:
+    """Build the site and return the folder holding ``index.html``.
+
+    Parameters
+    ----------
+    out : path
+        Output folder; the HTML goes to ``out/html`` (replaced), the Sphinx sources to
+        ``out/src``.
+    executed : path, optional
+        A folder holding the lessons already executed (same file names); lessons missing
+        there are executed now.
+    lessons_dir : path, optional
+        Where the lessons are (default: the repository's ``lessons/``).
+    backend : {"sim", "gpu", "auto"}
+        Backend for lessons executed now.
+    quiet : bool
+        Only warnings and errors from Sphinx.
+
+    Raises
+    ------
+    RuntimeError
+        If Sphinx reports a warning or an error (the build uses ``-W``).
+    """
+    import nbformat
+    from sphinx.cmd.build import build_main
+
+    out = Path(out)
+    src = out / "src"
+    html_dir = out / "html"
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir(parents=True)
+    lessons = find_lessons(lessons_dir)
+    if not lessons:
+        raise ValueError("no lesson notebooks (NN_name.ipynb) found")
+    entries = []
+    for path in lessons:
+        ready = Path(executed) / path.name if executed is not None else None
+        if ready is not None and ready.exists():
+            nb = nbformat.read(ready, as_version=4)
+        else:
+            print(f"executing {path.name} ...", file=sys.stderr)
+            nb = execute_lesson(path, backend=backend)
+        lesson_title(nb)  # every page needs a title
+        staticize_widgets(nb)
+        nbformat.write(nb, src / path.name)
+        entries.append(path.stem)
+    (src / "conf.py").write_text(_CONF.format())
+    stamp = datetime.date.today().isoformat()
+    (src / "index.md").write_text(_INDEX.format(date=stamp, backend="simulator" if backend == "sim" else backend,
+                                                entries="\n".join(entries)))
+    if html_dir.exists():
+        shutil.rmtree(html_dir)
+    args = ["-W", "--keep-going", "-b", "html", "-d", str(out / "doctrees"), str(src), str(html_dir)]
+    if quiet:
+        args.insert(0, "-q")
+    status = build_main(args)
+    if status != 0:
+        raise RuntimeError(f"sphinx-build failed (exit {status}); see the warnings above")
+    return html_dir
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_lib.site", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="execute the lessons (in the simulator) and build the static site")
+    b.add_argument("--out", default="_site", help="output folder (default _site; the pages go to OUT/html)")
+    b.add_argument("--executed", help="folder of already executed lessons to reuse")
+    b.add_argument("--backend", default="sim", choices=("sim", "gpu", "auto"),
+                   help="where lessons executed now run (default: the simulator)")
+    ns = parser.parse_args(argv)
+    html_dir = build(ns.out, executed=ns.executed, backend=ns.backend)
+    print(f"site built: {html_dir / 'index.html'}  (open it in a browser; no server or network needed)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

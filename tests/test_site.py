@@ -1,0 +1,177 @@
+"""Every lesson runs top to bottom, and the course site builds from those runs and works in a browser.
+
+Each lesson is executed once here (``test_lesson_runs``, one test per ``lessons/NN_*.ipynb``:
+any failing cell, such as an ``assert`` keeping a claim true, fails it), and the site is
+built from those executed notebooks, so CI does not run the lessons twice: ``lessons`` is
+not among pytest's testpaths (pyproject.toml). The tests below keep that safe: every
+notebook of lessons/ is run, a raising cell fails its lesson, and no lesson relies on an
+nbval marker (which only nbval would honour). What the site
+adds to a CI run: the Sphinx build (about 10-20 s for five lessons) and the browser check
+(about 5-10 s), on top of executing the lessons.
+
+The browser check needs a Chromium executable (Debian's ``chromium`` package; ``.ci/run``
+installs it when it runs as root) and the ``playwright`` Python package, which drives that
+browser (no browser is downloaded).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from course_lib import site
+
+LESSONS = site.find_lessons()
+
+
+@pytest.fixture(scope="session")
+def executed_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("executed_lessons")
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_lesson_runs(lesson, executed_dir):
+    """Does the lesson run top to bottom, every claim's assert holding, in this backend?"""
+    import nbformat
+
+    nb = site.execute_lesson(lesson, backend="auto")
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+    nbformat.write(nb, executed_dir / lesson.name)
+
+
+def test_every_lesson_notebook_is_run():
+    """lessons/ is not among pytest's testpaths: a notebook there that find_lessons missed would run nowhere."""
+    notebooks = sorted((site.ROOT / "lessons").glob("*.ipynb"))
+    assert notebooks and LESSONS == notebooks, (
+        f"lessons not named NN_name.ipynb are not run: {sorted(set(notebooks) - set(LESSONS))}")
+
+
+def test_a_failing_cell_fails_the_lesson(tmp_path):
+    """A cell that raises (a broken claim's assert) stops the run with an error naming it."""
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A lesson"),
+                                         nbformat.v4.new_code_cell("measured = 3"),
+                                         nbformat.v4.new_code_cell("assert measured == 4, 'the claim no longer holds'"),
+                                         nbformat.v4.new_code_cell("print('never reached')")])
+    path = tmp_path / "09_broken.ipynb"
+    nbformat.write(nb, path)
+    with pytest.raises(CellExecutionError, match="the claim no longer holds"):
+        site.execute_lesson(path, backend="sim", timeout=120)
+
+
+def test_lessons_keep_claims_with_asserts_not_nbval_markers():
+    """nbval's markers are not honoured here (lessons run through nbclient): a claim must be an assert."""
+    import nbformat
+
+    for lesson in LESSONS:
+        nb = nbformat.read(lesson, as_version=4)
+        marked = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                  and ("NBVAL_" in c.source or any(t.startswith("nbval") or t == "raises-exception"
+                                                    for t in c.metadata.get("tags", [])))]
+        assert not marked, f"{lesson.name}: cells {marked} use nbval markers; keep the claim with an assert instead"
+
+
+def test_lessons_are_committed_without_outputs():
+    import nbformat
+
+    for lesson in LESSONS:
+        nb = nbformat.read(lesson, as_version=4)
+        with_outputs = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
+        assert not with_outputs, f"{lesson.name}: cells {with_outputs} carry outputs (clear them before committing)"
+
+
+@pytest.fixture(scope="session")
+def built_site(executed_dir, tmp_path_factory):
+    missing = [p.name for p in LESSONS if not (executed_dir / p.name).exists()]
+    if missing and len(missing) < len(LESSONS):
+        pytest.skip(f"lessons that did not run (see test_lesson_runs): {missing}")
+    # Alone (-k site), the build executes the lessons itself.
+    return site.build(tmp_path_factory.mktemp("site"), executed=executed_dir, backend="auto")
+
+
+def _pages(html_dir):
+    return {p.stem: p for p in html_dir.glob("*.html")}
+
+
+def test_site_has_a_page_per_lesson_and_every_figure(built_site):
+    """Is every lesson a page, linked from the index, with all of its figures?"""
+    import nbformat
+
+    pages = _pages(built_site)
+    index = pages["index"].read_text()
+    for lesson in LESSONS:
+        assert lesson.stem in pages, f"no page for {lesson.name}"
+        assert f'href="{lesson.stem}.html"' in index, f"the index does not link {lesson.stem}"
+        nb = nbformat.read(lesson, as_version=4)
+        page = pages[lesson.stem].read_text()
+        assert site.lesson_title(nb) in page
+        executed = nbformat.read(built_site.parent / "src" / lesson.name, as_version=4)
+        figures = sum(1 for c in executed.cells if c.cell_type == "code" for o in c.outputs
+                      if "image/png" in o.get("data", {}))
+        inline = sum(o.get("data", {}).get("text/html", "").count("data:image/png") for c in executed.cells
+                     if c.cell_type == "code" for o in c.outputs)
+        assert page.count("<img") >= figures + inline, f"{lesson.stem}: figures missing from the page"
+        assert "widget-view+json" not in page and "cdn.jsdelivr" not in page and "unpkg.com" not in page
+    # Each image file the pages point to exists (viewable offline).
+    for page in pages.values():
+        for src in re.findall(r'<img[^>]+src="([^"]+)"', page.read_text()):
+            if not src.startswith("data:"):
+                assert (page.parent / src).exists(), f"{page.name}: missing image {src}"
+
+
+def test_widgets_become_static_snapshots(built_site):
+    pages = _pages(built_site)
+    snapshots = sum(p.read_text().count("course-widget-snapshot") for p in pages.values())
+    assert snapshots >= 1
+
+
+def _chromium():
+    for name in (os.environ.get("COURSE_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def test_site_in_a_headless_browser(built_site):
+    """Does every page load in Chromium, with every image decoded and no console error?"""
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium executable (apt-get install chromium; .ci/run does it as root)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives the browser")
+    problems = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            for name, path in sorted(_pages(built_site).items()):
+                if name in ("genindex", "search"):
+                    continue
+                page = browser.new_page()
+                messages = []
+                page.on("console", lambda m: messages.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e: messages.append(str(e)))
+                page.goto(Path(path).as_uri(), wait_until="load")
+                page.wait_for_timeout(300)  # MathJax typesets after load
+                broken = page.eval_on_selector_all(
+                    "img", "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.src.slice(0, 80))")
+                if broken:
+                    problems.append(f"{name}: images not displayed: {broken}")
+                if messages:
+                    problems.append(f"{name}: console errors: {messages}")
+                if not page.title() or not page.eval_on_selector("h1", "e => e.textContent.length > 0"):
+                    problems.append(f"{name}: no title")
+                raw_math = page.eval_on_selector_all(
+                    ".math", "els => els.filter(e => !e.querySelector('mjx-container')).length")
+                if raw_math:
+                    problems.append(f"{name}: {raw_math} formulas not typeset by MathJax")
+                page.close()
+        finally:
+            browser.close()
+    assert not problems, "\n".join(problems)
