@@ -24,7 +24,7 @@ from pathlib import Path
 from .protocol import ProtocolError, dumps, loads
 from .sandbox import Sandbox, kill_tree, orphans, tree_rss_kb
 
-__all__ = ["GradeOptions", "Worker", "WorkerFault", "kill_all", "stopping"]
+__all__ = ["GradeOptions", "MachineTrouble", "Worker", "WorkerFault", "kill_all", "stopping"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,6 +64,10 @@ class WorkerFault(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+class MachineTrouble(RuntimeError):
+    """The grading machine's trouble, not the student's (a worker cannot start): the run stops."""
 
 
 _LIVE: set = set()  # running workers, killed on an interrupt
@@ -121,7 +125,7 @@ class Worker:
                                          start_new_session=True)
         except OSError as exc:
             shutil.rmtree(self.workdir, ignore_errors=True)
-            raise RuntimeError(f"a grading worker could not start ({exc})") from None
+            raise MachineTrouble(f"a grading worker could not start ({exc})") from None
         self.buffer = b""
         self._memory_checked = 0.0
         with _LIVE_LOCK:

@@ -44,11 +44,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .client import GradeOptions, Worker, WorkerFault, kill_all, stopping
+from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
 from .core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
                    quiet_floats, score, test_rng)
 from .manifest import CourseState, default_path, verify
-from .notebooks import Submission, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
+from .notebooks import Submission, SubmissionFiles, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
 from .protocol import ProtocolError, decode, encode
 from .report import FIELDS, FeedbackFolder, clean_text, csv_cell, read_grades, rows_of, write_grades
 from .sandbox import Sandbox, become_subreaper, resolve
@@ -65,10 +65,6 @@ class _Tampered(Exception):
     def __init__(self, changed):
         super().__init__(", ".join(changed))
         self.changed = [clean_text(c, newlines=False)[:200] for c in changed][:5]
-
-
-class _MachineTrouble(RuntimeError):
-    """The grading machine's trouble, not the student's: the run stops without this student's rows."""
 
 
 def _error_result(question: Question, reason: str) -> QuestionResult:
@@ -161,7 +157,7 @@ def _grade_cells(problem_set: str, cells: list, seed: int, options: GradeOptions
             try:
                 worker.wait_ready()
             except WorkerFault as exc:
-                raise _MachineTrouble(f"a grading worker could not start ({exc.reason}); set COURSE_GRADING_DEBUG=1 "
+                raise MachineTrouble(f"a grading worker could not start ({exc.reason}); set COURSE_GRADING_DEBUG=1 "
                                       "to see its errors") from None
             try:
                 loaded = worker.request({"cmd": "load", "cells": cells,
@@ -229,7 +225,7 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
         return _grade_cells(problem_set, code_cells(nb, specs[1]), seed, options, specs, sandbox)
     except _Tampered as exc:
         return _refused(questions, exc.changed)
-    except _MachineTrouble:
+    except MachineTrouble:
         raise
     except Exception as exc:  # noqa: BLE001  (one student's trouble never stops the others)
         reason = f"internal error while grading this submission ({type(exc).__name__}: {clean_text(exc)[:200]})"
@@ -344,7 +340,7 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
            if len(todo) < len(paths) else ""))
     # Everything is read before the first worker starts: no submission can change another's file.
     submissions = read_submissions(todo, ids, int(options.max_file_mb * 2**20))
-    course = CourseState()
+    course, on_disk = CourseState(), SubmissionFiles(submissions)
     feedback = FeedbackFolder(feedback_dir, problem_set) if feedback_dir is not None else None
     become_subreaper()
     stopping().clear()
@@ -353,6 +349,7 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     def finish(submission: Submission, results) -> None:
         with lock:
             changed = course.restore()  # course files a submission changed: put back, and refuse it
+            on_disk.restore()  # students' files: graded from memory already, put back for the record
             if changed:
                 results = _refused(questions, changed[:3])
             student = csv_cell(submission.student)
@@ -393,6 +390,7 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
         bar.close()
         with lock:
             course.restore()
+            on_disk.restore()
             if feedback is not None:
                 with contextlib.suppress(OSError):
                     feedback.flush()

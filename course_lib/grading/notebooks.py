@@ -21,7 +21,7 @@ from .core import questions_of
 from .release import solution_path
 from .report import clean_text
 
-__all__ = ["Submission", "answer_specs", "code_cells", "expand", "parse_notebook", "read_submissions",
+__all__ = ["Submission", "SubmissionFiles", "answer_specs", "code_cells", "expand", "parse_notebook", "read_submissions",
            "student_ids"]
 
 
@@ -164,6 +164,41 @@ def read_submissions(paths, ids: dict, max_bytes: int) -> list:
         except ValueError as exc:
             submissions.append(Submission(Path(path), ids[path], None, str(exc)))
     return submissions
+
+
+def _signature(path: Path):
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+class SubmissionFiles:
+    """The submissions' files as read, to put back after each submission: a submission that
+    overwrites, deletes or replaces another's file (by a named pipe, say) changes nothing."""
+
+    def __init__(self, submissions):
+        self.files = {s.path: (s.content, _signature(s.path)) for s in submissions if s.content is not None}
+
+    def restore(self) -> list:
+        """Write back every file that changed on disk; returns their paths."""
+        restored = []
+        for path, (content, signature) in self.files.items():
+            if _signature(path) == signature:
+                continue
+            try:
+                if os.path.lexists(path) and not (os.path.isfile(path) and not os.path.islink(path)):
+                    os.unlink(path)
+                tmp = path.with_name(f".{path.name}.{os.getpid()}.restore")
+                with open(tmp, "wb") as f:
+                    f.write(content)
+                os.replace(tmp, path)
+            except OSError:
+                continue
+            self.files[path] = (content, _signature(path))
+            restored.append(path)
+        return restored
 
 
 def parse_notebook(content: bytes):
