@@ -31,6 +31,13 @@ def _hide_arguments(argv: list) -> None:
     os.set_inheritable(fd, True)
     options = sys.orig_argv[1:sys.orig_argv.index("-m")] if "-m" in sys.orig_argv else []
     env = dict(os.environ, **{_ARGS_FD: str(fd)})
+    # The new process starts with the interrupt signals blocked, so that every thread it makes (NumPy's and
+    # Numba's too) blocks them and only the grader's waiting thread receives them (grading.interrupts).
+    import signal
+
+    from .interrupts import SIGNALS
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, *options, "-m", "course_lib.grading", "grade", "(arguments hidden)"],

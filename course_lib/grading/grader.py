@@ -340,7 +340,9 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
            if len(todo) < len(paths) else ""))
     # Everything is read before the first worker starts: no submission can change another's file.
     submissions = read_submissions(todo, ids, int(options.max_file_mb * 2**20))
-    course, on_disk = CourseState(), SubmissionFiles(submissions)
+    # Under bubblewrap a worker can change neither the course nor a submission: a change during the run is
+    # someone else's (the instructor's), to be left alone. Without namespaces, it is put back.
+    course, on_disk = (CourseState(), SubmissionFiles(submissions)) if sandbox.kind == "none" else (None, None)
     feedback = FeedbackFolder(feedback_dir, problem_set) if feedback_dir is not None else None
     become_subreaper()
     stopping().clear()
@@ -348,8 +350,10 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
 
     def finish(submission: Submission, results) -> None:
         with lock:
-            changed = course.restore()  # course files a submission changed: put back, and refuse it
-            on_disk.restore()  # students' files: graded from memory already, put back for the record
+            changed = []
+            if course is not None:
+                changed = course.restore()  # course files a submission changed: put back, and refuse it
+                on_disk.restore()  # students' files: graded from memory already, put back for the record
             if changed:
                 results = _refused(questions, changed[:3])
             student = csv_cell(submission.student)
@@ -389,8 +393,9 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     finally:
         bar.close()
         with lock:
-            course.restore()
-            on_disk.restore()
+            if course is not None:
+                course.restore()
+                on_disk.restore()
             if feedback is not None:
                 with contextlib.suppress(OSError):
                     feedback.flush()

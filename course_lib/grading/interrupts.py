@@ -5,7 +5,10 @@ grading command and waits for them in a thread of its own, which reads who sent 
 from the terminal (the kernel) or from a process that is not one of the grader's
 descendants, it interrupts the run (``KeyboardInterrupt`` in the main thread: the run stops
 cleanly, keeping every row written); from a worker or anything it started (or a sender
-that is already gone), it is ignored and counted.
+that is already gone), it is ignored and counted. A thread that existed before and does not
+block them would take them first: the grading command blocks them before it starts the
+interpreter that grades (``python -m course_lib.grading grade`` starts again with its
+arguments hidden), so that every thread inherits the block.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def clean_text(text, *, newlines: bool = True, controls: bool = True) -> str:
 def csv_cell(text) -> str:
     """A CSV cell a spreadsheet shows as text: cleaned, one line, formulas neutralised."""
     text = clean_text(text, newlines=False)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "'" + text if text.lstrip(" ").startswith(_FORMULA_START) else text
 
 
 def read_grades(path) -> list:

@@ -59,6 +59,24 @@ def _cell_value(cell):
         return None
 
 
+def _names(namespace: dict, before: dict) -> dict:
+    """Which object each name of a module holds, as far as a change matters: names bound since to
+    a module (a submodule imported later) are left out, and so is the simulator's own stand-in for
+    ``numba.cuda`` (it swaps that module in the globals of the kernels it runs)."""
+    names = {}
+    for key, value in list(namespace.items()):
+        old = before.get(key, _ABSENT)
+        if isinstance(value, types.ModuleType) and old is _ABSENT:
+            continue
+        if old is not value and isinstance(old, types.ModuleType) and type(value).__name__ == "FakeCUDAModule":
+            value = old
+        names[key] = id(value)
+    return names
+
+
+_ABSENT = object()
+
+
 def _constant_name(label: str) -> bool:
     """Containers named like constants (``QUESTIONS``, ``_Q1_TESTS``) are compared item by item;
     other module-level containers (caches, session state) change legitimately."""
@@ -74,8 +92,7 @@ class Snapshot:
         seen: set = set()
         for name, module in sorted(_watched_modules().items()):
             namespace = vars(module)
-            self._add(f"{name} (its names)", lambda ns=namespace: {k: id(v) for k, v in ns.items()
-                                                                   if not isinstance(v, types.ModuleType)},
+            self._add(f"{name} (its names)", lambda ns=namespace, before=dict(namespace): _names(ns, before),
                       keep=list(namespace.values()))
             if name in _WATCHED_OUTSIDE:
                 continue

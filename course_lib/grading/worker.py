@@ -27,6 +27,7 @@ The worker never receives expected outputs: the grader judges ``produce``'s outp
 from __future__ import annotations
 
 import builtins
+import getopt
 import io
 import linecache
 import os
@@ -81,7 +82,25 @@ class _Captured:
 
 #: Cell and line magics whose body (or statement) is Python that Jupyter runs.
 BODY_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "mprun"}
-_OPTIONS = re.compile(r"^\s*(?:-[A-Za-z]+(?:\s+(?!-)[^\s]+)?\s+)*")
+#: The options IPython's %timeit and %prun take (getopt specifications): the statement follows them.
+_OPTION_SPECS = {"timeit": "n:r:tcp:qo", "prun": "D:l:rs:T:q"}
+_TOKEN = re.compile(r"\s*\S+")
+
+
+def _statement(name: str, line: str) -> str:
+    """What follows a magic's options on its line (``%timeit -n1 -r 3 f(x)`` -> ``f(x)``)."""
+    line = str(line)
+    if name not in _OPTION_SPECS:
+        return line
+    tokens = line.split()
+    try:
+        _, rest = getopt.getopt(tokens, _OPTION_SPECS[name])
+    except getopt.GetoptError:
+        return line
+    position = 0
+    for _ in range(len(tokens) - len(rest)):
+        position = _TOKEN.match(line, position).end()
+    return line[position:].strip()
 
 
 class _Shell:
@@ -105,17 +124,23 @@ class _Shell:
             if words:
                 self._notebook.namespace[words[0]] = _Captured(out.getvalue(), err.getvalue())
             return None
-        options = _OPTIONS.match(str(line)).end() if name in ("timeit", "prun") else 0
-        # ``%%timeit setup`` runs its line first, once.
-        if name == "timeit" and str(line)[options:].strip():
-            self._notebook.run_source(str(line)[options:], first_line=1)
+        if name == "timeit":
+            # IPython times the body in a function of its own: its names do not stay; ``%%timeit setup``
+            # runs its line first, in that scope too.
+            setup = _statement(name, line)
+            scope = dict(self._notebook.namespace)
+            if setup.strip():
+                self._notebook.run_source(setup, first_line=1, namespace=scope)
+            self._notebook.run_source(cell, first_line=2, namespace=scope)
+            return None
         self._notebook.run_source(cell, first_line=2)
         return None
 
     def run_line_magic(self, name, line):
         if name in BODY_MAGICS and name != "capture":
-            statement = str(line)[_OPTIONS.match(str(line)).end():] if name in ("timeit", "prun") else str(line)
-            self._notebook.run_source(statement, first_line=1)
+            statement = _statement(name, line)
+            scope = dict(self._notebook.namespace) if name == "timeit" else None
+            self._notebook.run_source(statement, first_line=1, namespace=scope)
         return None
 
     def __getattr__(self, name):
@@ -131,10 +156,10 @@ class _Notebook:
                           "display": lambda *args, **kwargs: None, "get_ipython": lambda: self.shell}
         self.filename = "<cell>"
 
-    def run_source(self, source: str, first_line: int = 1) -> None:
+    def run_source(self, source: str, first_line: int = 1, namespace: dict | None = None) -> None:
         code = _transform(str(source))
         padded = "\n" * (first_line - 1) + code  # line numbers as in the notebook's cell
-        exec(compile(padded, self.filename, "exec"), self.namespace)
+        exec(compile(padded, self.filename, "exec"), self.namespace if namespace is None else namespace)
 
     def run_cell(self, index: int, source: str) -> None:
         self.filename = f"<cell {index}>"
