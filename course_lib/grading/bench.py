@@ -4,10 +4,12 @@ Measures, with the PS1 solution as every submission (each graded in its own work
 hidden tests included):
 
 - the wall time to grade one submission (goal: <= 20 s in the simulator on 2 cores);
-- the wall time to grade M submissions serially and with ``--jobs N`` (goal: the parallel
-  run takes <= 60 % of the serial one with N = 2 on 2 cores).
+- the sandbox's cost: M submissions graded serially under bubblewrap and without a sandbox;
+  the difference per submission (goal: at most +1 s);
+- the wall time to grade M submissions serially and with ``--jobs N``, under bubblewrap when
+  it works here (goal: the parallel run takes <= 60 % of the serial one with N = 2 on 2 cores).
 
-Timings depend on the machine and its load; nothing here is a test.
+Timings depend on the machine and its load (the load average is printed); nothing here is a test.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from .. import device
 from .grader import GradeOptions, grade
 from .release import solution_path
+from .sandbox import resolve
 
 
 def _cpu_of_children() -> float:
@@ -31,11 +34,11 @@ def _cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _time_grading(paths, jobs: int, workdir: Path) -> float:
-    out = workdir / f"grades-{jobs}-{len(paths)}.csv"
+def _time_grading(paths, jobs: int, workdir: Path, sandbox: str) -> float:
+    out = workdir / f"grades-{jobs}-{len(paths)}-{sandbox}.csv"
     start = time.perf_counter()
     rows = grade("ps1", paths, out, jobs=jobs, force=True, options=GradeOptions(timeout=120), seed=1,
-                 progress=False)
+                 progress=False, sandbox=sandbox, manifest=False)
     seconds = time.perf_counter() - start
     full = sum(float(r["points"]) for r in rows)
     if full != 10 * len(paths):  # every copy of the solution must score full marks
@@ -44,8 +47,10 @@ def _time_grading(paths, jobs: int, workdir: Path) -> float:
 
 
 def run(quick: bool = False, jobs: int = 2, submissions: int | None = None) -> dict:
-    """Run the measurements; returns seconds: ``one``, ``serial``, ``parallel`` and their ``ratio``."""
-    count = submissions or (4 if quick else 20)
+    """Run the measurements; returns seconds and ratios (see :func:`summary`)."""
+    count = submissions or (3 if quick else 10)
+    box = resolve("auto")
+    mode = "require" if box.kind == "bwrap" else "off"
     workdir = Path(tempfile.mkdtemp(prefix="course-grading-bench-"))
     try:
         paths = []
@@ -54,34 +59,46 @@ def run(quick: bool = False, jobs: int = 2, submissions: int | None = None) -> d
             shutil.copy(solution_path("ps1"), path)
             paths.append(path)
         load = os.getloadavg()[0]
-        one = _time_grading(paths[:1], 1, workdir)
+        one = _time_grading(paths[:1], 1, workdir, mode)
+        unsandboxed = _time_grading(paths, 1, workdir, "off")
         cpu = _cpu_of_children()
-        serial = _time_grading(paths, 1, workdir)
+        serial = _time_grading(paths, 1, workdir, mode)
         cpu = _cpu_of_children() - cpu
-        parallel = _time_grading(paths, jobs, workdir)
+        parallel = _time_grading(paths, jobs, workdir, mode)
+        load_after = os.getloadavg()[0]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return {"backend": device.backend(), "cpus": os.cpu_count(), "submissions": count, "jobs": jobs,
-            "one": one, "serial": serial, "parallel": parallel, "ratio": parallel / serial,
-            "worker_cpu_serial": cpu, "load_before": load}
+            "sandbox": box.kind, "note": box.note, "one": one, "unsandboxed": unsandboxed, "serial": serial,
+            "parallel": parallel, "ratio": parallel / serial,
+            "sandbox_cost": (serial - unsandboxed) / count if box.kind == "bwrap" else None,
+            "worker_cpu_serial": cpu, "load_before": load, "load_after": load_after}
 
 
 def summary(result: dict) -> str:
-    return "\n".join([
+    cost = result["sandbox_cost"]
+    lines = [
         f"backend {result['backend']}, {result['cpus']} CPUs, load average {result['load_before']:.1f} at the start "
-        "(other work on the machine slows the parallel run most)",
+        f"and {result['load_after']:.1f} at the end (other work on the machine inflates every figure, the parallel "
+        "run's most)",
+        result["note"],
         f"one PS1 submission: {result['one']:.1f} s (goal <= 20 s in the simulator on 2 cores)",
+        (f"sandbox cost: {result['submissions']} submissions serially in {result['serial']:.1f} s under bubblewrap, "
+         f"{result['unsandboxed']:.1f} s without: {cost:+.2f} s per submission (goal <= +1 s)") if cost is not None
+        else "sandbox cost: not measured (no working bubblewrap here)",
         f"{result['submissions']} submissions: serial {result['serial']:.1f} s, --jobs {result['jobs']} "
-        f"{result['parallel']:.1f} s = {100 * result['ratio']:.0f} % of serial (goal <= 60 % with --jobs 2)",
+        f"{result['parallel']:.1f} s = {100 * result['ratio']:.0f} % of serial (goal <= 60 % with --jobs 2 on an idle "
+        "machine)",
         f"worker CPU time in the serial run: {result['worker_cpu_serial']:.1f} s",
-    ])
+    ]
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.grading.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="4 submissions instead of 20")
+    parser.add_argument("--quick", action="store_true", help="3 submissions instead of 10")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--submissions", type=int, help="number of submissions (default 20, 4 with --quick)")
+    parser.add_argument("--submissions", type=int, help="number of submissions (default 10, 3 with --quick)")
     ns = parser.parse_args(argv)
     print(summary(run(ns.quick, ns.jobs, ns.submissions)))
     return 0

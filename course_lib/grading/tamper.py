@@ -61,10 +61,13 @@ def _cell_value(cell):
 
 def _names(namespace: dict, before: dict) -> dict:
     """Which object each name of a module holds, as far as a change matters: names bound since to
-    a module (a submodule imported later) are left out, and so is the simulator's own stand-in for
-    ``numba.cuda`` (it swaps that module in the globals of the kernels it runs)."""
+    a module (a submodule imported later) are left out, and so are the simulator's own stand-in for
+    ``numba.cuda`` (it swaps that module in the globals of the kernels it runs) and the registry of
+    warnings already shown."""
     names = {}
     for key, value in list(namespace.items()):
+        if key == "__warningregistry__":  # written by the warnings module when a warning is shown
+            continue
         old = before.get(key, _ABSENT)
         if isinstance(value, types.ModuleType) and old is _ABSENT:
             continue

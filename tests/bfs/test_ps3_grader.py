@@ -47,10 +47,9 @@ def test_patching_the_judgement_in_the_notebook_scores_zero(tmp_path):
 
     assert points("solution") == [6, 2, 2], [rows["solution", q]["reason"] for q in ("ps3.q1", "ps3.q2", "ps3.q3")]
     # A garbage kernel, answers equal to everything, and the references, the parent-tree check, NumPy
-    # and the judges replaced in the notebook: the judgement runs in the grader, so nothing counts.
+    # and the judges replaced in the notebook: refused for tampering (the judgement runs in the grader anyway).
     assert points("monkeypatch") == [0, 0, 0]
-    assert "depths differ from SciPy's" in rows["monkeypatch", "ps3.q1"]["reason"]
-    assert "<Anything object>" in rows["monkeypatch", "ps3.q2"]["reason"]
+    assert all(rows["monkeypatch", q]["reason"].startswith("refused for tampering") for q in ("ps3.q1", "ps3.q2"))
     # Counting the work with the library's own code earns nothing.
     assert points("library") == [6, 0, 0]
     assert "uses the course's own bfs" in rows["library", "ps3.q2"]["reason"]

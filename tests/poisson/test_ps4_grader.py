@@ -43,6 +43,5 @@ def test_patching_the_judges_in_the_notebook_scores_zero(tmp_path):
 
     assert points("solution") == [6, 2, 2], [rows["solution", q]["reason"] for q in QUESTIONS]
     assert points("monkeypatch") == [0, 0, 0], [rows["monkeypatch", q]["reason"] for q in QUESTIONS]
-    assert "images differ" in rows["monkeypatch", "ps4.q1"]["reason"]
-    assert "returned" in rows["monkeypatch", "ps4.q3"]["reason"] or \
-        "<Anything object>" in rows["monkeypatch", "ps4.q3"]["reason"]
+    # Patching the judges in the notebook's process is refused for tampering.
+    assert all(rows["monkeypatch", q]["reason"].startswith("refused for tampering") for q in QUESTIONS)

@@ -329,4 +329,4 @@ def test_patching_the_judges_in_a_submission_earns_nothing_from_the_grader(tmp_p
     rows = {r["question"]: r for r in graded if r["student"] == "monkeypatch"}
     assert {q: float(rows[q]["points"]) for q in ("ps2.q1", "ps2.q2", "ps2.q3")} == \
         {"ps2.q1": 0, "ps2.q2": 0, "ps2.q3": 0}, {q: r["reason"] for q, r in rows.items()}
-    assert "values are wrong" in rows["ps2.q1"]["reason"]
+    assert rows["ps2.q1"]["reason"].startswith("refused for tampering")
