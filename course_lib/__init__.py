@@ -6,6 +6,12 @@ simulator when there is none) *before* ``numba.cuda`` is imported; see
 
     import course_lib
     from course_lib import nbody
+
+Every unit (one subpackage per entry of :data:`UNITS`) has the same modules under the
+same names (``api``, ``kernels``, ``reference``, ``cpu``, ``data``, ``model``,
+``profiling``, ``plots``, ``widgets``, ``quiz``, ``questions``, ``bench``), one name for
+its default launch configuration (``default_block()``), and validates its inputs with
+:mod:`course_lib._validate`; ``course_lib/README.md`` describes the shape.
 """
 
 from . import device
@@ -19,6 +25,7 @@ if device.backend() == "sim":
     _sim.install()
 
 from .device import backend, info, pick  # noqa: E402  (must follow configure())
+from .show import kernel_source, show_kernel  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -31,4 +38,4 @@ UNITS = {
     "poisson": "lessons/04_poisson.ipynb",
 }
 
-__all__ = ["UNITS", "backend", "device", "info", "pick"]
+__all__ = ["UNITS", "backend", "device", "info", "kernel_source", "pick", "show_kernel"]
