@@ -40,8 +40,12 @@ def _hide_arguments(argv: list) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, *options, "-m", "course_lib.grading", "grade", "(arguments hidden)"],
-              env)
+    try:
+        os.execve(sys.executable,
+                  [sys.executable, *options, "-m", "course_lib.grading", "grade", "(arguments hidden)"], env)
+    except OSError:  # grade as started, arguments visible
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+        os.close(fd)
 
 
 def _hidden_arguments() -> list | None:

@@ -94,6 +94,7 @@ def _environment(workdir: str) -> dict:
     # a submission might have forged: Python looks for .pyc files only under this empty folder.
     env["PYTHONPYCACHEPREFIX"] = os.path.join(workdir, "pycache")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["NUMBA_CACHE_DIR"] = os.path.join(workdir, "numba")  # nor Numba's caches (they hold pickles)
     return env
 
 

@@ -66,7 +66,8 @@ class Sandbox:
         if self.kind == "none":
             return [sys.executable, *python_args], env, workdir
         args = [self.bwrap, *_bwrap_options(), "--chdir", INSIDE_WORK, "--clearenv"]
-        inside = dict(env, HOME=INSIDE_WORK, TMPDIR=f"{INSIDE_WORK}/tmp", PYTHONPYCACHEPREFIX=f"{INSIDE_WORK}/pycache")
+        inside = dict(env, HOME=INSIDE_WORK, TMPDIR=f"{INSIDE_WORK}/tmp", PYTHONPYCACHEPREFIX=f"{INSIDE_WORK}/pycache",
+                      NUMBA_CACHE_DIR=f"{INSIDE_WORK}/numba")
         for key, value in sorted(inside.items()):
             args += ["--setenv", key, value]
         return [*args, "--", sys.executable, *python_args], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "/"
@@ -163,7 +164,7 @@ def resolve(mode: str = "auto") -> Sandbox:
         raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "off":
         return Sandbox("none", "sandbox: off (--sandbox=off): workers run without namespaces; "
-                               "the protections that need none still apply")
+                               f"the protections that need none still apply{_seccomp_note()}")
     bwrap = shutil.which("bwrap")
     problem = "bubblewrap (bwrap) is not installed" if not bwrap else _probe(bwrap)
     if not problem:
@@ -171,7 +172,15 @@ def resolve(mode: str = "auto") -> Sandbox:
     if mode == "require":
         raise RuntimeError(f"--sandbox=require: {problem}; install it (Debian/Ubuntu: apt-get install bubblewrap)")
     return Sandbox("none", f"sandbox: none, {problem} (Debian/Ubuntu: apt-get install bubblewrap); workers run "
-                           "without namespaces, with the protections that need none")
+                           f"without namespaces, with the protections that need none{_seccomp_note()}")
+
+
+def _seccomp_note() -> str:
+    import ctypes.util
+
+    if ctypes.util.find_library("seccomp"):
+        return ""
+    return " (but libseccomp is missing: a submission can signal the grader; apt-get install libseccomp2)"
 
 
 # --------------------------------------------------------------------------- processes
