@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -392,3 +393,37 @@ def test_two_runs_cannot_write_the_same_grades_file(tmp_path):
         fcntl.flock(lock, fcntl.LOCK_EX)
         with pytest.raises(ValueError, match="another grading run is writing"):
             grader.grade("ps1", [tmp_path / "x.ipynb"], out, progress=False)
+
+
+def test_ctrl_c_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path):
+    """SIGINT from outside the grader (the instructor's Ctrl-C): the run stops at once, keeps its rows, leaves no
+    worker behind; the same command then grades the rest."""
+    files = []
+    for name in ("alice", "bob", "carol"):
+        shutil.copy(ROOT / "solutions" / "ps1_nbody.ipynb", tmp_path / f"{name}.ipynb")
+        files.append(tmp_path / f"{name}.ipynb")
+    out = tmp_path / "grades.csv"
+    command = [sys.executable, "-m", "course_lib.grading", "grade", "ps1", *map(str, files), "--out", str(out),
+               "--quiet", "--timeout", "120", "--seed", "1"]
+    run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out.exists() and grader.read_grades(out)) and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.2)
+        assert run.poll() is None, "the run ended before it could be interrupted"
+        with open(f"/proc/{run.pid}/cmdline", "rb") as f:
+            assert b"alice" not in f.read()  # the command line names no student's file
+        workers = sandbox.descendants([run.pid])
+        run.send_signal(signal.SIGINT)
+        stdout, stderr = run.communicate(timeout=30)
+    finally:
+        run.kill()
+    assert run.returncode == 130, stdout + stderr
+    assert "interrupted: the students graded so far are in" in stderr
+    kept = {r["student"] for r in grader.read_grades(out)}
+    assert "alice" in kept and len(kept) < 3
+    assert workers and not [pid for pid in workers if os.path.exists(f"/proc/{pid}")]
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"grading {3 - len(kept)} of 3" in again.stdout
+    assert {r["student"] for r in grader.read_grades(out)} == {"alice", "bob", "carol"}
