@@ -29,6 +29,7 @@ __all__ = [
     "check_block",
     "check_choice",
     "check_dtype",
+    "check_flag",
     "check_float",
     "check_int",
     "check_positive_int",
@@ -201,8 +202,15 @@ def _dtype_rule(dtype):
     """(predicate on np.dtype, text) for check_array's ``dtype`` argument."""
     if isinstance(dtype, str) and dtype and all(c in _KIND_NAMES for c in dtype):
         kinds = tuple(dtype)
-        text = " or ".join(_KIND_NAMES[k] for k in kinds)
-        return (lambda dt: dt.kind in kinds), f"a {text} dtype"
+        if set(kinds) == {"i", "u", "f"}:
+            text = "a real (integer or floating)"
+        elif set(kinds) == {"b", "i", "u", "f"}:
+            text = "a real (bool, integer or floating)"
+        elif set(kinds) == {"i", "u"}:
+            text = "an integer"
+        else:
+            text = "a " + " or ".join(_KIND_NAMES[k] for k in kinds)
+        return (lambda dt: dt.kind in kinds), f"{text} dtype"
     options = dtype if isinstance(dtype, tuple) else (dtype,)
     wanted = tuple(np.dtype(d) for d in options)
     text = " or ".join(str(d) for d in wanted)
@@ -353,16 +361,31 @@ def check_dtype(value, name: str = "dtype", allowed=(np.float32, np.float64)) ->
     >>> check_dtype(np.int32)
     Traceback (most recent call last):
         ...
-    ValueError: dtype must be one of float32, float64, got int32
+    ValueError: dtype must be float32 or float64, got int32
     """
     allowed = tuple(np.dtype(a) for a in allowed)
-    listed = ", ".join(str(a) for a in allowed)
+    listed = " or ".join(str(a) for a in allowed)
     try:
         dtype = np.dtype(value) if value is not None else None
     except TypeError:
         dtype = None
     if dtype is None:
-        raise ValueError(f"{name} must be one of {listed}, got {describe(value)}")
+        raise ValueError(f"{name} must be {listed}, got {describe(value)}")
     if dtype not in allowed:
-        raise ValueError(f"{name} must be one of {listed}, got {dtype}")
+        raise ValueError(f"{name} must be {listed}, got {dtype}")
     return dtype
+
+
+def check_flag(value, name: str) -> bool:
+    """``value`` as a bool, if it is True or False (NumPy bools too; not 0, 1 or "yes").
+
+    >>> check_flag(np.True_, "directed")
+    True
+    >>> check_flag(1, "directed")
+    Traceback (most recent call last):
+        ...
+    ValueError: directed must be True or False, got 1 (int)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {describe(value)}")
+    return bool(value)

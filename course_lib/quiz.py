@@ -1,16 +1,24 @@
 """Self-check quiz questions for lessons: multiple choice with an explanation.
 
-Each unit keeps its quiz questions in ``course_lib/<unit>/quiz.py`` as a dict
-``QUIZ`` of :class:`Quiz`. In a notebook, ``show(nbody.QUIZ["work"])`` displays the
-question with buttons; :meth:`Quiz.answer` checks an answer in code.
+Each unit keeps its quiz questions in ``course_lib/<unit>/quiz.py`` as ``QUIZ``, built
+with :func:`quiz_dict` (which checks every question once, for every unit). In a notebook,
+``show(nbody.QUIZ["work"])`` displays the question with buttons; :meth:`Quiz.answer`
+checks an answer in code.
+
+>>> QUIZ = quiz_dict({"work": Quiz("Work of all-pairs N-body?", ("N", "N^2"), "N^2", "N(N - 1) pairs.")})
+>>> QUIZ["work"].correct
+1
+>>> QUIZ["work"].answer("N")
+"Not quite: the answer is 'N^2'. N(N - 1) pairs."
 """
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from types import MappingProxyType
 
-__all__ = ["Quiz", "show"]
+__all__ = ["Quiz", "quiz_dict", "show"]
 
 
 @dataclass(frozen=True)
@@ -21,8 +29,8 @@ class Quiz:
     ----------
     prompt : str
     choices : tuple of str
-    correct : int
-        Index of the right choice.
+    correct : int or str
+        Index of the right choice, or its text (stored as the index).
     explanation : str
         Shown once answered.
     """
@@ -33,8 +41,17 @@ class Quiz:
     explanation: str
 
     def __post_init__(self):
+        object.__setattr__(self, "choices", tuple(self.choices))
+        if len(set(self.choices)) != len(self.choices) or len(self.choices) < 2:
+            raise ValueError(f"choices must be at least two different answers, got {self.choices}")
+        if isinstance(self.correct, str):
+            if self.correct not in self.choices:
+                raise ValueError(f"correct must be one of the choices {list(self.choices)}, got {self.correct!r}")
+            object.__setattr__(self, "correct", self.choices.index(self.correct))
         if not 0 <= self.correct < len(self.choices):
             raise ValueError(f"correct={self.correct} is not an index of the {len(self.choices)} choices")
+        if not self.prompt.strip() or not self.explanation.strip():
+            raise ValueError("a quiz question needs a prompt and an explanation")
 
     def answer(self, choice) -> str:
         """Feedback for a choice given by index or by its text."""
@@ -47,6 +64,22 @@ class Quiz:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(c)}</li>" for c in self.choices)
         return f"<p><b>Quiz.</b> {html.escape(self.prompt)}</p><ol type='a'>{items}</ol>"
+
+
+def quiz_dict(questions: dict) -> MappingProxyType:
+    """A unit's ``QUIZ``: its questions by id, checked and read-only.
+
+    Parameters
+    ----------
+    questions : dict of str -> Quiz
+        Ids are identifiers (``"tile_fetches"``), used by the lessons as ``QUIZ["tile_fetches"]``.
+    """
+    for key, quiz in questions.items():
+        if not (isinstance(key, str) and key.isidentifier()):
+            raise ValueError(f"quiz ids must be identifiers, got {key!r}")
+        if not isinstance(quiz, Quiz):
+            raise ValueError(f"QUIZ[{key!r}] must be a Quiz, got {type(quiz).__name__}")
+    return MappingProxyType(dict(questions))
 
 
 def show(quiz: Quiz):

@@ -195,9 +195,13 @@ def show_kernel(kernel: Any, *, factory_values: bool = True) -> None:
 
     Examples
     --------
-    >>> import course_lib                                    # doctest: +SKIP
+    >>> import course_lib
     >>> from course_lib.nbody import kernels
     >>> course_lib.show_kernel(kernels.nbody_tiled_kernel(128))
+    # from its factory: tile = 128
+    def nbody_tiled(bodies, softening_sq, acc):
+        tile_bodies = cuda.shared.array((tile, 4), float32)
+    ...
     """
     text = kernel_source(kernel, factory_values=factory_values)
     if _in_notebook():

@@ -31,3 +31,65 @@ def test_only_units_with_a_benchmark_are_offered(monkeypatch):
     monkeypatch.setitem(course_lib.UNITS, "quiz_only_unit", "lessons/99_none.ipynb")
     units = benchmarked_units()
     assert "nbody" in units and "quiz_only_unit" not in units
+
+
+def test_series_groups_sorts_and_filters_rows():
+    from course_lib.bench import series
+
+    rows = [{"variant": "b", "n": 4, "y": 2.0, "family": "k"}, {"variant": "b", "n": 1, "y": 1.0, "family": "k"},
+            {"variant": "a", "n": 2, "y": None, "family": "k"}, {"variant": "a", "n": 3, "y": 5.0, "family": "grid"}]
+    assert series(rows, "n", "y") == {"a": ([3], [5.0]), "b": ([1, 4], [1.0, 2.0])}
+    assert series(rows, "n", "y", keep=lambda r: r["family"] == "k") == {"b": ([1, 4], [1.0, 2.0])}
+    assert list(series(rows, "n", "y", label=lambda r: r["variant"] + "!")) == ["a!", "b!"]
+
+
+def test_results_runs_the_gpu_part_only_on_a_gpu():
+    from course_lib.bench import NO_GPU_NOTE, results
+
+    called = []
+
+    def gpu_part():
+        called.append(True)
+        return [{"variant": "gpu"}], {"goal_met": True}, ["gpu note"]
+
+    out = results([{"variant": "cpu"}], gpu_part)
+    if device.is_gpu():
+        assert called and out["rows"][-1] == {"variant": "gpu"} and out["notes"] == ["gpu note"]
+        assert out["summary"] == {"goal_met": True}
+    else:
+        assert not called and out == {"rows": [{"variant": "cpu"}], "summary": {}, "notes": [NO_GPU_NOTE]}
+    assert results([])["notes"] == [NO_GPU_NOTE]  # no GPU part at all
+
+
+def test_summary_text_and_plot_series(tmp_path):
+    from course_lib.bench import figure, plot_series, summary_text
+
+    import matplotlib.pyplot as plt
+
+    open_before = set(plt.get_fignums())  # other tests may leave figures open; only ours must close
+    text = summary_text({"rows": [{"n": 1}, {"n": 2}], "notes": ["note"]}, lambda r: f"N={r['n']}", ["extra"])
+    assert text.splitlines() == ["N=1", "N=2", "extra", "note"]
+    path = tmp_path / "curves.png"
+    plot_series({"a": ([1, 10], [1.0, 100.0])}, path, xlabel="n", ylabel="rate", title="t",
+                references=[(50.0, "peak")])
+    assert path.read_bytes().startswith(b"\x89PNG")
+    assert set(plt.get_fignums()) <= open_before  # saved and closed
+    bad = tmp_path / "never.png"
+    try:
+        with figure(bad) as ax:
+            ax.plot([1], [1])
+            raise RuntimeError("drawing failed")
+    except RuntimeError:
+        pass
+    assert not bad.exists() and set(plt.get_fignums()) <= open_before  # a failed drawing leaves no file and no open figure
+
+
+def test_summary_text_goal_line_only_with_a_summary():
+    from course_lib.bench import summary_text
+
+    def goal(s):
+        return f"goal met: {s['goal_met']}"
+
+    with_summary = {"rows": [], "summary": {"goal_met": True}, "notes": []}
+    assert summary_text(with_summary, str, goal=goal) == "goal met: True"
+    assert summary_text({"rows": [], "summary": {}, "notes": ["no GPU"]}, str, goal=goal) == "no GPU"

@@ -3,9 +3,26 @@
 Each unit provides ``course_lib/<unit>/bench.py`` with a function
 ``run(*, quick: bool) -> dict`` returning the unit's results (a ``"rows"`` list of
 dicts plus whatever summary the unit reports) and ``plot(results, path)`` drawing
-them. This module times things, stamps results with the device and date, writes the
-JSON and the plot. GPU figures come only from runs on a GPU; without one a unit runs
-its CPU part and says so in ``results["notes"]``.
+them, and ``summary(results) -> str``. This module times things, stamps results with
+the device and date, writes the JSON and the plot. GPU figures come only from runs on a
+GPU; without one a unit runs its CPU part and says so in ``results["notes"]``
+(:data:`NO_GPU_NOTE`).
+
+A unit's ``bench.py`` only says what it measures; the skeleton is shared:
+
+- :func:`results` assembles ``{"rows", "summary", "notes"}``, running the GPU part
+  only on a GPU;
+- :func:`summary_text` turns rows into lines (one format function per unit);
+- :func:`series` groups rows into one curve per variant, :func:`plot_series` draws
+  them on log-log axes with reference lines, and :func:`figure` is the
+  create-draw-save-close frame every plot shares;
+- :func:`time_call` (CPU wall clock), :func:`gpu_time` (CUDA events) and
+  :func:`cupy_time` (the GPU library peer) measure.
+
+>>> rows = [{"variant": "tiled", "n": 2048, "rate": 4.0}, {"variant": "tiled", "n": 1024, "rate": 1.0},
+...         {"variant": "naive", "n": 1024, "rate": 0.5}]
+>>> series(rows, "n", "rate")
+{'naive': ([1024], [0.5]), 'tiled': ([1024, 2048], [1.0, 4.0])}
 """
 
 from __future__ import annotations
@@ -15,13 +32,19 @@ import json
 import platform
 import re
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterable
 
 import numpy as np
 
 from .. import device
 
-__all__ = ["cpu_name", "gpu_time", "stamp", "time_call", "write_results"]
+__all__ = ["NO_GPU_NOTE", "cpu_name", "cupy_time", "figure", "gpu_time", "plot_series", "results", "series",
+           "stamp", "summary_text", "time_call", "write_results"]
+
+#: The note of a run without a GPU (the benchmark measured its CPU part only).
+NO_GPU_NOTE = "no GPU: only the CPU variants were measured"
 
 
 def time_call(fn, *, repeat=5, warmup=1, min_time=0.2):
@@ -117,3 +140,132 @@ def write_results(results: dict, out_dir, plot=None) -> tuple[Path, Path | None]
         png_path = out_dir / f"{base}.png"
         plot(results, png_path)
     return json_path, png_path
+
+
+def cupy_time(fn, *, repeat=10, warmup=2):
+    """Median seconds of ``fn()`` (CuPy work) measured with CuPy's CUDA events (GPU only).
+
+    The GPU library peer of a benchmark (CuPy, cuSPARSE through ``cupyx``) runs on
+    CuPy's current stream; its own events time it there.
+    """
+    import cupy as cp
+
+    for _ in range(warmup):
+        fn()
+    cp.cuda.Device().synchronize()
+    samples = []
+    for _ in range(repeat):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    return float(np.median(samples))
+
+
+def results(cpu_rows: list, gpu_part: Callable[[], tuple] | None = None) -> dict:
+    """The ``run()`` result of a unit: ``{"rows", "summary", "notes"}``.
+
+    Parameters
+    ----------
+    cpu_rows : list of dict
+        Rows measured on the CPU (run anywhere).
+    gpu_part : callable, optional
+        ``gpu_part() -> (rows, summary, notes)``, called only on a GPU; without one
+        the notes say so (:data:`NO_GPU_NOTE`) and the summary is empty.
+
+    >>> results([{"variant": "cpu"}])["notes"] == [NO_GPU_NOTE] or device.is_gpu()
+    True
+    """
+    rows, summary, notes = list(cpu_rows), {}, []
+    if gpu_part is not None and device.is_gpu():
+        gpu_rows, summary, gpu_notes = gpu_part()
+        rows += gpu_rows
+        notes += list(gpu_notes)
+    else:
+        notes.append(NO_GPU_NOTE)
+    return {"rows": rows, "summary": summary, "notes": notes}
+
+
+def summary_text(results: dict, format_row: Callable[[dict], str], extra: Iterable[str] = (),
+                 goal: Callable[[dict], str] | None = None) -> str:
+    """One line per row (``format_row(row)``), then ``extra`` lines, the goal line, then the notes.
+
+    ``goal(results["summary"]) -> str`` is called only when the summary is not empty
+    (a run on a GPU: without one there is no goal to compare with).
+
+    >>> summary_text({"rows": [{"n": 1}], "notes": ["no GPU"]}, lambda r: f"N={r['n']}", ["goal: met"])
+    'N=1\\ngoal: met\\nno GPU'
+    """
+    lines = [format_row(r) for r in results["rows"]]
+    goal_lines = [goal(results["summary"])] if goal is not None and results.get("summary") else []
+    return "\n".join([*lines, *extra, *goal_lines, *results.get("notes", [])])
+
+
+def series(rows: Iterable[dict], x: str, y: str, *, label: str | Callable[[dict], str] = "variant",
+           keep: Callable[[dict], bool] | None = None) -> dict:
+    """Rows grouped into curves: ``{label: (xs, ys)}``, sorted by label then by x.
+
+    Parameters
+    ----------
+    rows : iterable of dict
+    x, y : str
+        Keys of the row holding the abscissa and the ordinate.
+    label : str or callable
+        The key naming the curve, or ``label(row) -> str``.
+    keep : callable, optional
+        ``keep(row) -> bool``: only these rows (e.g. one family of inputs); rows
+        whose ``y`` is None are always left out.
+    """
+    name = label if callable(label) else (lambda r: str(r[label]))
+    curves: dict = {}
+    for r in rows:
+        if (keep is None or keep(r)) and r.get(y) is not None:
+            curves.setdefault(name(r), []).append((r[x], r[y]))
+    out = {}
+    for key in sorted(curves):
+        points = sorted(curves[key])
+        out[key] = ([p[0] for p in points], [p[1] for p in points])
+    return out
+
+
+@contextmanager
+def figure(path, *, figsize=(7, 4.5)):
+    """``with figure(path) as ax:`` draw on ``ax``; the figure is laid out, saved and closed.
+
+    matplotlib is imported here, not at import time of the benchmark modules.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    try:
+        yield ax
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
+
+
+def plot_series(curves: dict, path, *, xlabel: str, ylabel: str, title: str, references=(),
+                xscale="log", yscale="log", figsize=(7, 4.5)):
+    """The benchmarks' usual figure: one line per curve on log-log axes, saved to ``path``.
+
+    Parameters
+    ----------
+    curves : dict
+        ``{label: (xs, ys)}``, as :func:`series` returns.
+    path : str or Path
+        Where the PNG goes.
+    xlabel, ylabel, title : str
+    references : iterable of (float, str)
+        Horizontal reference lines (a peak, a goal) and their labels.
+    """
+    with figure(path, figsize=figsize) as ax:
+        for label, (xs, ys) in curves.items():
+            ax.plot(xs, ys, marker="o", label=label)
+        for value, label in references:
+            ax.axhline(value, color="k", ls="--", lw=1, label=label)
+        ax.set(xscale=xscale, yscale=yscale, xlabel=xlabel, ylabel=ylabel, title=title)

@@ -12,11 +12,14 @@ the simulator's profiler in :mod:`course_lib.bfs.profiling`, the problem set's
 questions in :mod:`course_lib.bfs.questions`.
 """
 
-from . import kernels, plots, widgets
-from .api import METHODS, BFSRun, DeviceGraph, bfs, exclusive_scan, traverse
+from .._lazy import lazy_submodules
+from . import kernels, profiling
+from .api import METHODS, BFSRun, DeviceGraph, bfs, default_block, exclusive_scan, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import (
     REAL_GRAPHS,
+    Graph,
+    as_graph,
     chain,
     disconnected,
     from_edges,
@@ -27,7 +30,6 @@ from .data import (
     star,
     with_self_loops_and_duplicates,
 )
-from .graph import Graph, as_graph
 from .model import level_warp_efficiency, warp_efficiency
 from .quiz import QUIZ
 from .reference import bfs_reference, bfs_scipy, check_parent_tree, parent_tree_problems
@@ -42,6 +44,7 @@ __all__ = [
     "as_graph",
     "bfs",
     "bfs_cpu",
+    "default_block",
     "bfs_cpu_parallel",
     "bfs_reference",
     "bfs_scipy",
@@ -61,3 +64,5 @@ __all__ = [
     "warp_efficiency",
     "with_self_loops_and_duplicates",
 ]
+
+__getattr__, __dir__ = lazy_submodules(__name__, ("plots", "widgets"), globals())

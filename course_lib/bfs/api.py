@@ -8,10 +8,11 @@ from functools import cached_property
 import numpy as np
 
 from .. import device
+from .._validate import check_block, check_choice, check_flag, check_int
 from .cpu import bfs_cpu
-from .graph import Graph, as_graph, check_source
+from .data import Graph, as_graph, check_source
 
-__all__ = ["METHODS", "BFSRun", "DeviceGraph", "bfs", "exclusive_scan", "threads_per_block", "traverse"]
+__all__ = ["METHODS", "BFSRun", "DeviceGraph", "bfs", "default_block", "exclusive_scan", "traverse"]
 
 METHODS = ("frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing", "cpu")
 #: Direction-optimising switches (Beamer, Asanovic & Patterson, SC 2012): go bottom-up when the
@@ -21,12 +22,12 @@ ALPHA = 14
 BETA = 24
 
 
-def threads_per_block() -> int:
+def default_block() -> int:
     """Threads per block of the BFS kernels: 256 on a GPU, 32 in the simulator."""
     return device.pick(sim=32, gpu=256)
 
 
-def scan_block() -> int:
+def _default_scan_block() -> int:
     """Values per block of the scan: 1024 on a GPU, 16 in the simulator (each barrier is costly there)."""
     return device.pick(sim=16, gpu=1024)
 
@@ -131,6 +132,7 @@ def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True
     >>> bfs(chain(4), 0, method="cpu")
     array([0, 1, 2, 3], dtype=int32)
     """
+    parents = check_flag(parents, "parents")
     run = traverse(graph, source, method, directed=directed)
     return (run.depth, run.parent) if parents else run.depth
 
@@ -147,8 +149,7 @@ def traverse(graph, source, method="frontier_atomic", *, directed=True, on_devic
     -------
     BFSRun
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    check_choice(method, "method", METHODS)
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)
     if method == "cpu":
@@ -228,7 +229,7 @@ def _init(g: Graph, source: int):
 
     from . import kernels
 
-    tpb = threads_per_block()
+    tpb = default_block()
     d_depth = cuda.device_array(g.n_vertices, dtype=np.int32)
     d_parent = cuda.device_array(g.n_vertices, dtype=np.int32)
     kernels.bfs_init_kernel[_blocks(g.n_vertices, tpb), tpb](np.int32(source), d_depth, d_parent)
@@ -249,7 +250,7 @@ def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
 
     from . import kernels
 
-    tpb = threads_per_block()
+    tpb = default_block()
     edge_u, edge_v, both = g.edge_list
     d_u, d_v = on_device.edge_u, on_device.edge_v
     d_depth, d_parent = _init(g, source)
@@ -304,7 +305,7 @@ def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_nex
     """
     from . import kernels
 
-    tpb = threads_per_block()
+    tpb = default_block()
     d_next_size.copy_to_device(np.zeros(1, np.int32))
     d_work.copy_to_device(np.zeros(2, np.int64))
     kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
@@ -315,16 +316,19 @@ def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_nex
     return int(d_next_size.copy_to_host()[0])
 
 
-def exclusive_scan(d_values, n: int):
+def exclusive_scan(d_values, n: int, *, block=None):
     """Exclusive prefix sum of ``d_values[:n]`` on the device (int32), and the total.
 
-    Each block scans ``scan_block()`` values (:func:`~course_lib.bfs.kernels.block_exclusive_scan_kernel`);
+    Each block scans ``block`` values (:func:`~course_lib.bfs.kernels.block_exclusive_scan_kernel`);
     the block totals are scanned the same way, recursively, and added back.
 
     Parameters
     ----------
     d_values : device array of int32, shape (>= n,)
     n : int
+    block : int, optional
+        Values (and threads) per block of the scan, a power of two: default 1024 on a
+        GPU, 16 in the simulator (where every barrier is costly).
 
     Returns
     -------
@@ -335,7 +339,10 @@ def exclusive_scan(d_values, n: int):
 
     from . import kernels
 
-    block = scan_block()
+    n = check_int(n, "n", minimum=0)
+    block = _default_scan_block() if block is None else check_block(block)
+    if block & (block - 1):
+        raise ValueError(f"block must be a power of two (the scan halves it), got {block}")
     d_out = cuda.device_array(max(n, 1), dtype=np.int32)
     if n == 0:
         return d_out, 0
@@ -344,7 +351,7 @@ def exclusive_scan(d_values, n: int):
     kernels.block_exclusive_scan_kernel(block)[n_blocks, block](d_values, np.int32(n), d_out, d_sums)
     if n_blocks == 1:
         return d_out, int(d_sums.copy_to_host()[0])
-    d_offsets, total = exclusive_scan(d_sums, n_blocks)
+    d_offsets, total = exclusive_scan(d_sums, n_blocks, block=block)
     kernels.add_block_offsets_kernel[n_blocks, block](d_out, np.int32(n), d_offsets)
     return d_out, total
 
@@ -355,7 +362,7 @@ def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
 
     from . import kernels
 
-    tpb = threads_per_block()
+    tpb = default_block()
     n = g.n_vertices
     d_indptr, d_indices = on_device.indptr, on_device.indices
     d_depth, d_parent = _init(g, source)
@@ -410,7 +417,7 @@ def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
 
     from . import kernels
 
-    tpb = threads_per_block()
+    tpb = default_block()
     n = g.n_vertices
     d_indptr = on_device.indptr
     d_in_indptr, d_in_indices = on_device.in_indptr, on_device.in_indices

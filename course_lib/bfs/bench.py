@@ -34,11 +34,10 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from .. import device
-from ..bench import time_call
+from ..bench import plot_series, results as bench_results, series, summary_text, time_call
 from .api import DeviceGraph, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
-from .data import grid_2d, kronecker
-from .graph import as_graph
+from .data import as_graph, grid_2d, kronecker
 
 GOAL_GTEPS = 3.3
 GOAL_SCALE = 22
@@ -143,16 +142,14 @@ def _gpu_rows(graphs, quick, bandwidth):
 
 def run(*, quick=False):
     """Run the benchmark; see the module docstring."""
-    on_gpu = device.is_gpu()
-    graphs = _graphs(quick, on_gpu)
-    rows = _cpu_rows(graphs, quick)
-    notes, summary = [], {}
-    if on_gpu:
-        rows += _gpu_rows(graphs, quick, device.info().memory_bandwidth)
-        summary = _goal(rows)
-    else:
-        notes.append("no GPU: only the CPU variants were measured")
-    return {"rows": rows, "summary": summary, "notes": notes}
+    graphs = _graphs(quick, device.is_gpu())
+    cpu_rows = _cpu_rows(graphs, quick)
+
+    def gpu_part():
+        gpu = _gpu_rows(graphs, quick, device.info().memory_bandwidth)
+        return gpu, _goal(cpu_rows + gpu), []
+
+    return bench_results(cpu_rows, gpu_part)
 
 
 def _goal(rows):
@@ -180,39 +177,27 @@ def _goal(rows):
     }
 
 
+def _format_row(r):
+    extra = f"  iterations={r['iterations']} edges examined={r['edges_examined']}" if "iterations" in r else ""
+    return (f"{r['variant']:<31} {r['graph']:<14} V={r['vertices']:<9} "
+            f"{r['gteps']:.4f} GTEPS ({r['seconds'] * 1e3:.2f} ms){extra}")
+
+
+def _goal_line(s):
+    return (f"goal ({s['graph']}): {s['best_frontier']['gteps']:.2f} GTEPS (goal {s['goal_gteps']}), "
+            f"{s['speedup_vs_scipy']:.1f}x SciPy (goal {s['goal_speedup_vs_scipy']}x), "
+            f"{s['speedup_vs_best_cpu']:.1f}x the best CPU variant ({s['best_cpu']}): "
+            + ("met" if s["goal_met"] else "not met"))
+
+
 def summary(results):
     """A few human-readable lines."""
-    lines = []
-    for r in results["rows"]:
-        extra = f"  iterations={r['iterations']} edges examined={r['edges_examined']}" if "iterations" in r else ""
-        lines.append(f"{r['variant']:<31} {r['graph']:<14} V={r['vertices']:<9} "
-                     f"{r['gteps']:.4f} GTEPS ({r['seconds'] * 1e3:.2f} ms){extra}")
-    s = results.get("summary") or {}
-    if s:
-        lines.append(f"goal ({s['graph']}): {s['best_frontier']['gteps']:.2f} GTEPS (goal {s['goal_gteps']}), "
-                     f"{s['speedup_vs_scipy']:.1f}x SciPy (goal {s['goal_speedup_vs_scipy']}x), "
-                     f"{s['speedup_vs_best_cpu']:.1f}x the best CPU variant ({s['best_cpu']}): "
-                     + ("met" if s["goal_met"] else "not met"))
-    return "\n".join(lines + results["notes"])
+    return summary_text(results, _format_row, goal=_goal_line)
 
 
 def plot(results, path):
     """GTEPS against the number of vertices on the Kronecker graphs, one line per variant."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    series = {}
-    for r in results["rows"]:
-        if r["graph"].startswith("kronecker"):
-            series.setdefault(r["variant"], []).append((r["vertices"], r["gteps"]))
-    for label, pts in sorted(series.items()):
-        pts.sort()
-        ax.plot(*zip(*pts), marker="o", label=label)
-    if results["backend"] == "gpu":
-        ax.axhline(GOAL_GTEPS, color="k", ls="--", lw=1, label=f"goal {GOAL_GTEPS} GTEPS")
-    ax.set(xscale="log", yscale="log", xlabel="vertices (Kronecker, edge factor 16)", ylabel="GTEPS",
-           title=f"BFS on {results['device']['name']}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    curves = series(results["rows"], "vertices", "gteps", keep=lambda r: r["graph"].startswith("kronecker"))
+    references = [(GOAL_GTEPS, f"goal {GOAL_GTEPS} GTEPS")] if results["backend"] == "gpu" else []
+    plot_series(curves, path, xlabel="vertices (Kronecker, edge factor 16)", ylabel="GTEPS",
+                references=references, title=f"BFS on {results['device']['name']}")

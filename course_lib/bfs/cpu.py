@@ -14,7 +14,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .graph import as_graph, check_source
+from .._validate import check_flag
+
+from .data import as_graph, check_source
 
 __all__ = ["bfs_cpu", "bfs_cpu_parallel"]
 
@@ -77,6 +79,7 @@ def bfs_cpu(graph, source, *, directed=True, return_levels=False):
     """
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)
+    return_levels = check_flag(return_levels, "return_levels")
     depth = np.full(g.n_vertices, -1, dtype=np.int32)
     parent = np.full(g.n_vertices, -1, dtype=np.int32)
     sizes = np.zeros(g.n_vertices, dtype=np.int64)

@@ -1,16 +1,26 @@
 """Graphs for BFS experiments: seeded generators and small real graphs shipped by NetworkX.
 
-Every function returns a ``scipy.sparse.csr_matrix`` of shape (V, V) whose stored
+Every generator returns a ``scipy.sparse.csr_matrix`` of shape (V, V) whose stored
 entries are the edges (values 1, int8). Undirected graphs are returned symmetric.
+:func:`as_graph` checks an adjacency matrix and turns it into a :class:`Graph`, the
+arrays the kernels read.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+
 import numpy as np
 import scipy.sparse as sp
 
+from .._validate import check_array, check_choice, check_flag, check_float, check_int, check_seed
+
 __all__ = [
     "REAL_GRAPHS",
+    "Graph",
+    "as_graph",
+    "check_source",
     "chain",
     "disconnected",
     "from_edges",
@@ -46,12 +56,14 @@ def from_edges(u, v, n_vertices, *, directed=False):
         Duplicate edges merged, column indices sorted.
     """
     n = _check_count(n_vertices, "n_vertices")
-    u = np.asarray(u, dtype=np.int64).ravel()
-    v = np.asarray(v, dtype=np.int64).ravel()
+    directed = check_flag(directed, "directed")
+    u = check_array(u, "u", ndim=1, dtype="iu").astype(np.int64)
+    v = check_array(v, "v", ndim=1, dtype="iu").astype(np.int64)
     if u.shape != v.shape:
         raise ValueError(f"u and v must have the same length, got {u.size} and {v.size}")
-    if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n):
-        raise ValueError(f"edge endpoints must be vertex ids in 0..{n - 1}")
+    for name, ends in (("u", u), ("v", v)):
+        if ends.size and (ends.min() < 0 or ends.max() >= n):
+            raise ValueError(f"{name} must hold vertex ids in 0..{n - 1}, got {ends.min()} .. {ends.max()}")
     if not directed:
         u, v = np.concatenate([u, v]), np.concatenate([v, u])
     m = sp.csr_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n, n))
@@ -68,6 +80,7 @@ def star(n_vertices, *, center=0, directed=False):
     scipy.sparse.csr_matrix of shape (n_vertices, n_vertices)
     """
     n = _check_count(n_vertices, "n_vertices")
+    center = check_int(center, "center", minimum=0, maximum=n - 1)
     if not 0 <= center < n:
         raise ValueError(f"center must be in 0..{n - 1}, got {center}")
     leaves = np.delete(np.arange(n), center)
@@ -123,6 +136,7 @@ def kronecker(scale, edge_factor=16, *, seed=0, directed=False, abc=(0.57, 0.19,
     -------
     scipy.sparse.csr_matrix of shape (2**scale, 2**scale)
     """
+    directed = check_flag(directed, "directed")
     scale = _check_count(scale, "scale", 0)
     if scale > 30:
         raise ValueError(f"scale must be at most 30 (int32 vertex ids), got {scale}")
@@ -130,7 +144,7 @@ def kronecker(scale, edge_factor=16, *, seed=0, directed=False, abc=(0.57, 0.19,
     a, b, c = abc
     if min(a, b, c) < 0 or a + b + c > 1:
         raise ValueError(f"abc must be non-negative probabilities summing to at most 1, got {abc}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     n = 1 << scale
     m = edge_factor * n
     u = np.zeros(m, dtype=np.int64)
@@ -155,10 +169,10 @@ def random_graph(n_vertices, average_degree, *, seed=0, directed=False):
     -------
     scipy.sparse.csr_matrix of shape (n_vertices, n_vertices)
     """
+    directed = check_flag(directed, "directed")
     n = _check_count(n_vertices, "n_vertices")
-    if average_degree < 0:
-        raise ValueError(f"average_degree must be >= 0, got {average_degree}")
-    rng = np.random.default_rng(seed)
+    average_degree = check_float(average_degree, "average_degree", minimum=0)
+    rng = np.random.default_rng(check_seed(seed))
     m = int(round(average_degree * n / (1 if directed else 2)))
     u = rng.integers(0, n, m)
     v = rng.integers(0, n, m)
@@ -186,7 +200,8 @@ def disconnected(component_sizes=(12, 7, 5), n_isolated=3, *, seed=0, directed=F
     -------
     scipy.sparse.csr_matrix of shape (sum(component_sizes) + n_isolated,) * 2
     """
-    rng = np.random.default_rng(seed)
+    directed = check_flag(directed, "directed")
+    rng = np.random.default_rng(check_seed(seed))
     sizes = [_check_count(s, "component size") for s in component_sizes]
     n_isolated = _check_count(n_isolated, "n_isolated", 0)
     n = sum(sizes) + n_isolated
@@ -237,8 +252,10 @@ def with_self_loops_and_duplicates(graph, *, n_loops=3, n_duplicates=5, seed=0):
     -------
     scipy.sparse.csr_matrix of shape (V, V), not in canonical format
     """
-    rng = np.random.default_rng(seed)
-    coo = sp.coo_matrix(graph)
+    n_loops = check_int(n_loops, "n_loops", minimum=0)
+    n_duplicates = check_int(n_duplicates, "n_duplicates", minimum=0)
+    rng = np.random.default_rng(check_seed(seed))
+    coo = sp.coo_matrix(as_graph(graph, directed=True).structure())
     n = coo.shape[0]
     if coo.nnz == 0:
         raise ValueError("graph has no edge to duplicate")
@@ -285,9 +302,166 @@ def real_graph(name):
         "florentine_families": nx.florentine_families_graph,
         "davis_southern_women": nx.davis_southern_women_graph,
     }
-    if name not in builders:
-        raise ValueError(f"unknown graph {name!r}; choose one of {sorted(builders)}")
+    check_choice(name, "name", sorted(builders))
     g = builders[name]()
     labels = [str(node) for node in g.nodes]
     adjacency = nx.to_scipy_sparse_array(g, format="csr", weight=None, dtype=np.int8)
     return sp.csr_matrix(adjacency), labels
+
+
+# ---- the validated graph the BFS variants read
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A validated graph in the layouts the BFS variants use.
+
+    Attributes
+    ----------
+    n_vertices : int
+    directed : bool
+        False: an edge stored in either direction is followed both ways.
+    indptr : ndarray of shape (V + 1,), int32
+    indices : ndarray of shape (E,), int32
+        CSR of the out-neighbours (for an undirected graph, of the symmetric structure).
+        Duplicate edges and self-loops of a directed input are kept as they are.
+    """
+
+    n_vertices: int
+    directed: bool
+    indptr: np.ndarray
+    indices: np.ndarray
+
+    @property
+    def n_arcs(self) -> int:
+        """Entries of the CSR structure (each undirected edge counts twice, once per direction)."""
+        return int(self.indices.shape[0])
+
+    @cached_property
+    def degrees(self) -> np.ndarray:
+        """Out-degree of every vertex, int64 of shape (V,)."""
+        return np.diff(self.indptr).astype(np.int64)
+
+    @cached_property
+    def edge_list(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(edge_u, edge_v, both_directions)`` for the edge-parallel kernel.
+
+        A directed graph gives every arc; an undirected one every edge once
+        (``u <= v``) with ``both_directions = 1``, as in the source's kernel.
+        """
+        rows = np.repeat(np.arange(self.n_vertices, dtype=np.int32), np.diff(self.indptr))
+        cols = self.indices
+        if self.directed:
+            return rows, cols.copy(), 0
+        keep = rows <= cols
+        return np.ascontiguousarray(rows[keep]), np.ascontiguousarray(cols[keep]), 1
+
+    @cached_property
+    def in_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(in_indptr, in_indices)``: CSR of the in-neighbours (the transpose), int32.
+
+        For an undirected graph these are :attr:`indptr` and :attr:`indices` themselves.
+        """
+        if not self.directed:
+            return self.indptr, self.indices
+        transpose = self.structure().T.tocsr()
+        return (np.ascontiguousarray(transpose.indptr, dtype=np.int32),
+                np.ascontiguousarray(transpose.indices, dtype=np.int32))
+
+    def structure(self) -> sp.csr_matrix:
+        """The CSR structure as a SciPy matrix with all stored values 1 (int8)."""
+        data = np.ones(self.n_arcs, dtype=np.int8)
+        return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_vertices,) * 2)
+
+
+def as_graph(graph, *, directed: bool = True) -> Graph:
+    """Validate a SciPy sparse adjacency matrix and build a :class:`Graph`.
+
+    Every stored entry ``graph[u, v]`` is an edge ``u -> v``, whatever its value (as in
+    :mod:`scipy.sparse.csgraph` traversals).
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or array of shape (V, V), or Graph
+        Any sparse format; converted to CSR. A :class:`Graph` is returned as it is.
+    directed : bool
+        False to follow every edge in both directions (ignored for a :class:`Graph`).
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    ValueError
+        Not a sparse matrix, not square, no vertices, too many edges for int32
+        indices, or a malformed CSR structure (negative or out-of-range column
+        indices, inconsistent ``indptr``).
+    """
+    if isinstance(graph, Graph):
+        return graph  # already validated; it keeps the direction it was built with
+    if not sp.issparse(graph):
+        raise ValueError(
+            f"graph must be a SciPy sparse adjacency matrix (e.g. scipy.sparse.csr_matrix), got {type(graph).__name__}"
+        )
+    if len(graph.shape) != 2 or graph.shape[0] != graph.shape[1]:
+        raise ValueError(f"graph must be a square V x V adjacency matrix, got shape {graph.shape}")
+    directed = check_flag(directed, "directed")
+    if graph.dtype.kind not in "biuf":
+        raise ValueError(f"graph must hold real or boolean values (each stored entry is an edge), "
+                         f"got dtype {graph.dtype}")
+    n = int(graph.shape[0])
+    if n == 0:
+        raise ValueError("graph has no vertices (shape (0, 0)): a search needs at least the source")
+    if n > _INT32_MAX:
+        raise ValueError(f"graph has {n} vertices; the kernels use int32 vertex ids (at most {_INT32_MAX})")
+    csr = graph.tocsr() if graph.format != "csr" else graph
+    indptr = np.asarray(csr.indptr)
+    indices = np.asarray(csr.indices)
+    _check_structure(indptr, indices, n)
+    if not directed:
+        ones = sp.csr_matrix((np.ones(indices.shape[0], np.int8), indices, indptr), shape=(n, n))
+        sym = (ones + ones.T).tocsr()
+        sym.sum_duplicates()
+        sym.sort_indices()
+        indptr, indices = sym.indptr, sym.indices
+    if indices.shape[0] > _INT32_MAX:
+        raise ValueError(f"graph has {indices.shape[0]} arcs; the kernels use int32 offsets (at most {_INT32_MAX})")
+    return Graph(n, bool(directed), np.ascontiguousarray(indptr, dtype=np.int32),
+                 np.ascontiguousarray(indices, dtype=np.int32))
+
+
+def _check_structure(indptr, indices, n):
+    """SciPy checks CSR values only on request: check them here, with clear messages."""
+    if indptr.shape != (n + 1,):
+        raise ValueError(f"graph.indptr must have shape ({n + 1},), got {indptr.shape}")
+    if indptr[0] != 0 or indptr[-1] != indices.shape[0] or np.any(np.diff(indptr) < 0):
+        raise ValueError("graph.indptr must start at 0, never decrease and end at the number of stored entries")
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0:
+            raise ValueError(f"graph has a negative column index ({low}); vertex ids must be in 0..{n - 1}")
+        if high >= n:
+            raise ValueError(f"graph has column index {high}, out of range for {n} vertices (0..{n - 1})")
+
+
+def check_source(source, n_vertices: int) -> int:
+    """Validate the start vertex and return it as an int.
+
+    Raises
+    ------
+    ValueError
+        ``source`` is not an integer, is negative (no wrap-around as in NumPy
+        indexing) or is >= ``n_vertices``.
+    """
+    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
+        raise ValueError(f"source must be an integer vertex id, got {source!r}")
+    s = int(source)
+    if s < 0:
+        raise ValueError(f"source must be a vertex id in 0..{n_vertices - 1}, got negative {s} "
+                         "(negative ids do not wrap around)")
+    if s >= n_vertices:
+        raise ValueError(f"source {s} is out of range for a graph of {n_vertices} vertices (0..{n_vertices - 1})")
+    return s

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_array, check_positive_int
+
 __all__ = ["level_warp_efficiency", "warp_efficiency"]
 
 
@@ -27,9 +29,13 @@ def warp_efficiency(loop_counts, warp_size=32):
     float
         In [0, 1]; 1.0 when there is no work at all.
     """
-    counts = np.asarray(loop_counts, dtype=np.int64).ravel()
+    counts = check_array(loop_counts, "loop_counts", ndim=1)
+    if counts.size and counts.dtype.kind not in "iu":
+        raise ValueError(f"loop_counts must have an integer dtype, got dtype {counts.dtype}")
+    counts = counts.astype(np.int64)
+    warp_size = check_positive_int(warp_size, "warp_size")
     if counts.size and counts.min() < 0:
-        raise ValueError("loop counts must be >= 0")
+        raise ValueError(f"loop_counts must be >= 0, got {counts.min()}")
     if warp_size < 1:
         raise ValueError(f"warp_size must be >= 1, got {warp_size}")
     starts = np.arange(0, counts.size, warp_size)
@@ -59,5 +65,9 @@ def level_warp_efficiency(graph, depth, warp_size=32):
     list of float
         One value per level 0..max depth.
     """
-    depth = np.asarray(depth)
-    return [warp_efficiency(graph.degrees[depth == d], warp_size) for d in range(int(depth.max()) + 1)]
+    from .data import as_graph
+
+    graph = as_graph(graph, directed=True)
+    depth = check_array(depth, "depth", shape=(graph.n_vertices,), dtype="iu")
+    warp_size = check_positive_int(warp_size, "warp_size")
+    return [warp_efficiency(graph.degrees[depth == d], warp_size) for d in range(int(depth.max(initial=-1)) + 1)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import as_graph
+from .data import as_graph
 
 __all__ = ["draw_levels", "layout", "plot_work_per_level", "plot_work_vs_size"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import as_graph
+from .data import as_graph
 
 __all__ = ["LEVEL_KERNELS", "level_launch", "profile_level"]
 

@@ -1,409 +1,258 @@
-"""Problem set 3 (``solutions/ps3_bfs.ipynb``): questions, visible and hidden tests.
+"""Problem set 3 (``solutions/ps3_bfs.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
 
-- ``ps3.q1`` (6 points): a frontier kernel, one thread per frontier vertex, building the
-  next frontier any correct way. Answer: ``check("ps3.q1", frontier_kernel)``. The
-  grader runs the host loop of :func:`run_frontier_kernel` in the student's process and,
-  in its own, compares the depths with SciPy's, accepts any valid BFS parent tree and
-  checks that nothing was written past the end of an array.
-- ``ps3.q2`` (2 points): the source's depth quiz. Answer: a dict of two functions,
-  ``{"min_max_depth": f(n), "max_max_depth": g(n)}``.
-- ``ps3.q3`` (2 points): work. Answer: a dict ``{"quadratic_on_chain": f(n),
-  "frontier_on_chain": g(n), "complexity": one of WORK_CHOICES}``: the edges the
-  kernels examine on an undirected chain of n vertices searched from one end, and the
-  worst-case work of the edge-parallel BFS.
+- ``ps3.q1`` (6 points): a **race-free bottom-up step** with frontier bitmaps. Answer:
+  ``check("ps3.q1", bottom_up_step)``, a kernel ``(in_indptr, in_indices, frontier_flags, current, depth,
+  parent, next_flags, next_count)`` with one thread per vertex, run level by level by
+  :func:`run_bottom_up`. Graded on depths (SciPy) and any valid parent tree, on ``next_count`` equal
+  to the vertices reached, on a clean race check, and with the profiler: each unvisited vertex stops
+  at its first parent (global loads near the early-exit model).
+- ``ps3.q2`` (2 points): predict the edges the step examines, and measure its global loads per level.
+  Answer: ``{"kernel": bottom_up_step, "predicted_edges": f(in_indptr, in_indices, frontier_flags,
+  depth), "measure": g(level)}``.
+- ``ps3.q3`` (2 points): the work of the edge-parallel and frontier BFS on a chain. Answer:
+  ``{"quadratic_on_chain": f(n), "frontier_on_chain": g(n), "complexity": one of WORK_CHOICES}``.
 """
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from .. import device
-from ..grading.core import Question, Test, TestFailure, as_student_kernel
-from ..grading.ownwork import as_student_function
+from ..grading.harness import (Launch, calls_test, choice, fail, function, guarded, inner, kernel, measured_test,
+                               measurement, question, race_test, result_test, technique_test, unguard, value_test)
 from . import data
-from .api import threads_per_block
-from .graph import Graph, as_graph, check_source
+from .data import Graph, as_graph
 from .reference import bfs_reference, parent_tree_problems
 
 PROBLEM_SET = "ps3"
-#: The choices offered for the worst-case work of the edge-parallel BFS (question 3).
 WORK_CHOICES = ("O(V + E)", "O(V log V + E)", "O(V * E)", "O(E^2)")
+BLOCK = 32
+#: Graph, source and levels of the measure-and-explain question.
+MEASURE_LEVELS = (1, 2, 3)
+
+
+def measure_graph():
+    """The graph measured in q2 (undirected, 120 vertices, mean degree 12); the notebook builds the same one."""
+    return data.random_graph(120, 12, seed=4)
 
 
 # ----------------------------------------------------------------------------- q1
-# Every test is split (see course_lib.grading.core): ``inputs`` and ``judge`` run in the grader,
-# ``produce`` runs the student's kernel and returns the raw (padded) output arrays.
-
-#: Extra elements after each output array the kernel writes (depth, parent, next_size and,
-#: more of them, next_frontier): on a GPU, a store one element past the end rarely faults,
-#: so the grader pads the arrays, passes exact-size views and checks that the padding is untouched.
-GUARD_ELEMENTS = 32
-#: What the guard elements hold: no vertex id, depth or count a kernel could mean to store.
-GUARD_VALUE = np.int32(-0x7A5A5A5A)
-
-
-def run_frontier_kernel(kernel, graph, source, *, directed=False, block=None):
-    """Run a frontier kernel level by level, as the problem set's host code does.
-
-    The kernel is launched as ``kernel[blocks, block](indptr, indices, frontier,
-    frontier_size, current, depth, parent, next_frontier, next_size)`` with one thread
-    per frontier vertex; ``next_size[0]`` is zeroed before each launch and read back
-    after it. The arrays the kernel writes are exact-size views of larger buffers whose
-    extra elements must stay untouched. The loop itself is :func:`run_frontier_levels`.
-
-    Parameters
-    ----------
-    kernel : @cuda.jit kernel
-    graph : scipy.sparse matrix of shape (V, V)
-    source : int
-    directed : bool
-    block : int, optional
-        Threads per block (default :func:`~course_lib.bfs.api.threads_per_block`).
-
-    Returns
-    -------
-    depth, parent : ndarray of shape (V,), int32
-
-    Raises
-    ------
-    TestFailure
-        The frontier never empties, or overflows its array (a vertex appended again and
-        again), or holds something that is not a vertex id, or the kernel wrote past the
-        end of an array.
-    """
+def graph_case(graph, source, directed):
+    """``inputs`` data: the in-neighbour CSR the step reads, the out-CSR the judge checks, and the source."""
     g = as_graph(graph, directed=directed)
-    source = check_source(source, g.n_vertices)
-    out = run_frontier_levels(kernel, g.indptr, g.indices, source, block=block)
-    return _exact(out["depth"], g.n_vertices, "depth"), _exact(out["parent"], g.n_vertices, "parent")
+    in_indptr, in_indices = g.in_edges
+    return {"indptr": g.indptr, "indices": g.indices, "in_indptr": in_indptr, "in_indices": in_indices,
+            "source": int(source), "directed": bool(directed)}
 
 
-def _frontier_capacity(n_vertices, n_arcs):
-    # A kernel that appends without claiming may list a vertex once per edge into it.
-    return max(n_arcs, n_vertices, 1)
+def case(make, directed=False):
+    return lambda rng, info: graph_case(*make(rng), directed)
 
 
-def _padded(n, guard, fill):
-    buffer = np.full(n + guard, GUARD_VALUE, np.int32)
-    buffer[:n] = fill
-    return buffer
-
-
-def run_frontier_levels(kernel, indptr, indices, source, *, block=None):
-    """The host loop of :func:`run_frontier_kernel` on padded buffers.
-
-    Parameters
-    ----------
-    kernel : @cuda.jit kernel
-    indptr : ndarray of shape (V + 1,), int32
-    indices : ndarray of shape (E,), int32
-        The CSR structure the kernel traverses (symmetric for an undirected graph).
-    source : int
-        0 <= source < V.
-    block : int, optional
-        Threads per block (default :func:`~course_lib.bfs.api.threads_per_block`).
+def run_bottom_up(step, in_indptr, in_indices, source):
+    """The host loop: launch the step once per level until it reaches nothing; depth and parent are guarded.
 
     Returns
     -------
     dict
-        ``depth`` and ``parent``: int32 of shape (V + GUARD_ELEMENTS,), whose last
-        GUARD_ELEMENTS entries must still hold GUARD_VALUE.
-
-    Raises
-    ------
-    TestFailure
-        As :func:`run_frontier_kernel`, for the frontier and ``next_size``; the guards of
-        ``depth`` and ``parent`` are left for the caller to check.
+        ``depth`` and ``parent`` (int32, guarded rows), ``counts`` (next_count after each level) and
+        ``reached`` (the next_flags set at each level).
     """
     from numba import cuda
 
-    indptr = np.ascontiguousarray(indptr, np.int32)
-    indices = np.ascontiguousarray(indices, np.int32)
-    n_vertices, n_arcs = indptr.size - 1, indices.size
-    block = block or threads_per_block()
-    capacity = _frontier_capacity(n_vertices, n_arcs)
-    degrees = np.diff(indptr).astype(np.int64)
-    depth = _padded(n_vertices, GUARD_ELEMENTS, -1)
-    parent = _padded(n_vertices, GUARD_ELEMENTS, -1)
+    n = len(in_indptr) - 1
+    depth, parent = np.full(n, -1, np.int32), np.full(n, -1, np.int32)
     depth[source], parent[source] = 0, source
-    d_depth, d_parent = cuda.to_device(depth), cuda.to_device(parent)
-    listed = np.array([source], np.int32)
-    frontier = _padded(capacity, GUARD_ELEMENTS, 0)
-    frontier[0] = source
-    d_frontier, d_next = cuda.to_device(frontier), cuda.to_device(_padded(capacity, GUARD_ELEMENTS, 0))
-    counter = _padded(1, GUARD_ELEMENTS, 0)
-    d_next_size = cuda.to_device(counter)
-    d_indptr, d_indices = cuda.to_device(indptr), cuda.to_device(indices)
-    size, current = 1, 0
-    while size > 0:
-        if current > n_vertices:
-            raise TestFailure(f"the frontier never empties: still {size} vertices after {current} levels "
-                              "(are visited vertices appended again?)")
-        d_next_size.copy_to_device(counter)
-        # A kernel that appends every neighbour, visited or not, lists up to the sum of the frontier's
-        # degrees: the guard behind next_frontier holds that many, so that on a GPU an overflow lands
-        # in it (and is reported) rather than in other memory.
-        room = max(capacity, int(degrees[listed].sum())) + GUARD_ELEMENTS
-        if d_next.shape[0] < room:
-            d_next = cuda.to_device(_padded(capacity, room - capacity, 0))
-        try:
-            kernel[max(1, -(-size // block)), block](
-                d_indptr, d_indices, d_frontier[:capacity], np.int32(size), np.int32(current),
-                d_depth[:n_vertices], d_parent[:n_vertices], d_next[:capacity], d_next_size[:1])
-        except IndexError as exc:  # the simulator checks bounds (a GPU writes past the end silently)
-            raise TestFailure(f"an index went past the end of an array at level {current} ({exc}). If it was "
-                              "next_frontier, it overflowed although it has room for every edge into the level: "
-                              "are visited vertices appended again?") from None
-        counts = d_next_size.copy_to_host()
-        if np.any(counts[1:] != GUARD_VALUE):
-            raise TestFailure(f"the kernel wrote past the end of next_size at level {current}: it has one element")
-        size = int(counts[0])
-        listed = d_next.copy_to_host()
-        if not 0 <= size <= capacity or np.any(listed[capacity:] != GUARD_VALUE):
-            raise TestFailure(f"next_frontier overflowed at level {current}: next_size = {size}, and the kernel "
-                              f"wrote past the end of next_frontier, which has room for every edge into the level "
-                              f"({capacity}): are visited vertices appended again?")
-        listed = listed[:size]
-        if size and (listed.min() < 0 or listed.max() >= n_vertices):
-            raise TestFailure(f"the next frontier of level {current} holds a value that is not a vertex id")
-        d_frontier, d_next = d_next, d_frontier
-        current += 1
-    return {"depth": d_depth.copy_to_host(), "parent": d_parent.copy_to_host()}
+    d_depth, d_parent = cuda.to_device(guarded(depth)), cuda.to_device(guarded(parent))
+    d_indptr, d_indices = cuda.to_device(np.asarray(in_indptr, np.int32)), cuda.to_device(np.asarray(in_indices, np.int32))
+    flags = np.zeros(n, np.uint8)
+    flags[source] = 1
+    counts, reached = [], []
+    for current in range(n):
+        d_next, d_count = cuda.to_device(guarded(np.zeros(n, np.uint8))), cuda.to_device(guarded(np.zeros(1, np.int32)))
+        d_flags = cuda.to_device(guarded(flags, fill=0))
+        step[max(1, -(-n // BLOCK)), BLOCK](d_indptr, d_indices, inner(d_flags), np.int32(current), inner(d_depth),
+                                            inner(d_parent), inner(d_next), inner(d_count))
+        count = unguard(d_count.copy_to_host(), (1,), name="next_count")[0]
+        flags = unguard(d_next.copy_to_host(), (n,), name="next_flags")
+        counts.append(int(count))
+        reached.append(np.flatnonzero(flags).astype(np.int32))
+        if count == 0 or not flags.any():
+            break
+    return {"depth": d_depth.copy_to_host(), "parent": d_parent.copy_to_host(), "counts": counts,
+            "reached": reached}
 
 
-def _exact(padded, n, name):
-    """The first n entries of a padded output, after checking that nothing was written past them."""
-    padded = np.asarray(padded)
-    if padded.shape != (n + GUARD_ELEMENTS,) or padded.dtype.kind not in "iu":
-        raise TestFailure(f"{name} came back with shape {padded.shape} and dtype {padded.dtype}, "
-                          f"expected ({n + GUARD_ELEMENTS},) int32")
-    touched = np.flatnonzero(padded[n:] != GUARD_VALUE)
-    if touched.size:
-        raise TestFailure(f"the kernel wrote past the end of {name} (index {n + int(touched[0])} of an array of "
-                          f"{n}): guard the stores with a bounds check")
-    return padded[:n].astype(np.int32)
+def _run(answer, case_data):
+    return run_bottom_up(answer.kernel(), case_data["in_indptr"], case_data["in_indices"], case_data["source"])
 
 
-def _prepare_kernel(kernel):
-    return as_student_kernel(kernel, "frontier kernel")
+def _graph(case_data):
+    return Graph(len(case_data["indptr"]) - 1, case_data["directed"], np.asarray(case_data["indptr"], np.int32),
+                 np.asarray(case_data["indices"], np.int32))
 
 
-def _case(graph, source, directed):
-    """Plain-data description of a test graph (what crosses to the student's process)."""
-    g = as_graph(graph, directed=directed)
-    return {"indptr": g.indptr, "indices": g.indices, "source": int(source), "directed": bool(directed)}
+def judge_depths(case_data, got):
+    g = _graph(case_data)
+    depth = unguard(got["depth"], (g.n_vertices,), name="depth")
+    parent = unguard(got["parent"], (g.n_vertices,), name="parent")
+    expected = bfs_reference(g, case_data["source"])
+    wrong = np.flatnonzero(depth != expected)
+    if wrong.size:
+        v = int(wrong[0])
+        raise fail(f"depths differ from SciPy's at {wrong.size} of {expected.size} vertices; first at vertex {v}: "
+                   f"got {depth[v]}, expected {expected[v]} (-1 = unreachable)", "value")
+    problems = parent_tree_problems(g, case_data["source"], parent)
+    if problems:
+        raise fail("the parent array is not a valid BFS tree: " + "; ".join(problems), "value")
 
 
-def _graph_of(case):
-    return Graph(len(case["indptr"]) - 1, case["directed"], np.asarray(case["indptr"], np.int32),
-                 np.asarray(case["indices"], np.int32))
+def judge_counts(case_data, got):
+    """next_count after each level equals the vertices the level reached (each listed once)."""
+    expected = bfs_reference(_graph(case_data), case_data["source"])
+    for level, (count, listed) in enumerate(zip(got["counts"], got["reached"])):
+        want = np.flatnonzero(expected == level + 1)
+        if count != want.size or not np.array_equal(np.sort(np.asarray(listed)), want):
+            raise fail(f"level {level}: next_count = {count} and {len(listed)} vertices flagged, but the level reaches "
+                       f"{want.size}: each vertex must be claimed once, by its own thread", "race")
 
 
-def _produce_one(kernel, case):
-    return run_frontier_levels(kernel, case["indptr"], case["indices"], case["source"])
+def search_test(name, points, make, *, directed=False, hidden=False, counts=False):
+    def judge(case_data, got):
+        if not isinstance(got, dict) or not {"depth", "parent", "counts", "reached"} <= set(got):
+            raise fail("the search's outputs did not come back")
+        (judge_counts if counts else judge_depths)(case_data, got)
+
+    return result_test(name, points, inputs=case(make, directed), run=_run, hidden=hidden,
+                       technique=counts, judge=judge)
 
 
-def _outputs_of(got, name):
-    if not isinstance(got, dict) or not all(isinstance(got.get(k), np.ndarray) for k in ("depth", "parent")):
-        raise TestFailure(f"{name}: expected the depth and parent arrays, got {type(got).__name__}")
-    return got["depth"], got["parent"]
+def one_level(graph, source, level, directed=False):
+    """``inputs`` data for one launch: the state before ``level`` is expanded, from SciPy's depths."""
+    c = graph_case(graph, source, directed)
+    depth = bfs_reference(_graph(c), source)
+    c.update(current=int(level), flags=(depth == level).astype(np.uint8),
+             depth=np.where((depth >= 0) & (depth <= level), depth, -1).astype(np.int32))
+    return c
 
 
-def _depth_test(label, make_graph, *, directed=False, hidden=False):
-    def inputs(rng, info):
-        graph, source = make_graph(rng)
-        return _case(graph, source, directed)
-
-    def judge(data, got, info):
-        g = _graph_of(data)
-        depth, parent = _outputs_of(got, "the kernel's outputs")
-        depth, _ = _exact(depth, g.n_vertices, "depth"), _exact(parent, g.n_vertices, "parent")
-        expected = bfs_reference(g, data["source"])
-        wrong = np.flatnonzero(depth != expected)
-        if wrong.size:
-            v = int(wrong[0])
-            raise TestFailure(f"depths differ from SciPy's at {wrong.size} of {expected.size} vertices; first at "
-                              f"vertex {v}: got {depth[v]}, expected {expected[v]} (-1 = unreachable)")
-
-    hint = ("claim a neighbour only while it is unvisited (depth -1), with cuda.atomic.cas so that exactly one "
-            "thread wins; reserve its slot in next_frontier with cuda.atomic.add on next_size[0]")
-    return Test(label, hidden=hidden, hint=hint, inputs=inputs, produce=_produce_one, judge=judge)
+def launch_level(answer, c):
+    n = len(c["in_indptr"]) - 1
+    parent = np.where(np.asarray(c["depth"]) >= 0, 0, -1).astype(np.int32)
+    args = {"in_indptr": np.asarray(c["in_indptr"]), "in_indices": np.asarray(c["in_indices"]),
+            "frontier_flags": np.asarray(c["flags"]), "current": np.int32(c["current"]),
+            "depth": np.array(c["depth"]), "parent": parent, "next_flags": np.zeros(n, np.uint8),
+            "next_count": np.zeros(1, np.int32)}
+    return Launch(answer.kernel(), max(1, -(-n // BLOCK)), BLOCK, args, outputs=("depth", "next_flags", "next_count"))
 
 
-def _parents_inputs(rng, info):
-    return {"cases": [_case(data.kronecker(5, 4, seed=int(rng.integers(1 << 20))), 0, False),
-                      _case(data.disconnected((6, 5), 2, seed=int(rng.integers(1 << 20)), directed=True), 1, True)]}
+def expect_level(c):
+    depth = np.array(c["depth"])
+    found = (depth == -1) & (bfs_reference(_graph(c), c["source"]) == c["current"] + 1)
+    depth[found] = c["current"] + 1
+    return {"depth": depth, "next_flags": found.astype(np.uint8), "next_count": np.array([found.sum()], np.int32)}
 
 
-def _parents_produce(kernel, inputs):
-    return [_produce_one(kernel, case) for case in inputs["cases"]]
+def examined_edges(in_indptr, in_indices, frontier_flags, depth):
+    """Edges a bottom-up step with early exit examines: up to the first frontier neighbour of each unvisited vertex."""
+    total = 0
+    for v in np.flatnonzero(np.asarray(depth) == -1):
+        neighbours = np.asarray(in_indices[in_indptr[v]:in_indptr[v + 1]])
+        hits = np.flatnonzero(np.asarray(frontier_flags)[neighbours])
+        total += int(hits[0]) + 1 if hits.size else neighbours.size
+    return total
 
 
-def _parents_judge(inputs, got, info):
-    if not isinstance(got, list) or len(got) != len(inputs["cases"]):
-        raise TestFailure("expected the outputs of one run per graph")
-    for case, outputs in zip(inputs["cases"], got):
-        g = _graph_of(case)
-        depth, parent = _outputs_of(outputs, "the kernel's outputs")
-        _exact(depth, g.n_vertices, "depth")
-        problems = parent_tree_problems(g, case["source"], _exact(parent, g.n_vertices, "parent"))
-        if problems:
-            raise TestFailure("the parent array is not a valid BFS tree: " + "; ".join(problems))
-
-def _source_with_edges(graph, rng):
-    candidates = np.flatnonzero(np.diff(graph.indptr) > 0)
-    return int(rng.choice(candidates)) if candidates.size else 0
+def early_exit_bytes(c):
+    """Loads of the early-exit step, with 25% slack: 5 bytes per examined edge (its index and flag), 4 per vertex
+    (its depth) and 8 per unvisited vertex (its two indptr entries)."""
+    depth = np.asarray(c["depth"])
+    model = 5 * examined_edges(c["in_indptr"], c["in_indices"], c["flags"], depth) + 4 * depth.size \
+        + 8 * int(np.sum(depth == -1))
+    return 0.0, 1.25 * model + 64
 
 
-_Q1_TESTS = [
-    _depth_test("a chain (one vertex per level)", lambda rng: (data.chain(6), 0)),
-    _depth_test("a star (one level larger than a block)",
-                lambda rng: (data.star(device.pick(sim=40, gpu=1000)), 0)),
-    _depth_test("unreachable vertices and an isolated source",
-                lambda rng: (data.from_edges([1, 2, 4], [2, 3, 5], 7), 1)),
-    _depth_test("a directed graph (edges followed one way)",
-                lambda rng: (data.chain(5, directed=True), 2), directed=True),
-    _depth_test("Zachary's karate club", lambda rng: (data.real_graph("karate_club")[0], 33)),
-    Test("a valid BFS parent tree", inputs=_parents_inputs, produce=_parents_produce, judge=_parents_judge,
-         hint="the thread that claims vertex v must store its own vertex u in parent[v]"),
-    _depth_test("hidden: a random power-law graph",
-                lambda rng: (lambda g: (g, _source_with_edges(g, rng)))(
-                    data.kronecker(device.pick(sim=6, gpu=12), 8, seed=int(rng.integers(1 << 20)))), hidden=True),
-    _depth_test("hidden: a directed graph with several components",
-                lambda rng: (lambda g: (g, _source_with_edges(g, rng)))(
-                    data.disconnected((9, 6, 4), 3, seed=int(rng.integers(1 << 20)), directed=True)),
-                directed=True, hidden=True),
-    _depth_test("hidden: self-loops and repeated edges",
-                lambda rng: (lambda g: (g, _source_with_edges(g, rng)))(data.with_self_loops_and_duplicates(
-                    data.random_graph(15, 3, seed=int(rng.integers(1 << 20)), directed=True),
-                    seed=int(rng.integers(1 << 20)))), directed=True, hidden=True),
-]
+def _loaded(metrics, c):
+    return metrics["global_load_bytes"]
 
-Q1 = Question("ps3.q1", "frontier BFS kernel", 6, tuple(_Q1_TESTS), prepare=_prepare_kernel,
-              tolerance="exact depths against SciPy's shortest paths; any valid BFS parent tree")
+
+_DENSE = (lambda rng: (measure_graph(), 0))
+_KERNEL = kernel("bottom_up_step")
+
+Q1 = question(
+    "ps3.q1", "race-free bottom-up step", 6, answer=_KERNEL,
+    tolerance="exact depths against SciPy's shortest paths; any valid BFS parent tree",
+    hints={"race": "a thread writes only its own vertex: depth[v], parent[v], next_flags[v], and one atomic add "
+                   "to next_count; never another vertex's entries",
+           "bounds": "guard v < V before reading in_indptr[v + 1]",
+           "value": "an unvisited vertex (depth -1) looks through its in-neighbours for one with frontier_flags set; "
+                    "the first one found is its parent and its depth is current + 1",
+           "technique": "stop scanning at the first frontier neighbour (break): that early exit is why bottom-up "
+                        "steps examine few edges on large frontiers"},
+    tests=[
+        search_test("a chain (one vertex per level)", 1, lambda rng: (data.chain(6), 0)),
+        search_test("a component larger than a block, unreachable vertices", 1,
+                    lambda rng: (data.disconnected((40, 5), 2, seed=1), 0)),
+        search_test("a directed graph (in-neighbours)", 0.5, lambda rng: (data.chain(5, directed=True), 2),
+                    directed=True),
+        search_test("hidden: a random power-law graph", 0.5, lambda rng: (data.kronecker(6, 8, seed=int(
+            rng.integers(1 << 20))), 0), hidden=True),
+        search_test("next_count equals the vertices reached", 1, lambda rng: (data.real_graph("karate_club")[0], 33),
+                    counts=True),
+        race_test("race check of one level", 1, technique=True, inputs=lambda rng, info: one_level(*_DENSE(rng), 1),
+                  launch=launch_level, expect=expect_level),
+        technique_test("early exit (profiler: bytes loaded)", 1, inputs=lambda rng, info: one_level(*_DENSE(rng), 1),
+                       launch=launch_level, expect=expect_level, measure=_loaded, limit=early_exit_bytes,
+                       unit="global bytes loaded", technique="each unvisited vertex stops at its first frontier "
+                                                             "neighbour (5 bytes per edge examined)"),
+    ])
 
 
 # ----------------------------------------------------------------------------- q2
-def _prepare_functions(keys, functions):
-    def prepare(answer):
-        if not isinstance(answer, dict):
-            raise TestFailure("answer with a dict: {" + ", ".join(f"'{k}': ..." for k in keys) + "}")
-        missing = set(keys) - set(answer)
-        if missing:
-            raise TestFailure(f"the answer dict lacks {sorted(missing)}")
-        for key in functions:
-            if not callable(answer[key]):
-                raise TestFailure(f"{key} must be a function of N, e.g. lambda n: ...")
-            as_student_function(answer[key], key)
-        return answer
-
-    return prepare
+def _edges_args(rng, info):
+    cases = [one_level(measure_graph(), 0, level) for level in (0, 1, 2)]
+    cases.append(one_level(data.chain(7), 0, 2))
+    return [(c["in_indptr"], c["in_indices"], c["flags"], c["depth"]) for c in cases]
 
 
-def _calls(key):
-    """``produce`` step: call the student's function ``answer[key]`` on each argument."""
-    def produce(answer, inputs):
-        return [answer[key](n) for n in inputs["args"]]
-
-    return produce
+def _measure_launch(answer, d, level):
+    return launch_level(answer["kernel"], one_level(measure_graph(), 0, level))
 
 
-def _args(*fixed, low, high):
-    def inputs(rng, info):
-        return {"args": [*fixed, int(rng.integers(low, high))]}
-
-    return inputs
-
-
-def _one_per_input(got, args):
-    if not isinstance(got, list) or len(got) != len(args):
-        raise TestFailure(f"expected one result per input, got {got!r}"[:300])
-    return zip(args, got)
-
-
-def _is_number(value):
-    return type(value) in (int, float)
-
-
-def _min_max_depth_judge(inputs, got, info):
-    for n, value in _one_per_input(got, inputs["args"]):
-        if not _is_number(value) or value != 1:
-            raise TestFailure(f"min_max_depth({n}) = {value!r}: draw the graph of {n} vertices whose deepest vertex "
-                              "is as close to the root as possible")
-
-
-def _max_max_depth_judge(inputs, got, info):
-    for n, value in _one_per_input(got, inputs["args"]):
-        if not _is_number(value) or value != n - 1:
-            raise TestFailure(f"max_max_depth({n}) = {value!r}: draw the connected graph of {n} vertices whose "
-                              "deepest vertex is as far from the root as possible, and count hops, not vertices")
-
-
-Q2 = Question("ps3.q2", "minimum and maximum possible depth", 2, (
-    Test("smallest possible maximum depth", inputs=_args(2, 10, 1000, low=3, high=10**6),
-         produce=_calls("min_max_depth"), judge=_min_max_depth_judge, hint="the star"),
-    Test("largest possible maximum depth", inputs=_args(2, 10, 1000, low=3, high=10**6),
-         produce=_calls("max_max_depth"), judge=_max_max_depth_judge, hint="the chain"),
-), prepare=_prepare_functions(("min_max_depth", "max_max_depth"), ("min_max_depth", "max_max_depth")),
-    tolerance="exact integers")
+Q2 = question(
+    "ps3.q2", "predict the edges examined, measure the loads", 2,
+    answer={"kernel": _KERNEL, "predicted_edges": function("predicted_edges"), "measure": measurement()},
+    tolerance="edges exact; measurements within 1% of the course's profiler",
+    tests=[
+        calls_test("the predicted edges examined", 1, key="predicted_edges", args=_edges_args, expect=examined_edges,
+                   hint="an unvisited vertex examines its in-neighbours up to and including the first one in the "
+                        "frontier; a visited vertex examines none"),
+        measured_test("your measurements, bytes loaded per level", 1, key="measure", rtol=0.01,
+                      inputs=lambda rng, info: {"params": list(MEASURE_LEVELS)}, launch=_measure_launch,
+                      measure=lambda metrics, d, level: metrics["global_load_bytes"],
+                      hint="profile(bottom_up_step, ...).total.global_load_bytes for the launch of each level"),
+    ])
 
 
 # ----------------------------------------------------------------------------- q3
-def quadratic_edges_on_chain(n):
-    """Edges the edge-parallel kernel examines on an undirected chain of n vertices, from one end.
-
-    n iterations (depths 0..n-1; the last finds nothing to do, which is how the host
-    learns it is done), each over all n - 1 edges.
-    """
-    return n * (n - 1)
+def chain_args(rng, info):
+    return [(n,) for n in (2, 3, 10, 1000, int(rng.integers(4, 10**5)))]
 
 
-def frontier_edges_on_chain(n):
-    """Edges the frontier kernels examine on the same chain: each arc once, 2 (n - 1)."""
-    return 2 * (n - 1)
-
-
-def _chain_count_judge(key, expected, explanation):
-    def judge(inputs, got, info):
-        for n, value in _one_per_input(got, inputs["args"]):
-            if not _is_number(value) or value != expected(n):
-                raise TestFailure(f"{key}({n}) = {value!r}, but the kernels examine {expected(n)} edges: "
-                                  f"{explanation}")
-
-    return judge
-
-
-def _no_inputs(rng, info):
-    return {}
-
-
-def _complexity_produce(answer, inputs):
-    return answer["complexity"]
-
-
-def _complexity_judge(inputs, got, info):
-    if type(got) is not str or got not in WORK_CHOICES:
-        raise TestFailure(f"complexity must be one of {WORK_CHOICES}, got {got!r}")
-    if got != "O(V * E)":
-        raise TestFailure(f"{got} is not the worst case: which graph needs the most iterations, and how many edges "
-                          "does each iteration examine?")
-
-
-Q3 = Question("ps3.q3", "counting the work", 2, (
-    Test("edge-parallel BFS on a chain", inputs=_args(2, 3, 10, 1000, low=4, high=10**5),
-         produce=_calls("quadratic_on_chain"), judge=_chain_count_judge(
-             "quadratic_on_chain", quadratic_edges_on_chain,
-             "every iteration examines all edges, and the host needs one more iteration than the maximum depth "
-             "to learn it is done"),
-         hint="an undirected chain of n vertices has n - 1 edges, each examined once per iteration"),
-    Test("frontier BFS on a chain", inputs=_args(2, 3, 10, 1000, low=4, high=10**5),
-         produce=_calls("frontier_on_chain"), judge=_chain_count_judge(
-             "frontier_on_chain", frontier_edges_on_chain,
-             "each vertex scans its adjacency list once, and an undirected edge is in two adjacency lists"),
-         hint="sum the degrees"),
-    Test("worst-case work of the edge-parallel BFS", inputs=_no_inputs, produce=_complexity_produce,
-         judge=_complexity_judge),
-), prepare=_prepare_functions(("quadratic_on_chain", "frontier_on_chain", "complexity"),
-                              ("quadratic_on_chain", "frontier_on_chain")), tolerance="exact integers")
+Q3 = question(
+    "ps3.q3", "counting the work", 2,
+    answer={"quadratic_on_chain": function("quadratic_on_chain"), "frontier_on_chain": function("frontier_on_chain"),
+            "complexity": choice("complexity", WORK_CHOICES)},
+    tolerance="exact integers",
+    tests=[
+        calls_test("edge-parallel BFS on a chain", 0.75, key="quadratic_on_chain", args=chain_args,
+                   expect=lambda n: n * (n - 1),
+                   hint="an undirected chain of n vertices has n - 1 edges, each examined once per iteration, and "
+                        "the host needs one more iteration than the maximum depth to learn it is done"),
+        calls_test("frontier BFS on a chain", 0.75, key="frontier_on_chain", args=chain_args,
+                   expect=lambda n: 2 * (n - 1), hint="sum the degrees"),
+        value_test("worst-case work of the edge-parallel BFS", 0.5, key="complexity", expect=lambda info: "O(V * E)",
+                   explain=lambda got, want: "which graph needs the most iterations, and how many edges does each "
+                                             "iteration examine?"),
+    ])
 
 QUESTIONS = (Q1, Q2, Q3)

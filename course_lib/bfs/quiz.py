@@ -1,8 +1,8 @@
 """The source's quiz questions on breadth-first search, as self-check cells of the lesson."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "depth_range": Quiz(
         "Over all connected graphs of N vertices, what are the smallest and the largest possible maximum depth "
         "of a BFS from a given root?",
@@ -31,4 +31,4 @@ QUIZ = {
         "Each reached vertex enters one frontier and scans its adjacency list once: every edge is examined "
         "once per direction.",
     ),
-}
+})

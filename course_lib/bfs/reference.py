@@ -8,9 +8,11 @@ Graph500 benchmark does.
 from __future__ import annotations
 
 import numpy as np
+
+from .._validate import check_array, check_positive_int
 from scipy.sparse import csgraph
 
-from .graph import as_graph, check_source
+from .data import as_graph, check_source
 
 __all__ = ["bfs_reference", "bfs_scipy", "check_parent_tree", "parent_tree_problems"]
 
@@ -93,11 +95,10 @@ def parent_tree_problems(graph, source, parent, *, directed=True, limit=5):
     """
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)
-    parent = np.asarray(parent)
+    limit = check_positive_int(limit, "limit")
+    parent = check_array(parent, "parent", ndim=1, dtype="iu")
     if parent.shape != (g.n_vertices,):
         return [f"parent must have shape ({g.n_vertices},), got {parent.shape}"]
-    if parent.dtype.kind not in "iu":
-        return [f"parent must hold integer vertex ids, got dtype {parent.dtype}"]
     parent = parent.astype(np.int64)
     depth = bfs_reference(g, s, directed=g.directed)
     problems = []

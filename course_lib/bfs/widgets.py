@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .api import traverse
-from .graph import as_graph
+from .data import as_graph
 from .plots import draw_levels, layout
 
 __all__ = ["level_explorer", "level_report"]

@@ -4,6 +4,8 @@
     python -m course_lib.grading manifest [--out FILE]
     python -m course_lib.grading grade PS SUBMISSIONS... --out grades.csv [--jobs N] [--force]
         [--timeout S] [--memory MB] [--feedback DIR] [--seed N] [--sandbox auto|require|off] [--manifest FILE]
+
+PS is a problem set's id (``ps2``) or its unit's name (``spmv``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import sys
 from collections import Counter
 
+from .catalog import problem_set_id
 from .release import release
 
 _ARGS_FD = "COURSE_GRADING_ARGS_FD"
@@ -60,12 +63,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.grading", description="Problem-set tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     rel = commands.add_parser("release", help="write the student version of problem sets from their solutions")
-    rel.add_argument("problem_sets", nargs="+", help="e.g. ps1")
+    rel.add_argument("problem_sets", nargs="+", help="problem set ids or unit names, e.g. ps1 or nbody")
     rel.add_argument("--out", help="output folder (default: problem_sets/)")
     man = commands.add_parser("manifest", help="record the hashes of the course files the grader judges with")
     man.add_argument("--out", help="manifest file (default: $COURSE_GRADING_MANIFEST or ~/.local/share/course_lib/)")
     gr = commands.add_parser("grade", help="grade students' notebooks into a CSV file, each in its own process")
-    gr.add_argument("problem_set", help="e.g. ps1")
+    gr.add_argument("problem_set", help="a problem set id or unit name, e.g. ps2 or spmv")
     gr.add_argument("submissions", nargs="+", help="students' notebooks (one file per student), or folders holding them")
     gr.add_argument("--out", required=True, help="grades CSV (one row per student and question); re-runs resume")
     gr.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
@@ -89,11 +92,21 @@ def main(argv=None) -> int:
         if command_line and argv[:1] == ["grade"]:
             _hide_arguments(argv)
     ns = parser.parse_args(argv)
+    try:
+        if ns.command == "release":
+            ns.problem_sets = [problem_set_id(ps) for ps in ns.problem_sets]
+        elif ns.command == "grade":
+            ns.problem_set = problem_set_id(ns.problem_set)
+    except ValueError as exc:
+        parser.error(str(exc))
     if ns.command == "release":
         from .manifest import build, default_path
 
         for ps in ns.problem_sets:
-            print(f"wrote {release(ps, ns.out)}")
+            try:
+                print(f"wrote {release(ps, ns.out)}")
+            except ValueError as exc:
+                parser.error(str(exc))
         if default_path().exists():  # the course changed: an instructor's manifest follows it
             print(f"updated the course manifest {build()}")
     elif ns.command == "manifest":

@@ -3,8 +3,12 @@
 A :class:`Question` has an id (``"ps1.q1"``), points, visible tests (run by the
 student with :func:`check`) and hidden tests (run at grading time with inputs drawn
 from a seed chosen then). A test passes when the answer is right and raises
-:class:`TestFailure` with a specific message otherwise. Points are split equally among
-a question's tests.
+:class:`TestFailure` with a specific message otherwise. A test carries the points it
+declares (``Test(points=...)``); a question whose tests declare none splits its points
+equally among them. A failed *technique* test (``Test(technique=True)``: the method the
+question teaches, measured with the course's profiler or checker) caps the question at
+``Question.technique_cap`` of its points, whatever the other tests give. Question modules
+are written with the declarative builders of :mod:`course_lib.grading.harness`.
 
 A test is written in three steps, so that the grader (:mod:`course_lib.grading.grader`)
 never runs the judgement where the student's code runs:
@@ -65,13 +69,18 @@ class TestFailure(AssertionError):
     public : bool
         The message reveals nothing of a hidden test's inputs or expected outputs (a race
         report naming source lines, say), so it is shown for hidden tests too.
+    cause : str, optional
+        The most likely cause (``"sign"``, ``"barrier"``, ``"bounds"``, ``"race"``,
+        ``"technique"``...): :func:`failed_outcome` then adds the test's hint for that cause
+        (see ``Test.hints``) instead of its general hint.
     """
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, *args, public: bool = False):
+    def __init__(self, *args, public: bool = False, cause: str | None = None):
         super().__init__(*args)
         self.public = public
+        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,15 @@ class Test:
         Hidden tests run only at grading time, with a seed chosen then.
     hint : str
         Shown after a failure.
+    points : float, optional
+        Points of this test. Give them for all tests of a question or for none (then the
+        question's points are split equally).
+    technique : bool
+        The test grades the technique the question teaches: when it fails, the question
+        scores at most ``Question.technique_cap`` of its points.
+    hints : tuple of (str, str)
+        ``(cause, hint)`` pairs: the hint shown when a failure names that cause
+        (``TestFailure(cause=...)``, or ``"bounds"`` for an IndexError of the student's code).
     """
 
     __test__ = False
@@ -99,8 +117,17 @@ class Test:
     judge: Callable
     hidden: bool = False
     hint: str = ""
+    points: float | None = None
+    technique: bool = False
+    hints: tuple = ()
+
+    def hint_for(self, cause: str | None) -> str:
+        """The hint for a failure with this likely cause (the general hint when none is given for it)."""
+        return dict(self.hints).get(cause, self.hint) if cause else self.hint
 
     def __post_init__(self):
+        if self.points is not None and not (isinstance(self.points, (int, float)) and self.points >= 0):
+            raise ValueError(f"test {self.name!r}: points must be a non-negative number, got {self.points!r}")
         if not all(callable(step) for step in (self.inputs, self.produce, self.judge)):
             raise ValueError(f"test {self.name!r}: a test needs inputs, produce and judge")
 
@@ -140,6 +167,9 @@ class Question:
         At grading time it comes from the student's process: ``inputs`` must validate it.
     tolerance : str
         How results are compared (e.g. ``"|error| <= 1e-4 x max|a|"``), shown in feedback.
+    technique_cap : float
+        Fraction of the points a question scores at most when one of its technique tests
+        fails (a correct result computed with the wrong technique): one half by default.
     """
 
     id: str
@@ -149,6 +179,19 @@ class Question:
     prepare: Callable | None = None
     describe: Callable | None = None
     tolerance: str = ""
+    technique_cap: float = 0.5
+
+    def __post_init__(self):
+        declared = [t.points is not None for t in self.tests]
+        if any(declared) and not all(declared):
+            missing = [t.name for t in self.tests if t.points is None]
+            raise ValueError(f"{self.id}: give points to every test or to none (missing: {missing})")
+        if all(declared) and self.tests and abs(sum(t.points for t in self.tests) - self.points) > 1e-9:
+            raise ValueError(f"{self.id}: the tests' points add up to {sum(t.points for t in self.tests):g}, "
+                             f"not the question's {self.points:g}")
+        names = [t.name for t in self.tests]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: two tests share a name ({sorted(n for n in names if names.count(n) > 1)})")
 
     def visible(self):
         return [t for t in self.tests if not t.hidden]
@@ -168,6 +211,9 @@ class TestOutcome:
     message: str = ""
     hidden: bool = False
     seconds: float = 0.0
+    points: float = 0.0
+    max_points: float = 0.0
+    technique: bool = False
 
 
 @dataclass
@@ -181,6 +227,8 @@ class QuestionResult:
     outcomes: list = field(default_factory=list)
     error: str = ""
     tolerance: str = ""
+
+    capped: bool = False
 
     @property
     def passed(self) -> bool:
@@ -202,31 +250,63 @@ class QuestionResult:
         failed = [o for o in self.outcomes if not o.passed]
         if not failed:
             return "all tests passed"
-        return f"{failed[0].name}: {failed[0].message.splitlines()[0] if failed[0].message else 'failed'}"
+        # A failed technique test (a race, the wrong method) says more than an earlier wrong value.
+        first = next((o for o in failed if o.technique), failed[0])
+        return f"{first.name}: {first.message.splitlines()[0] if first.message else 'failed'}"
 
-    def __str__(self) -> str:
-        lines = [f"{self.question_id} {self.title}: {_fmt(self.points)}/{_fmt(self.max_points)} points"]
+    def _lines(self) -> list:
+        """(kind, text) lines of the feedback block: kind is head, note, pass, fail, message or error."""
+        lines = [("head", f"{self.question_id} {self.title}: {_fmt(self.points)}/{_fmt(self.max_points)} points")]
         if self.error:
-            lines.append(f"  ERROR {self.error}")
+            lines += [("error", "ERROR " + line) for line in wrap(self.error).splitlines()]
         if self.tolerance:
-            lines.append(f"  (results compared with {self.tolerance})")
+            lines.extend(("note", line) for line in wrap(f"(results compared with {self.tolerance})").splitlines())
+        declared = any(o.max_points for o in self.outcomes)
         for o in self.outcomes:
             mark = "PASS" if o.passed else "FAIL"
-            lines.append(f"  [{mark}] {o.name}")
+            worth = f"  [{_fmt(o.points)}/{_fmt(o.max_points)}]" if declared else ""
+            tags = " (technique)" if o.technique else ""
+            lines.append(("pass" if o.passed else "fail", f"[{mark}] {o.name}{tags}{worth}"))
             if not o.passed and o.message:
-                lines.extend("         " + line for line in o.message.splitlines())
-        return "\n".join(lines)
+                lines.extend(("message", "       " + line) for line in o.message.splitlines())
+        if self.capped:
+            lines.extend(("note", line) for line in wrap(f"Capped at {_fmt(self.points)} points: a technique test failed, and a correct "
+                                  "result computed without the technique the question teaches earns at most that").splitlines())
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(text if kind == "head" else "  " + text for kind, text in self._lines())
 
     def _repr_html_(self) -> str:
+        # One block as wide as the output area, left-aligned (JupyterLab right-aligns table cells), lines
+        # wrapped at spaces only (never inside a word); long unbreakable lines scroll instead.
         colour = {"passed": "#1a7f37", "partial": "#9a6700"}.get(self.status, "#cf222e")
-        rows = "".join(
-            f"<tr><td style='color:{'#1a7f37' if o.passed else '#cf222e'}'>{'&#10003;' if o.passed else '&#10007;'}</td>"
-            f"<td>{html.escape(o.name)}</td><td><pre style='margin:0'>{html.escape(o.message)}</pre></td></tr>"
-            for o in self.outcomes
-        )
-        error = f"<pre style='color:#cf222e'>{html.escape(self.error)}</pre>" if self.error else ""
-        return (f"<div><b style='color:{colour}'>{html.escape(self.question_id)} {html.escape(self.title)}: "
-                f"{_fmt(self.points)}/{_fmt(self.max_points)} points</b>{error}<table>{rows}</table></div>")
+        styles = {"head": f"font-weight:bold;color:{colour}", "pass": "color:#1a7f37", "fail": "color:#cf222e",
+                  "error": "color:#cf222e", "note": "color:#57606a", "message": ""}
+        body = "".join(f"<div style='{styles[kind]}'>{html.escape(text if kind == 'head' else '  ' + text)}</div>"
+                       for kind, text in self._lines())
+        return ("<div class='course-check' style='display:block;width:100%;box-sizing:border-box;text-align:left;"
+                "white-space:pre-wrap;word-break:normal;overflow-wrap:normal;overflow-x:auto;"
+                "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,13px);"
+                f"line-height:1.4;border-left:4px solid {colour};padding:4px 8px'>{body}</div>")
+
+
+#: Feedback lines are wrapped at this width (at spaces; a long word is never split).
+WIDTH = 100
+
+
+def wrap(message: str, width: int = WIDTH) -> str:
+    """Wrap the prose lines of a message at spaces; indented lines (source code, reports) are kept as they are."""
+    import textwrap
+
+    out = []
+    for line in message.splitlines() or [""]:
+        if len(line) <= width or line.startswith("  "):
+            out.append(line)
+        else:
+            out.extend(textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False,
+                                     subsequent_indent="  "))
+    return "\n".join(out)
 
 
 def _fmt(x: float) -> str:
@@ -268,7 +348,7 @@ def get_question(question_id: str) -> Question:
 
 # --------------------------------------------------------------------------- running
 VISIBLE_SEED = 12345
-HIDDEN_FAILURE = "wrong result on a hidden test (its inputs are not shown); run the visible tests on larger and odder sizes"
+HIDDEN_FAILURE = "wrong result on a hidden test (its inputs are not shown): try larger and odder sizes"
 
 
 def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | None = None,
@@ -320,7 +400,8 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
                 test.run(prepared, rng, info)
             outcome = TestOutcome(test.name, True, hidden=test.hidden)
         except TestFailure as exc:
-            outcome = failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False))
+            outcome = failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False),
+                                     cause=getattr(exc, "cause", None))
         except NotImplementedError:
             outcome = failed_outcome(test, NOT_ANSWERED)
         except _TimeLimit:
@@ -388,8 +469,26 @@ def quiet_floats():
         yield
 
 
+#: The last line of a failure message naming its most likely cause (see :func:`cause_of`).
+CAUSE_PREFIX = "Likely cause: "
+
+
+def cause_of(message: str, exception: str | None = None) -> str | None:
+    """The cause a failure names on its last line (``Likely cause: sign``), or ``"bounds"`` for an IndexError.
+
+    The cause travels inside the message so that it survives the trip from the grader's
+    judgement (or the student's process) to the feedback.
+    """
+    last = message.rstrip().rsplit("\n", 1)[-1]
+    if last.startswith(CAUSE_PREFIX):
+        return last[len(CAUSE_PREFIX):].split(" ", 1)[0].rstrip(".:")
+    if exception == "IndexError":
+        return "bounds"
+    return None
+
+
 def failed_outcome(test: Test, message: str, *, exception: str | None = None,
-                   reveals_nothing: bool = False, hint: bool = True) -> TestOutcome:
+                   reveals_nothing: bool = False, hint: bool = True, cause: str | None = None) -> TestOutcome:
     """The outcome of a failed test; a hidden test's message never reveals its inputs or expected outputs.
 
     Parameters
@@ -401,22 +500,48 @@ def failed_outcome(test: Test, message: str, *, exception: str | None = None,
     reveals_nothing : bool
         The message says nothing about the test's inputs (a timeout, a crash): kept for hidden tests too.
     hint : bool
-        Add the test's hint (not after a timeout or a crash, where it would mislead).
+        Add the test's hint for the failure's likely cause (not after a timeout or a crash, where it
+        would mislead; never for a hidden test, which shows only its name and result).
+    cause : str, optional
+        The likely cause, when the message does not name it on its last line.
     """
+    cause = cause or cause_of(message, exception)
     if test.hidden and not reveals_nothing and message != NOT_ANSWERED:
         # Only a built-in exception's name: a class made by the student's code could carry
         # the hidden inputs in its name.
         builtin = isinstance(getattr(builtins, exception or "", None), type)
         message = (f"{exception} raised" if builtin else "an exception was raised") if exception else HIDDEN_FAILURE
-    if hint and test.hint and message != NOT_ANSWERED and not message.startswith("not run"):
-        message += f"\nHint: {test.hint}"
-    return TestOutcome(test.name, False, message, hidden=test.hidden)
+    advice = test.hint_for(cause)
+    if (hint and advice and not test.hidden and message != NOT_ANSWERED and not message.startswith("not run")
+            and "\nHint: " not in message):
+        message += f"\nHint: {advice}"
+    return TestOutcome(test.name, False, wrap(message), hidden=test.hidden)
 
 
 def score(question: Question, result: QuestionResult, n_tests: int) -> QuestionResult:
-    """Points of a result: the question's points split equally among its tests."""
-    passed = sum(o.passed for o in result.outcomes)
-    result.points = round(question.points * passed / n_tests, 2) if n_tests and not result.error else 0.0
+    """Points of a result: the declared points of the tests passed, scaled to the question's points.
+
+    Only the tests that ran count (``check`` runs the visible ones): passing all of them gives the
+    question's points. Tests without declared points share the question's points equally. A failed
+    technique test caps the result at ``question.technique_cap`` of the points.
+    """
+    tests = {t.name: t for t in question.tests}
+    declared = bool(question.tests) and all(t.points is not None for t in question.tests)
+    for o in result.outcomes:
+        test = tests.get(o.name)
+        o.max_points = float(test.points) if declared and test is not None else question.points / max(n_tests, 1)
+        o.points = o.max_points if o.passed else 0.0
+        o.technique = bool(test is not None and test.technique)
+    available = sum(o.max_points for o in result.outcomes)
+    if not n_tests or result.error or available <= 0:
+        result.points = 0.0
+        return result
+    points = question.points * sum(o.points for o in result.outcomes) / available
+    cap = question.technique_cap * question.points
+    result.capped = points > cap and any(o.technique and not o.passed for o in result.outcomes)
+    if result.capped:
+        points = cap
+    result.points = round(points, 2)
     return result
 
 

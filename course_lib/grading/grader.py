@@ -136,7 +136,8 @@ def _run_test(worker: Worker, question: Question, index: int, test, info: dict, 
             return failed_outcome(test, message, exception=clean_text(str(reply.get("exception", "Exception")))[:100])
         raise ProtocolError(f"unexpected reply {clean_text(str(event))[:50]!r}")
     except TestFailure as exc:
-        return failed_outcome(test, clean_text(str(exc)), reveals_nothing=getattr(exc, "public", False))
+        return failed_outcome(test, clean_text(str(exc)), reveals_nothing=getattr(exc, "public", False),
+                              cause=getattr(exc, "cause", None))
     except ProtocolError as exc:
         return failed_outcome(test, f"the submission's process broke the grading protocol ({exc})",
                               reveals_nothing=True, hint=False)

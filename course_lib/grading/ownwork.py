@@ -16,7 +16,7 @@ import types
 
 from .core import TestFailure
 
-__all__ = ["as_student_function"]
+__all__ = ["as_student_function", "library_uses"]
 
 
 def _is_library(obj) -> bool:
@@ -27,16 +27,19 @@ def _is_library(obj) -> bool:
     return callable(obj) and isinstance(module, str) and module.split(".")[0] == "course_lib"
 
 
-def _library_uses(func, seen, found, forbidden_names, home=None):
+def _library_uses(func, seen, found, forbidden_names, home=None, allowed=()):
     """Collect into ``found`` the library functions (and ``forbidden_names``) that ``func`` reaches.
 
     Functions of the answer's own namespace ``home`` (its notebook) are followed; those of other
-    packages (NumPy, SciPy) are not read.
+    packages (NumPy, SciPy) are not read. Objects in ``allowed`` (compared by
+    identity) are not reported.
     """
+    if any(func is a for a in allowed):
+        return
     if isinstance(func, functools.partial):
-        _library_uses(func.func, seen, found, forbidden_names, home)
+        _library_uses(func.func, seen, found, forbidden_names, home, allowed)
         for arg in (*func.args, *func.keywords.values()):
-            _library_uses(arg, seen, found, forbidden_names, home)
+            _library_uses(arg, seen, found, forbidden_names, home, allowed)
         return
     if isinstance(func, types.MethodType):
         func = func.__func__
@@ -64,8 +67,8 @@ def _library_uses(func, seen, found, forbidden_names, home=None):
     cells = dict(zip(func.__code__.co_freevars, (c.cell_contents for c in func.__closure__ or ()
                                                    if _cell_full(c))))
     for value in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values(), *cells.values()):
-        _library_uses(value, seen, found, forbidden_names, home)
-    _scan_code(func.__code__, home, cells, seen, found, forbidden_names)
+        _library_uses(value, seen, found, forbidden_names, home, allowed)
+    _scan_code(func.__code__, home, cells, seen, found, forbidden_names, allowed)
 
 
 def _cell_full(cell):
@@ -79,7 +82,7 @@ def _cell_full(cell):
 _MISSING = object()
 
 
-def _scan_code(code, globals_, cells, seen, found, forbidden_names):
+def _scan_code(code, globals_, cells, seen, found, forbidden_names, allowed=()):
     """Follow ``name.attr.attr`` chains in the bytecode and record the library objects they reach."""
     import builtins
 
@@ -102,13 +105,21 @@ def _scan_code(code, globals_, cells, seen, found, forbidden_names):
         if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF") and name in forbidden_names:
             found.add(name)
         if current is not _MISSING:
-            _library_uses(current, seen, found, forbidden_names, globals_)
+            _library_uses(current, seen, found, forbidden_names, globals_, allowed)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):  # lambdas, comprehensions and inner functions
-            _scan_code(const, globals_, {}, seen, found, forbidden_names)
+            _scan_code(const, globals_, {}, seen, found, forbidden_names, allowed)
 
 
-def as_student_function(func, what: str = "function", forbidden_names=()):
+def library_uses(func, *, allowed=(), forbidden_names=()) -> set:
+    """Names of the course's functions, classes and ``forbidden_names`` that ``func`` reaches (see the module
+    docstring); the objects in ``allowed`` are not reported. ``func`` may be a kernel's Python function."""
+    found = set()
+    _library_uses(func, set(), found, frozenset(forbidden_names), allowed=tuple(allowed))
+    return found
+
+
+def as_student_function(func, what: str = "function", forbidden_names=(), *, allowed=()):
     """Check that an answer is a function that does its own work, not the course's own code.
 
     Parameters
@@ -119,6 +130,8 @@ def as_student_function(func, what: str = "function", forbidden_names=()):
         What it is, for the message (e.g. ``"choose_tile"``).
     forbidden_names : sequence of str
         Names of library values (constants) that hold the answer and may not be used either.
+    allowed : sequence
+        Course objects the answer may use (a device function the question offers, say).
 
     Raises
     ------
@@ -129,8 +142,7 @@ def as_student_function(func, what: str = "function", forbidden_names=()):
     """
     if not callable(func) or isinstance(func, type):
         raise TestFailure(f"{what} must be a function")
-    found = set()
-    _library_uses(func, set(), found, frozenset(forbidden_names))
+    found = library_uses(func, allowed=allowed, forbidden_names=forbidden_names)
     if found:
         raise TestFailure(f"{what} uses the course's own {', '.join(sorted(found))}; write your own")
     return func

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import nbformat
 
+from . import catalog
+
 __all__ = ["is_grade", "is_solution", "release", "release_notebook", "strip_solutions", "solution_path",
            "student_path"]
 
@@ -108,11 +110,8 @@ def release_notebook(nb):
 
 
 def solution_path(problem_set: str) -> Path:
-    """``solutions/<problem_set>_*.ipynb``."""
-    matches = sorted((ROOT / "solutions").glob(f"{problem_set}_*.ipynb"))
-    if len(matches) != 1:
-        raise ValueError(f"expected one solutions/{problem_set}_*.ipynb, found {[m.name for m in matches]}")
-    return matches[0]
+    """``solutions/<problem_set>_*.ipynb`` (by id or unit name; see :mod:`course_lib.grading.catalog`)."""
+    return catalog.solution_path(problem_set)
 
 
 def student_path(problem_set: str) -> Path:
@@ -126,6 +125,8 @@ def release(problem_set: str, out_dir=None) -> Path:
     Written to a temporary file first and renamed, so a failure leaves the old file intact.
     """
     source = solution_path(problem_set)
+    if out_dir is None and not (ROOT / "problem_sets").is_dir():
+        raise ValueError("not in a checkout of the course: give the output folder (--out DIR)")
     target = Path(out_dir) / source.name if out_dir else student_path(problem_set)
     target.parent.mkdir(parents=True, exist_ok=True)
     student = release_notebook(nbformat.read(source, as_version=4))

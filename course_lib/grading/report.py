@@ -96,10 +96,15 @@ def feedback_markdown(student: str, problem_set: str, results) -> str:
         if r.error:
             lines += ["Not graded:", "", "~~~~", clean_text(r.error).replace("~~~~", "~ ~ ~ ~"), "~~~~", ""]
         for o in r.outcomes:
-            lines.append(f"- {'PASS' if o.passed else 'FAIL'}: {clean_text(o.name, newlines=False)}")
+            worth = f" [{o.points:g}/{o.max_points:g} points]" if getattr(o, "max_points", 0) else ""
+            technique = " (technique)" if getattr(o, "technique", False) else ""
+            lines.append(f"- {'PASS' if o.passed else 'FAIL'}: {clean_text(o.name, newlines=False)}{technique}{worth}")
             if not o.passed and o.message:
                 message = clean_text(o.message).replace("~~~~", "~ ~ ~ ~")
                 lines += ["", "  ~~~~", *("  " + line for line in message.splitlines()), "  ~~~~", ""]
+        if getattr(r, "capped", False):
+            lines += ["", f"Capped at {r.points:g} points: a technique test failed, and a correct result computed "
+                          "without the technique the question teaches earns at most that.", ""]
         lines.append("")
     return "\n".join(lines)
 

@@ -102,6 +102,10 @@ def _bwrap_options() -> list:
     options = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                "--uid", "65534", "--gid", "65534",
+               # The private /tmp first: what is bound below stays visible when it lies under /tmp.
+               "--proc", "/proc", "--dev", "/dev",
+               "--size", str(TMPFS_MB * 2**20), "--tmpfs", "/tmp",
+               "--dir", INSIDE_WORK, "--dir", f"{INSIDE_WORK}/tmp", "--dir", f"{INSIDE_WORK}/pycache",
                "--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = f"/{name}"
@@ -114,10 +118,7 @@ def _bwrap_options() -> list:
     for path in _python_dirs():
         options += ["--ro-bind", path, path]
     course = str(_course_dir())
-    options += ["--ro-bind", course, course,
-                "--proc", "/proc", "--dev", "/dev",
-                "--size", str(TMPFS_MB * 2**20), "--tmpfs", "/tmp",
-                "--dir", INSIDE_WORK, "--dir", f"{INSIDE_WORK}/tmp", "--dir", f"{INSIDE_WORK}/pycache"]
+    options += ["--ro-bind", course, course]
     # A GPU: its device files and what the driver reads about it.
     gpu = sorted(str(p) for p in Path("/dev").glob("nvidia*"))
     if gpu:

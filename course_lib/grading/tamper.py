@@ -102,6 +102,10 @@ class Snapshot:
             for attr, value in list(namespace.items()):
                 self._object(f"{name}.{attr}", value, module.__name__, seen)
 
+    def watch(self, label: str, getter) -> None:
+        """Also compare ``getter()`` (re-read each time) with its value now."""
+        self._add(label, getter)
+
     def _add(self, label, getter, keep=None):
         self.entries.append((label, getter, getter(), keep))
 

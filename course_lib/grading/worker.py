@@ -172,6 +172,39 @@ def _is_kernel(obj) -> bool:
     return hasattr(obj, "py_func") and hasattr(obj, "__getitem__")
 
 
+def _host_call_failure(host: list, failure):
+    return failure(f"the kernel calls host code that a GPU cannot run ({', '.join(host)}): a kernel may call only "
+                   "device functions, math and cuda functions", public=True)
+
+
+def _guard_launches(failure):
+    """In the simulator, check every launch of a kernel that is not the course's for host calls (a kernel
+    made by the answer, a factory's, is seen only when it is launched); returns what to watch, or None."""
+    from .. import device
+
+    if not device.is_simulator():
+        return None  # on a GPU such a kernel does not compile
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    from .tamper import kernel_host_calls
+
+    launch, checked = FakeCUDAKernel.__call__, {}
+
+    def guarded_launch(self, *args, **kwargs):
+        fn = getattr(self, "fn", None)
+        if not getattr(self, "_device", False) and fn is not None and \
+                not str(getattr(fn, "__module__", "")).startswith("course_lib"):
+            code = getattr(fn, "__code__", None)
+            if code not in checked:
+                checked[code] = kernel_host_calls(self)
+            if checked[code]:
+                raise _host_call_failure(checked[code], failure)
+        return launch(self, *args, **kwargs)
+
+    FakeCUDAKernel.__call__ = guarded_launch
+    return FakeCUDAKernel, guarded_launch
+
+
 def main() -> int:
     problem_set, memory_mb = sys.argv[1], int(sys.argv[2])
     signal.pthread_sigmask(signal.SIG_SETMASK, set())  # the grader blocks some signals in its threads
@@ -199,7 +232,10 @@ def main() -> int:
         replies.write(dumps(message))
 
     questions, prepared = {q.id: q for q in questions_of(problem_set)}, {}
+    guarded = _guard_launches(TestFailure)
     snapshot = Snapshot()
+    if guarded:
+        snapshot.watch("the simulator's kernel launch", lambda: guarded[0].__dict__.get("__call__") is guarded[1])
     send({"event": "ready", "notes": notes})
     for line in requests:
         request = loads(line)
@@ -222,8 +258,7 @@ def main() -> int:
                     for arg in args:
                         host = kernel_host_calls(arg) if _is_kernel(arg) else []
                         if host:
-                            raise TestFailure(f"the kernel calls host code that a GPU cannot run ({', '.join(host)}): "
-                                              "a kernel may call only device functions, math and cuda functions")
+                            raise _host_call_failure(host, TestFailure)
                     answer = question.prepare(*args, **kwargs) if question.prepare else args[0]
                     prepared[qid] = answer
                     info = question.describe(answer) if question.describe else {}

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from ..bench import gpu_time, time_call
+from ..bench import cupy_time, gpu_time, plot_series, series, summary_text, time_call
+from ..bench import results as bench_results
 from .api import pack_bodies
 from .cpu import accelerations_cpu
 from .data import plummer_sphere
@@ -86,65 +87,45 @@ def _cupy_rows(pos, mass, n, peak):
             out[s:s + 4096] = ((m[None, :] * r2 ** np.float32(-1.5))[:, :, None] * d).sum(axis=1)
         return out
 
-    broadcast()
-    cp.cuda.Device().synchronize()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    broadcast()
-    stop.record()
-    stop.synchronize()
-    return [_row("cupy_broadcast", n, cp.cuda.get_elapsed_time(start, stop) / 1e3, peak=peak)]
+    return [_row("cupy_broadcast", n, cupy_time(broadcast, repeat=1, warmup=1), peak=peak)]
 
 
 def run(*, quick=False):
     """Run the benchmark; see the module docstring."""
-    rows = _cpu_rows(quick)
-    notes = []
-    summary = {}
-    if device.is_gpu():
-        peak = device.info().fp32_peak_flops
-        gpu = _gpu_rows(quick, peak)
-        rows += gpu
+    cpu_rows = _cpu_rows(quick)
+
+    def gpu_part():
+        gpu = _gpu_rows(quick, device.info().fp32_peak_flops)
         best = max((r for r in gpu if r["variant"] == "tiled"), key=lambda r: (r["n"], r["interactions_per_s"]))
-        best_cpu = max((r for r in rows if r["variant"] == "cpu_numba_parallel"), key=lambda r: r["interactions_per_s"])
+        best_cpu = max((r for r in cpu_rows if r["variant"] == "cpu_numba_parallel"),
+                       key=lambda r: r["interactions_per_s"])
         summary = {
             "best_tiled": best,
             "goal_interactions_per_s": GOAL_INTERACTIONS_PER_S,
             "goal_met": best["interactions_per_s"] >= GOAL_INTERACTIONS_PER_S and best["n"] >= 1 << 20,
             "speedup_vs_cpu": best["interactions_per_s"] / best_cpu["interactions_per_s"],
         }
-    else:
-        notes.append("no GPU: only the CPU variants were measured")
-    return {"rows": rows, "summary": summary, "notes": notes}
+        return gpu, summary, []
+
+    return bench_results(cpu_rows, gpu_part)
+
+
+def _format_row(r):
+    return (f"{r['variant']:<20} N={r['n']:<8} tile={r['tile'] or '-':<5} "
+            f"{r['interactions_per_s']:.3e} interactions/s  {r['gflops']:.1f} GFLOP/s"
+            + (f"  {100 * r['fraction_of_fp32_peak']:.0f}% of FP32 peak" if "fraction_of_fp32_peak" in r else ""))
 
 
 def summary(results):
     """A few human-readable lines."""
-    lines = [f"{r['variant']:<20} N={r['n']:<8} tile={r['tile'] or '-':<5} "
-             f"{r['interactions_per_s']:.3e} interactions/s  {r['gflops']:.1f} GFLOP/s"
-             + (f"  {100 * r['fraction_of_fp32_peak']:.0f}% of FP32 peak" if "fraction_of_fp32_peak" in r else "")
-             for r in results["rows"]]
-    return "\n".join(lines + results["notes"])
+    return summary_text(results, _format_row)
 
 
 def plot(results, path):
     """Interactions per second against N, one line per variant (and tile size)."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    series = {}
-    for r in results["rows"]:
-        label = r["variant"] + (f" P={r['tile']}" if r["tile"] else "")
-        series.setdefault(label, []).append((r["n"], r["interactions_per_s"]))
-    for label, pts in sorted(series.items()):
-        pts.sort()
-        ax.plot(*zip(*pts), marker="o", label=label)
+    curves = series(results["rows"], "n", "interactions_per_s",
+                    label=lambda r: r["variant"] + (f" P={r['tile']}" if r["tile"] else ""))
     peak = results["device"].get("fp32_peak_flops")
-    if peak:
-        ax.axhline(peak / FLOPS_PER_INTERACTION, color="k", ls="--", lw=1, label="FP32 peak / 20 flops")
-    ax.set(xscale="log", yscale="log", xlabel="N bodies", ylabel="interactions / s",
-           title=f"All-pairs N-body on {results['device']['name']}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    references = [(peak / FLOPS_PER_INTERACTION, "FP32 peak / 20 flops")] if peak else []
+    plot_series(curves, path, xlabel="N bodies", ylabel="interactions / s", references=references,
+                title=f"All-pairs N-body on {results['device']['name']}")

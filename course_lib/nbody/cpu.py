@@ -11,6 +11,8 @@ import math
 import numba
 import numpy as np
 
+from .._validate import check_array, check_float
+
 __all__ = ["accelerations_cpu"]
 
 
@@ -53,6 +55,10 @@ def accelerations_cpu(bodies, softening_sq):
     -------
     ndarray of shape (N, 3), float32
     """
+    bodies = check_array(bodies, "bodies", shape=(None, 4), dtype=np.float32, finite=True, allow_empty=False)
+    if not bodies.flags.c_contiguous:
+        raise ValueError("bodies must be C-contiguous (use pack_bodies), got a strided view")
+    softening_sq = check_float(softening_sq, "softening_sq", minimum=0, min_inclusive=False)
     acc = np.empty((bodies.shape[0], 3), dtype=np.float32)
     _accelerations_cpu(bodies, np.float32(softening_sq), acc)
     return acc

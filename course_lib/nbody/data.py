@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_choice, check_float, check_positive_int, check_seed
+
 __all__ = ["colliding_clusters", "initial_conditions", "plummer_sphere", "uniform_cube"]
-
-
-def _check_n(n):
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be a positive integer number of bodies, got {n!r}")
-    return int(n)
 
 
 def uniform_cube(n, seed=0, *, side=1.0):
@@ -22,8 +18,9 @@ def uniform_cube(n, seed=0, *, side=1.0):
     vel : ndarray of shape (n, 3), float32 (zeros)
     mass : ndarray of shape (n,), float32 (equal masses summing to 1)
     """
-    n = _check_n(n)
-    rng = np.random.default_rng(seed)
+    n = check_positive_int(n, "n")
+    rng = np.random.default_rng(check_seed(seed))
+    side = check_float(side, "side", minimum=0, min_inclusive=False)
     pos = rng.uniform(-side / 2, side / 2, size=(n, 3))
     return pos.astype(np.float32), np.zeros((n, 3), np.float32), np.full(n, 1.0 / n, np.float32)
 
@@ -40,8 +37,9 @@ def plummer_sphere(n, seed=0, *, scale=1.0):
     pos, vel : ndarray of shape (n, 3), float32
     mass : ndarray of shape (n,), float32
     """
-    n = _check_n(n)
-    rng = np.random.default_rng(seed)
+    n = check_positive_int(n, "n")
+    rng = np.random.default_rng(check_seed(seed))
+    scale = check_float(scale, "scale", minimum=0, min_inclusive=False)
     # Cap the mass fraction to avoid the few bodies at enormous radii.
     x = rng.uniform(0.0, 0.999, size=n)
     r = scale / np.sqrt(x ** (-2.0 / 3.0) - 1.0)
@@ -69,14 +67,17 @@ def colliding_clusters(n, seed=0, *, separation=6.0, speed=0.3):
     pos, vel : ndarray of shape (n, 3), float32
     mass : ndarray of shape (n,), float32
     """
-    n = _check_n(n)
+    n = check_positive_int(n, "n")
+    seed = check_seed(seed)
+    separation = check_float(separation, "separation", minimum=0)
+    speed = check_float(speed, "speed")
     sizes = (n // 2, n - n // 2)
     offsets = (-np.array([separation / 2, 0.5, 0.0]), np.array([separation / 2, -0.5, 0.0]))
     pos, vel = [], []
     for k, (size, offset) in enumerate(zip(sizes, offsets)):
         if size == 0:
             continue
-        p, v, _ = plummer_sphere(size, seed + k)
+        p, v, _ = plummer_sphere(size, None if seed is None else seed + k)
         pos.append(p + offset)
         vel.append(v - np.sign(offset[0]) * np.array([speed, 0.0, 0.0]))
     return (np.concatenate(pos).astype(np.float32), np.concatenate(vel).astype(np.float32),
@@ -93,7 +94,4 @@ _GENERATORS = {"uniform": uniform_cube, "plummer": plummer_sphere, "collision": 
 
 def initial_conditions(kind, n, seed=0):
     """Initial conditions by name: ``"uniform"``, ``"plummer"`` or ``"collision"``."""
-    try:
-        return _GENERATORS[kind](n, seed)
-    except KeyError:
-        raise ValueError(f"unknown initial conditions {kind!r}; choose one of {sorted(_GENERATORS)}") from None
+    return _GENERATORS[check_choice(kind, "kind", sorted(_GENERATORS))](n, seed)

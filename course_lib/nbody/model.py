@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from .._validate import check_choice, check_int, check_positive_int
+
 __all__ = ["BYTES_PER_BODY", "FLOPS_PER_INTERACTION", "global_fetches", "tile_report"]
 
 #: Flop convention of the CUDA samples' nbody: 20 flops per interaction (FP32).
@@ -36,19 +38,20 @@ def global_fetches(n, method, tile=None):
     -------
     int
     """
+    n = check_int(n, "n", minimum=0)
+    check_choice(method, "method", ("matrix", "naive", "pxp", "tiled"))
     if method == "matrix":
         return 2 * n * n
     if method == "naive":
         return n * n + n
-    if tile is None or tile < 1:
-        raise ValueError(f"method {method!r} needs a tile size >= 1")
+    if tile is None:
+        raise ValueError(f"tile must be given for method {method!r} (a tile size >= 1), got None")
+    tile = check_positive_int(tile, "tile")
     tiles_per_side = math.ceil(n / tile)
     if method == "pxp":
         # Guarded loads: only real bodies are fetched, each once per tile it belongs to.
         return 2 * n * tiles_per_side
-    if method == "tiled":
-        return n + n * tiles_per_side
-    raise ValueError(f"unknown method {method!r}; choose matrix, naive, pxp or tiled")
+    return n + n * tiles_per_side  # "tiled"
 
 
 def tile_report(n, tile, *, sm_count, max_threads_per_block=1024, max_blocks_per_sm=32,
@@ -74,11 +77,16 @@ def tile_report(n, tile, *, sm_count, max_threads_per_block=1024, max_blocks_per
         memory limits), ``busy_sms`` (SMs that get at least one block),
         ``fits_block`` (P <= max threads per block) and ``shared_bytes`` per block.
     """
-    if tile < 1:
-        raise ValueError(f"tile must be >= 1, got {tile}")
+    n = check_int(n, "n", minimum=0)
+    tile = check_positive_int(tile, "tile")
+    sm_count = check_positive_int(sm_count, "sm_count")
+    max_threads_per_block = check_positive_int(max_threads_per_block, "max_threads_per_block")
+    max_blocks_per_sm = check_positive_int(max_blocks_per_sm, "max_blocks_per_sm")
+    max_threads_per_sm = check_positive_int(max_threads_per_sm, "max_threads_per_sm")
+    shared_per_sm = check_positive_int(shared_per_sm, "shared_per_sm")
     blocks = math.ceil(n / tile)
     shared_bytes = tile * BYTES_PER_BODY
-    resident = min(max_blocks_per_sm, max_threads_per_sm // tile if tile else 0,
+    resident = min(max_blocks_per_sm, max_threads_per_sm // tile,
                    shared_per_sm // shared_bytes)
     fetches = global_fetches(n, "tiled", tile)
     return {

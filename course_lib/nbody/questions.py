@@ -1,262 +1,173 @@
-"""Problem set 1 (``solutions/ps1_nbody.ipynb``): questions, visible and hidden tests.
+"""Problem set 1 (``solutions/ps1_nbody.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
 
-- ``ps1.q1`` (6 points): the tiled kernel, P threads per tile, sources staged in shared
-  memory. Answer: ``check("ps1.q1", tiled_kernel, tile=TILE)``.
-- ``ps1.q2`` (2 points): fetch counting. Answer: a dict of two functions,
-  ``{"naive_fetches_per_body": f(n), "tiled_fetches_per_tile": g(p)}``.
-- ``ps1.q3`` (2 points): choosing the tile size. Answer: a function
+- ``ps1.q1`` (6 points): tiling with **two destination bodies per thread**. Answer:
+  ``check("ps1.q1", make_two_body_kernel)``, a function of the tile size P returning a kernel
+  launched as ``kernel[ceil(N / (2 P)), P](bodies, softening_sq, acc)``. Graded on results
+  (guarded buffers), the race and barrier checker, and the profiler: each source body must be
+  loaded from global memory once per block (about 1 / (2P) body records per interaction).
+- ``ps1.q2`` (2 points): predict, then measure the kernel's global loads. Answer:
+  ``{"kernel": make_two_body_kernel, "predicted_bytes": f(n, tile), "measure": g(tile)}``, where
+  ``g`` measures the bytes per interaction of the student's kernel at N = 64 with the profiler.
+- ``ps1.q3`` (2 points): the tile size for the two-body kernel on a device. Answer:
   ``choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm)``.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .. import device
-from ..grading.core import Question, Test, TestFailure, as_student_kernel, compare_arrays
-from ..grading.ownwork import as_student_function
-from ..grading.trusted import trusted_check
+from ..grading.harness import (Launch, calls_test, close, function, kernel_factory, measured_test, measurement,
+                               question, race_test, result_test, sign_flipped, technique_test)
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube
+from .kernels import interaction
 from .reference import accelerations_reference
 
 PROBLEM_SET = "ps1"
 SOFTENING = 0.05
 #: Relative tolerance (of max |a|) against the float64 reference: float32 sums in any order.
 RTOL = 1e-4
+#: N of the measure-and-explain question, and the tiles measured there.
+MEASURE_N, MEASURE_TILES = 64, (4, 8, 16)
 
 
 # ----------------------------------------------------------------------------- q1
-# Every test is split (see course_lib.grading.core): ``inputs`` and ``judge`` run in the grader,
-# ``produce`` runs the student's kernel and returns the raw accelerations.
-def _prepare_kernel(kernel, tile=None):
-    as_student_kernel(kernel, "tiled kernel")
-    return kernel, _valid_tile(tile)
+def bodies_case(n, tile, seed, generator=plummer_sphere):
+    """``inputs`` data: N bodies (float32 (N, 4) records) and the tile the kernel is made with."""
+    pos, _, mass = generator(n, seed=seed)
+    return {"bodies": pack_bodies(pos, mass), "tile": int(tile)}
 
 
-def _valid_tile(tile):
-    if tile is None or type(tile) is bool or not isinstance(tile, (int, np.integer)) or not 1 <= tile <= 1024:
-        raise TestFailure(f"pass the tile size your kernel uses, e.g. check('ps1.q1', tiled_kernel, tile=TILE); "
-                          f"got tile={tile!r}")
-    return int(tile)
+def case(n_of_tile, tile, generator=plummer_sphere):
+    return lambda rng, info: bodies_case(n_of_tile(tile, rng), tile, int(rng.integers(1 << 30)), generator)
 
 
-def _describe_kernel(answer):
-    return {"tile": answer[1]}
+def launch_two_body(answer, data):
+    """The launch every q1 test uses: ceil(N / 2P) blocks of P threads; acc starts as NaN (unwritten shows)."""
+    bodies, tile = np.asarray(data["bodies"], np.float32), int(data["tile"])
+    acc = np.full((len(bodies), 3), np.nan, np.float32)
+    return Launch(answer.kernel(tile), max(1, -(-len(bodies) // (2 * tile))), tile,
+                  {"bodies": bodies, "softening_sq": np.float32(SOFTENING**2), "acc": acc}, outputs=("acc",))
 
 
-#: Extra rows around the student's arrays: on a GPU, reading or writing one row past the end
-#: rarely faults, so the grader pads both arrays and checks that the padding is untouched.
-GUARD_ROWS = 32
-#: What the guard rows of the output hold (not NaN: a kernel reading the NaN guard rows of
-#: the input and storing past the end would write NaN and go unnoticed).
-GUARD_VALUE = np.float32(-3.0e38)
+def expected_acc(data):
+    bodies = np.asarray(data["bodies"], np.float64)
+    return {"acc": accelerations_reference(bodies[:, :3], bodies[:, 3], SOFTENING)}
 
 
-def _run_kernel(answer, data):
-    """Launch the student's kernel on exact-size views of padded buffers.
-
-    Returns the whole padded output, float32 of shape (N + GUARD_ROWS, 3): rows past N must
-    still hold GUARD_VALUE; rows the kernel forgot to write stay NaN.
-    """
-    from numba import cuda
-
-    kernel, tile = answer
-    bodies = pack_bodies(np.asarray(data["pos"]), np.asarray(data["mass"]))
-    n = len(bodies)
-    padded_bodies = np.full((n + GUARD_ROWS, 4), np.nan, np.float32)
-    padded_bodies[:n] = bodies
-    d_bodies = cuda.to_device(padded_bodies)
-    acc = np.full((n + GUARD_ROWS, 3), GUARD_VALUE, np.float32)
-    acc[:n] = np.nan  # rows the kernel forgets to write show up as NaN
-    d_acc = cuda.to_device(acc)
-    kernel[(n + tile - 1) // tile, tile](d_bodies[:n], np.float32(SOFTENING**2), d_acc[:n])
-    return d_acc.copy_to_host()
+def records_per_interaction(metrics, data):
+    """Global bytes loaded / 16-byte body record / N^2 interactions."""
+    return metrics["global_load_bytes"] / 16 / len(data["bodies"]) ** 2
 
 
-def _exact_rows(got, n):
-    """The first N rows of a padded output, after checking that nothing was written past them."""
-    got = np.asarray(got)
-    if got.ndim != 2 or got.shape[0] != n + GUARD_ROWS:
-        raise TestFailure(f"the kernel's output has shape {got.shape}, expected {(n + GUARD_ROWS, 3)}")
-    touched = np.any(got[n:] != GUARD_VALUE, axis=1)
-    if touched.any():
-        raise TestFailure(f"the kernel wrote past the end of acc (row {n + int(np.argmax(touched))} of an array "
-                          f"of {n} rows): guard the stores with `if i < n`")
-    return got[:n]
+def staged_once_per_block(data):
+    """Range of records per interaction when every block loads each source once (plus its 2P destinations)."""
+    n, tile = len(data["bodies"]), data["tile"]
+    blocks = -(-n // (2 * tile))
+    once = (blocks * n + n) / n**2  # sources once per block, destinations once (at most a full record)
+    return 0.0, 1.25 * once
 
 
-def _accuracy_test(n_of_tile, label, generator=plummer_sphere, hidden=False):
-    def inputs(rng, info):
-        n = n_of_tile(_valid_tile(info.get("tile")), rng)
-        pos, _, mass = generator(n, seed=int(rng.integers(1 << 30)))
-        return {"pos": pos, "mass": mass}
-
-    def judge(data, got, info):
-        n = len(data["mass"])
-        compare_arrays(_exact_rows(got, n), accelerations_reference(data["pos"], data["mass"], SOFTENING),
-                       rtol=RTOL, name=f"accelerations for N = {n}" if not hidden else "accelerations")
-
-    hint = ("guard the loads of the last tile (j < N) and pad it with zero-mass bodies; threads past N must "
-            "still help to load tiles, so do not return early")
-    return Test(label, hidden=hidden, hint=hint, inputs=inputs, produce=_run_kernel, judge=judge)
+def _n_label(data):
+    return f"for N = {len(data['bodies'])}, tile {data['tile']}"
 
 
-def _race_inputs(rng, info):
-    tile = _valid_tile(info.get("tile"))
-    pos, _, mass = uniform_cube(2 * tile + 1, seed=int(rng.integers(1 << 30)))
-    return {"pos": pos, "mass": mass}
+_KERNEL = kernel_factory("make_two_body_kernel", allowed=(interaction,))
+_COMPARE = close(RTOL)
+_Q1 = dict(launch=launch_two_body, expect=expected_acc, compare=_COMPARE, label=_n_label)
 
-
-def _race_produce(answer, data):
-    """Run the kernel under the simulator's race and barrier checker; its report is the output."""
-    kernel, tile = answer
-    bodies = pack_bodies(np.asarray(data["pos"]), np.asarray(data["mass"]))
-    n = len(bodies)
-    acc = np.zeros((n, 3), np.float32)
-    report = trusted_check(kernel, (n + tile - 1) // tile, tile, bodies, np.float32(SOFTENING**2), acc)
-    return {"ok": bool(report.ok), "report": str(report), "acc": acc}
-
-
-def _race_judge(data, got, info):
-    """No race or barrier problem reported, and the right accelerations under the checker."""
-    if not isinstance(got, dict) or got.get("ok") is not True:
-        report = got.get("report") if isinstance(got, dict) else None
-        # The report names source lines and threads, not the test's inputs: shown as is.
-        raise TestFailure(report[:4000] if isinstance(report, str) else "the race checker did not report success",
-                          public=True)
-    compare_arrays(got.get("acc"), accelerations_reference(data["pos"], data["mass"], SOFTENING), rtol=RTOL,
-                   name="accelerations under the race checker")
-
-
-_Q1_TESTS = [
-    _accuracy_test(lambda p, rng: 1, "one body (N = 1)"),
-    _accuracy_test(lambda p, rng: max(p - 1, 1), "N = tile - 1 (one partial tile)"),
-    _accuracy_test(lambda p, rng: p + 1, "N = tile + 1 (a second tile with one body)"),
-    _accuracy_test(lambda p, rng: 2 * p + 3, "N = 2 tile + 3", generator=uniform_cube),
-    _accuracy_test(lambda p, rng: int(rng.integers(2, 3 * p + 2)), "hidden: random N", hidden=True),
-    _accuracy_test(lambda p, rng: device.pick(sim=3 * p + 1, gpu=40 * p + 7), "hidden: larger N", hidden=True),
-]
-if device.is_simulator():
-    _Q1_TESTS.append(Test("hidden: race and barrier check", hidden=True,
-                          hint="both syncthreads are needed: after staging a tile and before overwriting it",
-                          inputs=_race_inputs, produce=_race_produce, judge=_race_judge))
-
-Q1 = Question("ps1.q1", "tiled N-body kernel", 6, tuple(_Q1_TESTS), prepare=_prepare_kernel,
-              describe=_describe_kernel,
-              tolerance=f"|error| <= {RTOL:g} x max|a| against a float64 NumPy reference")
+Q1 = question(
+    "ps1.q1", "tiling with two destination bodies per thread", 6, answer=_KERNEL,
+    tolerance=f"|error| <= {RTOL:g} x max|a| against a float64 NumPy reference",
+    diagnose=[("sign", sign_flipped)],
+    hints={"sign": "r_ij = p_j - p_i: interaction(xi, yi, zi, xj, yj, zj, mj, eps2) takes the destination first",
+           "barrier": "one syncthreads after staging a tile and one before the next tile overwrites it; threads "
+                      "past N must still reach both (no early return)",
+           "bounds": "guard the loads of both destinations and of the last tile (j < N), and both stores",
+           "unwritten": "each thread stores two bodies: its own index and the one P further, within its block's "
+                        "2P bodies",
+           "value": "pad the last tile with zero-mass bodies; both destinations of a thread use every staged source",
+           "technique": "stage each source once per block in cuda.shared.array((tile, 4), float32) and use it "
+                        "from there for both destinations"},
+    tests=[
+        result_test("one body (N = 1; no points: a kernel writing zeros passes)", 0, inputs=case(lambda p, r: 1, 4),
+                    **_Q1),
+        result_test("N = 2 tile - 1: one block, its last body missing", 1, inputs=case(lambda p, r: 2 * p - 1, 8),
+                    **_Q1),
+        result_test("N = 2 tile + 1: a second block with one body", 1, inputs=case(lambda p, r: 2 * p + 1, 8), **_Q1),
+        result_test("N = 5 tile + 3, several tiles, the last one partial", 0.5,
+                    inputs=case(lambda p, r: 5 * p + 3, 4, uniform_cube), **_Q1),
+        result_test("hidden: random N and tile 16", 0.5, hidden=True,
+                    inputs=case(lambda p, r: int(r.integers(2, 5 * p)), 16), **_Q1),
+        race_test("race and barrier check (N = 4 tile - 3)", 1, technique=True, inputs=case(lambda p, r: 4 * p - 3, 4),
+                  launch=launch_two_body, expect=expected_acc, compare=_COMPARE),
+        technique_test("sources loaded once per block (profiler)", 2, inputs=case(lambda p, r: 8 * p + 3, 4),
+                       launch=launch_two_body, expect=expected_acc, compare=_COMPARE, measure=records_per_interaction,
+                       limit=staged_once_per_block, unit="body records loaded per interaction",
+                       technique="sources staged in shared memory, each loaded once per block of 2P destinations"),
+    ])
 
 
 # ----------------------------------------------------------------------------- q2
-def _prepare_fetches(answer):
-    if not isinstance(answer, dict):
-        raise TestFailure("answer with a dict: {'naive_fetches_per_body': f, 'tiled_fetches_per_tile': g}")
-    missing = {"naive_fetches_per_body", "tiled_fetches_per_tile"} - set(answer)
-    if missing:
-        raise TestFailure(f"the answer dict lacks {sorted(missing)}")
-    for key in ("naive_fetches_per_body", "tiled_fetches_per_tile"):
-        if not callable(answer[key]):
-            raise TestFailure(f"{key} must be a function of N (or P), e.g. lambda n: ...")
-    return answer
+def predicted_bytes(n, tile):
+    """The model: every block loads the N sources (16 bytes each); every destination is loaded once (12 bytes)."""
+    return 16 * n * -(-n // (2 * tile)) + 12 * n
 
 
-def _calls(key):
-    """``produce`` step: call the student's function ``answer[key]`` on each argument."""
-    def produce(answer, data):
-        return [answer[key](arg) for arg in data["args"]]
-
-    return produce
+def _measure_inputs(rng, info):
+    return {"params": list(MEASURE_TILES), "n": MEASURE_N}
 
 
-def _naive_inputs(rng, info):
-    return {"args": [2, 10, 1000, int(rng.integers(3, 10**6))]}
+def _measure_launch(answer, data, tile):
+    return launch_two_body(answer["kernel"], bodies_case(data["n"], tile, seed=1))
 
 
-def _one_per_input(got, inputs):
-    if not isinstance(got, list) or len(got) != len(inputs):
-        raise TestFailure(f"expected one result per input, got {got!r}")
-    return zip(inputs, got)
+def _bytes_per_interaction(metrics, data, tile):
+    return metrics["global_load_bytes"] / data["n"] ** 2
 
 
-def _naive_judge(data, got, info):
-    for n, value in _one_per_input(got, data["args"]):
-        if type(value) not in (int, float) or value not in (2 * n, 2 * n - 2):
-            raise TestFailure(f"naive_fetches_per_body({n}) = {value}: count the fetches of one body as a "
-                              "source AND as a destination")
-
-
-def _tiled_inputs(rng, info):
-    return {"args": [1, 16, 256, int(rng.integers(2, 1025))]}
-
-
-def _tiled_judge(data, got, info):
-    for p, value in _one_per_input(got, data["args"]):
-        if type(value) not in (int, float) or value != 2 * p:
-            raise TestFailure(f"tiled_fetches_per_tile({p}) = {value}: in a P x P tile each of the P sources and "
-                              "P destinations is fetched once")
-
-
-Q2 = Question("ps1.q2", "fetch counting", 2, (
-    Test("naive: fetches of each body", inputs=_naive_inputs, produce=_calls("naive_fetches_per_body"),
-         judge=_naive_judge),
-    Test("tiled: fetches per P x P tile", inputs=_tiled_inputs, produce=_calls("tiled_fetches_per_tile"),
-         judge=_tiled_judge),
-), prepare=_prepare_fetches, tolerance="exact integers (2N or 2N - 2 both accepted for the naive count)")
+Q2 = question(
+    "ps1.q2", "predict, then measure the global loads", 2,
+    answer={"kernel": _KERNEL, "predicted_bytes": function("predicted_bytes"),
+            "measure": measurement("measure")},
+    tolerance="predictions within 5% of the model; measurements within 1% of the course's profiler",
+    tests=[
+        calls_test("the prediction, bytes loaded for N bodies and tile P", 1, key="predicted_bytes", rtol=0.05,
+                   args=lambda rng, info: [(64, 4), (1000, 16), (4096, 128), (int(rng.integers(300, 5000)), 32)],
+                   expect=predicted_bytes,
+                   explain=lambda a, want: "count the sources once per block of 2P destinations, plus each "
+                                           "destination once"),
+        measured_test("your measurements, bytes per interaction at N = 64", 1, key="measure",
+                      inputs=_measure_inputs, launch=_measure_launch, measure=_bytes_per_interaction, rtol=0.01,
+                      hint="profile(kernel, grid, block, ...).total.global_load_bytes / N**2 for each tile"),
+    ])
 
 
 # ----------------------------------------------------------------------------- q3
-def recommended_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):
-    """The lesson's rule: the largest power-of-two P that fits a block, leaves at least one
-    block per SM, and lets two blocks be resident on an SM."""
-    best = None
-    p = 1
-    while p <= max_threads_per_block:
-        if math.ceil(n / p) >= sm_count and 2 * p <= max_threads_per_sm:
-            best = p
-        p *= 2
-    return best
+def two_body_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):
+    """The grader's rule for the two-body kernel: the largest power of two P with P <= the block limit,
+    at least one block of 2P bodies per SM, and two resident blocks (2P threads) per SM."""
+    fits = [1 << k for k in range(11)
+            if (1 << k) <= max_threads_per_block and 2 * (1 << k) <= max_threads_per_sm
+            and -(-n // (2 << k)) >= sm_count]
+    return fits[-1] if fits else None
 
 
-_DEVICES = [  # (SMs, max threads per block, max threads per SM): H100, A100, RTX 3080, small
-    (132, 1024, 2048), (108, 1024, 2048), (68, 1024, 1536), (16, 512, 1024),
-]
+_DEVICES = [(132, 1024, 2048), (108, 1024, 2048), (68, 1024, 1536), (16, 512, 1024)]  # H100, A100, RTX 3080, small
 
 
 def _tile_cases(rng, info):
     cases = [(1 << 20, *_DEVICES[0]), (65536, *_DEVICES[1]), (8192, *_DEVICES[2]), (30000, *_DEVICES[3]),
-             (132 * 40, *_DEVICES[0])]
-    n = int(rng.integers(1 << 12, 1 << 22))
-    cases.append((n, *_DEVICES[int(rng.integers(len(_DEVICES)))]))
-    return {"cases": cases}
+             (132 * 80, *_DEVICES[0])]
+    return cases + [(int(rng.integers(1 << 13, 1 << 22)), *_DEVICES[int(rng.integers(len(_DEVICES)))])]
 
 
-def _tile_choices(answer, data):
-    return [answer(*case) for case in data["cases"]]
-
-
-def _tile_judge(data, got, info):
-    for case, value in _one_per_input(got, data["cases"]):
-        want = recommended_tile(*case)
-        if type(value) not in (int, float) or value != want:
-            n, sms, per_block, per_sm = case
-            raise TestFailure(f"choose_tile(n={n}, sm_count={sms}, max_threads_per_block={per_block}, "
-                              f"max_threads_per_sm={per_sm}) returned {value}, but {want} is the largest power of "
-                              "two that fits a block, gives every SM a block and lets two blocks be resident")
-
-
-def _prepare_tile_choice(answer):
-    if not callable(answer):
-        raise TestFailure("answer with your function choose_tile(n, sm_count, max_threads_per_block, "
-                          "max_threads_per_sm)")
-    # The grader's own rule computes the answer: calling it earns nothing.
-    return as_student_function(answer, "choose_tile")
-
-
-Q3 = Question("ps1.q3", "choosing the tile size", 2, (
-    Test("tile size on several devices", inputs=_tile_cases, produce=_tile_choices, judge=_tile_judge,
-         hint="loop over powers of two; keep the largest one that meets all three conditions"),
-), prepare=_prepare_tile_choice, tolerance="exact integers")
+Q3 = question(
+    "ps1.q3", "choosing the tile for two bodies per thread", 2, answer=function("choose_tile"),
+    tolerance="exact integers",
+    tests=[calls_test("tile size on several devices", 2, what="choose_tile", args=_tile_cases, expect=two_body_tile,
+                      explain=lambda a, want: "the largest power of two that fits a block, gives every SM a block "
+                                              "of 2P bodies and lets two blocks be resident",
+                      hint="a block now covers 2P bodies: ceil(N / (2P)) blocks")])
 
 QUESTIONS = (Q1, Q2, Q3)

@@ -1,8 +1,8 @@
 """The source's quiz questions on all-pairs N-body, as self-check cells of the lesson."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "work": Quiz(
         "For N objects, what is the work complexity of computing all-pairs N-body?",
         ("N", "N log N", "N^2", "N^3"), 2,
@@ -39,4 +39,4 @@ QUIZ = {
         "A tile larger than the maximum block size must span several blocks, and blocks cannot share "
         "shared memory. Also keep at least as many blocks as SMs.",
     ),
-}
+})

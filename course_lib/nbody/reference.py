@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_array, check_float, check_positive_int
+
 __all__ = ["accelerations_reference", "total_energy"]
+
+
+def _bodies(pos, mass):
+    """Validated float64 copies of positions (N, 3) and masses (N,), N >= 1."""
+    pos = check_array(pos, "pos", shape=(None, 3), dtype="iuf", finite=True, allow_empty=False)
+    mass = check_array(mass, "mass", shape=(pos.shape[0],), dtype="iuf", finite=True)
+    return pos.astype(np.float64), mass.astype(np.float64)
 
 
 def accelerations_reference(pos, mass, softening, *, chunk=1024):
@@ -25,9 +34,9 @@ def accelerations_reference(pos, mass, softening, *, chunk=1024):
     -------
     ndarray of shape (N, 3), float64
     """
-    pos = np.asarray(pos, dtype=np.float64)
-    mass = np.asarray(mass, dtype=np.float64)
-    eps2 = float(softening) ** 2
+    pos, mass = _bodies(pos, mass)
+    eps2 = check_float(softening, "softening", minimum=0, min_inclusive=False) ** 2
+    chunk = check_positive_int(chunk, "chunk")
     out = np.empty_like(pos)
     for start in range(0, len(pos), chunk):
         d = pos[None, :, :] - pos[start:start + chunk, None, :]  # (c, N, 3): r_ij = p_j - p_i
@@ -52,12 +61,11 @@ def total_energy(pos, vel, mass, softening):
     -------
     float
     """
-    pos = np.asarray(pos, dtype=np.float64)
-    vel = np.asarray(vel, dtype=np.float64)
-    mass = np.asarray(mass, dtype=np.float64)
+    pos, mass = _bodies(pos, mass)
+    vel = check_array(vel, "vel", shape=pos.shape, dtype="iuf", finite=True).astype(np.float64)
+    eps2 = check_float(softening, "softening", minimum=0, min_inclusive=False) ** 2
     kinetic = 0.5 * float(np.sum(mass * np.einsum("nk,nk->n", vel, vel)))
     potential = 0.0
-    eps2 = float(softening) ** 2
     for i in range(len(pos) - 1):
         d = pos[i + 1:] - pos[i]
         potential -= mass[i] * float(np.sum(mass[i + 1:] / np.sqrt(np.einsum("nk,nk->n", d, d) + eps2)))

@@ -3,23 +3,28 @@
 Public entry points: :func:`seamless_clone` (``method=`` picks the kernel) and
 :func:`clone_history`, the NumPy reference and the exact sparse solve, the fast CPU
 version, the images and masks, and the two-tolerance image comparison. Kernels live in
-:mod:`course_lib.poisson.kernels`, plots in :mod:`course_lib.poisson.plots`, the
-widgets in :mod:`course_lib.poisson.widgets`.
+:mod:`course_lib.poisson.kernels`, the traffic model in :mod:`course_lib.poisson.model`,
+the profiler's measurements in :mod:`course_lib.poisson.profiling`, plots in
+:mod:`course_lib.poisson.plots` and the widgets in :mod:`course_lib.poisson.widgets`
+(both loaded on first use).
 """
 
-from . import kernels, plots, widgets
-from .api import METHODS, CloneHistory, clone_history, default_fused, naive_paste, seamless_clone, validate_inputs
-from .compare import (DEFAULT_MAX_FRACTION, DEFAULT_MAX_PIXEL_DIFF, ImageComparison, assert_images_match,
-                      compare_images)
+from .._lazy import lazy_submodules
+from . import kernels, profiling
+from .api import (METHODS, CloneHistory, DeviceSolver, clone_history, default_block, default_fused, naive_paste,
+                  seamless_clone, validate_inputs)
+from .model import BYTES_PER_PIXEL_ITERATION, bandwidth_bound_seconds, bytes_per_iteration
 from .cpu import jacobi_cpu, seamless_clone_cpu
 from .quiz import QUIZ
 from .data import (PHOTOS, blob_mask, cat_in_coffee, ellipse_mask, load_photo, nonwhite_mask, object_on_white,
                    polygon_mask, rectangle_mask, synthetic_pair)
-from .reference import (BORDER, INTERIOR, OUTSIDE, Prepared, classify_mask, compose, exact_solve, jacobi_reference,
-                        jacobi_step_reference, neighbour_counts, opencv_clone, prepare, residual)
+from .reference import (BORDER, DEFAULT_MAX_FRACTION, DEFAULT_MAX_PIXEL_DIFF, INTERIOR, OUTSIDE, ImageComparison,
+                        Prepared, assert_images_match, classify_mask, compare_images, compose, exact_solve,
+                        jacobi_reference, jacobi_step_reference, neighbour_counts, opencv_clone, prepare, residual)
 
 __all__ = [
     "BORDER",
+    "BYTES_PER_PIXEL_ITERATION",
     "DEFAULT_MAX_FRACTION",
     "DEFAULT_MAX_PIXEL_DIFF",
     "INTERIOR",
@@ -28,15 +33,19 @@ __all__ = [
     "PHOTOS",
     "QUIZ",
     "CloneHistory",
+    "DeviceSolver",
     "ImageComparison",
     "Prepared",
     "assert_images_match",
+    "bandwidth_bound_seconds",
     "blob_mask",
+    "bytes_per_iteration",
     "cat_in_coffee",
     "classify_mask",
     "clone_history",
     "compare_images",
     "compose",
+    "default_block",
     "default_fused",
     "ellipse_mask",
     "exact_solve",
@@ -58,3 +67,5 @@ __all__ = [
     "synthetic_pair",
     "validate_inputs",
 ]
+
+__getattr__, __dir__ = lazy_submodules(__name__, ("plots", "widgets"), globals())

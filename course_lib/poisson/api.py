@@ -8,39 +8,40 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import device
+from .._validate import check_choice, check_int
 from .cpu import jacobi_cpu
 from .data import nonwhite_mask
-from .reference import INTERIOR, Prepared, classify_mask, compose, jacobi_step_reference, prepare, residual
+from .reference import (Prepared, check_image, check_problem, compose, jacobi_step_reference, prepare,
+                        residual)
 
-__all__ = ["METHODS", "CloneHistory", "clone_history", "default_fused", "naive_paste", "seamless_clone",
-           "validate_inputs"]
+__all__ = ["METHODS", "CloneHistory", "DeviceSolver", "clone_history", "default_block", "default_fused",
+           "naive_paste", "seamless_clone", "validate_inputs"]
 
 #: ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: several iterations per
 #: launch in shared memory; ``"cpu"``: Numba ``parallel=True``; ``"numpy"``: the reference.
 METHODS = ("jacobi", "jacobi_fused", "cpu", "numpy")
 
 
-def step_block():
-    """Threads per block (x, y) of the one-iteration kernels: (32, 8) on a GPU, (8, 8) in the simulator."""
-    return device.pick(sim=(8, 8), gpu=(32, 8))
+def default_block() -> int:
+    """Threads per block of the one-iteration kernels: 256 on a GPU, 64 in the simulator.
+
+    They run as 8 rows of ``default_block() // 8`` threads: 32 x 8 on a GPU (a warp reads
+    32 consecutive pixels of a row), 8 x 8 in the simulator.
+    """
+    return device.pick(sim=64, gpu=256)
+
+
+def _block_shape(threads):
+    """(x, y) of a 2-D block of ``threads`` threads: 8 rows."""
+    return threads // 8, 8
 
 
 def default_fused():
-    """(halo, block_x, block_y) of the fused kernel: (8, 32, 32) on a GPU, (2, 12, 12) in the simulator."""
+    """Default ``fused=`` launch configuration (halo, block_x, block_y) of ``"jacobi_fused"``.
+
+    (8, 32, 32) on a GPU, (2, 12, 12) in the simulator.
+    """
     return device.pick(sim=(2, 12, 12), gpu=(8, 32, 32))
-
-
-def _as_image(a, name):
-    if not isinstance(a, np.ndarray):
-        raise ValueError(f"{name} must be a NumPy array of shape (H, W, 3) and dtype uint8, got {type(a).__name__}")
-    if a.dtype != np.uint8:
-        raise ValueError(f"{name} must have dtype uint8 (8-bit RGB), got {a.dtype}; "
-                         "convert with skimage.util.img_as_ubyte or np.clip(...).astype(np.uint8)")
-    if a.ndim != 3 or a.shape[2] != 3:
-        raise ValueError(f"{name} must have shape (H, W, 3), got {a.shape}")
-    if a.shape[0] == 0 or a.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {a.shape}")
-    return np.ascontiguousarray(a)
 
 
 def validate_inputs(source, target, mask=None):
@@ -64,34 +65,15 @@ def validate_inputs(source, target, mask=None):
         the whole image (no inside border to anchor the solution) or one with no strict
         interior (nothing to solve).
     """
-    source = _as_image(source, "source")
-    target = _as_image(target, "target")
-    if source.shape != target.shape:
-        raise ValueError(f"source and target must have the same size, got {source.shape[:2]} and {target.shape[:2]}")
+    source = check_image(source, "source")
     if mask is None:
-        mask = nonwhite_mask(source)
-        what = "the mask derived from the source (its non-white pixels)"
-    else:
-        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
-            got = mask.dtype if isinstance(mask, np.ndarray) else type(mask).__name__
-            raise ValueError(f"mask must be a boolean array of shape (H, W), got {got}; use e.g. mask > 0")
-        if mask.shape != source.shape[:2]:
-            raise ValueError(f"mask has shape {mask.shape} but the images are {source.shape[:2]}")
-        what = "the mask"
-    if not mask.any():
-        raise ValueError(f"{what} is empty: select at least one pixel to clone")
-    if mask.all():
-        raise ValueError(f"{what} covers the whole image: there is no inside border to anchor the solution")
-    if not (classify_mask(mask) == INTERIOR).any():
-        raise ValueError(f"{what} has no strict-interior pixel (every mask pixel touches the outside): "
-                         "nothing to solve; use a thicker mask")
-    return source, target, np.ascontiguousarray(mask)
+        return check_problem(source, target, nonwhite_mask(source),
+                             what="the mask derived from the source (its non-white pixels)")
+    return check_problem(source, target, mask)
 
 
-def _check_iterations(iterations):
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
-        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
-    return int(iterations)
+def _check_iterations(iterations, name="iterations"):
+    return check_int(iterations, name, minimum=0)
 
 
 def _crop_box(mask):
@@ -129,17 +111,43 @@ class _HostSolver:
         return compose(target, self.prep.labels, self.current)
 
 
-class _DeviceSolver:
-    """Iterations with the CUDA kernels (on a GPU or in the simulator), data kept on the device."""
+class DeviceSolver:
+    """Jacobi iterations with the CUDA kernels (on a GPU or in the simulator), data kept on the device.
 
-    def __init__(self, source, target, mask, method, fused):
+    What :func:`seamless_clone` runs for the kernel methods, without the crop: the setup
+    kernels run once, then :meth:`run` launches iterations only, which is what a
+    benchmark times.
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+    mask : ndarray of shape (H, W), bool, optional
+        As for :func:`seamless_clone`.
+    method : {"jacobi", "jacobi_fused"}
+    fused : tuple of int, optional
+        (halo, block_x, block_y) for ``"jacobi_fused"`` (default :func:`default_fused`);
+        validated but not used by ``"jacobi"``.
+
+    Examples
+    --------
+    >>> from course_lib.poisson import DeviceSolver, cat_in_coffee
+    >>> solver = DeviceSolver(*cat_in_coffee((12, 16)), "jacobi")
+    >>> solver.run(2)
+    >>> solver.result(cat_in_coffee((12, 16))[1]).shape
+    (12, 16, 3)
+    """
+
+    def __init__(self, source, target, mask=None, method="jacobi", fused=None):
         from numba import cuda
 
         from . import kernels
 
+        source, target, mask = validate_inputs(source, target, mask)
+        check_choice(method, "method", ("jacobi", "jacobi_fused"))
+        fused = default_fused() if fused is None else _check_fused(fused)
         self.kernels, self.method = kernels, method
         h, w = mask.shape
-        self.block = step_block()
+        self.block = _block_shape(default_block())
         self.grid = (math.ceil(w / self.block[0]), math.ceil(h / self.block[1]))
         self.d_target = cuda.to_device(target)
         self.d_labels = cuda.device_array((h, w), np.uint8)
@@ -148,9 +156,11 @@ class _DeviceSolver:
         self.d_current = cuda.device_array((3, h, w), np.float32)
         kernels.poisson_setup_kernel[self.grid, self.block](cuda.to_device(source), self.d_target, self.d_labels,
                                                            self.d_rhs, self.d_current)
-        # Only strict-interior values are ever read, and every step writes all of them,
-        # so the second buffer needs no initial values.
+        # The kernels read only strict-interior values, and every step writes all of them;
+        # the second buffer still starts as a copy so that planes() never shows
+        # uninitialised memory outside the interior.
         self.d_spare = cuda.device_array((3, h, w), np.float32)
+        self.d_spare.copy_to_device(self.d_current)
         if method == "jacobi_fused":
             halo, bx, by = fused
             self.halo, self.fused_block = halo, (bx, by)
@@ -158,6 +168,8 @@ class _DeviceSolver:
             self.fused_grid = (math.ceil(w / (bx - 2 * halo)), math.ceil(h / (by - 2 * halo)))
 
     def run(self, n):
+        """Launch ``n`` more iterations (asynchronous on a GPU)."""
+        n = _check_iterations(n, "n")
         if self.method == "jacobi":
             step = self.kernels.jacobi_step_kernel[self.grid, self.block]
             for _ in range(n):
@@ -172,9 +184,11 @@ class _DeviceSolver:
             n -= steps
 
     def planes(self):
+        """The current iterate, ndarray of shape (3, H, W), float32."""
         return self.d_current.copy_to_host()
 
     def result(self, target):
+        """The target with the current iterate on the strict interior, ndarray of shape (H, W, 3), uint8."""
         from numba import cuda
 
         d_out = cuda.device_array(target.shape, np.uint8)
@@ -183,14 +197,12 @@ class _DeviceSolver:
 
 
 def _solver(source, target, mask, method, fused):
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    check_choice(method, "method", METHODS)
     if fused is not None and method != "jacobi_fused":
         raise ValueError(f"fused only applies to method 'jacobi_fused', not {method!r}")
     if method in ("cpu", "numpy"):
         return _HostSolver(prepare(source, target, mask), method)
-    fused = default_fused() if fused is None else _check_fused(fused)
-    return _DeviceSolver(source, target, mask, method, fused)
+    return DeviceSolver(source, target, mask, method, fused)
 
 
 def _check_fused(fused):

@@ -3,7 +3,7 @@
 Clones the cat into the coffee (:func:`course_lib.poisson.cat_in_coffee`) with 800
 Jacobi iterations and reports, for each variant, the time, pixel-iterations per second
 (strict-interior pixels x iterations, 3 channels each) and the effective bandwidth:
-:data:`BYTES_PER_PIXEL_ITERATION` bytes per pixel-iteration (read I_k and B + C, write
+:data:`~course_lib.poisson.model.BYTES_PER_PIXEL_ITERATION` bytes per pixel-iteration (read I_k and B + C, write
 I_{k+1} for 3 float32 channels, read the label), the traffic of the one-launch-per-iteration
 kernel. For the fused kernel the same count is an "as if" figure, since most of its traffic
 stays in shared memory. Beside them: the Numba ``parallel=True`` CPU version, the NumPy
@@ -14,14 +14,13 @@ Goal on an H100: 800 iterations of the 500 x 333 clone in <= 5 ms end to end.
 from __future__ import annotations
 
 from .. import device
-from ..bench import gpu_time, time_call
-from .api import _DeviceSolver, default_fused, seamless_clone
+from ..bench import figure, gpu_time, results as bench_results, summary_text, time_call
+from .api import DeviceSolver, default_fused, seamless_clone
 from .cpu import jacobi_cpu
 from .data import cat_in_coffee
+from .model import BYTES_PER_PIXEL_ITERATION
 from .reference import INTERIOR, jacobi_step_reference, opencv_clone, prepare
 
-#: Bytes moved per strict-interior pixel per iteration: 3 x (4 + 4 + 4) + 1.
-BYTES_PER_PIXEL_ITERATION = 37
 GOAL_SECONDS = 5e-3
 GOAL_SIZE = (333, 500)
 ITERATIONS = 800
@@ -87,7 +86,7 @@ def _gpu_rows(quick, bandwidth):
         source, target, mask, prep, interior = _problem(size)
         for method, fused_list in (("jacobi", [None]), ("jacobi_fused", configs)):
             for fused in fused_list:
-                solver = _DeviceSolver(source, target, mask, method, fused or default_fused())
+                solver = DeviceSolver(source, target, mask, method, fused)
                 t = gpu_time(lambda: solver.run(ITERATIONS), repeat=5)
                 label = f"halo={fused[0]} block={fused[1]}x{fused[2]}" if fused else "block=32x8"
                 rows.append(_row(method, size, interior, ITERATIONS, t, scope="iterations", config=label,
@@ -104,55 +103,49 @@ def _gpu_rows(quick, bandwidth):
 
 def run(*, quick=False):
     """Run the benchmark; see the module docstring."""
-    rows = _cpu_rows(quick)
-    notes, summary = [], {}
-    if device.is_gpu():
+    cpu_rows = _cpu_rows(quick)
+
+    def gpu_part():
         gpu = _gpu_rows(quick, device.info().memory_bandwidth)
-        rows += gpu
         goal_rows = [r for r in gpu if r["scope"] == "end_to_end" and (r["height"], r["width"]) == GOAL_SIZE]
         best = min(goal_rows, key=lambda r: r["seconds"])
-        cpu = [r for r in rows if r["variant"] == "cpu_numba_parallel" and r["scope"] == "end_to_end"
+        cpu = [r for r in cpu_rows if r["variant"] == "cpu_numba_parallel" and r["scope"] == "end_to_end"
                and (r["height"], r["width"]) == GOAL_SIZE]
         summary = {"best_end_to_end": best, "goal_seconds": GOAL_SECONDS, "goal_met": best["seconds"] <= GOAL_SECONDS}
         if cpu and cpu[0]["iterations"] == ITERATIONS:
             summary["speedup_vs_cpu"] = cpu[0]["seconds"] / best["seconds"]
-    else:
-        notes.append("no GPU: only the CPU variants were measured")
-    return {"rows": rows, "summary": summary, "notes": notes}
+        return gpu, summary, []
+
+    return bench_results(cpu_rows, gpu_part)
+
+
+def _format_row(r):
+    rate = (f"{r['pixel_iterations_per_s']:.3e} pixel-it/s  {r['effective_gbps']:.1f} GB/s eff."
+            if r["pixel_iterations_per_s"] else "(direct solve)")
+    return (f"{r['variant']:<21} {r['height']}x{r['width']:<5} {r['scope']:<11} "
+            f"{(r['config'] or ''):<22} it={r['iterations']:<4} {1e3 * r['seconds']:9.2f} ms  {rate}")
+
+
+def _goal_line(s):
+    return (f"goal: 800 iterations of {GOAL_SIZE[1]}x{GOAL_SIZE[0]} in <= {1e3 * GOAL_SECONDS:.0f} ms end to end: "
+            f"best {1e3 * s['best_end_to_end']['seconds']:.2f} ms -> {'met' if s['goal_met'] else 'not met'}")
 
 
 def summary(results):
     """A few human-readable lines."""
-    lines = []
-    for r in results["rows"]:
-        rate = (f"{r['pixel_iterations_per_s']:.3e} pixel-it/s  {r['effective_gbps']:.1f} GB/s eff."
-                if r["pixel_iterations_per_s"] else "(direct solve)")
-        lines.append(f"{r['variant']:<21} {r['height']}x{r['width']:<5} {r['scope']:<11} "
-                     f"{(r['config'] or ''):<22} it={r['iterations']:<4} {1e3 * r['seconds']:9.2f} ms  {rate}")
-    s = results.get("summary") or {}
-    if s:
-        lines.append(f"goal: 800 iterations of {GOAL_SIZE[1]}x{GOAL_SIZE[0]} in <= {1e3 * GOAL_SECONDS:.0f} ms end to "
-                     f"end: best {1e3 * s['best_end_to_end']['seconds']:.2f} ms -> "
-                     f"{'met' if s['goal_met'] else 'not met'}")
-    return "\n".join(lines + results["notes"])
+    return summary_text(results, _format_row, goal=_goal_line)
 
 
 def plot(results, path):
     """Pixel-iterations per second of each variant (iterations only), with the bandwidth ceiling."""
-    import matplotlib.pyplot as plt
-
     rows = [r for r in results["rows"] if r["pixel_iterations_per_s"] and r["scope"] == "iterations"]
     labels = [f"{r['variant']} {r['config'] or ''}\n{r['height']}x{r['width']}" for r in rows]
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
-    ax.barh(range(len(rows)), [r["pixel_iterations_per_s"] for r in rows], color="tab:blue")
-    ax.set_yticks(range(len(rows)), labels, fontsize=7)
-    bandwidth = results["device"].get("memory_bandwidth")
-    if bandwidth:
-        ax.axvline(bandwidth / BYTES_PER_PIXEL_ITERATION, color="k", ls="--", lw=1,
-                   label=f"memory bandwidth / {BYTES_PER_PIXEL_ITERATION} B")
-        ax.legend(fontsize=7)
-    ax.set(xscale="log", xlabel="pixel-iterations / s (3 channels)",
-           title=f"Jacobi seamless cloning on {results['device']['name']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, figsize=(8, 0.45 * len(rows) + 1.8)) as ax:
+        ax.barh(range(len(rows)), [r["pixel_iterations_per_s"] for r in rows], color="tab:blue")
+        ax.set_yticks(range(len(rows)), labels, fontsize=7)
+        bandwidth = results["device"].get("memory_bandwidth")
+        if bandwidth:
+            ax.axvline(bandwidth / BYTES_PER_PIXEL_ITERATION, color="k", ls="--", lw=1,
+                       label=f"memory bandwidth / {BYTES_PER_PIXEL_ITERATION} B")
+        ax.set(xscale="log", xlabel="pixel-iterations / s (3 channels)",
+               title=f"Jacobi seamless cloning on {results['device']['name']}")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .reference import INTERIOR, compose, prepare
+from .._validate import check_int
+from .reference import INTERIOR, check_labels, check_planes, compose, prepare
 
 __all__ = ["jacobi_cpu", "seamless_clone_cpu"]
 
@@ -66,6 +67,10 @@ def jacobi_cpu(planes, rhs, labels, iterations):
     ndarray of shape (3, H, W), float32
         I_iterations.
     """
+    labels = check_labels(labels)
+    planes = check_planes(planes, labels.shape, "planes")
+    rhs = check_planes(rhs, labels.shape, "rhs")
+    iterations = check_int(iterations, "iterations", minimum=0)
     rows = np.nonzero((labels == INTERIOR).any(axis=1))[0]
     if rows.size == 0 or iterations == 0:
         return planes.copy()
@@ -89,5 +94,6 @@ def seamless_clone_cpu(source, target, mask, iterations=800):
     -------
     ndarray of shape (H, W, 3), uint8
     """
+    iterations = check_int(iterations, "iterations", minimum=0)
     prep = prepare(source, target, mask)
     return compose(target, prep.labels, jacobi_cpu(prep.guess, prep.rhs, prep.labels, iterations))

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import (check_array, check_choice, check_float, check_int, check_positive_int, check_seed,
+                         describe)
+
 __all__ = [
     "PHOTOS",
     "blob_mask",
@@ -27,10 +30,11 @@ __all__ = [
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field", "retina", "motorcycle_left")
 
 
-def _check_shape(shape):
-    if len(shape) != 2 or any(int(s) != s or s < 1 for s in shape):
-        raise ValueError(f"shape must be (H, W) with positive integers, got {shape!r}")
-    return int(shape[0]), int(shape[1])
+def _check_shape(shape, name="shape"):
+    """(H, W) as two ints, if ``shape`` is a pair of positive integers."""
+    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+        raise ValueError(f"{name} must be (H, W), two positive integers, got {describe(shape)}")
+    return tuple(check_positive_int(s, name) for s in shape)
 
 
 def load_photo(name, size=None):
@@ -49,11 +53,10 @@ def load_photo(name, size=None):
     """
     import skimage.data
 
-    if name not in PHOTOS:
-        raise ValueError(f"unknown photo {name!r}; choose one of {PHOTOS}")
+    check_choice(name, "name", PHOTOS)
     image = getattr(skimage.data, name)()[..., :3]
     if size is not None:
-        image = _resize(image, _check_shape(size))
+        image = _resize(image, _check_shape(size, "size"))
     return np.ascontiguousarray(image, dtype=np.uint8)
 
 
@@ -100,6 +103,9 @@ def rectangle_mask(shape, top, left, height, width):
         Clipped to the image.
     """
     h, w = _check_shape(shape)
+    # A rectangle reaching past the image is clipped to it.
+    top, left = check_int(top, "top"), check_int(left, "left")
+    height, width = check_positive_int(height, "height"), check_positive_int(width, "width")
     mask = np.zeros((h, w), bool)
     mask[max(top, 0):max(top + height, 0), max(left, 0):max(left + width, 0)] = True
     return mask
@@ -115,6 +121,8 @@ def polygon_mask(shape, rows, cols):
     from skimage.draw import polygon
 
     h, w = _check_shape(shape)
+    rows = check_array(rows, "rows", ndim=1, dtype="iuf", finite=True, allow_empty=False)
+    cols = check_array(cols, "cols", shape=rows.shape, dtype="iuf", finite=True)
     mask = np.zeros((h, w), bool)
     rr, cc = polygon(np.asarray(rows, float), np.asarray(cols, float), shape=(h, w))
     mask[rr, cc] = True
@@ -142,9 +150,10 @@ def blob_mask(shape, seed=0, *, fill=0.3, smoothness=None):
     from scipy import ndimage
 
     h, w = _check_shape(shape)
-    if not 0 < fill < 1:
-        raise ValueError(f"fill must be in (0, 1), got {fill}")
-    rng = np.random.default_rng(seed)
+    fill = check_float(fill, "fill", minimum=0, maximum=1, min_inclusive=False, max_inclusive=False)
+    if smoothness is not None:
+        smoothness = check_float(smoothness, "smoothness", minimum=0, min_inclusive=False)
+    rng = np.random.default_rng(check_seed(seed))
     field = ndimage.gaussian_filter(rng.normal(size=(h, w)), smoothness or max(min(h, w) / 6, 1.0))
     mask = field >= np.quantile(field, 1 - fill)
     labels, count = ndimage.label(mask)
@@ -165,7 +174,9 @@ def nonwhite_mask(source):
     -------
     ndarray of shape (H, W), bool
     """
-    source = np.asarray(source)
+    source = check_array(source, "source", ndim=3, dtype=np.uint8, allow_empty=False)
+    if source.shape[2] != 3:
+        raise ValueError(f"source must have shape (H, W, 3), got shape {source.shape}")
     return source[..., :3].astype(np.int32).sum(axis=-1) < 3 * 255
 
 
@@ -187,6 +198,10 @@ def object_on_white(patch, patch_mask, shape, top, left):
     ndarray of shape (H, W, 3), uint8
     """
     h, w = _check_shape(shape)
+    patch = check_array(patch, "patch", ndim=3, dtype=np.uint8, allow_empty=False)
+    patch_mask = check_array(patch_mask, "patch_mask", shape=patch.shape[:2], dtype=np.bool_)
+    top = check_int(top, "top", minimum=0)
+    left = check_int(left, "left", minimum=0)
     ph, pw = patch_mask.shape
     if top < 0 or left < 0 or top + ph > h or left + pw > w:
         raise ValueError(f"a {ph}x{pw} patch at ({top}, {left}) does not fit a {h}x{w} canvas")
@@ -214,7 +229,7 @@ def cat_in_coffee(size=(333, 500)):
     mask : ndarray of shape (H, W), bool
         :func:`nonwhite_mask` of the source: an ellipse over the crema.
     """
-    h, w = _check_shape(size)
+    h, w = _check_shape(size, "size")
     if h < 8 or w < 8:
         raise ValueError(f"cat_in_coffee needs at least 8 x 8 pixels, got {size}")
     target = load_photo("coffee", (h, w))
@@ -248,8 +263,9 @@ def synthetic_pair(height, width, seed=0, *, fill=0.35):
     source, target : ndarray of shape (height, width, 3), uint8
     mask : ndarray of shape (height, width), bool
     """
-    h, w = _check_shape((height, width))
-    rng = np.random.default_rng(seed)
+    h, w = check_positive_int(height, "height"), check_positive_int(width, "width")
+    fill = check_float(fill, "fill", minimum=0, maximum=1, min_inclusive=False, max_inclusive=False)
+    rng = np.random.default_rng(check_seed(seed))
     yy, xx = np.mgrid[0:h, 0:w] / max(h, w)
 
     def field(freq, base, amp, noise):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .compare import DEFAULT_MAX_FRACTION, DEFAULT_MAX_PIXEL_DIFF, compare_images
+from .reference import DEFAULT_MAX_FRACTION, DEFAULT_MAX_PIXEL_DIFF, compare_images
 from .reference import BORDER, INTERIOR, classify_mask
 
 __all__ = ["diff_viewer", "plot_convergence", "show_images", "show_regions"]

@@ -1,8 +1,8 @@
 """Self-check questions of lesson 4 (seamless cloning), shown with :func:`course_lib.quiz.show`."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "regions": Quiz(
         "Which pixels does the Jacobi iteration solve for?",
         ("every mask pixel", "the strict interior only", "the inside border only", "every pixel of the image"), 1,
@@ -29,4 +29,4 @@ QUIZ = {
         "One iteration moves about 2 MB: under a microsecond at 3 TB/s, less than the few microseconds a launch "
         "costs. Doing several iterations per launch (the fused kernel) or CUDA graphs attack exactly that.",
     ),
-}
+})

@@ -22,6 +22,13 @@ B + C does not change between iterations: :func:`prepare` computes it once (``rh
 so an iteration is ``(A + rhs) / D``. All float arithmetic is float32, summing A in the
 fixed neighbour order up, down, left, right, exactly as the kernels do, so the kernels
 and this reference agree bit for bit.
+
+Results are checked with :func:`compare_images`, the classic two-tolerance image comparison
+used by tests and graders: two 8-bit images "match" when no pixel differs by more than ``max_pixel_diff`` (in any
+channel) and at most a fraction ``max_fraction`` of the pixels differ at all. Exact
+equality is the special case ``max_pixel_diff=0``. The tolerances exist because a GPU may
+sum in another order or contract operations: a float32 iterate then truncates to the
+next integer down on a few pixels.
 """
 
 from __future__ import annotations
@@ -30,12 +37,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import check_array, check_float, check_int, check_positive_int, describe
+
 __all__ = [
     "BORDER",
+    "DEFAULT_MAX_FRACTION",
+    "DEFAULT_MAX_PIXEL_DIFF",
     "INTERIOR",
+    "ImageComparison",
     "OUTSIDE",
     "Prepared",
+    "assert_images_match",
+    "check_image",
+    "check_labels",
+    "check_mask",
+    "check_planes",
+    "check_problem",
     "classify_mask",
+    "compare_images",
     "compose",
     "exact_solve",
     "jacobi_reference",
@@ -65,6 +84,67 @@ def _shifted(a, dy, dx, fill):
     return out
 
 
+def check_image(image, name):
+    """``image`` as a C-contiguous array, if it is a non-empty 8-bit RGB image of shape (H, W, 3)."""
+    if isinstance(image, np.ndarray) and image.dtype != np.uint8 and image.dtype.kind in "biufc":
+        raise ValueError(f"{name} must have dtype uint8 (8-bit RGB), got {image.dtype}; "
+                         "convert with skimage.util.img_as_ubyte or np.clip(...).astype(np.uint8)")
+    image = check_array(image, name, dtype=np.uint8)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"{name} must have shape (H, W, 3), got shape {image.shape}")
+    if image.shape[0] == 0 or image.shape[1] == 0:
+        raise ValueError(f"{name} must not be empty, got shape {image.shape}")
+    return np.ascontiguousarray(image)
+
+
+def check_mask(mask, shape, name="mask"):
+    """``mask`` as a C-contiguous array, if it is a boolean array of the images' ``shape`` (H, W)."""
+    if isinstance(mask, np.ndarray) and mask.dtype != np.bool_ and mask.dtype.kind in "biufc":
+        raise ValueError(f"{name} must be a boolean array of shape (H, W), got dtype {mask.dtype}; use e.g. mask > 0")
+    mask = check_array(mask, name, dtype=np.bool_)
+    if mask.shape != tuple(shape):
+        raise ValueError(f"{name} must have the images' shape {tuple(shape)}, got shape {mask.shape}")
+    return np.ascontiguousarray(mask)
+
+
+def check_problem(source, target, mask, what="the mask"):
+    """Validated ``(source, target, mask)`` of a clone: two same-size 8-bit RGB images and a mask
+    with a strict interior to solve for and an inside border to anchor it.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: wrong dtype or shape, images of different sizes, an empty
+        mask, a mask covering the whole image or one without strict interior.
+    """
+    source = check_image(source, "source")
+    target = check_image(target, "target")
+    if source.shape != target.shape:
+        raise ValueError(f"source and target must have the same size, got {source.shape[:2]} and {target.shape[:2]}")
+    mask = check_mask(mask, source.shape[:2])
+    if not mask.any():
+        raise ValueError(f"{what} is empty: select at least one pixel to clone")
+    if mask.all():
+        raise ValueError(f"{what} covers the whole image: there is no inside border to anchor the solution")
+    if not (classify_mask(mask) == INTERIOR).any():
+        raise ValueError(f"{what} has no strict-interior pixel (every mask pixel touches the outside): "
+                         "nothing to solve; use a thicker mask")
+    return source, target, mask
+
+
+def check_planes(planes, shape, name, dtype=np.float32):
+    """``planes`` if it is an array of shape (3, H, W) and ``dtype`` (float32; "f" for any float), finite."""
+    return check_array(planes, name, shape=(3, *shape), dtype=dtype, finite=True)
+
+
+def check_labels(labels, name="labels"):
+    """``labels`` if it is a uint8 array of shape (H, W) holding OUTSIDE, BORDER or INTERIOR."""
+    labels = check_array(labels, name, ndim=2, dtype=np.uint8, allow_empty=False)
+    if labels.max() > INTERIOR:
+        raise ValueError(f"{name} must hold {OUTSIDE}, {BORDER} or {INTERIOR}, got {labels.max()}")
+    return labels
+
+
 def classify_mask(mask):
     """Label every pixel as outside the mask, inside border or strict interior.
 
@@ -79,7 +159,7 @@ def classify_mask(mask):
         interior when each of its neighbours *inside the image* is in the mask, so a mask
         touching the image edge has interior pixels on the edge.
     """
-    mask = np.asarray(mask, dtype=bool)
+    mask = check_array(mask, "mask", ndim=2, dtype=np.bool_, allow_empty=False)
     interior = mask.copy()
     for dy, dx in _OFFSETS:
         interior &= _shifted(mask, dy, dx, True)  # out-of-image neighbours do not count
@@ -102,6 +182,9 @@ def neighbour_counts(shape):
     ndarray of shape (H, W), float32
         4 inside, 3 on an edge, 2 in a corner (fewer for images one pixel wide).
     """
+    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+        raise ValueError(f"shape must be (H, W), two positive integers, got {describe(shape)}")
+    shape = tuple(check_positive_int(n, "shape") for n in shape)
     ones = np.ones(shape, np.float32)
     return sum(_shifted(ones, dy, dx, 0.0) for dy, dx in _OFFSETS).astype(np.float32)
 
@@ -137,6 +220,7 @@ def prepare(source, target, mask):
     -------
     Prepared
     """
+    source, target, mask = check_problem(source, target, mask)
     labels = classify_mask(mask)
     s = np.ascontiguousarray(np.moveaxis(np.asarray(source), -1, 0), dtype=np.float32)
     t = np.ascontiguousarray(np.moveaxis(np.asarray(target), -1, 0), dtype=np.float32)
@@ -170,6 +254,7 @@ def jacobi_step_reference(prev, prepared, out=None):
     """
     if out is prev:
         raise ValueError("out must be a different buffer than prev: the update reads neighbours of prev")
+    prev = check_planes(prev, prepared.labels.shape, "prev")
     interior = prepared.labels == INTERIOR
     a = np.zeros_like(prev)
     for dy, dx in _OFFSETS:
@@ -199,6 +284,11 @@ def compose(target, labels, planes):
     -------
     ndarray of shape (H, W, 3), uint8
     """
+    target = check_image(target, "target")
+    labels = check_labels(labels)
+    if labels.shape != target.shape[:2]:
+        raise ValueError(f"labels must have the target's shape {target.shape[:2]}, got shape {labels.shape}")
+    planes = check_planes(planes, labels.shape, "planes", dtype="f")
     out = np.array(target, dtype=np.uint8, copy=True)
     interior = labels == INTERIOR
     out[interior] = np.moveaxis(planes, 0, -1)[interior].astype(np.uint8)
@@ -223,6 +313,7 @@ def jacobi_reference(source, target, mask, iterations=800, *, keep=()):
     snapshots : dict of int to ndarray
         Only when ``keep`` is given.
     """
+    iterations = check_int(iterations, "iterations", minimum=0)
     prep = prepare(source, target, mask)
     keep = set(keep)
     snapshots = {0: prep.guess.copy()} if 0 in keep else {}
@@ -250,6 +341,7 @@ def residual(planes, prepared):
         Root mean square over strict-interior pixels and channels of
         ``D * I(p) - A - (B + C)`` (zero at the exact, unclamped solution), in float64.
     """
+    planes = check_planes(planes, prepared.labels.shape, "planes", dtype="f")
     interior = prepared.labels == INTERIOR
     if not interior.any():
         return 0.0
@@ -328,7 +420,7 @@ def opencv_clone(source, target, mask):
     """
     import cv2
 
-    mask = np.asarray(mask, bool)
+    source, target, mask = check_problem(source, target, mask)
     rows = np.nonzero(mask.any(axis=1))[0]
     cols = np.nonzero(mask.any(axis=0))[0]
     if rows.size == 0:
@@ -344,3 +436,111 @@ def opencv_clone(source, target, mask):
     center = (int(x0 + (x1 - x0 + 1) // 2), int(y0 + (y1 - y0 + 1) // 2))
     out = cv2.seamlessClone(src[..., ::-1].copy(), dst[..., ::-1].copy(), m, center, cv2.NORMAL_CLONE)
     return np.ascontiguousarray(out[pad:-pad, pad:-pad, ::-1])
+
+
+# ---- comparing results: the classic two tolerances
+
+#: Default largest allowed difference of one pixel (in any channel), in 8-bit levels.
+DEFAULT_MAX_PIXEL_DIFF = 2
+#: Default largest fraction of pixels allowed to differ at all.
+DEFAULT_MAX_FRACTION = 0.01
+
+
+@dataclass(frozen=True)
+class ImageComparison:
+    """Outcome of :func:`compare_images`.
+
+    Attributes
+    ----------
+    max_diff : int
+        Largest absolute difference over pixels and channels.
+    fraction_differing : float
+        Fraction of pixels where any channel differs.
+    differing_pixels : int
+    worst_pixel : tuple of int or None
+        (row, column) of a pixel with the largest difference, None if the images are equal.
+    max_pixel_diff, max_fraction
+        The tolerances applied.
+    diff : ndarray of shape (H, W), int
+        Per-pixel largest channel difference (for heat maps).
+    """
+
+    max_diff: int
+    fraction_differing: float
+    differing_pixels: int
+    worst_pixel: tuple | None
+    max_pixel_diff: int
+    max_fraction: float
+    diff: np.ndarray
+
+    @property
+    def passed(self) -> bool:
+        """Both tolerances hold."""
+        return self.max_diff <= self.max_pixel_diff and self.fraction_differing <= self.max_fraction
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    @property
+    def message(self) -> str:
+        """One sentence saying what matched and what did not."""
+        pct = 100 * self.fraction_differing
+        head = (f"{self.differing_pixels} pixels differ ({pct:.2f}%, allowed {100 * self.max_fraction:.2f}%); "
+                f"largest difference {self.max_diff} (allowed {self.max_pixel_diff})")
+        if self.passed:
+            return "images match: " + head
+        where = f" at row {self.worst_pixel[0]}, column {self.worst_pixel[1]}" if self.worst_pixel else ""
+        return "images differ: " + head + where
+
+
+def _as_8bit_image(a, name):
+    """``a`` if it is a uint8 image of shape (H, W) or (H, W, C)."""
+    a = check_array(a, name, dtype=np.uint8)
+    if a.ndim not in (2, 3):
+        raise ValueError(f"{name} must have shape (H, W) or (H, W, C), got shape {a.shape}")
+    return a
+
+
+def compare_images(actual, expected, *, max_pixel_diff=DEFAULT_MAX_PIXEL_DIFF, max_fraction=DEFAULT_MAX_FRACTION):
+    """Compare two 8-bit images with the two classic tolerances.
+
+    Parameters
+    ----------
+    actual, expected : ndarray of shape (H, W, 3) or (H, W), uint8
+    max_pixel_diff : int
+        Largest allowed difference of any pixel in any channel (>= 0).
+    max_fraction : float
+        Largest allowed fraction of pixels that differ at all, in [0, 1].
+
+    Returns
+    -------
+    ImageComparison
+        Truthy when both tolerances hold; ``.message`` explains.
+
+    Raises
+    ------
+    ValueError
+        Different shapes, a dtype other than uint8, or tolerances out of range.
+    """
+    actual = _as_8bit_image(actual, "actual")
+    expected = _as_8bit_image(expected, "expected")
+    if actual.shape != expected.shape:
+        raise ValueError(f"images have different shapes: actual {actual.shape}, expected {expected.shape}")
+    max_pixel_diff = check_int(max_pixel_diff, "max_pixel_diff", minimum=0)
+    max_fraction = check_float(max_fraction, "max_fraction", minimum=0, maximum=1)
+    diff = np.abs(actual.astype(np.int16) - expected.astype(np.int16))
+    if diff.ndim == 3:
+        diff = diff.max(axis=2)
+    max_diff = int(diff.max()) if diff.size else 0
+    differing = int(np.count_nonzero(diff))
+    worst = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape)) if max_diff else None
+    return ImageComparison(max_diff, differing / diff.size if diff.size else 0.0, differing, worst,
+                           int(max_pixel_diff), float(max_fraction), diff)
+
+
+def assert_images_match(actual, expected, **tolerances):
+    """Raise ``AssertionError`` with :attr:`ImageComparison.message` unless the images match."""
+    result = compare_images(actual, expected, **tolerances)
+    if not result.passed:
+        raise AssertionError(result.message)
+    return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .compare import DEFAULT_MAX_FRACTION, DEFAULT_MAX_PIXEL_DIFF
+from .reference import DEFAULT_MAX_FRACTION, DEFAULT_MAX_PIXEL_DIFF
 
 __all__ = ["diff_explorer", "iteration_scrubber"]
 

@@ -20,7 +20,8 @@ from .data import (MATRICES, STENCILS, banded_fem, dense_block, empty_rows_and_l
                    power_law_rows, random_balanced, row_length_family)
 from .model import (SPEED_RATIO, bell_garland_k, bytes_per_spmv, gflops_roofline, k_sweep, modelled_cost,
                     row_lengths, simt_efficiency)
-from . import kernels, plots, profiling, widgets
+from .._lazy import lazy_submodules
+from . import kernels, profiling
 from .quiz import QUIZ
 from .reference import spmv_reference
 
@@ -63,3 +64,5 @@ __all__ = [
     "spmv_reference",
     "widgets",
 ]
+
+__getattr__, __dir__ = lazy_submodules(__name__, ("plots", "widgets"), globals())

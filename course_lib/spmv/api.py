@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import device
+from .._validate import check_array, check_block, check_choice, check_dtype, check_int, describe
 from .cpu import spmv_cpu
 from .model import bell_garland_k
 from .reference import spmv_reference
@@ -51,7 +52,7 @@ def as_csr(A, dtype=None):
         non-zeros than int32 indices can address.
     """
     if not sp.issparse(A):
-        raise ValueError(f"A must be a SciPy sparse matrix or array (any format), got {type(A).__name__}; "
+        raise ValueError(f"A must be a SciPy sparse matrix or array (any format), got {describe(A)}; "
                          "wrap a dense array with scipy.sparse.csr_matrix(...)")
     if A.ndim != 2:
         raise ValueError(f"A must be 2-D, got {A.ndim} dimensions")
@@ -59,11 +60,11 @@ def as_csr(A, dtype=None):
         raise ValueError(f"A must hold real numbers, got dtype {A.dtype}")
     if dtype is None:
         dtype = np.float32 if A.dtype in (np.float16, np.float32) else np.float64
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = check_dtype(dtype)
     csr = sp.csr_matrix(A, dtype=dtype, copy=True)
     csr.sum_duplicates()  # also sorts the column indices
+    if not np.isfinite(csr.data).all():
+        raise ValueError("A must hold finite values, got NaN or infinity in its stored entries")
     if csr.nnz >= 2**31 or max(csr.shape) >= 2**31:
         raise ValueError(f"A has {csr.nnz} non-zeros and shape {csr.shape}: too large for int32 indices")
     csr.indptr = csr.indptr.astype(np.int32, copy=False)
@@ -124,12 +125,6 @@ class HybMatrix:
         return sp.csr_matrix((data, (rows, cols)), shape=self.shape)
 
 
-def _check_k(K):
-    if isinstance(K, (bool, np.bool_)) or not isinstance(K, (int, np.integer)) or K < 0:
-        raise ValueError(f"K must be a non-negative integer, got {K!r}")
-    return int(K)
-
-
 def hyb_split(A, K=None, dtype=None):
     """Split A into the ELL part (first K entries of every row) and the COO rest.
 
@@ -157,7 +152,7 @@ def hyb_split(A, K=None, dtype=None):
     """
     csr = as_csr(A, dtype)
     lengths = np.diff(csr.indptr)
-    K = bell_garland_k(lengths) if K is None else _check_k(K)
+    K = bell_garland_k(lengths) if K is None else check_int(K, "K", minimum=0)
     n_rows = csr.shape[0]
     rows = np.repeat(np.arange(n_rows, dtype=np.int32), lengths)
     position = np.arange(csr.nnz) - np.repeat(csr.indptr[:-1], lengths)  # place of each entry within its row
@@ -193,11 +188,8 @@ def ell_split(A, dtype=None):
 def _check_block(block, method):
     if block is None:
         block = default_block()
-    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) or not 1 <= block <= 1024:
-        raise ValueError(f"block must be an integer between 1 and 1024 (threads per block), got {block!r}")
-    if method == "csr_vector" and block % 32:
-        raise ValueError(f"csr_vector needs a block size that is a multiple of 32 (whole warps), got {block}")
-    return int(block)
+    # csr_vector gives each row a whole warp: its blocks hold whole warps.
+    return check_block(block, multiple_of=32 if method == "csr_vector" else 1)
 
 
 class DeviceSpmv:
@@ -311,15 +303,7 @@ def _check_x(x, shape, dtype, on_device):
 
 
 def _host_x(x, shape):
-    try:
-        host = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"x cannot be converted to an array: {exc}") from None
-    if host.dtype.kind not in "biuf":
-        raise ValueError(f"x must hold real numbers, got dtype {host.dtype}")
-    if host.ndim != 1 or host.shape[0] != shape[1]:
-        raise ValueError(f"x must have shape ({shape[1]},) to match A's {shape[1]} columns, got {host.shape}")
-    return host
+    return check_array(x, "x", shape=(shape[1],), dtype="biuf", finite=True)
 
 
 def _result_dtype(A, x):
@@ -349,11 +333,10 @@ def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
     -------
     DeviceSpmv
     """
-    if method not in GPU_METHODS:
-        raise ValueError(f"unknown kernel method {method!r}; choose one of {GPU_METHODS}")
+    check_choice(method, "method", GPU_METHODS)
     if K is not None and method != "hyb":
         raise ValueError(f"K only applies to method 'hyb', not {method!r}")
-    K = None if K is None else _check_k(K)
+    K = None if K is None else check_int(K, "K", minimum=0)
     block = _check_block(block, method)
     if method == "csr_vector" and not has_warp_shuffles():
         raise RuntimeError("method 'csr_vector' needs cuda.shfl_down_sync, which this CUDA simulator lacks; "
@@ -401,8 +384,7 @@ def spmv(A, x, method="hyb", *, K=None, block=None):
     >>> spmv(A, np.ones(16, np.float32), method="csr_scalar")[:4]
     array([2., 1., 1., 2.], dtype=float32)
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    check_choice(method, "method", METHODS)
     if method not in GPU_METHODS and (K is not None or block is not None):
         raise ValueError(f"K and block only apply to the kernel methods, not {method!r}")
     if not sp.issparse(A):

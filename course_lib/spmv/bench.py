@@ -20,7 +20,7 @@ import functools
 import numpy as np
 
 from .. import device
-from ..bench import gpu_time, time_call
+from ..bench import NO_GPU_NOTE, cupy_time, figure, gpu_time, summary_text, time_call
 from .api import GPU_METHODS, as_csr, prepare
 from .cpu import spmv_cpu
 from .data import MATRICES, laplacian, make_matrix, power_law_rows
@@ -106,19 +106,8 @@ def _cusparse_rows(name, A, x, dtype, bandwidth):
         return []
     d_A = cusparse.csr_matrix(A)
     d_x = cp.asarray(x)
-    for _ in range(3):
-        d_A @ d_x
-    cp.cuda.Device().synchronize()
-    samples = []
-    for _ in range(10):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        d_A @ d_x
-        stop.record()
-        stop.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
-    return [_row("cusparse", name, A, float(np.median(samples)), dtype, bytes_per_spmv(A, "csr_scalar"),
-                 bandwidth)]
+    seconds = cupy_time(lambda: d_A @ d_x, repeat=10, warmup=3)
+    return [_row("cusparse", name, A, seconds, dtype, bytes_per_spmv(A, "csr_scalar"), bandwidth)]
 
 
 def _ratio(rows, matrices, dtype="float32"):
@@ -176,49 +165,45 @@ def run(*, quick=False):
         if not any(r["variant"] == "cusparse" for r in gpu):
             notes.append("cupy is not installed: no cuSPARSE comparison")
     else:
-        notes.append("no GPU: only the CPU variants were measured")
+        notes.append(NO_GPU_NOTE)
     return {"rows": rows, "summary": summary, "notes": notes}
+
+
+def _format_row(r):
+    return (f"{r['variant']:<12} {r['matrix']:<20} {r['dtype']:<8} nnz={r['nnz']:<9} "
+            f"{r['seconds'] * 1e3:8.3f} ms {r['gflops']:7.2f} GFLOP/s {r['gbs']:7.1f} GB/s"
+            + (f"  {100 * r['fraction_of_bandwidth']:.0f}% of bandwidth" if "fraction_of_bandwidth" in r else ""))
 
 
 def summary(results):
     """A few human-readable lines."""
-    lines = [f"{r['variant']:<12} {r['matrix']:<20} {r['dtype']:<8} nnz={r['nnz']:<9} "
-             f"{r['seconds'] * 1e3:8.3f} ms {r['gflops']:7.2f} GFLOP/s {r['gbs']:7.1f} GB/s"
-             + (f"  {100 * r['fraction_of_bandwidth']:.0f}% of bandwidth" if "fraction_of_bandwidth" in r else "")
-             for r in results["rows"]]
     s = results["summary"]
-    for key, ratio in sorted(s["cpu_time_over_scipy"].items()):
-        lines.append(f"CPU {key}: best Numba time / scipy time = {ratio:.2f} (goal <= {s['goal_cpu_ratio']})")
+    extra = [f"CPU {key}: best Numba time / scipy time = {ratio:.2f} (goal <= {s['goal_cpu_ratio']})"
+             for key, ratio in sorted(s["cpu_time_over_scipy"].items())]
     for key in ("vs_cusparse_stencils", "vs_cusparse_power_law"):
-        for name, v in sorted(s.get(key, {}).items()):
-            lines.append(f"{name}: best course method {v['best_method']} = {100 * v['ratio']:.0f}% of cuSPARSE")
-    return "\n".join(lines + results["notes"])
+        extra += [f"{name}: best course method {v['best_method']} = {100 * v['ratio']:.0f}% of cuSPARSE"
+                  for name, v in sorted(s.get(key, {}).items())]
+    return summary_text(results, _format_row, extra)
 
 
 def plot(results, path):
     """GFLOP/s of each variant on each matrix (fp32), with the CSR roofline on a GPU."""
-    import matplotlib.pyplot as plt
-
     rows = [r for r in results["rows"] if r["dtype"] == "float32"]
     matrices = sorted({r["matrix"] for r in rows})
     variants = sorted({r["variant"] for r in rows})
-    fig, ax = plt.subplots(figsize=(max(7, 1.2 * len(matrices) + 3), 4.5))
     width = 0.8 / max(len(variants), 1)
-    for i, variant in enumerate(variants):
-        values = [next((r["gflops"] for r in rows if r["matrix"] == m and r["variant"] == variant), 0.0)
-                  for m in matrices]
-        ax.bar(np.arange(len(matrices)) + i * width, values, width, label=variant)
-    bandwidth = results["device"].get("memory_bandwidth")
-    if bandwidth:
-        roof = [2 * next(r["nnz"] for r in rows if r["matrix"] == m) * bandwidth / 1e9
-                / next(r["bytes"] for r in rows if r["matrix"] == m and r["variant"] in ("cusparse", "csr_scalar"))
-                for m in matrices]
-        ax.scatter(np.arange(len(matrices)) + 0.4 - width / 2, roof, marker="_", s=400, color="k",
-                   label="CSR roofline")
-    ax.set_xticks(np.arange(len(matrices)) + 0.4 - width / 2, matrices, rotation=30, ha="right", fontsize=8)
-    where = results["device"]["name"] if results["backend"] == "gpu" else results["cpu"]
-    ax.set(ylabel="GFLOP/s (fp32, 2 flops per non-zero)", title=f"SpMV on {where}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, figsize=(max(7, 1.2 * len(matrices) + 3), 4.5)) as ax:
+        for i, variant in enumerate(variants):
+            values = [next((r["gflops"] for r in rows if r["matrix"] == m and r["variant"] == variant), 0.0)
+                      for m in matrices]
+            ax.bar(np.arange(len(matrices)) + i * width, values, width, label=variant)
+        bandwidth = results["device"].get("memory_bandwidth")
+        if bandwidth:
+            roof = [2 * next(r["nnz"] for r in rows if r["matrix"] == m) * bandwidth / 1e9
+                    / next(r["bytes"] for r in rows if r["matrix"] == m and r["variant"] in ("cusparse", "csr_scalar"))
+                    for m in matrices]
+            ax.scatter(np.arange(len(matrices)) + 0.4 - width / 2, roof, marker="_", s=400, color="k",
+                       label="CSR roofline")
+        ax.set_xticks(np.arange(len(matrices)) + 0.4 - width / 2, matrices, rotation=30, ha="right", fontsize=8)
+        where = results["device"]["name"] if results["backend"] == "gpu" else results["cpu"]
+        ax.set(ylabel="GFLOP/s (fp32, 2 flops per non-zero)", title=f"SpMV on {where}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._validate import check_array
+
 __all__ = ["PARALLEL_MIN_NNZ", "spmv_cpu"]
 
 #: Below this many non-zeros, starting the worker threads costs more than it saves.
@@ -56,6 +58,24 @@ def spmv_cpu(indptr, indices, data, x, parallel=None):
     -------
     ndarray of shape (R,), dtype of ``data``
     """
+    indptr = check_array(indptr, "indptr", ndim=1, dtype=(np.int32, np.int64), allow_empty=False)
+    data = check_array(data, "data", ndim=1, dtype=(np.float32, np.float64), finite=True)
+    indices = check_array(indices, "indices", ndim=1, dtype=(np.int32, np.int64))
+    if indices.shape != data.shape:
+        raise ValueError(f"indices and data must have the same length (one column per value), got indices "
+                         f"{indices.shape[0]} and data {data.shape[0]}")
+    x = check_array(x, "x", ndim=1, dtype=(np.float32, np.float64), finite=True)
+    if x.dtype != data.dtype:
+        raise ValueError(f"data and x must have the same dtype, got data {data.dtype} and x {x.dtype}")
+    # The loops index without bounds checks: a bad structure must not reach them.
+    if indptr[0] != 0 or indptr[-1] != indices.shape[0] or np.any(np.diff(indptr) < 0):
+        raise ValueError(f"indptr must rise from 0 to len(indices) = {indices.shape[0]}, "
+                         f"got {indptr[0]} .. {indptr[-1]}")
+    if indices.size and (indices.min() < 0 or indices.max() >= x.shape[0]):
+        raise ValueError(f"indices must be column numbers in [0, {x.shape[0]}) (the length of x), "
+                         f"got {indices.min()} .. {indices.max()}")
+    if parallel is not None and not isinstance(parallel, (bool, np.bool_)):
+        raise ValueError(f"parallel must be True, False or None, got {parallel!r}")
     y = np.empty(len(indptr) - 1, dtype=data.dtype)
     if parallel is None:
         parallel = numba.get_num_threads() > 1 and data.size >= PARALLEL_MIN_NNZ

@@ -14,7 +14,10 @@ deterministic for a given ``seed``.
 from __future__ import annotations
 
 import numpy as np
+
 import scipy.sparse as sp
+
+from .._validate import check_choice, check_dtype, check_float, check_positive_int, check_seed
 
 __all__ = [
     "MATRICES",
@@ -31,19 +34,6 @@ __all__ = [
 
 #: Stencil name -> (dimensions, points), the structured family of Bell & Garland.
 STENCILS = {"3pt": (1, 3), "5pt": (2, 5), "7pt": (3, 7), "9pt": (2, 9), "27pt": (3, 27)}
-
-
-def _check_positive(value, name):
-    if isinstance(value, bool) or int(value) != value or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _check_dtype(dtype):
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-    return dtype
 
 
 def _finish(matrix, dtype):
@@ -75,9 +65,8 @@ def laplacian(stencil, n, dtype=np.float32):
         Diagonal ``points - 1``, -1 for each neighbour; interior rows have ``points``
         non-zeros, boundary rows fewer.
     """
-    if stencil not in STENCILS:
-        raise ValueError(f"unknown stencil {stencil!r}; choose one of {sorted(STENCILS)}")
-    n = _check_positive(n, "n")
+    check_choice(stencil, "stencil", sorted(STENCILS))
+    n = check_positive_int(n, "n")
     dims, points = STENCILS[stencil]
     identity = sp.identity(n, format="csr")
     if points == 3 ** dims:  # the full box: 3pt, 9pt, 27pt
@@ -94,7 +83,7 @@ def laplacian(stencil, n, dtype=np.float32):
             for k in range(dims):
                 term = sp.kron(term, second if k == axis else identity, format="csr")
             matrix = matrix + term
-    return _finish(matrix, _check_dtype(dtype))
+    return _finish(matrix, check_dtype(dtype))
 
 
 def _from_row_lengths(lengths, n_cols, rng, dtype):
@@ -134,11 +123,11 @@ def random_balanced(n_rows, nnz_per_row, n_cols=None, seed=0, dtype=np.float32):
     -------
     scipy.sparse.csr_matrix of shape (n_rows, n_cols)
     """
-    n_rows = _check_positive(n_rows, "n_rows")
-    n_cols = n_rows if n_cols is None else _check_positive(n_cols, "n_cols")
-    k = _check_positive(nnz_per_row, "nnz_per_row")
-    rng = np.random.default_rng(seed)
-    return _from_row_lengths(np.full(n_rows, k), n_cols, rng, _check_dtype(dtype))
+    n_rows = check_positive_int(n_rows, "n_rows")
+    n_cols = n_rows if n_cols is None else check_positive_int(n_cols, "n_cols")
+    k = check_positive_int(nnz_per_row, "nnz_per_row")
+    rng = np.random.default_rng(check_seed(seed))
+    return _from_row_lengths(np.full(n_rows, k), n_cols, rng, check_dtype(dtype))
 
 
 def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtype=np.float32):
@@ -167,14 +156,13 @@ def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtyp
     -------
     scipy.sparse.csr_matrix of shape (n_rows, n_cols)
     """
-    n_rows = _check_positive(n_rows, "n_rows")
-    n_cols = n_rows if n_cols is None else _check_positive(n_cols, "n_cols")
-    if not mean_nnz >= 1:
-        raise ValueError(f"mean_nnz must be >= 1, got {mean_nnz!r}")
-    if not exponent >= 2:
-        raise ValueError(f"exponent must be >= 2 (a smaller one has no finite mean), got {exponent!r}")
+    n_rows = check_positive_int(n_rows, "n_rows")
+    n_cols = n_rows if n_cols is None else check_positive_int(n_cols, "n_cols")
+    mean_nnz = check_float(mean_nnz, "mean_nnz", minimum=1)
+    # A power law with exponent < 2 has no finite mean.
+    exponent = check_float(exponent, "exponent", minimum=2)
     alpha = max(float(exponent), 2.05) - 1.0  # Pareto shape of the lengths
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     tail = rng.uniform(0.0, 1.0, n_rows) ** (-1.0 / alpha)  # Pareto draws, >= 1
 
     def lengths_for(x_min):
@@ -189,7 +177,7 @@ def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtyp
     lengths = lengths_for(low)
     short = np.flatnonzero(lengths < n_cols)
     lengths[rng.choice(short, target - int(lengths.sum()), replace=False)] += 1  # the last few entries
-    return _from_row_lengths(lengths, n_cols, rng, _check_dtype(dtype))
+    return _from_row_lengths(lengths, n_cols, rng, check_dtype(dtype))
 
 
 def banded_fem(n, half_bandwidth=8, density=0.6, seed=0, dtype=np.float32):
@@ -211,11 +199,10 @@ def banded_fem(n, half_bandwidth=8, density=0.6, seed=0, dtype=np.float32):
     scipy.sparse.csr_matrix of shape (n, n)
         Symmetric and diagonally dominant (positive definite).
     """
-    n = _check_positive(n, "n")
-    half_bandwidth = _check_positive(half_bandwidth, "half_bandwidth")
-    if not 0 < density <= 1:
-        raise ValueError(f"density must be in (0, 1], got {density!r}")
-    rng = np.random.default_rng(seed)
+    n = check_positive_int(n, "n")
+    half_bandwidth = check_positive_int(half_bandwidth, "half_bandwidth")
+    density = check_float(density, "density", minimum=0, maximum=1, min_inclusive=False)
+    rng = np.random.default_rng(check_seed(seed))
     rows, cols = [], []
     for offset in range(1, min(half_bandwidth, n - 1) + 1):
         i = np.arange(n - offset)
@@ -228,7 +215,7 @@ def banded_fem(n, half_bandwidth=8, density=0.6, seed=0, dtype=np.float32):
     upper = sp.coo_matrix((values, (rows, cols)), shape=(n, n))
     off = upper + upper.T
     diagonal = 1.0 - np.asarray(off.sum(axis=1)).ravel()  # row sums of |off| + 1: dominant
-    return _finish(off + sp.diags(diagonal), _check_dtype(dtype))
+    return _finish(off + sp.diags(diagonal), check_dtype(dtype))
 
 
 def dense_block(n, seed=0, dtype=np.float32):
@@ -238,9 +225,9 @@ def dense_block(n, seed=0, dtype=np.float32):
     -------
     scipy.sparse.csr_matrix of shape (n, n) with n * n non-zeros
     """
-    n = _check_positive(n, "n")
-    rng = np.random.default_rng(seed)
-    return _finish(rng.uniform(0.5, 1.5, size=(n, n)), _check_dtype(dtype))
+    n = check_positive_int(n, "n")
+    rng = np.random.default_rng(check_seed(seed))
+    return _finish(rng.uniform(0.5, 1.5, size=(n, n)), check_dtype(dtype))
 
 
 def empty_rows_and_long_row(n_rows, long_row=None, empty_fraction=0.5, seed=0, dtype=np.float32):
@@ -262,17 +249,16 @@ def empty_rows_and_long_row(n_rows, long_row=None, empty_fraction=0.5, seed=0, d
     scipy.sparse.csr_matrix of shape (n_rows, n_rows)
         Row ``n_rows // 3`` is the long row; the other non-empty rows have 1 to 4 entries.
     """
-    n_rows = _check_positive(n_rows, "n_rows")
+    n_rows = check_positive_int(n_rows, "n_rows")
     if n_rows < 2:
         raise ValueError("n_rows must be >= 2 (one long row and at least one other)")
-    long_row = n_rows if long_row is None else _check_positive(long_row, "long_row")
-    if not 0 <= empty_fraction <= 1:
-        raise ValueError(f"empty_fraction must be in [0, 1], got {empty_fraction!r}")
-    rng = np.random.default_rng(seed)
+    long_row = n_rows if long_row is None else check_positive_int(long_row, "long_row")
+    empty_fraction = check_float(empty_fraction, "empty_fraction", minimum=0, maximum=1)
+    rng = np.random.default_rng(check_seed(seed))
     lengths = rng.integers(1, 5, size=n_rows)
     lengths[rng.uniform(size=n_rows) < empty_fraction] = 0
     lengths[n_rows // 3] = long_row
-    return _from_row_lengths(lengths, n_rows, rng, _check_dtype(dtype))
+    return _from_row_lengths(lengths, n_rows, rng, check_dtype(dtype))
 
 
 def row_length_family(n_rows, skew, mean_nnz=8.0, seed=0, dtype=np.float32):
@@ -296,15 +282,13 @@ def row_length_family(n_rows, skew, mean_nnz=8.0, seed=0, dtype=np.float32):
     -------
     scipy.sparse.csr_matrix of shape (n_rows, n_rows)
     """
-    n_rows = _check_positive(n_rows, "n_rows")
-    if not skew >= 0:
-        raise ValueError(f"skew must be >= 0, got {skew!r}")
-    if not mean_nnz >= 1:
-        raise ValueError(f"mean_nnz must be >= 1, got {mean_nnz!r}")
-    rng = np.random.default_rng(seed)
+    n_rows = check_positive_int(n_rows, "n_rows")
+    skew = check_float(skew, "skew", minimum=0)
+    mean_nnz = check_float(mean_nnz, "mean_nnz", minimum=1)
+    rng = np.random.default_rng(check_seed(seed))
     raw = rng.lognormal(0.0, float(skew), size=n_rows) if skew > 0 else np.ones(n_rows)
     lengths = np.maximum(np.rint(raw * (mean_nnz / raw.mean())), 0).astype(np.int64)
-    return _from_row_lengths(lengths, n_rows, rng, _check_dtype(dtype))
+    return _from_row_lengths(lengths, n_rows, rng, check_dtype(dtype))
 
 
 def _scaled(size, sim, gpu):
@@ -349,8 +333,6 @@ def make_matrix(name, size="sim", seed=0, dtype=np.float32):
     -------
     scipy.sparse.csr_matrix
     """
-    if name not in MATRICES:
-        raise ValueError(f"unknown matrix {name!r}; choose one of {sorted(MATRICES)}")
-    if size not in ("sim", "gpu"):
-        raise ValueError(f"size must be 'sim' or 'gpu', got {size!r}")
-    return MATRICES[name](size, seed, _check_dtype(dtype))
+    check_choice(name, "name", sorted(MATRICES))
+    check_choice(size, "size", ("sim", "gpu"))
+    return MATRICES[name](size, check_seed(seed), check_dtype(dtype))

@@ -17,7 +17,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 import scipy.sparse as sp
+
+from .._validate import check_array, check_choice, check_dtype, check_float, check_int, check_positive_int
 
 __all__ = [
     "REDUCTION_STEPS",
@@ -57,12 +60,19 @@ def row_lengths(A):
     ndarray of shape (R,), int64
     """
     if sp.issparse(A):
-        csr = sp.csr_matrix(A)
-        csr.sum_duplicates()
-        return np.diff(csr.indptr).astype(np.int64)
-    lengths = np.asarray(A)
-    if lengths.ndim != 1 or (lengths.size and (lengths.dtype.kind not in "iu" or lengths.min() < 0)):
-        raise ValueError("row lengths must be a 1-D array of non-negative integers")
+        from .api import as_csr  # api imports this module
+
+        return np.diff(as_csr(A).indptr).astype(np.int64)
+    if A is None or (isinstance(A, np.ndarray) and A.ndim != 1):
+        raise ValueError(f"A must be a SciPy sparse matrix or a 1-D array of row lengths, got "
+                         f"{'None' if A is None else f'an array of shape {A.shape}'}")
+    lengths = check_array(A, "A", ndim=1)
+    if lengths.size == 0:
+        return np.zeros(0, np.int64)
+    if lengths.dtype.kind not in "iu":
+        raise ValueError(f"A must have an integer dtype (row lengths), got dtype {lengths.dtype}")
+    if lengths.min() < 0:
+        raise ValueError(f"A (row lengths) must be non-negative, got {lengths.min()}")
     return lengths.astype(np.int64)
 
 
@@ -87,8 +97,7 @@ def bell_garland_k(A, fraction=1.0 / SPEED_RATIO):
     3
     """
     lengths = row_lengths(A)
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    fraction = check_float(fraction, "fraction", minimum=0, maximum=1, min_inclusive=False)
     if lengths.size == 0:
         return 0
     needed = math.ceil(fraction * lengths.size - 1e-9)
@@ -129,10 +138,10 @@ def bytes_per_spmv(A, method, K=None, dtype=None, index_bytes=4):
     -------
     int
     """
-    if method not in _METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {_METHODS}")
-    value_bytes = np.dtype(A.dtype if dtype is None else dtype).itemsize
+    check_choice(method, "method", _METHODS)
+    index_bytes = check_positive_int(index_bytes, "index_bytes")
     lengths = row_lengths(A)
+    value_bytes = (np.dtype(A.dtype) if dtype is None else check_dtype(dtype)).itemsize
     n_rows, nnz = lengths.size, int(lengths.sum())
     if method in ("csr_scalar", "csr_vector"):
         return csr_bytes(n_rows, nnz, index_bytes, value_bytes)
@@ -140,8 +149,8 @@ def bytes_per_spmv(A, method, K=None, dtype=None, index_bytes=4):
         return coo_bytes(nnz, int(np.count_nonzero(lengths)), index_bytes, value_bytes)
     if method == "ell":
         K = int(lengths.max(initial=0))
-    elif K is None:
-        K = bell_garland_k(lengths)
+    else:
+        K = bell_garland_k(lengths) if K is None else check_int(K, "K", minimum=0)
     in_ell = np.minimum(lengths, K)
     rest = lengths - in_ell
     return (ell_bytes(n_rows, K, int(in_ell.sum()), index_bytes, value_bytes)
@@ -159,6 +168,9 @@ def gflops_roofline(bytes_moved, nnz, bandwidth):
     bandwidth : float
         Bytes per second.
     """
+    bytes_moved = check_float(bytes_moved, "bytes_moved", minimum=0, min_inclusive=False)
+    nnz = check_int(nnz, "nnz", minimum=0)
+    bandwidth = check_float(bandwidth, "bandwidth", minimum=0, min_inclusive=False)
     return 2 * nnz / (bytes_moved / bandwidth) / 1e9
 
 
@@ -198,8 +210,8 @@ def simt_efficiency(A, method, K=None, warp=WARP):
         (useful / issued, 1.0 when nothing is issued), ``warp_steps`` and
         ``reduction_steps`` (shuffle steps, ``"csr_vector"`` only).
     """
-    if method not in _METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {_METHODS}")
+    check_choice(method, "method", _METHODS)
+    warp = check_positive_int(warp, "warp")
     if K is not None and method != "hyb":
         raise ValueError(f"K only applies to method 'hyb', not {method!r}")
     lengths = row_lengths(A)
@@ -215,18 +227,12 @@ def simt_efficiency(A, method, K=None, warp=WARP):
     elif method == "ell":
         steps = -(-lengths.size // warp) * int(lengths.max(initial=0))
     else:
-        K = bell_garland_k(lengths) if K is None else _check_k(K)
+        K = bell_garland_k(lengths) if K is None else check_int(K, "K", minimum=0)
         rest = int(np.maximum(lengths - K, 0).sum())
         steps = -(-lengths.size // warp) * K + -(-rest // warp)
     issued = steps * warp
     return {"method": method, "useful": nnz, "issued": issued, "efficiency": nnz / issued if issued else 1.0,
             "warp_steps": steps, "reduction_steps": reduction}
-
-
-def _check_k(K):
-    if isinstance(K, bool) or int(K) != K or K < 0:
-        raise ValueError(f"K must be a non-negative integer, got {K!r}")
-    return int(K)
 
 
 def modelled_cost(A, method, K=None, speed_ratio=SPEED_RATIO, warp=WARP):
@@ -241,12 +247,14 @@ def modelled_cost(A, method, K=None, speed_ratio=SPEED_RATIO, warp=WARP):
     -------
     float
     """
+    check_choice(method, "method", _METHODS)
+    speed_ratio = check_float(speed_ratio, "speed_ratio", minimum=0, min_inclusive=False)
     eff = simt_efficiency(A, method, K=K if method == "hyb" else None, warp=warp)
     lengths = row_lengths(A)
     if method in ("coo", "coo_atomic"):
         return speed_ratio * eff["warp_steps"]
     if method == "hyb":
-        K = bell_garland_k(lengths) if K is None else _check_k(K)
+        K = bell_garland_k(lengths) if K is None else check_int(K, "K", minimum=0)
         ell_steps = -(-lengths.size // warp) * K
         return ell_steps + speed_ratio * (eff["warp_steps"] - ell_steps)
     return float(eff["warp_steps"] + eff["reduction_steps"])
@@ -277,8 +285,9 @@ def k_sweep(A, Ks=None, speed_ratio=SPEED_RATIO):
         plus ``best_K`` (the Bell-Garland K).
     """
     lengths = row_lengths(A)
+    speed_ratio = check_float(speed_ratio, "speed_ratio", minimum=0, min_inclusive=False)
     n_rows, nnz = lengths.size, int(lengths.sum())
-    Ks = np.arange(int(lengths.max(initial=0)) + 1) if Ks is None else np.array([_check_k(k) for k in Ks])
+    Ks = np.arange(int(lengths.max(initial=0)) + 1) if Ks is None else np.array([check_int(k, "Ks", minimum=0) for k in Ks])
     # Entries in the first K columns of the row profile, for every K at once.
     counts = np.bincount(lengths, minlength=int(Ks.max(initial=0)) + 2)
     rows_at_least = n_rows - np.concatenate([[0], np.cumsum(counts)])[:-1]  # rows with len >= j

@@ -1,8 +1,8 @@
 """The source's quiz questions on SpMV, as self-check cells of the lesson."""
 
-from ..quiz import Quiz
+from ..quiz import Quiz, quiz_dict
 
-QUIZ = {
+QUIZ = quiz_dict({
     "more_threads": Quiz(
         "For the same matrix, which approach launches more threads?",
         ("thread per row", "thread per element"), 1,
@@ -52,4 +52,4 @@ QUIZ = {
         ("poor peak performance", "load imbalance"), 1,
         "Thread per row then runs on irregular row lengths: padding, idle lanes, load imbalance.",
     ),
-}
+})

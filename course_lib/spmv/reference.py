@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+
+from .._validate import check_array
 import scipy.sparse as sp
 
 __all__ = ["spmv_reference"]
@@ -21,5 +23,8 @@ def spmv_reference(A, x):
     -------
     ndarray of shape (R,), float64
     """
-    A64 = sp.csr_matrix(A, dtype=np.float64)
-    return np.asarray(A64 @ np.asarray(x, dtype=np.float64)).ravel()
+    from .api import as_csr  # api imports this module
+
+    A64 = as_csr(A, np.float64)
+    x = check_array(x, "x", shape=(A64.shape[1],), dtype="biuf", finite=True)
+    return np.asarray(A64 @ x.astype(np.float64)).ravel()

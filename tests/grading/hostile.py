@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import nbformat
 
-from make_submissions import ZERO_KERNEL, _clean, _setup_plus, _with
+from make_submissions import FACTORY, ROOT, ZERO_KERNEL, _clean, _setup_plus, _with
 
 #: In the escaping daemon's command line: the tests look for survivors by it.
 DAEMON_MARK = "course-grading-escape-fixture"
@@ -20,15 +20,17 @@ PERSIST_MARK = "COURSE_GRADING_PERSISTED_BY_A_SUBMISSION"
 #: Where a submission leaves files for a later one outside its private temporary folder.
 SYSTEM_TMP_FILE = "/tmp/course-grading-fixture-answers.py"
 
-_SOLUTION_Q2 = "def naive_fetches_per_body(n):\n    return 2 * n\n\n\ndef tiled_fetches_per_tile(p):\n    return 2 * p\n"
-_SOLUTION_Q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
-                "    best = None\n    p = 1\n    while p <= max_threads_per_block:\n"
-                "        if math.ceil(n / p) >= sm_count and 2 * p <= max_threads_per_sm:\n"
-                "            best = p\n        p *= 2\n    return best\n")
+def _cell(path, grade_id: str) -> str:
+    nb = nbformat.read(path, as_version=4)
+    return next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+_SOLUTION_Q2 = _cell(ROOT / "solutions" / "ps1_nbody.ipynb", "ps1_q2_answer")
+_SOLUTION_Q3 = _cell(ROOT / "solutions" / "ps1_nbody.ipynb", "ps1_q3_answer")
+#: The answers as released to students (each raises NotImplementedError), the first kernel writing ones.
 _UNTOUCHED = {"ps1_q1_answer": ZERO_KERNEL,
-              "ps1_q2_answer": "def naive_fetches_per_body(n):\n    raise NotImplementedError()\n\n\n"
-                               "def tiled_fetches_per_tile(p):\n    raise NotImplementedError()\n",
-              "ps1_q3_answer": "def choose_tile(*args):\n    raise NotImplementedError()\n"}
+              "ps1_q2_answer": _cell(ROOT / "problem_sets" / "ps1_nbody.ipynb", "ps1_q2_answer"),
+              "ps1_q3_answer": _cell(ROOT / "problem_sets" / "ps1_nbody.ipynb", "ps1_q3_answer")}
 
 # The grading folder, as a submission without a sandbox finds it: the grader's working folder.
 _GRADER_FOLDER = '''
@@ -195,7 +197,7 @@ for _argument in _arguments:
 LEAVE_ANSWERS = '''import os
 import tempfile
 
-_answers = """''' + _SOLUTION_Q3.replace('"', '\\"') + '''"""
+_answers = ''' + repr(_SOLUTION_Q3) + '''
 for _folder in (tempfile.gettempdir(), "/tmp"):
     try:
         with open(os.path.join(_folder, "course-grading-fixture-answers.py"), "w") as _f:
@@ -238,7 +240,7 @@ def tiled_kernel(bodies, softening_sq, acc):
         for i in range(n):
             for c in range(3):
                 acc[i, c] = result[i, c]
-'''
+''' + FACTORY
 
 FEEDBACK_OVERWRITE = "import glob, os\n" + _GRADER_FOLDER + '''
 _folder = _grader_folder()
@@ -260,8 +262,7 @@ class _Kernel:
         raise _Weird("\\udcff lone surrogate, \\x1b[2J escape, \\r\\n=1+1 formula")
 
 
-tiled_kernel = _Kernel()
-TILE = 16
+make_two_body_kernel = _Kernel()
 '''
 
 MAGICS = {

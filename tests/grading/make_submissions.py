@@ -30,18 +30,18 @@ interaction = nbody.kernels.interaction
 
 
 
-def _kernel_from_test_ps1(name: str) -> str:
-    """A kernel of tests/nbody/test_ps1.py as the notebook's ``tiled_kernel`` (its TILE and interaction are
-    the notebook's)."""
-    spec = importlib.util.spec_from_file_location("_ps1_kernels", ROOT / "tests" / "nbody" / "test_ps1.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    source = inspect.getsource(getattr(module, name).py_func)
-    return KERNEL_HEADER + source.replace(f"def {name}(", "def tiled_kernel(", 1)
+def _from_fixtures(name: str) -> str:
+    """A PS1 answer cell of tests/grading/make_fixtures.py (the one generator of graded fixtures)."""
+    sys.path.insert(0, str(ROOT / "tests" / "grading"))
+    import make_fixtures
+
+    return make_fixtures.answer_cell("ps1", name, "ps1_q1_answer")
 
 
-SOA_KERNEL = _kernel_from_test_ps1("soa_tiled_kernel")
-UNPADDED_KERNEL = _kernel_from_test_ps1("unpadded_tiled_kernel")
+SOA_KERNEL = _from_fixtures("right_but_different")
+UNPADDED_KERNEL = _from_fixtures("sign")
+#: The kernels below are written as ``tiled_kernel``; the question asks for a factory of kernels.
+FACTORY = "\n\ndef make_two_body_kernel(tile):\n    return tiled_kernel\n"
 
 ZERO_KERNEL = KERNEL_HEADER + '''@cuda.jit
 def tiled_kernel(bodies, softening_sq, acc):
@@ -49,7 +49,7 @@ def tiled_kernel(bodies, softening_sq, acc):
     if i < bodies.shape[0]:
         for c in range(3):
             acc[i, c] = 1.0
-'''
+''' + FACTORY
 
 INFINITE_KERNEL = KERNEL_HEADER + '''@cuda.jit
 def tiled_kernel(bodies, softening_sq, acc):
@@ -58,7 +58,7 @@ def tiled_kernel(bodies, softening_sq, acc):
     start = 0
     while start < bodies.shape[0]:
         acc[min(i, bodies.shape[0] - 1), 0] = 0.0
-'''
+''' + FACTORY
 
 DEADLOCK_KERNEL = KERNEL_HEADER + '''@cuda.jit
 def tiled_kernel(bodies, softening_sq, acc):
@@ -71,7 +71,7 @@ def tiled_kernel(bodies, softening_sq, acc):
             pass
     cuda.syncthreads()
     flag[0] = 1.0
-'''
+''' + FACTORY
 
 RAISING_KERNEL = KERNEL_HEADER + '''@cuda.jit
 def tiled_kernel(bodies, softening_sq, acc):
@@ -83,7 +83,7 @@ def tiled_kernel(bodies, softening_sq, acc):
         tile_bodies[t, c] = bodies[bodies.shape[0], c]
     cuda.syncthreads()
     acc[i, 0] = tile_bodies[0, 0]
-'''
+''' + FACTORY
 
 MONKEYPATCH = '''import numpy.testing
 import course_lib.grading
@@ -119,7 +119,7 @@ course_lib.grading.compare_arrays = _never_fails
 course_lib.grading.core.compare_arrays = _never_fails
 questions_module.compare_arrays = _never_fails
 questions_module.accelerations_reference = lambda pos, mass, softening: np.zeros((len(pos), 3))
-questions_module.recommended_tile = lambda *args: Anything()
+questions_module.two_body_tile = lambda *args: Anything()
 course_lib.grading.check = _never_fails
 course_lib.grading.core.run_tests = _never_fails
 course_lib.grading.core.TestFailure.__init__ = lambda self, *args: None
@@ -177,21 +177,23 @@ def _setup_plus(extra: str) -> str:
 
 def notebooks() -> dict:
     """File name -> notebook (or bytes, for the files that are not notebooks)."""
-    wrong_q2 = "def naive_fetches_per_body(n):\n    return n\n\n\ndef tiled_fetches_per_tile(p):\n    return p * p\n"
+    wrong_q2 = ("MEASURE_N = 64\nMEASURE_TILES = (4, 8, 16)\n\n\ndef predicted_bytes(n, tile):\n    return n * n * 16\n\n\n"
+                "def measure(tile):\n    return 16.0\n")
     wrong_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
                 "    return max_threads_per_block\n")
-    different_q2 = ("naive_fetches_per_body = lambda n: 2 * (n - 1)  # a body is not fetched against itself\n"
-                    "tiled_fetches_per_tile = lambda p: p + p\n")
+    solution_q2 = next(c.source for c in nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4).cells
+                       if c.metadata.get("nbgrader", {}).get("grade_id") == "ps1_q2_answer")
+    different_q2 = solution_q2.replace("return blocks * n * 16 + n * 12", "return 4 * n * (4 * blocks + 3)")
     different_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
                     "    candidates = [1 << k for k in range(11) if (1 << k) <= max_threads_per_block\n"
-                    "                  and -(-n // (1 << k)) >= sm_count and 2 * (1 << k) <= max_threads_per_sm]\n"
+                    "                  and -(-n // (2 << k)) >= sm_count and 2 * (1 << k) <= max_threads_per_sm]\n"
                     "    return max(candidates)\n")
     solution = nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4)
     race_kernel = next(c.source for c in solution.cells if c.metadata.get("nbgrader", {}).get("grade_id")
                        == "ps1_q1_answer")
     # keep the first barrier, drop the second one (the one before the tile is overwritten)
-    head, _, tail = race_kernel.rpartition("        cuda.syncthreads()\n")
-    race_kernel = head + tail
+    head, _, tail = race_kernel.rpartition("            cuda.syncthreads()  # nobody overwrites")
+    race_kernel = head + "            pass  # nobody overwrites" + tail
     looping_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
                   "    p = 1\n    while p <= max_threads_per_block:\n        best = p  # forgot p *= 2\n"
                   "    return best\n")
@@ -208,15 +210,16 @@ def notebooks() -> dict:
         "infinite_python.ipynb": _with({"ps1_q3_answer": looping_q3}),
         "raises.ipynb": _with({"ps1_q1_answer": RAISING_KERNEL}),
         "crash.ipynb": _with({"ps1_q3_answer": "def choose_tile(*args):\n    import os\n    os._exit(3)\n"}),
-        "syntax_error.ipynb": _with({"ps1_q2_answer": "def naive_fetches_per_body(n)\n    return 2 * n\n"}),
+        "syntax_error.ipynb": _with({"ps1_q2_answer": "def predicted_bytes(n, tile)\n    return 2 * n\n"}),
         "missing_function.ipynb": _with({"ps1_q3_answer": "# choose_tile: no time left\n"}),
         "monkeypatch.ipynb": _with({"ps1_setup": _setup_plus(MONKEYPATCH), "ps1_q1_answer": ZERO_KERNEL,
                                     "ps1_q2_answer": wrong_q2,
                                     "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"}),
         # q2 is right only if the grader's environment (GRADER_SECRET_TOKEN, set by the test) did not leak
         "snoop.ipynb": _with({"ps1_setup": _setup_plus(SNOOP), "ps1_q1_answer": ZERO_KERNEL,
-                              "ps1_q2_answer": "naive_fetches_per_body = lambda n: 2 * n + len(os.environ.get("
-                                               "'GRADER_SECRET_TOKEN', ''))\ntiled_fetches_per_tile = lambda p: 2 * p\n"}),
+                              "ps1_q2_answer": solution_q2.replace(
+                                  "return blocks * n * 16 + n * 12",
+                                  "return blocks * n * 16 + n * 12 + len(os.environ.get('GRADER_SECRET_TOKEN', ''))")}),
     }
 
 

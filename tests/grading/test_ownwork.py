@@ -8,7 +8,7 @@ from numba import cuda
 
 from course_lib import nbody
 from course_lib.grading import TestFailure, as_student_function
-from course_lib.nbody.questions import recommended_tile
+from course_lib.nbody.questions import two_body_tile
 
 FETCHES = nbody.global_fetches
 
@@ -21,7 +21,7 @@ def own_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):
 
 
 def helper_calling_the_library(n, *args):
-    return recommended_tile(n, *args)
+    return two_body_tile(n, *args)
 
 
 def answer_through_a_helper(n, *args):
@@ -35,9 +35,9 @@ def test_own_work_and_numpy_pass():
 
 
 @pytest.mark.parametrize("answer", [
-    recommended_tile,
-    functools.partial(recommended_tile, 1 << 20),
-    lambda *args: recommended_tile(*args),
+    two_body_tile,
+    functools.partial(two_body_tile, 1 << 20),
+    lambda *args: two_body_tile(*args),
     answer_through_a_helper,
     lambda n: FETCHES(n, "naive"),
     lambda n: nbody.global_fetches(n, "naive"),

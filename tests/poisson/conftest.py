@@ -23,5 +23,5 @@ def single_interior_pair():
     mask[1:4, 1:4] = True
     return source, target, mask
 
-# The submissions under submissions/ are graded by test_ps4_grader.py, not run by nbval.
+# The submissions under submissions/ are graded by test_questions.py, not run by nbval.
 collect_ignore = ["submissions"]

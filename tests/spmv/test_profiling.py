@@ -43,3 +43,27 @@ def test_measure_rejects_bad_arguments():
         measure(A, "coo_atomic")
     with pytest.raises(ValueError, match="multiple of 32"):
         measure(A, "csr_scalar", block=48)
+
+
+# ---- from test_plots_widgets.py
+
+import matplotlib
+
+
+matplotlib.use("Agg")
+
+
+from course_lib import spmv
+
+
+from course_lib.spmv import plots, widgets
+
+
+def test_measure_methods_gpu_path(monkeypatch):
+    """The widget's GPU timing path, with the simulator standing in and a fake clock."""
+    import course_lib.bench
+
+    monkeypatch.setattr(widgets.device, "is_gpu", lambda: True)
+    monkeypatch.setattr(course_lib.bench, "gpu_time", lambda launch, **kw: (launch(), 1e-3)[1])
+    measured = widgets.measure_methods(spmv.empty_rows_and_long_row(40, 30, seed=1), K=2)
+    assert set(measured) == set(plots.MODEL_METHODS) and set(measured.values()) == {1e-3}

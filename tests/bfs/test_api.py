@@ -1,0 +1,247 @@
+"""Unit 3: every BFS variant gives SciPy's depths and a valid parent tree, on every graph family."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from course_lib import bfs, pick
+from course_lib.bfs import data
+
+GPU_METHODS = ["frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing"]
+
+
+def _families():
+    """Small graphs of every family (the simulator runs ~100 us per thread)."""
+    side = pick(sim=4, gpu=40)
+    return {
+        "star": data.star(pick(sim=9, gpu=1000)),
+        "chain": data.chain(pick(sim=7, gpu=300)),
+        "grid": data.grid_2d(side, side + 1),
+        "kronecker": data.kronecker(pick(sim=5, gpu=14), 4, seed=3),
+        "disconnected": data.disconnected((6, 4), 2, seed=1),
+        "loops_and_duplicates": data.with_self_loops_and_duplicates(data.random_graph(13, 3, seed=4, directed=True)),
+        "karate_club": data.real_graph("karate_club")[0],
+    }
+
+
+FAMILIES = _families()
+
+
+def assert_valid_search(graph, source, depth, parent, directed):
+    expected = bfs.bfs_reference(graph, source, directed=directed)
+    assert depth.dtype == np.int32 and depth.shape == expected.shape
+    np.testing.assert_array_equal(depth, expected)
+    assert parent.dtype == np.int32
+    assert bfs.parent_tree_problems(graph, source, parent, directed=directed) == []
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("method", GPU_METHODS + ["cpu"])
+def test_undirected_depths_equal_scipy(method, family):
+    graph = FAMILIES[family]
+    depth, parent = bfs.bfs(graph, 0, method=method, parents=True, directed=False)
+    assert_valid_search(graph, 0, depth, parent, directed=False)
+
+
+#: Directed graphs: a one-way power-law graph, components joined one way only, and a multigraph with loops.
+DIRECTED = {
+    "kronecker": data.kronecker(4, 3, seed=2, directed=True),
+    "disconnected": data.disconnected((7, 5), 2, seed=5, directed=True),
+    "loops_and_duplicates": FAMILIES["loops_and_duplicates"],
+}
+
+
+@pytest.mark.parametrize("family", sorted(DIRECTED))
+@pytest.mark.parametrize("method", GPU_METHODS + ["cpu"])
+def test_directed_depths_equal_scipy(method, family):
+    graph = DIRECTED[family]
+    source = int(np.argmax(np.diff(graph.indptr)))  # a source with out-edges
+    depth, parent = bfs.bfs(graph, source, method=method, parents=True, directed=True)
+    assert_valid_search(graph, source, depth, parent, directed=True)
+    if family != "kronecker":
+        assert (depth == -1).any()  # some vertices are reachable only against the edges' direction
+
+
+@pytest.mark.parametrize("method", bfs.METHODS)
+def test_directed_chain_is_one_way(method):
+    depth = bfs.bfs(data.chain(5, directed=True), 2, method=method)
+    np.testing.assert_array_equal(depth, [-1, -1, 0, 1, 2])
+
+
+@pytest.mark.parametrize("method", bfs.METHODS)
+def test_isolated_source_reaches_nothing(method):
+    graph = data.from_edges([1, 2], [2, 3], 5)  # vertex 0 has no edge
+    depth, parent = bfs.bfs(graph, 0, method=method, parents=True)
+    np.testing.assert_array_equal(depth, [0, -1, -1, -1, -1])
+    np.testing.assert_array_equal(parent, [0, -1, -1, -1, -1])
+
+
+@pytest.mark.parametrize("method", bfs.METHODS)
+def test_single_vertex_and_no_edges(method):
+    depth, parent = bfs.bfs(sp.csr_matrix((1, 1), dtype=np.int8), 0, method=method, parents=True)
+    np.testing.assert_array_equal(depth, [0])
+    np.testing.assert_array_equal(parent, [0])
+    depth = bfs.bfs(sp.csr_matrix((4, 4), dtype=np.int8), 3, method=method)
+    np.testing.assert_array_equal(depth, [-1, -1, -1, 0])
+
+
+@pytest.mark.parametrize("method", GPU_METHODS)
+def test_sizes_around_the_block(method):
+    """Frontiers and edge lists of 31, 32 and 33 elements against blocks of 32 threads."""
+    for n in (pick(sim=32, gpu=256), pick(sim=33, gpu=257)):
+        graph = data.star(n)  # n - 1 leaves: frontier n - 1, edge list n - 1
+        run = bfs.traverse(graph, 0, method, directed=False)
+        np.testing.assert_array_equal(run.depth, bfs.bfs_reference(graph, 0, directed=False))
+
+
+def test_explicit_zeros_are_edges_like_in_scipy():
+    graph = sp.csr_matrix((np.array([0, 5], np.int8), np.array([1, 2]), np.array([0, 1, 2, 2])), shape=(3, 3))
+    assert graph.nnz == 2
+    np.testing.assert_array_equal(bfs.bfs(graph, 0, method="frontier_atomic"), [0, 1, 2])
+
+
+def test_other_sparse_formats_are_accepted():
+    graph = data.grid_2d(2, 3)
+    expected = bfs.bfs_reference(graph, 0)
+    for converted in (graph.tocoo(), graph.tocsc(), sp.csr_array(graph), graph.astype(np.float64)):
+        np.testing.assert_array_equal(bfs.bfs(converted, 0, method="cpu"), expected)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("directed", [True, False])
+def test_parallel_cpu_bfs_equals_scipy(family, directed):
+    graph = FAMILIES[family]
+    source = int(np.argmax(np.diff(graph.indptr)))
+    depth, parent = bfs.bfs_cpu_parallel(graph, source, directed=directed)
+    assert_valid_search(graph, source, depth, parent, directed=directed)
+
+
+def test_parallel_cpu_bfs_goes_bottom_up_on_a_power_law_graph():
+    """Same depths whichever direction each level takes: the hub's level is large enough to switch."""
+    graph = data.kronecker(9, 16, seed=4)
+    hub = int(np.argmax(np.diff(graph.indptr)))
+    depth, parent = bfs.bfs_cpu_parallel(graph, hub, directed=False)
+    assert_valid_search(graph, hub, depth, parent, directed=False)
+
+
+def test_scipy_peer_gives_the_same_depths_and_a_valid_tree():
+    graph = data.kronecker(7, 8, seed=9)
+    depth, parent = bfs.bfs_scipy(graph, 5, directed=False)
+    assert_valid_search(graph, 5, depth, parent, directed=False)
+
+
+# ---- from test_work_and_validation.py
+
+import numpy as np
+
+
+import pytest
+
+
+import scipy.sparse as sp
+
+
+from course_lib import bfs
+
+
+from course_lib.bfs import data
+
+
+def _csr(indices, indptr, n):
+    return sp.csr_matrix((np.ones(len(indices), np.int8), np.array(indices), np.array(indptr)), shape=(n, n))
+
+
+def test_quadratic_bfs_scans_every_edge_every_iteration_on_a_chain():
+    """Is the edge-parallel BFS O(V * E) on a chain? V iterations over all V - 1 edges."""
+    n = 9
+    run = bfs.traverse(data.chain(n), 0, "edge_quadratic", directed=False)
+    assert run.iterations == n  # depths 0..n-1 expanded; the last iteration finds nothing
+    assert run.edges_examined == [n - 1] * n
+    assert run.depth_writes == [1] * (n - 1) + [0]
+
+
+def test_frontier_bfs_examines_each_arc_once():
+    """Is the frontier BFS linear? Each reached vertex's adjacency list is scanned once."""
+    graph = data.grid_2d(4, 5)
+    g = bfs.as_graph(graph, directed=False)
+    for method in ("frontier_atomic", "frontier_scan", "cpu"):
+        run = bfs.traverse(graph, 7, method, directed=False)
+        assert run.total_edges_examined == g.n_arcs
+        per_level = [int(g.degrees[run.depth == d].sum()) for d in range(run.iterations)]
+        assert run.edges_examined == per_level
+        assert run.frontier_sizes == [int((run.depth == d).sum()) for d in range(run.iterations)]
+        assert run.iterations == run.max_depth + 1
+        # Each vertex is claimed exactly once: no duplicate writes.
+        assert sum(run.depth_writes) == int((run.depth > 0).sum())
+
+
+def test_direction_optimizing_goes_bottom_up_and_examines_fewer_edges():
+    """Does the bottom-up step pay off on a power-law graph? Most vertices find a parent at once."""
+    graph = bfs.as_graph(data.kronecker(8, 8, seed=1), directed=False)
+    source = int(np.argmin(np.where(graph.degrees > 0, graph.degrees, graph.n_arcs)))
+    top_down = bfs.traverse(graph, source, "frontier_atomic")
+    hybrid = bfs.traverse(graph, source, "direction_optimizing")
+    np.testing.assert_array_equal(hybrid.depth, top_down.depth)
+    assert hybrid.directions[0] == "top-down" and "bottom-up" in hybrid.directions
+    assert len(hybrid.directions) == hybrid.iterations == top_down.iterations
+    assert hybrid.total_edges_examined < top_down.total_edges_examined / 2
+    # A bottom-up step finds the next level: its writes are the next frontier's size.
+    for i, direction in enumerate(hybrid.directions[:-1]):
+        assert hybrid.depth_writes[i] == hybrid.frontier_sizes[i + 1] == int((hybrid.depth == i + 1).sum())
+
+
+def test_star_needs_two_iterations_chain_needs_v():
+    star = bfs.traverse(data.star(12), 0, "edge_quadratic", directed=False)
+    chain = bfs.traverse(data.chain(12), 0, "edge_quadratic", directed=False)
+    assert (star.iterations, chain.iterations) == (2, 12)
+    assert star.total_edges_examined == 2 * 11 and chain.total_edges_examined == 12 * 11
+
+
+def test_benign_race_duplicate_writes_are_counted():
+    """Two edges reach vertex 3 in the same iteration: one or both threads write depth 2.
+
+    Whether the second thread still sees vertex 3 unvisited depends on timing (on a
+    GPU both usually do); either way the depth is the same and the parent valid.
+    """
+    graph = data.from_edges([0, 0, 1, 2], [1, 2, 3, 3], 4)
+    for _ in range(3):
+        run = bfs.traverse(graph, 0, "edge_quadratic", directed=False)
+        np.testing.assert_array_equal(run.depth, [0, 1, 1, 2])
+        assert run.depth_writes[0] == 2 and run.depth_writes[1] in (1, 2) and run.depth_writes[2] == 0
+        assert run.parent[3] in (1, 2)
+
+
+def test_exclusive_scan_on_awkward_lengths():
+    from numba import cuda
+
+    rng = np.random.default_rng(1)
+    for n in (1, 15, 16, 17, 40, 257):  # 257 > 16 * 16: three levels of block sums in the simulator
+        values = rng.integers(0, 5, n).astype(np.int32)
+        out, total = bfs.exclusive_scan(cuda.to_device(values), n)
+        np.testing.assert_array_equal(out.copy_to_host()[:n], np.cumsum(values) - values)
+        assert total == int(values.sum())
+
+
+@pytest.mark.parametrize("graph,source,message", [
+    (sp.csr_matrix((3, 4)), 0, "square"),
+    (np.eye(3), 0, "SciPy sparse adjacency matrix"),
+    ([[0, 1], [1, 0]], 0, "SciPy sparse adjacency matrix"),
+    (sp.csr_matrix((0, 0)), 0, "no vertices"),
+    (data.chain(4), 4, "out of range"),
+    (data.chain(4), -1, "negative"),
+    (data.chain(4), 1.5, "integer"),
+    (data.chain(4), True, "integer"),
+    (_csr([1, -1], [0, 1, 2], 2), 0, "negative column index"),
+    (_csr([1, 5], [0, 1, 2], 2), 0, "column index 5, out of range"),
+])
+def test_bad_input_is_a_clear_error(graph, source, message):
+    for method in bfs.METHODS:
+        with pytest.raises(ValueError, match=message):
+            bfs.bfs(graph, source, method=method)
+
+
+def test_unknown_method_and_direction_flag():
+    with pytest.raises(ValueError, match="method must be one of"):
+        bfs.bfs(data.chain(3), 0, method="bottom_up")
+    with pytest.raises(ValueError, match="directed must be True or False"):
+        bfs.bfs(data.chain(3), 0, directed="yes")

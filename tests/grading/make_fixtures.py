@@ -1,0 +1,627 @@
+"""One generator for the graded fixtures of every problem set.
+
+A fixture is a problem set's solution notebook with some answer cells (by nbgrader ``grade_id``)
+replaced, named after what it covers: ``right``, ``right_but_different``, a wrong technique
+(``naive``, ``atomics_only``, ``racy``...), each typical bug (``sign``, ``missing_barrier``,
+``bounds``...), an attack on the grader (``patched_judges``) and ``untouched`` (the released
+problem set). Each declares the points the instructor grader must give it, per question, and
+what its reasons and Markdown feedback must say; ``tests/grading/test_problem_sets.py`` grades
+all fixtures of a problem set in one run of ``python -m course_lib.grading grade`` and asserts
+every row. The notebooks are written at test time, not committed::
+
+    python tests/grading/make_fixtures.py ps1 /tmp/ps1-fixtures   # to look at them
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+UNTOUCHED = "untouched"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A submission and what the grader must make of it.
+
+    Attributes
+    ----------
+    covers : str
+        What it stands for (one line).
+    cells : dict
+        ``grade_id -> new source`` of the cells replaced in the solution; ``UNTOUCHED`` for the
+        released problem set as it is.
+    points : tuple of float
+        Points per question, in order.
+    says : dict
+        ``question id -> text`` that must appear in that question's reason (the CSV row).
+    feedback : tuple of str
+        Texts that must appear in the student's Markdown feedback.
+    """
+
+    covers: str
+    cells: dict | str
+    points: tuple
+    says: dict = field(default_factory=dict)
+    feedback: tuple = ()
+
+
+# =========================================================================== PS1
+PS1_HEADER = "interaction = nbody.kernels.interaction\n\n\n"
+
+#: Correct, written differently: structure-of-arrays staging, a guarded inner loop, one sum per destination.
+PS1_DIFFERENT = PS1_HEADER + '''def make_two_body_kernel(tile):
+    @cuda.jit
+    def kernel(bodies, softening_sq, acc):
+        sx = cuda.shared.array(tile, float32)
+        sy = cuda.shared.array(tile, float32)
+        sz = cuda.shared.array(tile, float32)
+        sm = cuda.shared.array(tile, float32)
+        n = bodies.shape[0]
+        t = cuda.threadIdx.x
+        mine = (cuda.blockIdx.x * 2 * tile + t, cuda.blockIdx.x * 2 * tile + t + tile)
+        pos = cuda.local.array((2, 3), float32)
+        a = cuda.local.array((2, 3), float32)
+        for d in range(2):
+            for c in range(3):
+                a[d, c] = 0.0
+                pos[d, c] = bodies[mine[d], c] if mine[d] < n else 0.0
+        for base in range(0, n, tile):
+            j = base + t
+            if j < n:
+                sx[t] = bodies[j, 0]
+                sy[t] = bodies[j, 1]
+                sz[t] = bodies[j, 2]
+                sm[t] = bodies[j, 3]
+            cuda.syncthreads()
+            for k in range(min(tile, n - base)):
+                for d in range(2):
+                    fx, fy, fz = interaction(pos[d, 0], pos[d, 1], pos[d, 2], sx[k], sy[k], sz[k], sm[k],
+                                             softening_sq)
+                    a[d, 0] += fx
+                    a[d, 1] += fy
+                    a[d, 2] += fz
+            cuda.syncthreads()
+        for d in range(2):
+            if mine[d] < n:
+                for c in range(3):
+                    acc[mine[d], c] = a[d, c]
+
+    return kernel
+'''
+
+#: Right results, wrong technique: both destinations read every source from global memory.
+PS1_NAIVE = PS1_HEADER + '''def make_two_body_kernel(tile):
+    @cuda.jit
+    def kernel(bodies, softening_sq, acc):
+        n = bodies.shape[0]
+        for i in (cuda.blockIdx.x * 2 * tile + cuda.threadIdx.x, cuda.blockIdx.x * 2 * tile + cuda.threadIdx.x + tile):
+            if i < n:
+                ax = float32(0.0)
+                ay = float32(0.0)
+                az = float32(0.0)
+                for j in range(n):
+                    fx, fy, fz = interaction(bodies[i, 0], bodies[i, 1], bodies[i, 2], bodies[j, 0], bodies[j, 1],
+                                             bodies[j, 2], bodies[j, 3], softening_sq)
+                    ax += fx
+                    ay += fy
+                    az += fz
+                acc[i, 0] = ax
+                acc[i, 1] = ay
+                acc[i, 2] = az
+
+    return kernel
+'''
+
+
+def _solution_cell(problem_set: str, grade_id: str) -> str:
+    nb = nbformat.read(_solution(problem_set), as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell.source
+
+
+def _edit(problem_set: str, grade_id: str, *replacements) -> str:
+    """A solution cell with ``(old, new)`` replacements, each of which must apply exactly once."""
+    source = _solution_cell(problem_set, grade_id)
+    for old, new in replacements:
+        if source.count(old) != 1:
+            raise ValueError(f"{problem_set} {grade_id}: {old!r} occurs {source.count(old)} times")
+        source = source.replace(old, new)
+    return source
+
+
+PS1_WRONG_PREDICTION = '''MEASURE_N = 64
+MEASURE_TILES = (4, 8, 16)
+
+
+def predicted_bytes(n, tile):
+    return 16 * n * n // (2 * tile)  # forgets the destinations and the rounding up
+
+
+def measure(tile):
+    return 1.0  # not measured
+'''
+
+PS1_WRONG_TILE = '''def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):
+    tile = max_threads_per_block
+    while math.ceil(n / tile) < sm_count or 2 * tile > max_threads_per_sm:
+        tile //= 2
+    return tile  # counts P bodies per block, not 2P
+'''
+
+
+def _ps1() -> dict:
+    q1 = "ps1_q1_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture(
+            "correct, written differently (SoA staging, guarded loop), other q2/q3 code",
+            {q1: PS1_DIFFERENT,
+             "ps1_q2_answer": _edit("ps1", "ps1_q2_answer",
+                                    ("blocks = -(-n // (2 * tile))", "blocks = math.ceil(n / (2 * tile))")),
+             "ps1_q3_answer": "def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+                              "    ok = [p for p in (2**k for k in range(11)) if p <= max_threads_per_block and\n"
+                              "          2 * p <= max_threads_per_sm and -(-n // (2 * p)) >= sm_count]\n"
+                              "    return max(ok)\n"},
+            (6, 2, 2)),
+        "naive": Fixture(
+            "right results, sources read from global memory by every thread: the technique test caps q1 at half",
+            {q1: PS1_NAIVE}, (3, 2, 2),
+            says={"ps1.q1": "expected technique: sources staged in shared memory"},
+            feedback=("Likely cause: technique", "Capped at 3 points", "measured 1.75")),
+        "missing_barrier": Fixture(
+            "the second syncthreads forgotten: wrong results, and the race checker names the lines",
+            {q1: _edit("ps1", q1, ("            cuda.syncthreads()  # nobody overwrites the tile while others "
+                                   "still read it\n", ""))}, (0, 2, 2),
+            says={"ps1.q1": "race and barrier check (N = 4 tile - 3): the checker found 1 problem(s) (race)"},
+            feedback=("[race] write-read race on shared array staged", "Likely cause: barrier",
+                      "Hint: one syncthreads after staging a tile and one before the next tile overwrites it")),
+        "sign": Fixture(
+            "r_ij taken as p_i - p_j; and a wrong prediction, measurement and tile rule",
+            {q1: _edit("ps1", q1, ("interaction(px, py, pz, sx, sy, sz, sm, softening_sq)",
+                                   "interaction(sx, sy, sz, px, py, pz, sm, softening_sq)"),
+                       ("interaction(qx, qy, qz, sx, sy, sz, sm, softening_sq)",
+                        "interaction(sx, sy, sz, qx, qy, qz, sm, softening_sq)")),
+             "ps1_q2_answer": PS1_WRONG_PREDICTION, "ps1_q3_answer": PS1_WRONG_TILE},
+            (0, 0, 0),
+            says={"ps1.q1": "values are wrong", "ps1.q2": "predicted_bytes(64, 4) = 8192, expected 8960",
+                  "ps1.q3": "choose_tile(65536, 108, 1024, 2048) = 512, expected 256"},
+            feedback=("Likely cause: sign", "Hint: r_ij = p_j - p_i", "measure(4) = 1, but the course's profiler "
+                      "measures 2.188")),
+        "bounds": Fixture(
+            "stores not guarded: the second destination is written past the end of acc (the technique still "
+            "earns its points)",
+            {q1: _edit("ps1", q1, ("            if second < count:\n                acc[second, c] = sum_q[c]",
+                                   "            acc[second, c] = sum_q[c]"))},
+            (2, 2, 2), says={"ps1.q1": "problem(s) (out-of-bounds)"},
+            feedback=("Hint: guard the loads of both destinations and of the last tile",)),
+        "unwritten": Fixture(
+            "only the first destination of each thread is stored",
+            {q1: _edit("ps1", q1, ("            if second < count:\n                acc[second, c] = sum_q[c]\n",
+                                   ""))},
+            (0, 2, 2), feedback=("Likely cause: unwritten", "Hint: each thread stores two bodies")),
+        "patched_judges": Fixture(
+            "a kernel writing zeros, with NumPy, the references and every judge patched in the notebook",
+            {"ps1_setup": _solution_cell("ps1", "ps1_setup") + "\n\n" + PATCH_JUDGES.format(unit="nbody"),
+             q1: PS1_HEADER + "def make_two_body_kernel(tile):\n    @cuda.jit\n"
+                              "    def kernel(bodies, softening_sq, acc):\n        i = cuda.grid(1)\n"
+                              "        if i < acc.shape[0]:\n            for c in range(3):\n"
+                              "                acc[i, c] = 0.0\n\n    return kernel\n",
+             "ps1_q2_answer": "MEASURE_N = 64\nMEASURE_TILES = (4, 8, 16)\npredicted_bytes = lambda n, tile: "
+                              "Anything()\nmeasure = lambda tile: Anything()\n",
+             "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"},
+            (0, 0, 0), says={"ps1.q3": "<Anything object>"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps1.q1": "not answered yet", "ps1.q3": "not answered yet"}),
+    }
+
+
+# =========================================================================== PS2
+PS2_DIFFERENT = '''def make_subwarp_kernel(lanes):
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        row = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) // lanes
+        lane = cuda.threadIdx.x % lanes
+        ok = row < y.shape[0]
+        start = indptr[row] if ok else 0
+        stop = indptr[row + 1] if ok else 0
+        acc = float32(0.0)
+        for j in range(start + lane, stop, lanes):
+            acc += data[j] * x[indices[j]]
+        offset = lanes // 2
+        while offset >= 1:
+            acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, offset)
+            offset = offset // 2
+        if ok and lane == 0:
+            y[row] = acc
+
+    return kernel
+'''
+
+#: Right results, wrong technique: lane 0 of each group does the whole row (thread per row in disguise).
+PS2_NAIVE = '''def make_subwarp_kernel(lanes):
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        if g % lanes == 0 and row < y.shape[0]:
+            total = float32(0.0)
+            for j in range(indptr[row], indptr[row + 1]):
+                total += data[j] * x[indices[j]]
+            y[row] = total
+
+    return kernel
+'''
+
+#: Right results, wrong technique: the lanes add their partial sums to y with atomics.
+PS2_ATOMICS = '''def make_subwarp_kernel(lanes):
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        part = float32(0.0)
+        if row < y.shape[0]:
+            if lane == 0:
+                y[row] = 0.0
+            for j in range(indptr[row] + lane, indptr[row + 1], lanes):
+                part += data[j] * x[indices[j]]
+        cuda.syncwarp()  # y[row] is zero before any lane adds to it
+        if row < y.shape[0]:
+            cuda.atomic.add(y, row, part)
+
+    return kernel
+'''
+
+
+def _ps2() -> dict:
+    q1, q2, q3 = "ps2_q1_answer", "ps2_q2_answer", "ps2_q3_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture(
+            "correct, written differently (shfl_down_sync, a for loop), other q2 code",
+            {q1: PS2_DIFFERENT, q2: _edit("ps2", q2, (
+                "    group_steps = [(int(n) + lanes - 1) // lanes for n in row_lengths]",
+                "    group_steps = [-(-int(n) // lanes) for n in row_lengths] or [0]"))}, (6, 2, 2)),
+        "naive": Fixture("lane 0 of each group does the whole row: capped at half; its traffic is least at L = 2, "
+                         "not at the solution's best_lanes", {q1: PS2_NAIVE}, (3, 1, 2),
+                         says={"ps2.q1": "expected technique: L lanes per row reading consecutive entries"},
+                         feedback=("Likely cause: technique", "Capped at 3 points")),
+        "atomics_only": Fixture("partial sums added with atomics, not shuffles: capped at half", {q1: PS2_ATOMICS},
+                                (3, 2, 2), says={"ps2.q1": "expected technique: a shuffle reduction"},
+                                feedback=("measured 128",)),
+        "early_exit": Fixture(
+            "lanes past the last row return before the shuffles (the missing-barrier bug of warps): the results "
+            "fail, the measured technique earns its points",
+            {q1: _edit("ps2", q1, ("        mine = float32(0.0)\n",
+                                   "        if r >= y.shape[0]:\n            return\n        mine = float32(0.0)\n"))},
+            (2.5, 2, 2), says={"ps2.q1": "(warp)"},
+            feedback=("Likely cause: warp", "Hint: every lane named in the shuffle's mask must reach it")),
+        "bounds": Fixture(
+            "no row guard: lanes past the last row read indptr past its end",
+            {q1: _edit("ps2", q1, ("        if r < y.shape[0]:  # lanes past the last row keep 0 and still join the "
+                                   "shuffles\n", "        if True:\n"))},
+            (2.5, 2, 2), says={"ps2.q1": "(out-of-bounds)"},
+            feedback=("Hint: guard the rows past the end (row < R)",)),
+        "wrong_stride": Fixture(
+            "every lane walks the whole rest of its row (stride 1), and wrong q2/q3 answers",
+            {q1: _edit("ps2", q1, ("                j += lanes\n", "                j += 1\n")),
+             q2: _edit("ps2", q2, ("    rows_per_warp = 32 // lanes", "    rows_per_warp = 32"),
+                       ("best_lanes = 8", "best_lanes = 32")),
+             q3: _edit("ps2", q3, ("return row_lengths.size * K + 3 * int(np.maximum(row_lengths - K, 0).sum())",
+                                   "return row_lengths.size * K + int(np.maximum(row_lengths - K, 0).sum())"))},
+            (0, 0, 1), says={"ps2.q1": "values are wrong", "ps2.q3": "hyb_cost("},
+            feedback=("Hint: lane l sums entries l, l + L",)),
+        "patched_judges": Fixture(
+            "a kernel writing zeros, with NumPy, the references and every judge patched in the notebook",
+            {"ps2_setup": _solution_cell("ps2", "ps2_setup") + "\n\n" + PATCH_JUDGES.format(unit="spmv"),
+             q1: "def make_subwarp_kernel(lanes):\n    @cuda.jit\n    def kernel(indptr, indices, data, x, y):\n"
+                 "        i = cuda.grid(1)\n        if i < y.shape[0]:\n            y[i] = 0.0\n\n    return kernel\n",
+             q2: "MEASURE_LANES = (2, 4, 8, 16, 32)\npredicted_steps = measure = lambda *args: Anything()\n"
+                 "best_lanes = 8\n",
+             q3: "hyb_cost = choose_k = lambda *args: Anything()\n"},
+            (0, 0, 0), says={"ps2.q3": "<Anything object>"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps2.q1": "not answered yet", "ps2.q3": "not answered yet"}),
+    }
+
+
+# =========================================================================== PS3
+PS3_DIFFERENT = '''@cuda.jit
+def bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    me = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if me >= depth.shape[0]:
+        return
+    if depth[me] != -1:
+        return
+    for e in range(in_indptr[me], in_indptr[me + 1]):
+        w = in_indices[e]
+        if frontier_flags[w] == 1:
+            parent[me] = w
+            depth[me] = current + 1
+            next_flags[me] = 1
+            cuda.atomic.add(next_count, 0, 1)
+            return
+'''
+
+#: Right results, wrong technique: scans every in-neighbour and keeps the last parent found.
+PS3_NO_EARLY_EXIT = '''@cuda.jit
+def bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    v = cuda.grid(1)
+    if v < depth.shape[0] and depth[v] == -1:
+        found = -1
+        for k in range(in_indptr[v], in_indptr[v + 1]):
+            u = in_indices[k]
+            if frontier_flags[u]:
+                found = u
+        if found != -1:
+            depth[v] = current + 1
+            parent[v] = found
+            next_flags[v] = 1
+            cuda.atomic.add(next_count, 0, 1)
+'''
+
+#: Racy: top-down inside the bottom-up interface, each frontier vertex claims its neighbours by check-then-act.
+PS3_RACY = '''@cuda.jit
+def bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    u = cuda.grid(1)
+    if u < depth.shape[0] and frontier_flags[u]:
+        for k in range(in_indptr[u], in_indptr[u + 1]):
+            v = in_indices[k]
+            if depth[v] == -1 or depth[v] == current + 1:
+                depth[v] = current + 1
+                parent[v] = u
+                next_flags[v] = 1
+                cuda.atomic.add(next_count, 0, 1)
+'''
+
+
+def _ps3() -> dict:
+    q1, q2, q3 = "ps3_q1_answer", "ps3_q2_answer", "ps3_q3_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture(
+            "correct, written differently (early returns, a for loop), other q2/q3 code",
+            {q1: PS3_DIFFERENT,
+             q2: _edit("ps3", q2, ("    for v in np.flatnonzero(depth == -1):", "    for v in range(len(depth)):\n"
+                                   "        if depth[v] != -1:\n            continue")),
+             q3: _edit("ps3", q3, ("    return n * (n - 1)", "    return (n - 1) * n"))}, (6, 2, 2)),
+        "no_early_exit": Fixture("every in-neighbour scanned after the parent is found: capped at half",
+                                 {q1: PS3_NO_EARLY_EXIT}, (3, 2, 2),
+                                 says={"ps3.q1": "expected technique: each unvisited vertex stops"},
+                                 feedback=("Likely cause: technique", "Capped at 3 points")),
+        "racy": Fixture("top-down check-then-act: vertices counted several times, the checker sees the races; the "
+                        "results are right in the simulator (capped at half)",
+                        {q1: PS3_RACY}, (2.5, 2, 2), says={"ps3.q1": "next_count = 18 and 6 vertices flagged"},
+                        feedback=("Likely cause: race", "Hint: a thread writes only its own vertex")),
+        "bounds": Fixture("no v < V guard: threads past the last vertex read past the arrays",
+                          {q1: _edit("ps3", q1, ("    if v < depth.shape[0] and depth[v] < 0:", "    if depth[v] < 0:"))},
+                          (1.5, 2, 2), says={"ps3.q1": "IndexError"}),
+        "off_by_one": Fixture("depth[v] = current, and wrong q3 answers",
+                              {q1: _edit("ps3", q1, ("                depth[v] = current + 1",
+                                                     "                depth[v] = current")),
+                               q3: _edit("ps3", q3, ("    return 2 * (n - 1)", "    return n - 1"),
+                                         ('work_complexity = "O(V * E)"', 'work_complexity = "O(V + E)"'))},
+                              (1, 2, 0.75), says={"ps3.q1": "depth under the checker: 85 of 120 values differ"},
+                              feedback=("Hint: an unvisited vertex (depth -1) looks through its in-neighbours",)),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps3_setup": _solution_cell("ps3", "ps3_setup") + "\n\n" + PATCH_JUDGES.format(unit="bfs"),
+             q1: "@cuda.jit\ndef bottom_up_step(in_indptr, in_indices, frontier_flags, current, depth, parent, "
+                 "next_flags, next_count):\n    v = cuda.grid(1)\n    if v < depth.shape[0]:\n        depth[v] = 7\n",
+             q2: "MEASURE_LEVELS = (1, 2, 3)\npredicted_edges = measure = lambda *args: Anything()\n",
+             q3: "quadratic_on_chain = frontier_on_chain = lambda n: Anything()\nwork_complexity = Anything()\n"},
+            (0, 0, 0), says={"ps3.q3": "Anything object"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps3.q1": "not answered yet", "ps3.q2": "not answered yet"}),
+    }
+
+
+# =========================================================================== PS4
+PS4_DIFFERENT = '''INTERIOR = poisson.INTERIOR
+
+
+@cuda.jit
+def red_black_kernel(image, rhs, labels, colour):
+    x, y = cuda.grid(2)
+    h, w = labels.shape
+    if x >= w or y >= h:
+        return
+    if (x + y) % 2 != colour or labels[y, x] != INTERIOR:
+        return
+    d = float32(4.0)
+    if y == 0 or y == h - 1:
+        d -= float32(1.0)
+    if x == 0 or x == w - 1:
+        d -= float32(1.0)
+    for c in range(3):
+        a = float32(0.0)
+        for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            yy = y + dy
+            xx = x + dx
+            if 0 <= yy < h and 0 <= xx < w and labels[yy, xx] == INTERIOR:
+                a += image[c, yy, xx]
+        image[c, y, x] = max(float32(0.0), min(float32(255.0), (a + rhs[c, y, x]) / d))
+'''
+
+#: Right results, wrong technique: every thread of the colour also writes back its other-colour neighbours.
+PS4_REWRITES = '''INTERIOR = poisson.INTERIOR
+
+
+@cuda.jit
+def red_black_kernel(image, rhs, labels, colour):
+    x, y = cuda.grid(2)
+    h, w = labels.shape
+    if x < w and y < h and labels[y, x] == INTERIOR:
+        for c in range(3):
+            if (x + y) % 2 == colour:
+                d = float32(0.0)
+                a = rhs[c, y, x]
+                if y > 0:
+                    d += float32(1.0)
+                    if labels[y - 1, x] == INTERIOR:
+                        a += image[c, y - 1, x]
+                if y < h - 1:
+                    d += float32(1.0)
+                    if labels[y + 1, x] == INTERIOR:
+                        a += image[c, y + 1, x]
+                if x > 0:
+                    d += float32(1.0)
+                    if labels[y, x - 1] == INTERIOR:
+                        a += image[c, y, x - 1]
+                if x < w - 1:
+                    d += float32(1.0)
+                    if labels[y, x + 1] == INTERIOR:
+                        a += image[c, y, x + 1]
+                image[c, y, x] = min(max(a / d, float32(0.0)), float32(255.0))
+            else:
+                image[c, y, x] = image[c, y, x]  # a needless store of the other colour
+'''
+
+
+def _ps4() -> dict:
+    q1, q2, q3 = "ps4_q1_answer", "ps4_q2_answer", "ps4_q3_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 2, 2)),
+        "right_but_different": Fixture("correct, written differently (early returns, a loop over offsets)",
+                                       {q1: PS4_DIFFERENT, q2: _edit("ps4", q2, (
+                                           "    return 3 * 4 * int(mine.sum())", "    return int(np.sum(mine)) * 12"))},
+                                       (6, 2, 2)),
+        "rewrites_other_colour": Fixture(
+            "right results, but every thread also stores the other colour's pixels: the checker and the profiler "
+            "see it, capped at half", {q1: PS4_REWRITES}, (3, 2, 2),
+            says={"ps4.q1": "race"}, feedback=("Likely cause: technique", "Capped at 3 points")),
+        "no_colour": Fixture(
+            "in place, every pixel in every launch (the lesson's racy Jacobi)",
+            {q1: _edit("ps4", q1, (" and (row + col) % 2 == colour", ""))}, (0, 2, 2),
+            says={"ps4.q1": "race"}, feedback=("Likely cause: race", "Hint: update only the pixels of the launch's colour")),
+        "bounds": Fixture("no x < W guard: threads past the image read and write outside it",
+                          {q1: _edit("ps4", q1, ("row < height and col < width and ", "row < height and "))},
+                          (1, 2, 2), says={"ps4.q1": "(out-of-bounds)"}),
+        "four_neighbours": Fixture("D = 4 everywhere (edges and corners too), and a wrong classify",
+                                   {q1: _edit("ps4", q1, (
+                                       "        inside = float32((row > 0) + (row < height - 1) + (col > 0) + "
+                                       "(col < width - 1))", "        inside = float32(4.0)")),
+                                    q3: _edit("ps4", q3, ("padded = np.pad(mask, 1, constant_values=True)",
+                                                          "padded = np.pad(mask, 1, constant_values=False)"))},
+                                   (0.5, 2, 0.75), says={"ps4.q1": "values differ from the red-black reference"},
+                                   feedback=("neighbours beyond the image edge do not count",)),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps4_setup": _solution_cell("ps4", "ps4_setup") + "\n\n" + PATCH_JUDGES.format(unit="poisson"),
+             q1: "@cuda.jit\ndef red_black_kernel(image, rhs, labels, colour):\n    x, y = cuda.grid(2)\n"
+                 "    if y < labels.shape[0] and x < labels.shape[1]:\n        image[0, y, x] = 7.0\n",
+             q2: "predicted_store_bytes = measure = lambda *args: Anything()\n",
+             q3: "def classify(mask):\n    return Anything()\n"},
+            (0, 0, 0), says={"ps4.q2": "Anything object"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
+                           says={"ps4.q1": "not answered yet", "ps4.q3": "not answered yet"}),
+    }
+
+
+# =========================================================================== shared pieces
+#: What would score full marks if tests were judged in the student's process.
+PATCH_JUDGES = '''import numpy.testing
+import course_lib.grading
+import course_lib.grading.core
+import course_lib.grading.harness
+import course_lib.{unit}.questions as questions_module
+
+
+def _never_fails(*args, **kwargs):
+    return None
+
+
+class Anything:
+    """Equal to everything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __le__(self, other):
+        return True
+
+    __ge__ = __lt__ = __gt__ = __le__
+    __hash__ = object.__hash__
+
+
+np.allclose = lambda *args, **kwargs: True
+np.array_equal = lambda *args, **kwargs: True
+np.testing.assert_allclose = _never_fails
+numpy.testing.assert_array_equal = _never_fails
+course_lib.grading.compare_arrays = _never_fails
+course_lib.grading.core.compare_arrays = _never_fails
+course_lib.grading.harness.unguard = lambda padded, shape, **kwargs: padded
+course_lib.grading.harness._judge_outputs = _never_fails
+course_lib.grading.check = _never_fails
+course_lib.grading.core.run_tests = _never_fails
+course_lib.grading.core.TestFailure.__init__ = lambda self, *args, **kwargs: None
+for question in questions_module.QUESTIONS:
+    for test in question.tests:
+        object.__setattr__(test, "judge", _never_fails)
+'''
+
+FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4}
+
+
+# =========================================================================== writing
+def _solution(problem_set: str) -> Path:
+    (path,) = sorted((ROOT / "solutions").glob(f"{problem_set}_*.ipynb"))
+    return path
+
+
+def fixtures(problem_set: str) -> dict:
+    """``name -> Fixture`` of a problem set."""
+    if problem_set not in FIXTURES:
+        raise ValueError(f"no fixtures for {problem_set!r}; known: {sorted(FIXTURES)}")
+    return FIXTURES[problem_set]()
+
+
+def notebook(problem_set: str, fixture: Fixture):
+    """The fixture's notebook: the solution with its cells replaced (or the released problem set)."""
+    if fixture.cells == UNTOUCHED:
+        return nbformat.read(ROOT / "problem_sets" / _solution(problem_set).name, as_version=4)
+    nb = nbformat.read(_solution(problem_set), as_version=4)
+    unknown = set(fixture.cells) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    if unknown:
+        raise ValueError(f"{problem_set}: no cells {sorted(unknown)} in the solution")
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in fixture.cells:
+            cell.source = fixture.cells[grade_id]
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def write(problem_set: str, folder) -> list:
+    """Write every fixture of a problem set as ``<folder>/<name>.ipynb``; return the paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, fixture in fixtures(problem_set).items():
+        path = folder / f"{name}.ipynb"
+        nbformat.write(notebook(problem_set, fixture), path)
+        paths.append(path)
+    return paths
+
+
+def answer_cell(problem_set: str, name: str, grade_id: str) -> str:
+    """The source a fixture puts in one cell (the solution's when the fixture keeps it)."""
+    fixture = fixtures(problem_set)[name]
+    if fixture.cells != UNTOUCHED and grade_id in fixture.cells:
+        return fixture.cells[grade_id]
+    return _solution_cell(problem_set, grade_id)
+
+
+if __name__ == "__main__":
+    for written in write(sys.argv[1], sys.argv[2]):
+        print(written)

@@ -1,0 +1,49 @@
+"""Plots, widgets and the benchmark run without a display and without a GPU."""
+
+
+import json
+import matplotlib
+import numpy as np
+from course_lib import device, poisson
+from course_lib.bench.__main__ import main as bench_main
+
+matplotlib.use("Agg")
+
+
+def test_bench_quick_writes_results(tmp_path, capsys):
+    assert bench_main(["poisson", "--quick", "--out", str(tmp_path)]) == 0
+    (json_file,) = tmp_path.glob("poisson_*.json")
+    assert list(tmp_path.glob("poisson_*.png"))
+    results = json.loads(json_file.read_text())
+    variants = {r["variant"] for r in results["rows"]}
+    assert {"cpu_numba_parallel", "numpy_reference", "opencv_seamlessClone"} <= variants
+    for row in results["rows"]:
+        assert row["seconds"] > 0
+        if row["iterations"]:
+            expected = row["interior_pixels"] * row["iterations"] / row["seconds"]
+            assert np.isclose(row["pixel_iterations_per_s"], expected)
+            assert np.isclose(row["effective_gbps"], expected * 37 / 1e9)
+    if device.is_simulator():
+        assert results["notes"] == ["no GPU: only the CPU variants were measured"]
+    else:
+        assert {"jacobi", "jacobi_fused"} <= variants and "goal_met" in results["summary"]
+
+
+def test_bench_gpu_part_runs_in_the_simulator_at_a_tiny_size(monkeypatch):
+    """The GPU rows' code (solvers, end-to-end calls, summary) runs; wall-clock stands in for CUDA events."""
+    from course_lib.bench import time_call
+    from course_lib.poisson import bench
+
+    if not device.is_simulator():
+        return  # on a GPU, test_bench_quick_writes_results covers the real thing
+    monkeypatch.setattr(bench, "GOAL_SIZE", (24, 36))
+    monkeypatch.setattr(bench, "ITERATIONS", 3)
+    monkeypatch.setattr(bench, "gpu_time", lambda launch, repeat: time_call(launch, repeat=1, warmup=0, min_time=0))
+    monkeypatch.setattr(bench, "time_call", lambda fn, repeat: time_call(fn, repeat=1, warmup=0, min_time=0))
+    monkeypatch.setattr(bench.device, "is_gpu", lambda: True)
+    results = bench.run(quick=True)
+    gpu = [r for r in results["rows"] if r["variant"] in ("jacobi", "jacobi_fused")]
+    assert {(r["variant"], r["scope"]) for r in gpu} == {("jacobi", "iterations"), ("jacobi", "end_to_end"),
+                                                         ("jacobi_fused", "iterations"), ("jacobi_fused", "end_to_end")}
+    assert results["summary"]["best_end_to_end"]["height"] == 24 and "goal_met" in results["summary"]
+    assert "goal: 800 iterations" in bench.summary(dict(results, device={"name": "sim"}))

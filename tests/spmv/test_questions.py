@@ -1,0 +1,58 @@
+"""Problem set 2 in one process: the grader's rules, and what the feedback says about typical kernels.
+
+The instructor grader's verdict on every fixture is asserted in tests/grading/test_problem_sets.py.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from numba import cuda, float32, int32
+
+from course_lib import spmv
+from course_lib.grading import get_question, run_tests
+from course_lib.spmv.questions import best_cost, modelled_cost, warp_steps
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
+import make_fixtures  # noqa: E402
+
+
+def _answer(fixture, grade_id="ps2_q1_answer", name="make_subwarp_kernel"):
+    namespace = {"cuda": cuda, "float32": float32, "int32": int32, "np": np, "spmv": spmv}
+    exec(make_fixtures.answer_cell("ps2", fixture, grade_id), namespace)
+    return namespace[name]
+
+
+def grade(question_id, answer, **options):
+    return run_tests(get_question(question_id), answer, hidden=True, seed=7, options=options)
+
+
+def test_right_and_different_kernels_get_full_marks():
+    for fixture in ("right", "right_but_different"):
+        assert grade("ps2.q1", _answer(fixture)).points == 6
+
+
+def test_thread_per_row_and_atomics_are_capped_at_half_with_what_was_measured():
+    naive = grade("ps2.q1", _answer("naive"))
+    assert naive.points == 3 and "measured 41" in str(naive)
+    atomics = grade("ps2.q1", _answer("atomics_only"))
+    assert atomics.points == 3 and "measured 128" in str(atomics) and "atomic operations" in str(atomics)
+
+
+def test_lanes_leaving_before_the_shuffle_are_named():
+    result = grade("ps2.q1", _answer("early_exit"))
+    race = next(o for o in result.outcomes if o.name.startswith("warp, race and bounds check"))
+    assert "[warp] shfl_xor_sync" in race.message and "Likely cause: warp" in race.message
+
+
+def test_the_library_kernels_are_refused():
+    result = grade("ps2.q1", lambda lanes: spmv.kernels.csr_vector_kernel)
+    assert result.points == 0 and "course's own" in result.error
+
+
+def test_warp_steps_model():
+    assert warp_steps([1] * 32, 1) == 1 and warp_steps([1] * 33, 1) == 2
+    assert warp_steps([9, 1, 1, 1], 8) == 2  # four rows per warp: the longest needs two steps of 8
+    assert warp_steps([], 4) == 0
+    lengths = np.array([5, 0, 12, 3], np.int64)
+    assert best_cost(lengths) <= min(modelled_cost(lengths, k) for k in range(13))
