@@ -126,7 +126,7 @@ class Snapshot:
                     func = getattr(member, "__func__", None) or getattr(member, "fget", None) or member
                     if isinstance(func, types.FunctionType):
                         self._object(f"{label}.{attr}", func, module_name, seen, depth + 1)
-        elif isinstance(value, (list, tuple, set, frozenset, dict)) and _constant_name(label):
+        elif isinstance(value, (list, tuple, set, frozenset, dict)) and (depth > 0 or _constant_name(label)):
             seen.add(id(value))
             items = list(value.items()) if isinstance(value, dict) else list(value)
             # Entries may be added (a registry fills as units are imported), not removed or replaced.
