@@ -175,10 +175,11 @@ _DEVICE_MODULES = ("numba", "math", "cmath", "numpy", "operator")
 
 
 def _allowed_in_kernel(obj) -> bool:
-    if isinstance(obj, (int, float, complex, bool, str, bytes, type(None))):
-        return True
-    if type(obj).__module__.split(".")[0] == "numpy":  # constants and arrays (read as constants)
-        return True
+    import numpy as np
+
+    if isinstance(obj, (int, float, complex, bool, str, bytes, type(None), np.ndarray, np.generic, np.dtype,
+                        np.ufunc)):
+        return True  # constants, arrays read as constants, and NumPy's ufuncs (np.sqrt), which kernels may call
     if isinstance(obj, tuple):
         return all(_allowed_in_kernel(x) for x in obj)
     if isinstance(obj, types.ModuleType):
@@ -187,14 +188,19 @@ def _allowed_in_kernel(obj) -> bool:
     if isinstance(obj, type):
         if issubclass(obj, BaseException) and module == "builtins":
             return True  # raise ValueError(...) compiles for a GPU
-        return module.split(".")[0] in _DEVICE_MODULES
+        return module.split(".")[0] in _DEVICE_MODULES  # types: np.float32, numba's float32
     if isinstance(obj, types.BuiltinFunctionType):
         return module in ("math", "cmath", "_operator")
-    return module.split(".")[0] in _DEVICE_MODULES and not isinstance(obj, types.FunctionType) or _is_dispatcher(obj)
+    # Numba's objects (cuda.threadIdx, cuda.shared, its types) but no other package's functions, NumPy's
+    # array functions (np.sum) included: a GPU kernel cannot call them.
+    return type(obj).__module__.split(".")[0] in ("numba", "numba_cuda") and not callable(obj) \
+        or type(obj).__module__.startswith(("numba.cuda", "numba_cuda", "numba.core.types")) \
+        or _is_dispatcher(obj)
 
 
 def _is_dispatcher(obj) -> bool:
-    return type(obj).__module__.split(".")[0] in ("numba", "numba_cuda") and hasattr(obj, "py_func")
+    """A CUDA kernel or device function (not a CPU ``@njit`` function)."""
+    return type(obj).__module__.startswith(("numba.cuda", "numba_cuda")) and hasattr(obj, "py_func")
 
 
 def kernel_host_calls(kernel, _seen=None) -> list:

@@ -133,7 +133,6 @@ def _assert_hostile_rows(rows, feedback, points, reason, mode):
         assert all(reason("persists_in_course_files", q).startswith(grader.TAMPERED) for q in ("ps1.q1", "ps1.q2"))
         assert "course_lib/nbody/questions.py" in reason("persists_in_course_files", "ps1.q1")
     else:
-        assert "values are wrong" in reason("persists_in_course_files", "ps1.q1")
         assert "not answered yet" in reason("persists_in_course_files", "ps1.q3")
     assert points("accomplice_of_persistence") == [0, 0, 0]
     assert "not answered yet" in reason("accomplice_of_persistence", "ps1.q3")
@@ -151,13 +150,13 @@ def _assert_hostile_rows(rows, feedback, points, reason, mode):
     assert "name 'choose_tile' is not defined" in reason("execs_notebook_from_grader_cmdline", "ps1.q3")
     assert points("reuses_answers_left_in_tmp") == [0, 0, 0]
     assert "name 'choose_tile' is not defined" in reason("reuses_answers_left_in_tmp", "ps1.q3")
-    assert points("kernel_calls_float64_reference") == [0, 2, 2]
-    assert "host code that a GPU cannot run (accelerations_reference" in reason("kernel_calls_float64_reference",
-                                                                                 "ps1.q1")
+    # (q2 measures the q1 kernel: its prediction still counts)
+    assert points("kernel_calls_float64_reference") == [0, 1, 2]
+    assert "accelerations_reference" in reason("kernel_calls_float64_reference", "ps1.q1")
 
     # Text that would break a file or run in a spreadsheet: cleaned and neutralised, in that student's rows only.
     formula = "'=HYPERLINK(\"x\")"
-    assert points(formula) == [0, 2, 2]
+    assert points(formula) == [0, 0, 2]  # q2 measures the q1 kernel
     assert rows[formula, "ps1.q1"]["status"] == "error"
     assert reason(formula, "ps1.q1").startswith("'=HYPERLINK(\"http://example.invalid\",\"click\"): \\udcff")
     assert "\\x1b[2J" in reason(formula, "ps1.q1")

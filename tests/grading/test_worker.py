@@ -1,6 +1,8 @@
 """The worker's side: cell magics run their body as in Jupyter; tampering with the machinery is seen."""
 
+import numpy as np
 import pytest
+from numba import cuda
 
 from course_lib.grading.tamper import Snapshot, kernel_host_calls
 from course_lib.grading.worker import _Notebook
@@ -78,3 +80,38 @@ def test_kernels_may_call_device_functions_only():
     assert kernel_host_calls(fine) == []
     assert kernel_host_calls(cheats) == ["accelerations_reference"]
     assert kernel_host_calls(cheats_deeper) == ["__import__"]
+
+
+def test_a_kernel_made_by_an_answer_is_checked_when_launched():
+    from course_lib import device
+    from course_lib.grading.core import TestFailure
+    from course_lib.grading.worker import _guard_launches
+
+    if not device.is_simulator():
+        pytest.skip("on a GPU a kernel calling host code does not compile")
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    original = FakeCUDAKernel.__call__
+    try:
+        assert _guard_launches(TestFailure)[1] is FakeCUDAKernel.__call__
+
+        def make(cheat):  # a factory, as an answer may be
+            @cuda.jit
+            def fair(a):
+                if cuda.grid(1) == 0:
+                    a[0] = 1.0
+
+            @cuda.jit
+            def cheats(a):
+                if cuda.grid(1) == 0:
+                    a[0] = np.sum(a)
+            return cheats if cheat else fair
+
+        a = np.zeros(4)
+        make(False)[1, 4](a)
+        assert a[0] == 1.0
+        with pytest.raises(TestFailure, match=r"host code that a GPU cannot run \(np.sum\)") as error:
+            make(True)[1, 4](a)
+        assert error.value.public
+    finally:
+        FakeCUDAKernel.__call__ = original
