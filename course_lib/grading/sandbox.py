@@ -119,6 +119,9 @@ def _bwrap_options() -> list:
         options += ["--ro-bind", path, path]
     course = str(_course_dir())
     options += ["--ro-bind", course, course]
+    shipped = os.path.join(course, "_shipped")
+    if os.path.isdir(shipped):  # an installed package's copy of the solutions: not for submissions to read
+        options += ["--tmpfs", shipped]
     # A GPU: its device files and what the driver reads about it.
     gpu = sorted(str(p) for p in Path("/dev").glob("nvidia*"))
     if gpu:

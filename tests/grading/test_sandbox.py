@@ -87,3 +87,14 @@ def test_a_double_forked_daemon_is_adopted_and_killed():
                           env=dict(os.environ, PYTHONPATH=ROOT))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "0"]  # adopted by the subreaper, then gone (and reaped)
+
+
+def test_the_solutions_shipped_in_an_installed_package_are_hidden(tmp_path, monkeypatch):
+    package = tmp_path / "course_lib"
+    (package / "_shipped" / "solutions").mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "_course_dir", lambda: package)
+    options = sandbox._bwrap_options()
+    bind = options.index(str(package))
+    assert options[bind - 1:bind + 2] == ["--ro-bind", str(package), str(package)]
+    assert options[options.index("--tmpfs", bind) + 1] == str(package / "_shipped")
+    assert options.index("--tmpfs") < options.index("/usr")  # /tmp first: binds under it stay visible
