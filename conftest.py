@@ -12,3 +12,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in os.environ.get("
                                                      if p and p != ROOT])
 
 import course_lib  # noqa: E402,F401  (chooses the backend before anything imports numba.cuda)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--numba-suite", action="store_true", default=False,
+                     help="also run numba-cuda's own simulator tests on course_lib's scheduler "
+                          "(tests/sim/test_numba_suite.py; a few minutes)")

@@ -8,14 +8,18 @@ Taught in ``lessons/00_seeing_the_gpu.ipynb``.
   use ``cuda.shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``, ``shfl_xor_sync``,
   ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``, ``match_any_sync``,
   ``match_all_sync``, ``syncwarp``, ``activemask`` and ``lanemask_lt`` with lockstep
-  semantics among the lanes of the mask. A lane named in a mask that never arrives
-  raises :class:`WarpError` (never a hang).
-* :func:`check` reports races (shared and global memory), barriers not reached by the
-  whole block, out-of-bounds indices (negative ones too) and warp misuse, optionally
-  with a seeded shuffle of the order of blocks and threads.
+  semantics among the non-exited lanes of the mask (as the CUDA guide defines them:
+  lanes that returned, or are missing from a partial last warp, do not take part). An
+  alive lane named in a mask that never arrives raises :class:`WarpError` (never a
+  hang). The scheduler is fair: a thread spinning on a flag that another warp sets lets
+  it run, so every kernel that ends on a GPU ends here.
+* :func:`check` reports races (shared and global memory; a plain access and an atomic
+  race too), barriers not reached by the whole block, out-of-bounds indices, negative
+  indices (which Numba wraps, on a GPU too), reads of never-written device memory and
+  warp misuse, optionally with a seeded shuffle of the order of blocks and threads.
 * :func:`profile` counts what a profiler shows, per kernel and per source line: global
   requests and 32-byte sectors, shared-memory bank conflicts, atomics, SIMT efficiency.
-* :func:`record` logs host<->device copies and kernel launches.
+* :func:`record` logs host<->device (and device<->device) copies and kernel launches.
 
 ``check`` and ``profile`` also work on a GPU machine: the launch runs under the
 simulator in a child process (:mod:`course_lib.sim.remote`). The hooks rely on

@@ -3,15 +3,27 @@
 Taught in ``lessons/00_seeing_the_gpu.ipynb``. The launch runs in the simulator with
 every array access observed (see :mod:`course_lib.sim._instrument`); the checker keeps,
 for each memory element, the last write and the reads since, with the *barrier
-interval* of each (the number of ``syncthreads`` the thread had passed, and of
-``syncwarp`` within its warp). Two accesses to one element conflict when at least one
-writes, they come from different threads, and nothing orders them:
+interval* of each (the number of ``syncthreads`` the thread had passed) and the
+thread's ``syncwarp`` vector clock. Two accesses to one element conflict when at least
+one writes, they come from different threads, not both are atomics, and nothing
+orders them:
 
-* shared memory: same barrier interval of the block (same ``syncwarp`` interval too
-  when both threads are in one warp);
+* shared memory: same barrier interval of the block, and, for two lanes of one warp,
+  no ``syncwarp`` whose mask names both between them (a partial-mask syncwarp orders
+  only the lanes of its mask);
 * global memory: the same, or different blocks (blocks are never ordered within a
   launch);
-* atomics never conflict.
+* an atomic is exempt only against other atomics: a plain access and an atomic to the
+  same element in one barrier interval race (zeroing a shared histogram, then
+  ``atomic.add`` into it without a barrier between).
+
+All dynamic shared arrays (``cuda.shared.array(0, ...)``) are views of one buffer.
+Besides races it reports barriers not reached by the whole block, indices outside an
+array, negative indices (Numba wraps them, on a GPU too: ``x[i - 1]`` at ``i = 0``
+silently reads the other end of the array, unlike CUDA C), reads of device memory that
+was never written (``cuda.device_array`` content, as compute-sanitizer's initcheck),
+and warp misuse (an alive lane that never reaches a warp operation of its mask, a
+shuffle reading a lane that does not take part).
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ from ._instrument import Observer, launch, py_function
 
 __all__ = ["CheckReport", "Problem", "check"]
 
-KINDS = ("race", "barrier", "out-of-bounds", "warp")
+KINDS = ("race", "barrier", "out-of-bounds", "negative-index", "uninitialized", "warp")
 
 
 def _source(line):
@@ -48,7 +60,7 @@ class Problem:
 
     Attributes
     ----------
-    kind : {"race", "barrier", "out-of-bounds", "warp"}
+    kind : {"race", "barrier", "out-of-bounds", "negative-index", "uninitialized", "warp"}
     message : str
         One sentence saying what happens.
     array : str or None
@@ -116,7 +128,7 @@ class CheckReport:
         if self.seed is not None:
             head += f" (order shuffled, seed {self.seed})"
         if self.ok:
-            return f"{head}: no races, barrier or bounds problems found."
+            return f"{head}: no races, barrier, bounds, initialization or warp problems found."
         body = "\n".join(str(p) for p in self.problems)
         return f"{head}: {len(self.problems)} problem(s)\n{body}"
 
@@ -138,6 +150,8 @@ class CheckReport:
 
 
 class _Checker(Observer):
+    initcheck = True  # track writes into never-written device memory (see _instrument.launch)
+
     def __init__(self):
         super().__init__()
         self.problems = {}
@@ -155,10 +169,13 @@ class _Checker(Observer):
     # Memory -------------------------------------------------------------------
     def access(self, array, offset, write, index, frame):
         v = self.current
-        if v.in_atomic:
-            return  # atomics are never races
+        atomic = v.in_atomic
+        if atomic is not None:
+            frame = atomic  # the kernel's frame calling the atomic, not the simulator's
         line = self.sites.get((id(frame.f_code), frame.f_lasti)) or self.site_line(frame)
-        rec = (v, v.epoch, v.warp_epoch, line, index, write)
+        if array.uninit is not None:
+            self._initcheck(array, offset, write, index, line)
+        rec = (v, v.epoch, v.clock, line, index, write, atomic is not None)
         shadow = self.shared_shadow if array.space == "shared" else self.global_shadow
         key = (array.alloc, offset)
         state = shadow.get(key)
@@ -169,17 +186,37 @@ class _Checker(Observer):
         if last_write is not None:
             writer = last_write[0]
             # _unordered(last_write, rec), inlined: this runs at every access.
-            if writer is not v and (writer.block is not v.block or (
-                    last_write[1] == rec[1] and (writer.warp != v.warp or last_write[2] == rec[2]))):
+            if writer is not v and not (atomic is not None and last_write[6]) and (writer.block is not v.block or (
+                    last_write[1] == rec[1] and (writer.warp != v.warp or v.seen.get(writer.lane, 0) < last_write[2]))):
                 self._race(array, last_write, rec)
         if write:
             for read in reads.values():
-                if read[0] is not v and _unordered(read, rec):
+                if read[0] is not v and not (atomic is not None and read[6]) and _unordered(read, rec):
                     self._race(array, read, rec)
             state[0] = rec
             state[1] = {}
         else:
             reads[v] = rec
+
+    def _initcheck(self, array, offset, write, index, line):
+        written = array.uninit
+        if write:
+            written[offset:offset + array.itemsize] = True
+            return
+        if written[offset:offset + array.itemsize].all():
+            return
+        v = self.current
+        index = tuple(int(i) for i in (index if isinstance(index, tuple) else (index,)))
+
+        def make():
+            return Problem(
+                "uninitialized",
+                f"thread {tuple(v.threadIdx)} of block {tuple(v.blockIdx)} reads {array.name}{list(index)}, device "
+                "memory never written since it was allocated (cuda.device_array content is garbage on a GPU)",
+                array.name, array.space, index, [_thread(v)], [_source(line)],
+            )
+
+        self._add(("uninitialized", array.name, line), make)
 
     def _race(self, array, first, second):
         what = {(True, True): "write-write", (True, False): "write-read", (False, True): "read-write"}[
@@ -193,8 +230,12 @@ class _Checker(Observer):
             index = tuple(int(i) for i in index)
             if t1[0] != t2[0]:
                 why = "different blocks, which nothing orders"
+            elif first[0].warp == second[0].warp:
+                why = ("the same barrier interval, and no syncwarp naming both lanes between them")
             else:
                 why = "the same barrier interval (no syncthreads between them)"
+            if first[6] or second[6]:
+                why += "; one of them is an atomic, which is exempt only against other atomics"
             return Problem(
                 "race",
                 f"{what} race on {array.space} array {array.name}{list(index)}: thread {t1[1]} of block {t1[0]} "
@@ -214,15 +255,47 @@ class _Checker(Observer):
 
         def make():
             verb = "writes" if write else "reads"
+            below = [i for i, n in zip(index, array.shape) if i < -n]
+            why = " (a negative index below -size: wrapped, it still points outside the array)" if below else ""
             return Problem(
                 "out-of-bounds",
                 f"thread {tuple(v.threadIdx)} of block {tuple(v.blockIdx)} {verb} {array.name}{list(index)}, "
-                f"outside its shape {tuple(array.shape)}" + (" (negative index: no wrap-around on a GPU)"
-                                                             if min(index) < 0 else ""),
+                f"outside its shape {tuple(array.shape)}{why}",
                 array.name, array.space, index, [_thread(v)], [_source(line)],
             )
 
         self._add(("out-of-bounds", array.name, line), make)
+
+    def negative_index(self, array, index, wrapped, write, frame):
+        v = self.current
+        line = self.site_line(frame)
+        index = tuple(int(i) for i in index)
+        wrapped = tuple(int(i) for i in wrapped)
+
+        def make():
+            verb = "writes" if write else "reads"
+            return Problem(
+                "negative-index",
+                f"thread {tuple(v.threadIdx)} of block {tuple(v.blockIdx)} {verb} {array.name}{list(index)}: Numba "
+                f"wraps a negative index, on a GPU too, so this {verb} {array.name}{list(wrapped)} at the other end "
+                "of the array (in CUDA C it would be outside the array); likely a missing bounds check",
+                array.name, array.space, index, [_thread(v)], [_source(line)],
+            )
+
+        self._add(("negative-index", array.name, line), make)
+
+    def warp_undefined(self, coll, v, src, in_mask):
+        why = "has exited" if in_mask else f"is not in the mask {coll.mask:#010x}"
+
+        def make():
+            return Problem(
+                "warp",
+                f"{coll.kind}: lane {v.lane} of warp {v.warp} ({v}) reads lane {src}, which {why}: the value it "
+                "gets is undefined on a GPU",
+                threads=[_thread(v)], lines=[_source(coll.line)],
+            )
+
+        self._add(("warp-undefined", coll.kind, coll.line), make)
 
     # Barriers -----------------------------------------------------------------
     def block_started(self, grid_point, threads):
@@ -264,13 +337,13 @@ class _Checker(Observer):
 
 
 def _unordered(a, b):
-    """True if nothing orders access record a before record b (different threads)."""
+    """True if nothing orders access record a before record b (different threads, b now)."""
     va, vb = a[0], b[0]
     if va.block is not vb.block:
         return True
     if a[1] != b[1]:
         return False
-    return not (va.warp == vb.warp and a[2] != b[2])
+    return va.warp != vb.warp or vb.seen.get(va.lane, 0) < a[2]
 
 
 def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
@@ -298,8 +371,9 @@ def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
 
     Notes
     -----
-    Indexing is strict, as on a device: a negative or too large index is reported
-    (reads give 0, writes are dropped) instead of wrapping around. On a GPU machine
+    Indexing is what Numba compiles for a GPU: a negative index ``-size <= i < 0`` wraps
+    around to ``i + size`` (reported as ``"negative-index"``); an index outside the
+    array is reported (reads give 0, writes are dropped). On a GPU machine
     the launch runs in a child process under the simulator (see
     :mod:`course_lib.sim.remote`); the arguments are then not modified.
 
@@ -323,6 +397,6 @@ def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
 
         grid, block = normalize_kernel_dimensions(griddim, blockdim)
         message, kind = str(err), "barrier" if isinstance(err, _engine.BarrierError) else "warp"
-        if not any(p.kind == "warp" for p in checker.problems.values()):
+        if not any(key[0] == "warp" for key in checker.problems):
             checker._add(("deadlock", message), lambda: Problem(kind, message))
     return CheckReport(py_function(kernel).__name__, tuple(grid), tuple(block), list(checker.problems.values()), seed)

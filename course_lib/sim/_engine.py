@@ -8,8 +8,14 @@ thread at a time (a baton is passed from thread to thread), which gives:
 * warp collectives (``shfl_*_sync``, ``ballot_sync``, ``syncwarp``...) with lockstep
   semantics among the lanes named in the mask: each lane waits until every lane of
   the mask has arrived, then all get their results;
-* an error instead of a hang when a lane named in a mask never arrives (it exited,
-  or waits at a ``syncthreads``);
+* the CUDA rule for exited lanes: only the non-exited lanes named in a mask take part
+  in a warp operation (a partial last warp's missing lanes count as exited), and an
+  error instead of a hang when an *alive* lane named in the mask never arrives (it
+  waits at a ``syncthreads`` or at another warp operation);
+* fairness: a thread that goes round a loop (or does atomics) for a while without
+  reaching a barrier gives the baton to the next runnable thread, as warps progress
+  independently on a GPU; a thread spinning on a flag that another warp sets ends
+  (see :func:`tick`);
 * a deterministic execution order that :mod:`course_lib.sim` can shuffle with a seed;
 * a place to observe barriers and thread exits for the race checker.
 
@@ -21,7 +27,9 @@ are installed by :func:`course_lib.sim.install` (``import course_lib`` in simula
 Semantics, where the hardware leaves a choice:
 
 * shuffles have width 32, as Numba's ``shfl_*_sync`` (which take no width argument);
-  a source lane past the warp's edge, or outside the mask, gives the caller's own value;
+  a source lane past the warp's edge gives the caller's own value; a source lane
+  outside the mask, or exited, is undefined on a GPU: the caller gets its own value and
+  :func:`course_lib.sim.check` reports it;
 * ``ballot_sync``, ``match_any_sync`` and ``match_all_sync`` return lane masks as int32,
   as Numba types them on a GPU (negative when lane 31 is set); ``activemask()`` and
   ``lanemask_lt()`` return uint32;
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from collections import deque
 
 import numpy as np
@@ -41,6 +50,10 @@ from numba.cuda.simulator.kernelapi import Dim3
 
 FULL_MASK = 0xFFFFFFFF
 WARP_SIZE = 32
+#: Loop iterations (and atomics) a simulated thread runs before it gives the baton to
+#: the next runnable thread of its block. Large enough that ordinary loops rarely pay
+#: for a switch, small enough that a spinning thread lets the others finish quickly.
+TIME_SLICE = 512
 
 __all__ = ["FULL_MASK", "WARP_SIZE", "BarrierError", "Carrier", "ScheduledBlockManager", "VThread", "WarpError"]
 
@@ -60,6 +73,54 @@ observer = None
 thread_order_rng = None
 
 
+_steps = TIME_SLICE
+
+
+def tick():
+    """One step of the running simulated thread (a loop back-edge, or an atomic).
+
+    After :data:`TIME_SLICE` steps without a switch, the thread yields to the next
+    runnable thread of its block: a thread spinning on a flag set by another warp lets
+    that warp run, so every kernel that ends on a GPU ends here too.
+    """
+    global _steps
+    _steps -= 1
+    if _steps <= 0:
+        _preempt()
+
+
+def _preempt():
+    global _steps
+    _steps = TIME_SLICE
+    carrier = threading.current_thread()
+    if type(carrier) is not Carrier or carrier.v is None:
+        return  # not a thread of this scheduler (e.g. the stock simulator's)
+    manager = carrier.manager
+    if manager.ready:  # someone else can run: go to the back of the queue
+        v = carrier.v
+        manager.ready.append(v)
+        manager._pause(carrier, "ready", None)
+
+
+_fair_cache = weakref.WeakKeyDictionary()
+
+
+def fair(fn):
+    """``fn`` recompiled to call :func:`tick` at every loop back-edge (cached; ``fn`` itself
+    when its source cannot be read, or when it already ticks)."""
+    try:
+        return _fair_cache[fn]
+    except KeyError:
+        pass
+    except TypeError:  # not weak-referenceable
+        return fn
+    from ._lines import REWRITTEN, with_ticks
+
+    out = fn if getattr(fn, REWRITTEN, None) is not None else (with_ticks(fn, tick) or fn)
+    _fair_cache[fn] = out
+    return out
+
+
 def _caller_line(depth=2):
     """(filename, line) of the kernel code that called a primitive."""
     frame = sys._getframe(depth)
@@ -69,7 +130,7 @@ def _caller_line(depth=2):
 class _Collective:
     """One warp-level operation in progress: the lanes of ``mask`` meet here."""
 
-    __slots__ = ("kind", "mask", "line", "values", "waiting")
+    __slots__ = ("kind", "mask", "line", "values", "waiting", "arrived")
 
     def __init__(self, kind, mask, line):
         self.kind = kind
@@ -77,6 +138,7 @@ class _Collective:
         self.line = line
         self.values = {}
         self.waiting = []
+        self.arrived = 0  # bits of the lanes that have arrived
 
 
 def _lanes(mask):
@@ -111,16 +173,25 @@ def _shuffle_source(kind, lane, operand):
     raise AssertionError(kind)
 
 
-def _complete(coll):
-    """Results of a collective for each lane, once every lane of its mask has arrived."""
+def _complete(coll, undefined=None):
+    """Results of a collective for each lane, once every non-exited lane of its mask has arrived.
+
+    ``undefined(lane, src)`` is called for each shuffle that reads a lane which does
+    not take part (outside the mask, or exited): undefined on a GPU.
+    """
     kind, values = coll.kind, coll.values
     if kind.startswith("shfl"):
         out = {}
         for lane, (value, operand) in values.items():
             src = _shuffle_source(kind, lane, operand)
-            # Reading a lane outside the mask is undefined on a GPU; keeping the
-            # caller's own value is what the hardware does past the warp's edge.
-            out[lane] = values[src][0] if src is not None and src in values else value
+            if src is not None and src in values:
+                out[lane] = values[src][0]
+            else:
+                # Past the warp's edge the hardware keeps the caller's value; from a lane
+                # not taking part the value is undefined: the caller's own is as good as any.
+                out[lane] = value
+                if src is not None and undefined is not None:
+                    undefined(lane, src)
         return out
     if kind == "syncwarp":
         return dict.fromkeys(values, None)
@@ -129,7 +200,7 @@ def _complete(coll):
                 for lane, value in values.items()}
     if kind == "match_all_sync":
         same = len({v for v in values.values()}) == 1
-        result = (_int32_mask(coll.mask), True) if same else (np.int32(0), False)
+        result = (_int32_mask(coll.arrived), True) if same else (np.int32(0), False)
         return dict.fromkeys(values, result)
     preds = {lane: bool(v) for lane, v in values.items()}
     if kind == "ballot_sync":
@@ -149,12 +220,15 @@ class _Abort(BaseException):
     """Unwinds a suspended simulated thread when its launch is abandoned."""
 
 
+_NO_LANES = {}
+
+
 class VThread:
     """One simulated CUDA thread: its indices and where it stands."""
 
     __slots__ = (
         "threadIdx", "blockIdx", "block", "thread_id", "warp", "lane", "carrier", "state", "wait_line", "wait_value",
-        "result", "epoch", "warp_epoch", "in_atomic", "collective", "line_count", "access_count",
+        "result", "epoch", "clock", "seen", "in_atomic", "collective", "line_count", "access_count",
     )
 
     def __init__(self, block_point, thread_point, block_dim):
@@ -169,8 +243,11 @@ class VThread:
         self.wait_value = None
         self.result = None
         self.epoch = 0  # block barriers passed (for the race checker)
-        self.warp_epoch = 0  # syncwarps passed
-        self.in_atomic = False
+        # Vector clock of the syncwarps (for the race checker): the thread's own clock,
+        # and for other lanes of its warp the clock of theirs it has synchronised with.
+        self.clock = 1
+        self.seen = _NO_LANES
+        self.in_atomic = None  # the kernel frame calling an atomic, while it runs
         self.collective = None
         self.line_count = {}  # profiler: executions of each line so far
         self.access_count = {}  # profiler: memory accesses in the current execution of a line
@@ -247,7 +324,7 @@ class ScheduledBlockManager:
     def __init__(self, f, grid_dim, block_dim, debug):
         self._grid_dim = grid_dim
         self._block_dim = block_dim
-        self._f = f
+        self._f = fair(f)
         self._debug = debug
         self._back = threading.Lock()
         self._back.acquire()
@@ -257,6 +334,7 @@ class ScheduledBlockManager:
         self.threads = []
         self.barrier_waiting = []
         self.live = 0
+        self.live_lanes = {}  # warp -> bits of its lanes that exist and have not exited
         self.failure = None
         self.aborting = False
         self.observer = None
@@ -280,49 +358,57 @@ class ScheduledBlockManager:
 
     def _carry(self, carrier):
         """Body of a carrier: run its simulated thread, then new ones while they are next in line."""
+        global _steps
         obs = self.observer
-        if self._debug:
-            np.seterr(divide="raise")
-        while True:
-            v = carrier.v
-            tracer = None
-            if obs is not None:
-                obs.resumed(v)
-                tracer = obs.thread_tracer(v)
-            if tracer is not None:
-                sys.settrace(tracer)
-            try:
-                self._f(*self._args)
-            except _Abort:
+        # debug=True launches raise on division by zero, as the stock simulator's threads
+        # do; the setting is per OS thread, and carriers are pooled: restore it on leaving.
+        saved_err = np.seterr(divide="raise") if self._debug else None
+        try:
+            while True:
+                v = carrier.v
+                tracer = None
+                if obs is not None:
+                    obs.resumed(v)
+                    tracer = obs.thread_tracer(v)
+                if tracer is not None:
+                    sys.settrace(tracer)
+                try:
+                    self._f(*self._args)
+                except _Abort:
+                    carrier.v = None
+                    _idle_carriers.append(carrier)
+                    return
+                except Exception as e:  # reported like the stock simulator: tid, ctaid, message
+                    msg = f"tid={list(v.threadIdx)} ctaid={list(v.blockIdx)}"
+                    msg = f"{msg}: {e}" if str(e) else msg
+                    try:
+                        err = type(e)(msg)
+                    except Exception:
+                        err = RuntimeError(msg)
+                    self.failure = (err, sys.exc_info()[2])
+                finally:
+                    if tracer is not None:
+                        sys.settrace(None)
+                v.state = "done"
+                self.live -= 1
+                self._exited(v)
+                if obs is not None:
+                    obs.thread_exited(v)
+                if self.failure is None and self.ready and self.ready[0].state == "new":
+                    nxt = self.ready.popleft()
+                    nxt.state = "running"
+                    nxt.carrier = carrier
+                    carrier.v = nxt
+                    _steps = TIME_SLICE
+                    continue
                 carrier.v = None
                 _idle_carriers.append(carrier)
+                if not self.aborting:
+                    self._back.release()
                 return
-            except Exception as e:  # reported like the stock simulator: tid, ctaid, message
-                msg = f"tid={list(v.threadIdx)} ctaid={list(v.blockIdx)}"
-                msg = f"{msg}: {e}" if str(e) else msg
-                try:
-                    err = type(e)(msg)
-                except Exception:
-                    err = RuntimeError(msg)
-                self.failure = (err, sys.exc_info()[2])
-            finally:
-                if tracer is not None:
-                    sys.settrace(None)
-            v.state = "done"
-            self.live -= 1
-            if obs is not None:
-                obs.thread_exited(v)
-            if self.failure is None and self.ready and self.ready[0].state == "new":
-                nxt = self.ready.popleft()
-                nxt.state = "running"
-                nxt.carrier = carrier
-                carrier.v = nxt
-                continue
-            carrier.v = None
-            _idle_carriers.append(carrier)
-            if not self.aborting:
-                self._back.release()
-            return
+        finally:
+            if saved_err is not None:
+                np.seterr(**saved_err)
 
     def _pause(self, carrier, state, line):
         """Give the baton back to the scheduler and wait until it is handed over again."""
@@ -364,28 +450,70 @@ class ScheduledBlockManager:
                 f"mask {mask:#010x}: {coll.kind} at {_where(coll.line)} and {kind} at {_where(line)}."
             )
         coll.values[v.lane] = value
-        if len(coll.values) < bin(mask).count("1"):
+        coll.arrived |= 1 << v.lane
+        # Only the non-exited lanes of the mask take part (CUDA guide, warp vote and
+        # shuffle functions); a partial last warp's missing lanes count as exited.
+        if mask & self.live_lanes[v.warp] & ~coll.arrived:
             coll.waiting.append(v)
             v.collective = coll
             result = self._pause(carrier, "warp", line)
             v.collective = None
             return result
         # Last lane in: everyone gets the result and becomes runnable again.
-        del colls[mask]
+        results = self._finish(v.warp, coll)
+        return results[v.lane]
+
+    def _finish(self, warp, coll):
+        """Complete a collective whose non-exited lanes have all arrived; wake the waiting ones."""
+        colls = self.collectives[warp]
+        del colls[coll.mask]
         if not colls:
-            del self.collectives[v.warp]
-        results = _complete(coll)
-        if kind == "syncwarp":
-            for other in coll.waiting:
-                other.warp_epoch += 1
-            v.warp_epoch += 1
+            del self.collectives[warp]
+        obs = self.observer
+        undefined = None
+        if obs is not None and coll.kind.startswith("shfl"):
+            lanes = {v.lane: v for v in self.threads[warp * WARP_SIZE:(warp + 1) * WARP_SIZE]}
+
+            def undefined(lane, src):
+                obs.warp_undefined(coll, lanes[lane], src, bool(coll.mask >> src & 1))
+
+        results = _complete(coll, undefined)
+        if coll.kind == "syncwarp":
+            self._syncwarp(warp, coll)
         for other in coll.waiting:
             other.result = results[other.lane]
             self.ready.append(other)
-        return results[v.lane]
+        return results
+
+    def _syncwarp(self, warp, coll):
+        """Vector clocks: the lanes of a syncwarp see each other's accesses up to now."""
+        if self.observer is None:
+            return
+        members = [v for v in self.threads[warp * WARP_SIZE:(warp + 1) * WARP_SIZE] if coll.arrived >> v.lane & 1]
+        joined = {}
+        for v in members:
+            for lane, c in v.seen.items():
+                if c > joined.get(lane, 0):
+                    joined[lane] = c
+        for v in members:
+            if v.clock > joined.get(v.lane, 0):
+                joined[v.lane] = v.clock
+        for v in members:
+            v.seen = dict(joined)
+            v.clock += 1
+
+    def _exited(self, v):
+        """A lane exits: warp operations waiting only for it complete without it."""
+        live = self.live_lanes[v.warp] = self.live_lanes[v.warp] & ~(1 << v.lane)
+        colls = self.collectives.get(v.warp)
+        if colls:
+            for coll in list(colls.values()):
+                if coll.mask >> v.lane & 1 and not coll.mask & live & ~coll.arrived:
+                    self._finish(v.warp, coll)
 
     # The scheduler (runs in the launching thread) ------------------------------
     def run(self, grid_point, *args):
+        global _steps
         f = self._f
         self._args = args
         self.observer = obs = observer
@@ -394,6 +522,8 @@ class ScheduledBlockManager:
         threads.sort(key=lambda v: v.thread_id)
         self.threads = threads
         self.live = len(threads)
+        for v in threads:
+            self.live_lanes[v.warp] = self.live_lanes.get(v.warp, 0) | 1 << v.lane
         order = list(threads)
         if thread_order_rng is not None:
             thread_order_rng.shuffle(order)
@@ -404,6 +534,7 @@ class ScheduledBlockManager:
         try:
             while True:
                 while self.ready:
+                    _steps = TIME_SLICE
                     self._resume(self.ready.popleft())
                     self._back.acquire()
                     if self.failure is not None:
@@ -465,28 +596,24 @@ class ScheduledBlockManager:
         self.ready.extend(order)
 
     def _deadlock(self, waiting, obs):
-        """No thread can run: report which lanes (or threads) never arrive."""
+        """No thread can run: report which alive lanes (or threads) never arrive."""
         for warp, colls in sorted(self.collectives.items()):
             for mask, coll in colls.items():
                 by_lane = {v.lane: v for v in self.threads[warp * WARP_SIZE : (warp + 1) * WARP_SIZE]}
-                missing = [lane for lane in _lanes(mask) if lane not in coll.values]
+                missing = [lane for lane in _lanes(mask & self.live_lanes[warp]) if lane not in coll.values]
                 reasons = []
                 for lane in missing:
-                    v = by_lane.get(lane)
-                    if v is None:
-                        reasons.append(f"lane {lane} does not exist (the block has {len(self.threads)} threads)")
-                    elif v.state == "done":
-                        reasons.append(f"lane {lane} exited")
-                    elif v.state == "barrier":
+                    v = by_lane[lane]
+                    if v.state == "barrier":
                         reasons.append(f"lane {lane} waits at syncthreads at {_where(v.wait_line)}")
                     else:
-                        what = v.collective.kind if v.collective else "?"
+                        what = v.collective.kind if v.collective else "activemask" if v.state == "warp" else "?"
                         reasons.append(f"lane {lane} waits at {what} at {_where(v.wait_line)}")
                 block = tuple(self.threads[0].blockIdx)
                 err = WarpError(
                     f"{coll.kind} at {_where(coll.line)} in block {block}, warp {warp}, mask {mask:#010x}: lanes "
-                    f"named in the mask never arrive ({'; '.join(reasons)}). On a GPU this hangs or gives "
-                    "undefined results."
+                    f"named in the mask that have not exited never arrive ({'; '.join(reasons)}). On a GPU this "
+                    "hangs or gives undefined results."
                 )
                 if obs is not None:
                     obs.warp_deadlock(coll, missing, err)
@@ -501,5 +628,5 @@ class ScheduledBlockManager:
         """Unwind every suspended simulated thread (their carriers go back to the pool)."""
         self.aborting = True
         for v in self.threads:
-            if v.state in ("barrier", "warp") and v.carrier is not None:
+            if v.state in ("barrier", "warp", "ready") and v.carrier is not None:
                 v.carrier._go.release()

@@ -7,7 +7,9 @@ Three things of numba-cuda's simulator are changed, all reversibly:
    :class:`~course_lib.sim._engine.ScheduledBlockManager`, and a call of a device
    function whose module already sees the simulated ``cuda`` module (the usual case:
    kernel and device functions in one module) skips the stock swap of that module's
-   globals, which costs more than the call itself;
+   globals, which costs more than the call itself; kernels and device functions run
+   as copies that tick the scheduler at loop back-edges (:func:`~course_lib.sim._engine.fair`),
+   and so do the simulator's atomics, so that spinning threads let the others run;
 2. ``FakeCUDAModule`` (what ``cuda`` means inside a simulated kernel) gains the warp
    primitives it lacks: ``shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``,
    ``shfl_xor_sync``, ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``,
@@ -26,7 +28,7 @@ import functools
 
 import numpy as np
 
-from . import _engine
+from . import _engine, _instrument
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -103,17 +105,69 @@ def _warp_methods():
 
 
 def _device_call(stock_call):
-    from numba.cuda.simulator import kernelapi
+    from numba.cuda.simulator import kernel, kernelapi
+    from numba.cuda.simulator.cudadrv import devicearray
 
     swapped = kernelapi._swap_refcount
+    swapped_cuda_module = kernelapi.swapped_cuda_module
+    fair = _engine.fair
+
+    forget = _instrument.forget_uninitialized
+    fake_array = devicearray.FakeCUDAArray
 
     def __call__(self, *args):
-        if self._device and swapped.get(id(self.fn.__globals__)):
-            return self.fn(*args)  # its globals already hold the launch's simulated cuda module
+        if _instrument._never_written and not self._device and kernel._kernel_context is None:
+            for arg in args:  # an unobserved launch may write its arguments
+                if isinstance(arg, fake_array):
+                    forget(arg)
+        if self._device or kernel._kernel_context is not None:
+            fn = self.fn
+            if swapped.get(id(fn.__globals__)):
+                return fair(fn)(*args)  # its globals already hold the launch's simulated cuda module
+            with swapped_cuda_module(fn, kernel._kernel_context):
+                return fair(fn)(*args)  # loops of device functions tick too
         return stock_call(self, *args)
 
     __call__.__doc__ = stock_call.__doc__
     return __call__
+
+
+def _ticking(op):
+    """An atomic of the simulated cuda module that counts as a step of the running thread."""
+    tick = _engine.tick
+
+    @functools.wraps(op)
+    def atomic(self, *args):
+        result = op(self, *args)
+        tick()
+        return result
+
+    return atomic
+
+
+def _allocating(original):
+    """``device_array``: the new allocation is tracked as never written (for the initcheck)."""
+
+    @functools.wraps(original)
+    def device_array(*args, **kwargs):
+        return _instrument.track_uninitialized(original(*args, **kwargs))
+
+    return device_array
+
+
+def _writing(original):
+    """A host-side write into a device array: it is no longer never-written memory."""
+
+    @functools.wraps(original)
+    def write(self, *args, **kwargs):
+        _instrument.forget_uninitialized(self)
+        return original(self, *args, **kwargs)
+
+    return write
+
+
+_ATOMIC_NAMES = ("add", "sub", "and_", "or_", "xor", "inc", "dec", "exch", "max", "min", "nanmax", "nanmin",
+                 "compare_and_swap", "cas")
 
 
 def verify():
@@ -169,12 +223,33 @@ def install():
     from numba.cuda.simulator import kernel, kernelapi
 
     module = kernelapi.FakeCUDAModule
-    saved = {"BlockManager": kernel.BlockManager, "call": kernel.FakeCUDAKernel.__call__, "methods": {}}
+    saved = {"BlockManager": kernel.BlockManager, "call": kernel.FakeCUDAKernel.__call__, "methods": {},
+             "atomics": {}}
     for name, method in _warp_methods().items():
         saved["methods"][name] = module.__dict__.get(name, _MISSING)
         setattr(module, name, method)
+    for name in _ATOMIC_NAMES:
+        op = kernelapi.FakeCUDAAtomic.__dict__.get(name)
+        if op is not None:
+            saved["atomics"][name] = op
+            setattr(kernelapi.FakeCUDAAtomic, name, _ticking(op))
     kernel.BlockManager = _engine.ScheduledBlockManager
     kernel.FakeCUDAKernel.__call__ = _device_call(saved["call"])
+    # Initcheck: device_array allocations are tracked until something writes them.
+    import sys
+
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    allocate = devicearray.device_array
+    saved["modules"] = [m for m in list(sys.modules.values())
+                        if getattr(m, "device_array", None) is allocate and m.__name__.startswith("numba")]
+    for m in saved["modules"]:
+        m.device_array = _allocating(allocate)
+    saved["device_array"] = allocate
+    array_type = devicearray.FakeCUDAArray
+    saved["array_methods"] = {name: array_type.__dict__[name] for name in ("__setitem__", "copy_to_device")}
+    for name, method in saved["array_methods"].items():
+        setattr(array_type, name, _writing(method))
     _saved = saved
 
 
@@ -191,8 +266,16 @@ def uninstall():
             delattr(module, name)
         else:
             setattr(module, name, original)
+    for name, op in _saved["atomics"].items():
+        setattr(kernelapi.FakeCUDAAtomic, name, op)
     kernel.BlockManager = _saved["BlockManager"]
     kernel.FakeCUDAKernel.__call__ = _saved["call"]
+    for m in _saved["modules"]:
+        m.device_array = _saved["device_array"]
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    for name, method in _saved["array_methods"].items():
+        setattr(devicearray.FakeCUDAArray, name, method)
     _saved = None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import weakref
 from itertools import count
 
 import numpy as np
@@ -22,9 +23,48 @@ from numba.cuda.np import numpy_support
 
 from . import _engine
 
-__all__ = ["Observer", "TracedArray", "launch", "py_function", "is_kernel_code"]
+__all__ = ["Observer", "TracedArray", "forget_uninitialized", "launch", "py_function", "is_kernel_code",
+           "track_uninitialized"]
 
 _alloc_ids = count(1)
+
+#: Device allocations never written since they were made (``cuda.device_array`` and
+#: friends, whose content is garbage on a GPU): id(root ndarray) -> [weak reference, None
+#: or a bool array of the bytes :func:`course_lib.sim.check` has seen written since].
+#: Anything else that may write them (a copy, a host assignment, an unobserved launch)
+#: forgets them.
+_never_written = {}
+
+
+def _root(a):
+    """The ndarray owning the memory of the view ``a``."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def track_uninitialized(devary):
+    """Remember that the device array ``devary`` (a new allocation) holds no written data yet."""
+    ary = getattr(devary, "_ary", None)
+    if isinstance(ary, np.ndarray) and ary.size:
+        root = _root(ary)
+        key = id(root)
+        _never_written[key] = [weakref.ref(root, lambda _, key=key: _never_written.pop(key, None)), None]
+    return devary
+
+
+def _uninitialized_entry(root):
+    entry = _never_written.get(id(root))
+    return entry if entry is not None and entry[0]() is root else None
+
+
+def forget_uninitialized(obj):
+    """``obj`` (a device array, or an ndarray) may have been written: stop tracking its allocation."""
+    if not _never_written:
+        return
+    ary = getattr(obj, "_ary", obj)
+    if isinstance(ary, np.ndarray) and _uninitialized_entry(_root(ary)) is not None:
+        del _never_written[id(_root(ary))]
 
 
 def py_function(kernel):
@@ -87,6 +127,12 @@ class Observer:
     def out_of_bounds(self, array, index, write, frame):
         """Thread :attr:`current` uses an index outside the shape of ``array``."""
 
+    def negative_index(self, array, index, wrapped, write, frame):
+        """Thread :attr:`current` uses a negative index, which Numba wraps to ``wrapped`` (on a GPU too)."""
+
+    def warp_undefined(self, coll, v, src, in_mask):
+        """Lane ``v`` of a shuffle reads lane ``src``, which does not take part (exited if ``in_mask``)."""
+
     def atomic(self, array, frame):
         """Thread :attr:`current` starts an atomic operation on ``array``."""
 
@@ -106,11 +152,23 @@ class TracedArray:
         Allocation id; views share it, so offsets are relative to the allocation start.
     base : int, optional
         Byte offset of ``array[0, ...]`` inside the allocation.
+    root : numpy.ndarray, optional
+        The whole allocation (``array`` itself by default).
+    uninit : numpy.ndarray of bool, optional
+        For device memory that was never written: which bytes of the allocation have been
+        written since (see :func:`track_uninitialized`).
+
+    Notes
+    -----
+    Indexing follows what Numba compiles, on a GPU as in the simulator: a negative index
+    ``-size <= i < 0`` wraps around to ``i + size`` (reported to the observer as a likely
+    bug); other indices outside the shape are reported, read 0 and write nothing.
     """
 
-    __slots__ = ("_a", "name", "space", "_obs", "alloc", "itemsize", "_base", "_shape", "_strides", "_ndim", "_root")
+    __slots__ = ("_a", "name", "space", "_obs", "alloc", "itemsize", "_base", "_shape", "_strides", "_ndim", "_root",
+                 "uninit")
 
-    def __init__(self, array, name, space, observer, alloc=None, base=0, root=None):
+    def __init__(self, array, name, space, observer, alloc=None, base=0, root=None, uninit=None):
         self._a = array
         self.name = name
         self.space = space
@@ -122,17 +180,29 @@ class TracedArray:
         self._strides = array.strides
         self._ndim = array.ndim
         self._root = array if root is None else root
+        self.uninit = uninit
 
     # Element access ----------------------------------------------------------
     def _locate(self, idx, write, frame):
         """Byte offset of ``idx``: None for a sub-array, False if out of bounds (reported)."""
         try:  # fast paths: one or two integer indices, as kernels almost always use
             if self._ndim == 1:
-                inside = 0 <= idx < self._shape[0]
+                n = self._shape[0]
+                if -n <= idx < 0:
+                    self._obs.negative_index(self, (idx,), (idx + n,), write, frame)
+                    idx = idx + n
+                inside = 0 <= idx < n
                 off = self._base + idx * self._strides[0]
             elif self._ndim == 2:
                 i, j = idx
-                inside = 0 <= i < self._shape[0] and 0 <= j < self._shape[1]
+                n, m = self._shape
+                if i < 0 or j < 0:
+                    wi = i + n if -n <= i < 0 else i
+                    wj = j + m if -m <= j < 0 else j
+                    if 0 <= wi < n and 0 <= wj < m:
+                        self._obs.negative_index(self, (i, j), (wi, wj), write, frame)
+                        i, j = wi, wj
+                inside = 0 <= i < n and 0 <= j < m
                 off = self._base + i * self._strides[0] + j * self._strides[1]
             else:
                 raise TypeError
@@ -150,13 +220,16 @@ class TracedArray:
             idx = (idx,)
         if len(idx) != self._ndim:
             return None
+        if not all(isinstance(i, (int, np.integer)) for i in idx):
+            return None
+        wrapped = tuple(i + n if -n <= i < 0 else i for i, n in zip(idx, self._shape))
+        if any(not 0 <= i < n for i, n in zip(wrapped, self._shape)):
+            self._obs.out_of_bounds(self, idx, write, frame)
+            return False
+        if wrapped != idx:
+            self._obs.negative_index(self, idx, wrapped, write, frame)
         off = self._base
-        for i, n, s in zip(idx, self._shape, self._strides):
-            if not isinstance(i, (int, np.integer)):
-                return None
-            if i < 0 or i >= n:
-                self._obs.out_of_bounds(self, idx, write, frame)
-                return False
+        for i, s in zip(wrapped, self._strides):
             off += int(i) * s
         return off
 
@@ -195,7 +268,21 @@ class TracedArray:
         if not isinstance(sub, np.ndarray):
             return sub
         base = sub.__array_interface__["data"][0] - self._root.__array_interface__["data"][0]
-        return TracedArray(sub, self.name, self.space, self._obs, self.alloc, base, self._root)
+        return TracedArray(sub, self.name, self.space, self._obs, self.alloc, base, self._root, self.uninit)
+
+    def atomic_index(self, index, frame):
+        """The index an atomic operates on: wrapped if negative (reported), None if outside
+        the array (reported once, as a write)."""
+        idx = index if type(index) is tuple else (index,)
+        if len(idx) != self._ndim or not all(isinstance(i, (int, np.integer)) for i in idx):
+            return index  # let the simulator's atomic complain as it does
+        wrapped = tuple(i + n if -n <= i < 0 else i for i, n in zip(idx, self._shape))
+        if any(not 0 <= i < n for i, n in zip(wrapped, self._shape)):
+            self._obs.out_of_bounds(self, idx, True, frame)
+            return None
+        if wrapped != idx:
+            self._obs.negative_index(self, idx, wrapped, True, frame)
+        return wrapped if type(index) is tuple else wrapped[0]
 
     # What kernels ask of arrays ----------------------------------------------
     @property
@@ -238,6 +325,7 @@ class _TracedShared:
         self._stock = stock
         self._obs = observer
         self._allocations = {}
+        self._dynamic = next(_alloc_ids)  # every dynamic shared array is a view of one buffer
 
     def array(self, shape, dtype, alignment=None):
         frame = sys._getframe(1)
@@ -246,13 +334,15 @@ class _TracedShared:
         if traced is None:
             # Like the stock allocator, one allocation per source line (the stock one
             # cannot be asked from here: it identifies allocations by its caller's line).
+            name = _assigned_name(frame) or "shared"
             if shape == 0:
                 raw = self._stock.array(shape, dtype, alignment)  # dynamic shared memory
+                traced = TracedArray(raw, name, "shared", self._obs, alloc=self._dynamic)
             else:
                 if isinstance(dtype, types.Type):
                     dtype = numpy_support.as_dtype(dtype)
                 raw = np.zeros(shape, dtype)
-            traced = TracedArray(raw, _assigned_name(frame) or "shared", "shared", self._obs)
+                traced = TracedArray(raw, name, "shared", self._obs)
             self._allocations[key] = traced
         return traced
 
@@ -280,11 +370,16 @@ class _TracedAtomic:
             v = obs.current
             frame = sys._getframe(1)
             obs.atomic(array, frame)
-            v.in_atomic = True
+            if isinstance(array, TracedArray) and rest and name != "compare_and_swap":
+                index = array.atomic_index(rest[0], frame)
+                if index is None:  # outside the array: reported once, as a write; nothing happens
+                    return array.dtype.type(0)
+                rest = (index,) + rest[1:]
+            v.in_atomic = frame  # the accesses inside are the kernel line's, and atomic
             try:
                 return op(array, *rest)
             finally:
-                v.in_atomic = False
+                v.in_atomic = None
 
         return atomic
 
@@ -371,13 +466,29 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
     blocks = list(np.ndindex(*grid_dim))
     if rng is not None:
         rng.shuffle(blocks)
+    initcheck = getattr(observer, "initcheck", False)
+    roots = {}  # id(root) -> (root, alloc id): arguments that are views of one allocation share it
     with sim_kernel._push_kernel_context(module):
         retr = []
         fake_args = []
         for name, arg in zip(names, args):
             mem = _device_memory(arg, retr)
             if isinstance(mem, FakeCUDAArray) and isinstance(mem._ary, np.ndarray):
-                mem = TracedArray(mem._ary, name, "global", observer)
+                ary = mem._ary
+                root = _root(ary)
+                _, alloc = roots.setdefault(id(root), (root, next(_alloc_ids)))
+                # A view (d[1:]) starts inside its allocation, which a GPU aligns to 256 bytes.
+                base = ary.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+                uninit = None
+                entry = _uninitialized_entry(root) if _never_written else None
+                if entry is not None:
+                    if not initcheck:
+                        del _never_written[id(root)]  # an unobserved launch may write it
+                    else:
+                        if entry[1] is None:
+                            entry[1] = np.zeros(root.nbytes, np.bool_)
+                        uninit = entry[1]
+                mem = TracedArray(ary, name, "global", observer, alloc, base, root, uninit)
             fake_args.append(mem)
         with sim_kernel.swapped_cuda_module(fn, module):
             _engine.observer, _engine.thread_order_rng = observer, rng
@@ -388,4 +499,8 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
                 _engine.observer, _engine.thread_order_rng = None, None
         for write_back in retr:
             write_back()
+    for root, _ in roots.values():
+        entry = _uninitialized_entry(root) if _never_written else None
+        if entry is not None and entry[1] is not None and entry[1].all():
+            del _never_written[id(root)]
     return grid_dim, block_dim

@@ -1,18 +1,26 @@
-"""Counting how often each simulated thread executes each statement of a kernel.
+"""Recompiled kernels: statement counters for the profiler, loop ticks for a fair scheduler.
 
 The profiler needs, per thread, the number of executions of every source line. A
 ``sys.settrace`` hook would give them, but it makes every Python call of the simulator
 pay for a trace event, several times the cost of the launch. Instead, :func:`counted`
 recompiles the kernel (and the device functions it calls) from its source with one
-counting statement before each statement::
+counting statement before each statement (docstrings are not statements that run)::
 
     __course_lines__.d[(file, 12)] += 1
 
 ``__course_lines__`` is a free variable holding a :class:`LineCounter`, whose ``d``
 the scheduler points at the counts of whichever simulated thread holds the baton.
+
+The scheduler needs to know when a simulated thread goes round a loop: a thread
+spinning on a flag that another thread will set must give the others a turn, as warps
+progress independently on a GPU. :func:`with_ticks` (and :func:`counted`, which does
+both) puts a call of the scheduler's ``tick`` at the start of every loop body, i.e. at
+every loop back-edge.
+
 Line numbers are those of the original file, so frames, reports and the source text
-agree. Kernels whose source cannot be read return None (the caller falls back to
-``sys.settrace``).
+agree; the copy shares the original's globals and closure cells. Functions whose source
+cannot be read (or no longer matches their code) are not rewritten: the callers fall
+back to ``sys.settrace`` (profiler) or to ticks at atomics only (scheduler).
 """
 
 from __future__ import annotations
@@ -20,11 +28,15 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import types
 from collections import defaultdict
 
-__all__ = ["LineCounter", "counted"]
+__all__ = ["LineCounter", "counted", "with_ticks"]
 
 _COUNTER = "__course_lines__"
+_TICK = "__course_tick__"
+#: Attribute set on rewritten functions (value: the original function).
+REWRITTEN = "__course_rewritten__"
 
 
 class LineCounter:
@@ -38,85 +50,126 @@ class LineCounter:
         self.statement_of = {}
 
 
+def _is_docstring(stmt):
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
 class _Insert(ast.NodeTransformer):
-    def __init__(self, filename, counter):
+    def __init__(self, filename, counter, ticks):
         self.filename = filename
         self.counter = counter
+        self.ticks = ticks
 
     def _count(self, lineno):
         key = ast.Tuple([ast.Constant(self.filename), ast.Constant(lineno)], ast.Load())
         target = ast.Subscript(ast.Attribute(ast.Name(_COUNTER, ast.Load()), "d", ast.Load()), key, ast.Store())
         return ast.AugAssign(target, ast.Add(), ast.Constant(1))
 
-    def _body(self, body):
+    def _body(self, body, loop=False):
         out = []
-        for stmt in body:
+        for k, stmt in enumerate(body):
             self.visit(stmt)
-            count = self._count(stmt.lineno)
-            ast.copy_location(count, stmt)
-            ast.fix_missing_locations(count)
-            out.extend((count, stmt))
-            if not isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef)):
-                for line in range(stmt.lineno + 1, (stmt.end_lineno or stmt.lineno) + 1):
-                    self.counter.statement_of[(self.filename, line)] = (self.filename, stmt.lineno)
+            if self.counter is not None and not (k == 0 and _is_docstring(stmt)):
+                count = self._count(stmt.lineno)
+                ast.copy_location(count, stmt)
+                ast.fix_missing_locations(count)
+                out.append(count)
+                if not isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef)):
+                    for line in range(stmt.lineno + 1, (stmt.end_lineno or stmt.lineno) + 1):
+                        self.counter.statement_of[(self.filename, line)] = (self.filename, stmt.lineno)
+            out.append(stmt)
+        if loop and self.ticks and body:
+            tick = ast.Expr(ast.Call(ast.Name(_TICK, ast.Load()), [], []))
+            ast.copy_location(tick, body[0])
+            ast.fix_missing_locations(tick)
+            out.insert(0, tick)
         return out
 
     def generic_visit(self, node):
+        loop = isinstance(node, (ast.For, ast.While, ast.AsyncFor))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                setattr(node, field, self._body(block))
+                setattr(node, field, self._body(block, loop=loop and field == "body"))
         for handler in getattr(node, "handlers", []) or []:
             handler.body = self._body(handler.body)
+        for case in getattr(node, "cases", []) or []:
+            case.body = self._body(case.body)
         return node
 
 
-def counted(fn, counter: LineCounter):
-    """A copy of the Python function ``fn`` that counts its statements into ``counter``.
-
-    Parameters
-    ----------
-    fn : function
-        A kernel or device function (module level, or made by a factory: its closure
-        values are captured as they are now).
-    counter : LineCounter
-
-    Returns
-    -------
-    function or None
-        None if the source of ``fn`` cannot be read or recompiled.
-    """
+def _rewrite(fn, counter, tick):
+    """The copy of ``fn`` with counters (if ``counter``) and ticks (if ``tick``), or None."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
+        return None
     try:
         lines, start = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
+    except (OSError, TypeError, SyntaxError, IndentationError, ValueError):
         return None
     fdef = tree.body[0] if tree.body else None
-    if not isinstance(fdef, ast.FunctionDef) or fdef.name != fn.__code__.co_name:
+    if not isinstance(fdef, ast.FunctionDef) or fdef.name != code.co_name:
         return None
     fdef.decorator_list = []
     ast.increment_lineno(tree, start - 1)
-    filename = fn.__code__.co_filename
-    _Insert(filename, counter).generic_visit(fdef)
-    # Free variables (the factory's values, and the counter) become parameters of an
-    # enclosing function, so the copy sees them as closure cells like the original.
-    freevars = list(fn.__code__.co_freevars)
+    filename = code.co_filename
+    _Insert(filename, counter, tick is not None).generic_visit(fdef)
+    # The copy is compiled inside a factory whose parameters are the original's free
+    # variables and the injected names, so its code has them as free variables too;
+    # the function is then made with the original's own cells (later rebindings of a
+    # closure variable are seen, as by the original).
+    injected = [_COUNTER, _TICK]
+    freevars = list(code.co_freevars)
     factory = ast.FunctionDef(
         name="__course_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(_COUNTER)] + [ast.arg(v) for v in freevars],
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in injected + freevars],
                            kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))],
         decorator_list=[],
     )
     module = ast.Module([factory], type_ignores=[])
     ast.fix_missing_locations(module)
-    namespace = {}
     try:
-        exec(compile(module, filename, "exec"), fn.__globals__, namespace)
+        factory_code = compile(module, filename, "exec").co_consts
+        outer = next(c for c in factory_code if isinstance(c, types.CodeType))
+        inner = next(c for c in outer.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
     except Exception:
         return None
-    cells = [c.cell_contents for c in (fn.__closure__ or ())]
-    copy = namespace["__course_factory__"](counter, *cells)
-    copy.__defaults__ = fn.__defaults__
-    copy.__name__ = fn.__name__
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    cells[_COUNTER] = types.CellType(counter)
+    cells[_TICK] = types.CellType(tick)
+    if any(name not in cells for name in inner.co_freevars) or inner.co_argcount != code.co_argcount:
+        return None  # the source no longer matches the function
+    copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__,
+                              tuple(cells[name] for name in inner.co_freevars))
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    copy.__module__ = fn.__module__
+    copy.__doc__ = fn.__doc__
+    setattr(copy, REWRITTEN, fn)
     return copy
+
+
+def counted(fn, counter: LineCounter, tick=None):
+    """A copy of the Python function ``fn`` that counts its statements into ``counter``.
+
+    Parameters
+    ----------
+    fn : function
+        A kernel or device function (module level, or made by a factory).
+    counter : LineCounter
+    tick : callable, optional
+        Called at the start of every loop body (see :func:`with_ticks`).
+
+    Returns
+    -------
+    function or None
+        None if the source of ``fn`` cannot be read or recompiled.
+    """
+    return _rewrite(fn, counter, tick)
+
+
+def with_ticks(fn, tick):
+    """A copy of ``fn`` calling ``tick()`` at the start of every loop body, or None."""
+    return _rewrite(fn, None, tick)

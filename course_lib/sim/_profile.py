@@ -10,8 +10,10 @@ each lane, and the same position among the accesses of that line. From them:
   touched (offsets from the start of each allocation, which a GPU aligns to 256 bytes):
   32 lanes reading 32 consecutive float32 = 4 sectors, with a stride of 32 elements = 32;
 * shared memory: requests and *wavefronts* (32 banks of 4 bytes; lanes reading the same
-  word share it - a broadcast; distinct words in one bank are served one after another),
-  so the bank-conflict degree is wavefronts per request, 1 when conflict-free;
+  word share it - a broadcast; distinct words in one bank are served one after another).
+  A request needs at least one wavefront per 128 distinct bytes (2 for 32 float64), so
+  the bank-conflict degree is wavefronts / that minimum: 1 when conflict-free, whatever
+  the element size (2 wavefronts per float64 request are not a 2-way conflict);
 * atomics: operations, per line;
 * SIMT efficiency: active lanes per warp-level instruction / 32.
 
@@ -28,6 +30,7 @@ import threading
 from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
 
+from . import _engine
 from ._instrument import Observer, is_kernel_code, launch, py_function
 from ._lines import LineCounter, counted
 
@@ -36,6 +39,8 @@ __all__ = ["LineProfile", "ProfileReport", "profile"]
 SECTOR_BYTES = 32
 BANKS = 32
 BANK_BYTES = 4
+#: Bytes the 32 banks deliver in one pass.
+WAVEFRONT_BYTES = BANKS * BANK_BYTES
 _current_thread = threading.current_thread
 
 
@@ -60,6 +65,9 @@ class LineProfile:
         count of loads written in the code would), whatever the sectors moved.
     shared_requests, shared_wavefronts : int
         Loads and stores to shared memory, and the passes the banks need for them.
+    shared_ideal_wavefronts : int
+        The fewest passes those requests could take: one per 128 distinct bytes each
+        (1 for 32 float32, 2 for 32 float64).
     atomics : int
         Atomic operations (one per lane).
     """
@@ -77,6 +85,7 @@ class LineProfile:
     global_store_bytes: int = 0
     shared_requests: int = 0
     shared_wavefronts: int = 0
+    shared_ideal_wavefronts: int = 0
     atomics: int = 0
 
     @property
@@ -108,9 +117,15 @@ class LineProfile:
         return self.global_store_sectors / r if r else float("nan")
 
     @property
-    def bank_conflict_degree(self) -> float:
-        """Shared-memory wavefronts per request: 1 = no conflict, 32 = fully serialised."""
+    def shared_wavefronts_per_request(self) -> float:
+        """Shared-memory wavefronts per request (2 for conflict-free float64 requests)."""
         return self.shared_wavefronts / self.shared_requests if self.shared_requests else float("nan")
+
+    @property
+    def bank_conflict_degree(self) -> float:
+        """Wavefronts over the fewest the requests could take: 1 = no conflict, 32 = fully
+        serialised (for any element size)."""
+        return self.shared_wavefronts / self.shared_ideal_wavefronts if self.shared_ideal_wavefronts else float("nan")
 
     def add(self, other: "LineProfile"):
         for f in fields(self)[3:]:
@@ -120,7 +135,7 @@ class LineProfile:
         """The counts and the derived ratios as a plain dict."""
         out = asdict(self)
         for name in ("simt_efficiency", "sectors_per_request", "load_sectors_per_request",
-                     "store_sectors_per_request", "bank_conflict_degree"):
+                     "store_sectors_per_request", "shared_wavefronts_per_request", "bank_conflict_degree"):
             out[name] = getattr(self, name)
         return out
 
@@ -134,7 +149,8 @@ _COLUMNS = (
     ("gst req", "global_store_requests", "{}"),
     ("gst sect/req", "store_sectors_per_request", "{:.1f}"),
     ("shared req", "shared_requests", "{}"),
-    ("bank confl", "bank_conflict_degree", "{:.1f}"),
+    ("shd wavefr/req", "shared_wavefronts_per_request", "{:.1f}"),
+    ("bank confl (x ideal)", "bank_conflict_degree", "{:.1f}"),
     ("atomics", "atomics", "{}"),
 )
 
@@ -167,7 +183,9 @@ class ProfileReport:
     lines: list
 
     def line(self, text: str) -> LineProfile:
-        """The profile of the first line whose source contains ``text``.
+        """The profile of the first executed statement line whose source contains ``text``.
+
+        Only lines of statements that ran are searched (never a docstring or a comment).
 
         Raises
         ------
@@ -175,7 +193,8 @@ class ProfileReport:
             If no line that ran contains it.
         """
         for row in self.lines:
-            if text in row.source:
+            ran = row.warp_instructions or row.global_requests or row.shared_requests or row.atomics
+            if ran and text in row.source:
                 return row
         raise ValueError(f"no executed line of {self.kernel} contains {text!r}")
 
@@ -241,8 +260,8 @@ class _Profiler(Observer):
 
     def access(self, array, offset, write, index, frame):
         v = self.current
-        if v.in_atomic:
-            return
+        if v.in_atomic is not None:
+            return  # counted as atomics
         line = self.sites.get((id(frame.f_code), frame.f_lasti)) or self.site_line(frame)
         occurrence = v.line_count.get(self.counter.statement_of.get(line, line), 0)
         # Position among the accesses of this execution of the line. (The bytecode
@@ -296,6 +315,7 @@ class _Profiler(Observer):
             if space == "shared":
                 row.shared_requests += 1
                 row.shared_wavefronts += _wavefronts(offsets, size)
+                row.shared_ideal_wavefronts += -(-len(set(offsets)) * size // WAVEFRONT_BYTES)
                 continue
             sectors = {s for off in offsets for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
             nbytes = size * len(offsets)
@@ -366,8 +386,8 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
     profiler = _Profiler()
     fn = py_function(kernel)
     devices = _device_functions(fn)
-    copies = {dev: counted(dev.fn, profiler.counter) for dev in devices}
-    counted_kernel = counted(fn, profiler.counter)
+    copies = {dev: counted(dev.fn, profiler.counter, _engine.tick) for dev in devices}
+    counted_kernel = counted(fn, profiler.counter, _engine.tick)
     if counted_kernel is None or any(copy is None for copy in copies.values()):
         counted_kernel, copies, profiler.use_tracer = fn, {}, True  # source unavailable: trace lines instead
     originals = {dev: dev.fn for dev in copies}

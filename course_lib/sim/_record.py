@@ -3,7 +3,10 @@
 Taught in ``lessons/00_seeing_the_gpu.ipynb`` and used by the lessons on transfer
 costs. Inside ``with record() as log:`` every copy between host and device (explicit,
 with ``cuda.to_device`` / ``copy_to_host``, or implicit, when a NumPy array is passed
-to a kernel and copied back after it) and every kernel launch is appended to ``log``.
+to a kernel and copied back after it), every copy from one device array to another
+(``DtoD``) and every kernel launch is appended to ``log``, in the order a GPU sees
+them: a launch comes after the copies of its own NumPy arguments and before their
+copies back.
 
 It works on both backends. In the simulator it wraps ``to_device`` and the copy
 methods of the simulator's device arrays, and ``FakeCUDAKernel.__call__``; on a GPU it
@@ -24,7 +27,7 @@ __all__ = ["Launch", "Record", "Transfer", "record"]
 
 @dataclass(frozen=True)
 class Transfer:
-    """One copy: ``direction`` is ``"HtoD"`` or ``"DtoH"``, ``nbytes`` its size."""
+    """One copy: ``direction`` is ``"HtoD"``, ``"DtoH"`` or ``"DtoD"``, ``nbytes`` its size."""
 
     direction: str
     nbytes: int
@@ -59,19 +62,21 @@ class Record:
         return [e for e in self.events if isinstance(e, Launch)]
 
     def summary(self) -> dict:
-        """Counts and bytes per direction, and the number of launches."""
+        """Counts and bytes per direction between host and device, and the number of launches
+        (plus ``DtoD_count`` and ``DtoD_bytes`` when device-to-device copies happened)."""
         out = {"HtoD_count": 0, "HtoD_bytes": 0, "DtoH_count": 0, "DtoH_bytes": 0, "launches": len(self.launches)}
         for t in self.transfers:
-            out[f"{t.direction}_count"] += 1
-            out[f"{t.direction}_bytes"] += t.nbytes
+            out[f"{t.direction}_count"] = out.get(f"{t.direction}_count", 0) + 1
+            out[f"{t.direction}_bytes"] = out.get(f"{t.direction}_bytes", 0) + t.nbytes
         return out
 
     def __str__(self):
         s = self.summary()
-        lines = [
-            f"{s['launches']} kernel launch(es); host->device: {s['HtoD_count']} copies, {s['HtoD_bytes']} bytes; "
-            f"device->host: {s['DtoH_count']} copies, {s['DtoH_bytes']} bytes"
-        ]
+        head = (f"{s['launches']} kernel launch(es); host->device: {s['HtoD_count']} copies, {s['HtoD_bytes']} bytes; "
+                f"device->host: {s['DtoH_count']} copies, {s['DtoH_bytes']} bytes")
+        if "DtoD_count" in s:
+            head += f"; device->device: {s['DtoD_count']} copies, {s['DtoD_bytes']} bytes"
+        lines = [head]
         for e in self.events:
             if isinstance(e, Launch):
                 lines.append(f"  launch {e.kernel}[{e.griddim}, {e.blockdim}]")
@@ -99,6 +104,20 @@ _depth = threading.local()
 def _log(event):
     for rec in _open:
         rec.events.append(event)
+
+
+def _logging_launch(event, run):
+    """Run a launch, logging ``event`` after the copies of its arguments (the HtoD copies it
+    made first) and before the copies back (its DtoH copies)."""
+    starts = [(rec, len(rec.events)) for rec in _open]
+    try:
+        return run()
+    finally:
+        for rec, start in starts:
+            at = start
+            while at < len(rec.events) and isinstance(rec.events[at], Transfer) and rec.events[at].direction == "HtoD":
+                at += 1
+            rec.events.insert(at, event)
 
 
 def _dims(d):
@@ -140,7 +159,8 @@ def _install_sim():
 
     def wrap_copy_to_device(original):
         def copy_to_device(self, ary, stream=0):
-            _log(Transfer("HtoD", int(self.nbytes)))
+            direction = "DtoD" if isinstance(ary, devicearray.FakeCUDAArray) else "HtoD"
+            _log(Transfer(direction, int(self.nbytes)))
             return original(self, ary, stream)
 
         return copy_to_device
@@ -151,7 +171,8 @@ def _install_sim():
     def wrap_call(original):
         def __call__(self, *args):
             if not self._device and sim_kernel._get_kernel_context() is None:
-                _log(Launch(self.fn.__name__, _dims(self.grid_dim), _dims(self.block_dim)))
+                event = Launch(self.fn.__name__, _dims(self.grid_dim), _dims(self.block_dim))
+                return _logging_launch(event, lambda: original(self, *args))
             return original(self, *args)
 
         return __call__
@@ -175,15 +196,17 @@ def _install_gpu():
 
     _patch(driver, "host_to_device", wrap_copy("HtoD"))
     _patch(driver, "device_to_host", wrap_copy("DtoH"))
+    _patch(driver, "device_to_device", wrap_copy("DtoD"))
 
     def wrap_call(original):
         def call(self, args, launch_config):
             # CUDADispatcher.call may forward to another dispatcher: log the outermost call once.
             depth = getattr(_depth, "n", 0)
-            if depth == 0:
-                _log(Launch(self.py_func.__name__, _dims(launch_config.griddim), _dims(launch_config.blockdim)))
             _depth.n = depth + 1
             try:
+                if depth == 0:
+                    event = Launch(self.py_func.__name__, _dims(launch_config.griddim), _dims(launch_config.blockdim))
+                    return _logging_launch(event, lambda: original(self, args, launch_config))
                 return original(self, args, launch_config)
             finally:
                 _depth.n = depth

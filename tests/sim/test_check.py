@@ -175,11 +175,15 @@ def difference_guarded(x, out):
         out[i] = x[i] - x[i - 1]
 
 
-def test_negative_index_is_out_of_bounds_not_wrap_around():
-    x = np.arange(10.0)
-    report = check(difference_unguarded, 1, 16, x, np.zeros_like(x))
-    p = assert_flags(report, "out-of-bounds", difference_unguarded, "x[i] - x[i - 1]", array="x")
-    assert p.index == (-1,) and p.threads == [((0, 0, 0), (0, 0, 0))] and "negative" in p.message
+def test_negative_index_wraps_around_as_on_a_gpu_and_is_reported():
+    """Numba wraps x[-1] to x[size - 1] on a GPU too (tests/sim/test_gpu_semantics.py reads the PTX)."""
+    x = np.arange(10.0) + 1
+    out = np.zeros_like(x)
+    report = check(difference_unguarded, 1, 16, x, out)
+    p = assert_flags(report, "negative-index", difference_unguarded, "x[i] - x[i - 1]", array="x")
+    assert p.index == (-1,) and p.threads == [((0, 0, 0), (0, 0, 0))]
+    assert "x[9]" in p.message and "other end" in p.message
+    assert out[0] == x[0] - x[9]  # the wrapped value, as a GPU computes it
     assert check(difference_guarded, 1, 16, x, np.zeros_like(x)).ok
 
 
@@ -288,10 +292,22 @@ def early_exit_ballot(x, out):
     out[i] = cuda.ballot_sync(FULL_MASK, x[i] > 1)
 
 
-def test_a_lane_missing_from_a_warp_vote_is_reported_not_hung():
-    x = np.arange(32, dtype=np.int64) - 1  # lane 0 leaves
-    report = check(early_exit_ballot, 1, 32, x, np.zeros(32, np.int64))
-    assert report.kinds() == {"warp"} and "lane 0 exited" in report.problems[0].message
+@cuda.jit
+def ballot_skipped_by_a_waiting_lane(x, out):
+    i = cuda.grid(1)
+    if x[i] >= 0:
+        out[i] = cuda.ballot_sync(FULL_MASK, x[i] > 1)
+    cuda.syncthreads()
+
+
+def test_a_lane_that_exited_is_out_of_the_vote_but_an_alive_absent_lane_is_reported_not_hung():
+    x = np.arange(32, dtype=np.int64) - 1  # lane 0 has x < 0
+    out = np.zeros(32, np.int64)
+    report = check(early_exit_ballot, 1, 32, x, out)
+    assert report.ok, str(report)
+    np.testing.assert_array_equal(out[1:], np.uint32(sum(1 << k for k in range(32) if x[k] > 1)).view(np.int32))
+    report = check(ballot_skipped_by_a_waiting_lane, 1, 32, x, np.zeros(32, np.int64))
+    assert report.kinds() == {"warp"} and "lane 0 waits at syncthreads" in report.problems[0].message
 
 
 # Shuffled order -------------------------------------------------------------------------

@@ -63,11 +63,12 @@ def test_on_the_real_cuda_target_the_hooks_find_what_they_wrap():
         "import course_lib\n"
         "from numba.cuda.cudadrv import driver\n"
         "from numba.cuda.dispatcher import CUDADispatcher\n"
-        "before = (driver.host_to_device, driver.device_to_host, CUDADispatcher.call)\n"
+        "before = (driver.host_to_device, driver.device_to_host, driver.device_to_device, CUDADispatcher.call)\n"
         "from course_lib.sim import record\n"
         "with record() as log:\n"
-        "    assert driver.host_to_device is not before[0] and CUDADispatcher.call is not before[2]\n"
-        "assert (driver.host_to_device, driver.device_to_host, CUDADispatcher.call) == before\n"
+        "    assert driver.host_to_device is not before[0] and CUDADispatcher.call is not before[3]\n"
+        "    assert driver.device_to_device is not before[2]\n"
+        "assert (driver.host_to_device, driver.device_to_host, driver.device_to_device, CUDADispatcher.call) == before\n"
         "print('ok', course_lib.backend())\n"
     )
     env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")

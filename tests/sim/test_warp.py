@@ -252,7 +252,7 @@ def test_syncthreads_count_and_or(values):
     np.testing.assert_array_equal(out, [p.sum(), p.all(), p.any()])
 
 
-# Misuse is an error naming the lanes, never a hang -------------------------------
+# Exited lanes do not take part; an alive lane that never arrives is an error, never a hang
 
 
 @cuda.jit
@@ -261,6 +261,34 @@ def early_exit_shuffle_kernel(x, out):
     if i == 3:
         return
     out[i] = cuda.shfl_down_sync(FULL_MASK, x[i], 1)
+
+
+def test_lanes_that_exited_before_a_full_mask_shuffle_do_not_take_part():
+    """CUDA guide: only the non-exited threads named in the mask take part."""
+    x = np.arange(32, dtype=np.float32) * 10
+    out = np.full(32, -1, np.float32)
+    early_exit_shuffle_kernel[1, 32](x, out)
+    lanes = np.array([lane for lane in range(31) if lane not in (2, 3)])
+    np.testing.assert_array_equal(out[lanes], x[lanes + 1])  # lane 2 reads the exited lane 3: undefined
+    assert out[3] == -1 and out[31] == x[31]
+
+
+@cuda.jit
+def tail_guarded_ballot_kernel(x, out):
+    i = cuda.grid(1)
+    if i >= x.size:
+        return
+    out[i] = cuda.popc(cuda.ballot_sync(FULL_MASK, x[i] > 0))
+
+
+@pytest.mark.parametrize("n, block", [(40, 64), (16, 16), (33, 40), (64, 64)])
+def test_a_tail_guarded_full_mask_ballot_counts_the_remaining_lanes(n, block):
+    """After ``if i >= n: return`` (and in a partial last warp) the ballot covers the lanes left."""
+    x = (np.arange(n) % 3 != 0).astype(np.int32)
+    out = np.zeros(n, np.int64)
+    tail_guarded_ballot_kernel[1, block](x, out)
+    want = [x[w * 32:(w + 1) * 32].sum() for w in range((n + 31) // 32)]
+    np.testing.assert_array_equal(out, np.repeat(want, 32)[:n])
 
 
 @cuda.jit
@@ -278,16 +306,24 @@ def mask_without_self_kernel(x, out):
     out[i] = cuda.shfl_down_sync(0x1, x[i], 1)
 
 
+@cuda.jit
+def vote_vs_other_vote_kernel(x, out):
+    i = cuda.grid(1)
+    if i < 16:
+        out[i] = cuda.ballot_sync(FULL_MASK, x[i] > 0)
+    else:
+        out[i] = cuda.any_sync(FULL_MASK, x[i] > 0)
+
+
 @pytest.mark.parametrize(
     "kernel, block, message",
     [
-        (early_exit_shuffle_kernel, 32, "lane 3 exited"),
         (shuffle_vs_barrier_kernel, 32, "lane 16 waits at syncthreads"),
         (mask_without_self_kernel, 32, "does not name the lane itself"),
-        (warp_sum_kernel, 16, "lane 16 does not exist"),
+        (vote_vs_other_vote_kernel, 32, "different warp operations with the same mask"),
     ],
 )
-def test_a_lane_that_never_arrives_is_an_error(kernel, block, message):
+def test_an_alive_lane_that_never_arrives_is_an_error(kernel, block, message):
     x = np.zeros(block, np.float32)
     out = np.zeros(block, np.float32)
     with pytest.raises(WarpError, match=message):
@@ -297,7 +333,7 @@ def test_a_lane_that_never_arrives_is_an_error(kernel, block, message):
 def test_the_simulator_keeps_working_after_an_error():
     x = np.ones(32, np.float32)
     with pytest.raises(WarpError):
-        early_exit_shuffle_kernel[1, 32](x, np.zeros(32, np.float32))
+        shuffle_vs_barrier_kernel[1, 32](x, np.zeros(32, np.float32))
     out = np.zeros(1, np.float32)
     warp_sum_kernel[1, 32](x, out)
     assert out[0] == 32
