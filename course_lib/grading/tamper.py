@@ -59,14 +59,34 @@ def _cell_value(cell):
         return None
 
 
-def _names(namespace: dict, before: dict) -> dict:
+def _runtime_state(module) -> frozenset:
+    """Names the module's own functions rebind (``global counter``): its state at run time, not machinery."""
+    names, seen = set(), set()
+    codes = []
+    for value in list(vars(module).values()):
+        members = [value] + (list(vars(value).values()) if isinstance(value, type) else [])
+        for member in members:
+            func = getattr(member, "__func__", member)
+            if isinstance(func, types.FunctionType) and func.__module__ == module.__name__:
+                codes.append(func.__code__)
+    while codes:
+        code = codes.pop()
+        if code in seen:
+            continue
+        seen.add(code)
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        names.update(ins.argval for ins in dis.get_instructions(code) if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"))
+    return frozenset(names)
+
+
+def _names(namespace: dict, before: dict, state: frozenset = frozenset()) -> dict:
     """Which object each name of a module holds, as far as a change matters: names bound since to
     a module (a submodule imported later) are left out, and so are the simulator's own stand-in for
-    ``numba.cuda`` (it swaps that module in the globals of the kernels it runs) and the registry of
-    warnings already shown."""
+    ``numba.cuda`` (it swaps that module in the globals of the kernels it runs), the registry of
+    warnings already shown, and the names the module's own code rebinds (:func:`_runtime_state`)."""
     names = {}
     for key, value in list(namespace.items()):
-        if key == "__warningregistry__":  # written by the warnings module when a warning is shown
+        if key == "__warningregistry__" or key in state:  # the warnings module's record; the module's own state
             continue
         old = before.get(key, _ABSENT)
         if isinstance(value, types.ModuleType) and old is _ABSENT:
@@ -95,7 +115,9 @@ class Snapshot:
         seen: set = set()
         for name, module in sorted(_watched_modules().items()):
             namespace = vars(module)
-            self._add(f"{name} (its names)", lambda ns=namespace, before=dict(namespace): _names(ns, before),
+            state = _runtime_state(module) if name not in _WATCHED_OUTSIDE else frozenset()
+            self._add(f"{name} (its names)",
+                      lambda ns=namespace, before=dict(namespace), state=state: _names(ns, before, state),
                       keep=list(namespace.values()))
             if name in _WATCHED_OUTSIDE:
                 continue
