@@ -295,12 +295,12 @@ def _ps2() -> dict:
                                 (3, 2, 2), says={"ps2.q1": "expected technique: a shuffle reduction"},
                                 feedback=("measured 128",)),
         "early_exit": Fixture(
-            "lanes past the last row return before the shuffles (the missing-barrier bug of warps): the results "
-            "fail, the measured technique earns its points",
+            "whole groups of lanes past the last row return before the shuffles: exited lanes take no part in a "
+            "shuffle (CUDA programming guide), and the remaining groups shuffle only among themselves, so this "
+            "is right too",
             {q1: _edit("ps2", q1, ("        mine = float32(0.0)\n",
                                    "        if r >= y.shape[0]:\n            return\n        mine = float32(0.0)\n"))},
-            (2.5, 2, 2), says={"ps2.q1": "(warp)"},
-            feedback=("Likely cause: warp", "Hint: every lane named in the shuffle's mask must reach it")),
+            (6, 2, 2), says={"ps2.q1": "all tests passed"}),
         "bounds": Fixture(
             "no row guard: lanes past the last row read indptr past its end",
             {q1: _edit("ps2", q1, ("        if r < y.shape[0]:  # lanes past the last row keep 0 and still join the "

@@ -39,10 +39,11 @@ def test_thread_per_row_and_atomics_are_capped_at_half_with_what_was_measured():
     assert atomics.points == 3 and "measured 128" in str(atomics) and "atomic operations" in str(atomics)
 
 
-def test_lanes_leaving_before_the_shuffle_are_named():
+def test_groups_of_lanes_leaving_before_the_shuffle_are_right():
+    # Exited lanes take no part in a shuffle (CUDA guide): whole groups past the last row may return early.
     result = grade("ps2.q1", _answer("early_exit"))
     race = next(o for o in result.outcomes if o.name.startswith("warp, race and bounds check"))
-    assert "[warp] shfl_xor_sync" in race.message and "Likely cause: warp" in race.message
+    assert race.passed and result.points == result.max_points
 
 
 def test_the_library_kernels_are_refused():
