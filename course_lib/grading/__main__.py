@@ -1,8 +1,9 @@
 """Instructor commands (also ``course grading ...``)::
 
     python -m course_lib.grading release PS [PS ...] [--out DIR]
+    python -m course_lib.grading manifest [--out FILE]
     python -m course_lib.grading grade PS SUBMISSIONS... --out grades.csv [--jobs N] [--force]
-        [--timeout S] [--memory MB] [--feedback DIR] [--seed N]
+        [--timeout S] [--memory MB] [--feedback DIR] [--seed N] [--sandbox auto|require|off] [--manifest FILE]
 
 PS is a problem set's id (``ps2``) or its unit's name (``spmv``).
 """
@@ -10,12 +11,52 @@ PS is a problem set's id (``ps2``) or its unit's name (``spmv``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections import Counter
 
 from .catalog import problem_set_id
 from .release import release
+
+_ARGS_FD = "COURSE_GRADING_ARGS_FD"
+
+
+def _hide_arguments(argv: list) -> None:
+    """Start again with the arguments in an anonymous file instead of the command line, so that
+    ``/proc/<pid>/cmdline`` (readable by every process) names no student's file. Returns only
+    where that cannot be done."""
+    if os.environ.get(_ARGS_FD) or not hasattr(os, "memfd_create"):
+        return
+    fd = os.memfd_create("course-grading-arguments", 0)
+    os.write(fd, json.dumps(argv).encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.set_inheritable(fd, True)
+    options = sys.orig_argv[1:sys.orig_argv.index("-m")] if "-m" in sys.orig_argv else []
+    env = dict(os.environ, **{_ARGS_FD: str(fd)})
+    # The new process starts with the interrupt signals blocked, so that every thread it makes (NumPy's and
+    # Numba's too) blocks them and only the grader's waiting thread receives them (grading.interrupts).
+    import signal
+
+    from .interrupts import SIGNALS
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(sys.executable,
+                  [sys.executable, *options, "-m", "course_lib.grading", "grade", "(arguments hidden)"], env)
+    except OSError:  # grade as started, arguments visible
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+        os.close(fd)
+
+
+def _hidden_arguments() -> list | None:
+    fd = os.environ.pop(_ARGS_FD, None)
+    if fd is None:
+        return None
+    with os.fdopen(int(fd), "rb") as f:
+        return json.loads(f.read())
 
 
 def main(argv=None) -> int:
@@ -24,6 +65,8 @@ def main(argv=None) -> int:
     rel = commands.add_parser("release", help="write the student version of problem sets from their solutions")
     rel.add_argument("problem_sets", nargs="+", help="problem set ids or unit names, e.g. ps1 or nbody")
     rel.add_argument("--out", help="output folder (default: problem_sets/)")
+    man = commands.add_parser("manifest", help="record the hashes of the course files the grader judges with")
+    man.add_argument("--out", help="manifest file (default: $COURSE_GRADING_MANIFEST or ~/.local/share/course_lib/)")
     gr = commands.add_parser("grade", help="grade students' notebooks into a CSV file, each in its own process")
     gr.add_argument("problem_set", help="a problem set id or unit name, e.g. ps2 or spmv")
     gr.add_argument("submissions", nargs="+", help="students' notebooks (one file per student), or folders holding them")
@@ -34,36 +77,64 @@ def main(argv=None) -> int:
                     help="seconds allowed to run the notebook and to each test (default 60)")
     gr.add_argument("--memory", type=int, default=4096, help="memory limit per submission in MB (default 4096; 0: none)")
     gr.add_argument("--feedback", help="folder for one Markdown feedback file per student")
-    gr.add_argument("--seed", type=int,
-                    help="seed of the hidden tests (default: random; a seed given here is visible in the process list)")
+    gr.add_argument("--seed", type=int, help="seed of the hidden tests (default: random)")
+    gr.add_argument("--sandbox", choices=("auto", "require", "off"), default="auto",
+                    help="run each submission under bubblewrap: when installed (auto, default), always (require: "
+                         "refuse without it) or never (off)")
+    gr.add_argument("--manifest", help="course manifest to verify first (default: the one `manifest` wrote, if any)")
     gr.add_argument("--quiet", action="store_true", help="no progress bar")
+    hidden = _hidden_arguments()
+    if hidden is not None:
+        argv = hidden
+    else:
+        command_line = argv is None or list(argv) == sys.argv[len(sys.argv) - len(argv):]  # also `course grading`
+        argv = sys.argv[1:] if argv is None else list(argv)
+        if command_line and argv[:1] == ["grade"]:
+            _hide_arguments(argv)
     ns = parser.parse_args(argv)
     try:
         if ns.command == "release":
             ns.problem_sets = [problem_set_id(ps) for ps in ns.problem_sets]
-        else:
+        elif ns.command == "grade":
             ns.problem_set = problem_set_id(ns.problem_set)
     except ValueError as exc:
         parser.error(str(exc))
     if ns.command == "release":
+        from .manifest import build, default_path
+
         for ps in ns.problem_sets:
             try:
                 print(f"wrote {release(ps, ns.out)}")
             except ValueError as exc:
                 parser.error(str(exc))
+        if default_path().exists():  # the course changed: an instructor's manifest follows it
+            print(f"updated the course manifest {build()}")
+    elif ns.command == "manifest":
+        from .manifest import build
+
+        print(f"recorded the course files' hashes in {build(ns.out)}")
     elif ns.command == "grade":
         from .grader import GradeOptions, grade, not_dumpable
+        from .interrupts import instructor_interrupts
 
-        not_dumpable()  # workers (same user) cannot read this process's memory, where Linux allows
+        not_dumpable()  # workers cannot read this process's memory
         try:
-            rows = grade(ns.problem_set, ns.submissions, ns.out, jobs=ns.jobs, force=ns.force,
-                         options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory), feedback_dir=ns.feedback,
-                         seed=ns.seed, progress=not ns.quiet, log=print)
+            with instructor_interrupts() as interrupts:
+                rows = grade(ns.problem_set, ns.submissions, ns.out, jobs=ns.jobs, force=ns.force,
+                             options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory), feedback_dir=ns.feedback,
+                             seed=ns.seed, progress=not ns.quiet, log=print, sandbox=ns.sandbox,
+                             manifest=ns.manifest)
         except ValueError as exc:
             parser.error(str(exc))
         except RuntimeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:
+            print(f"interrupted: the students graded so far are in {os.fspath(ns.out)}; run the same command again "
+                  "to grade the others", file=sys.stderr)
+            return 130
+        if interrupts["ignored"]:
+            print(f"ignored {interrupts['ignored']} interrupt signal(s) sent by submissions")
         totals = Counter()
         for row in rows:
             totals[row["student"]] += float(row["points"])

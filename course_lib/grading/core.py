@@ -2,17 +2,16 @@
 
 A :class:`Question` has an id (``"ps1.q1"``), points, visible tests (run by the
 student with :func:`check`) and hidden tests (run at grading time with inputs drawn
-from a seed chosen then). A test is a function ``test(answer, rng)`` that returns
-normally when the answer is right and raises :class:`TestFailure` with a specific
-message otherwise. A test carries the points it declares (``Test(points=...)``); a
-question whose tests declare none splits its points equally among them. A failed
-*technique* test (``Test(technique=True)``: the method the question teaches, measured with
-the course's profiler or checker) caps the question at ``Question.technique_cap`` of its
-points, whatever the other tests give. Question modules are written with the declarative
-builders of :mod:`course_lib.grading.harness`.
+from a seed chosen then). A test passes when the answer is right and raises
+:class:`TestFailure` with a specific message otherwise. A test carries the points it
+declares (``Test(points=...)``); a question whose tests declare none splits its points
+equally among them. A failed *technique* test (``Test(technique=True)``: the method the
+question teaches, measured with the course's profiler or checker) caps the question at
+``Question.technique_cap`` of its points, whatever the other tests give. Question modules
+are written with the declarative builders of :mod:`course_lib.grading.harness`.
 
-A test can also be *split* in three steps, so that the grader
-(:mod:`course_lib.grading.grader`) never runs the judgement where the student's code runs:
+A test is written in three steps, so that the grader (:mod:`course_lib.grading.grader`)
+never runs the judgement where the student's code runs:
 
 - ``inputs(rng, info) -> data`` (grader side) draws the test's inputs; ``info`` is what
   ``Question.describe`` reported about the answer (e.g. its tile size);
@@ -39,7 +38,7 @@ import threading
 import time
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -86,21 +85,18 @@ class TestFailure(AssertionError):
 
 @dataclass(frozen=True)
 class Test:
-    """One test of a question.
+    """One test of a question, in the three steps of the module docstring.
 
     Attributes
     ----------
     name : str
         Short description shown in feedback (never reveals hidden inputs).
-    run : callable
-        ``run(answer, rng)``; raises :class:`TestFailure` when the answer is wrong.
+    inputs, produce, judge : callable
+        The three steps (see the module docstring); keyword arguments.
     hidden : bool
         Hidden tests run only at grading time, with a seed chosen then.
     hint : str
         Shown after a failure.
-    inputs, produce, judge : callable, optional
-        The three steps of a split test (see the module docstring); give all three
-        instead of ``run``, which is then built from them.
     points : float, optional
         Points of this test. Give them for all tests of a question or for none (then the
         question's points are split equally).
@@ -115,12 +111,12 @@ class Test:
     __test__ = False
 
     name: str
-    run: Callable | None = None
+    _: KW_ONLY
+    inputs: Callable
+    produce: Callable
+    judge: Callable
     hidden: bool = False
     hint: str = ""
-    inputs: Callable | None = None
-    produce: Callable | None = None
-    judge: Callable | None = None
     points: float | None = None
     technique: bool = False
     hints: tuple = ()
@@ -132,20 +128,16 @@ class Test:
     def __post_init__(self):
         if self.points is not None and not (isinstance(self.points, (int, float)) and self.points >= 0):
             raise ValueError(f"test {self.name!r}: points must be a non-negative number, got {self.points!r}")
-        steps = (self.inputs, self.produce, self.judge)
-        if any(steps) and not all(steps):
-            raise ValueError(f"test {self.name!r}: a split test needs inputs, produce and judge")
-        if self.run is None and not all(steps):
-            raise ValueError(f"test {self.name!r}: give run, or inputs, produce and judge")
-        if self.run is None:
-            object.__setattr__(self, "run", self._run_split)
+        if not all(callable(step) for step in (self.inputs, self.produce, self.judge)):
+            raise ValueError(f"test {self.name!r}: a test needs inputs, produce and judge")
 
     @property
     def split(self) -> bool:
-        """Whether the grader can run this test's judgement outside the student's process."""
-        return self.produce is not None
+        """Always true: every test's judgement can run outside the student's process."""
+        return True
 
-    def _run_split(self, answer, rng, info=None):
+    def run(self, answer, rng, info=None):
+        """All three steps in this process (the notebook's :func:`check`); raises :class:`TestFailure`."""
         from .protocol import decode, encode
 
         data = self.inputs(rng, info or {})
@@ -405,10 +397,7 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
             # Results are judged by their values: floating-point warnings of a wrong kernel
             # (overflow on garbage, say) must not turn into errors under strict warning filters.
             with quiet_floats(), _time_limit(time_limit):
-                if test.split:
-                    test.run(prepared, rng, info)
-                else:
-                    test.run(prepared, rng)
+                test.run(prepared, rng, info)
             outcome = TestOutcome(test.name, True, hidden=test.hidden)
         except TestFailure as exc:
             outcome = failed_outcome(test, str(exc), reveals_nothing=getattr(exc, "public", False),

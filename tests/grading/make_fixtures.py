@@ -3,7 +3,7 @@
 A fixture is a problem set's solution notebook with some answer cells (by nbgrader ``grade_id``)
 replaced, named after what it covers: ``right``, ``right_but_different``, a wrong technique
 (``naive``, ``atomics_only``, ``racy``...), each typical bug (``sign``, ``missing_barrier``,
-``bounds``...), an attack on the grader (``patched_judges``) and ``untouched`` (the released
+``bounds``...), an attack on the grader (``patched_judges``, refused for tampering) and ``untouched`` (the released
 problem set). Each declares the points the instructor grader must give it, per question, and
 what its reasons and Markdown feedback must say; ``tests/grading/test_problem_sets.py`` grades
 all fixtures of a problem set in one run of ``python -m course_lib.grading grade`` and asserts
@@ -214,7 +214,7 @@ def _ps1() -> dict:
              "ps1_q2_answer": "MEASURE_N = 64\nMEASURE_TILES = (4, 8, 16)\npredicted_bytes = lambda n, tile: "
                               "Anything()\nmeasure = lambda tile: Anything()\n",
              "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"},
-            (0, 0, 0), says={"ps1.q3": "<Anything object>"}),
+            (0, 0, 0), says={"ps1.q1": "refused for tampering", "ps1.q3": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
                            says={"ps1.q1": "not answered yet", "ps1.q3": "not answered yet"}),
     }
@@ -324,7 +324,7 @@ def _ps2() -> dict:
              q2: "MEASURE_LANES = (2, 4, 8, 16, 32)\npredicted_steps = measure = lambda *args: Anything()\n"
                  "best_lanes = 8\n",
              q3: "hyb_cost = choose_k = lambda *args: Anything()\n"},
-            (0, 0, 0), says={"ps2.q3": "<Anything object>"}),
+            (0, 0, 0), says={"ps2.q1": "refused for tampering", "ps2.q3": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
                            says={"ps2.q1": "not answered yet", "ps2.q3": "not answered yet"}),
     }
@@ -415,7 +415,7 @@ def _ps3() -> dict:
                  "next_flags, next_count):\n    v = cuda.grid(1)\n    if v < depth.shape[0]:\n        depth[v] = 7\n",
              q2: "MEASURE_LEVELS = (1, 2, 3)\npredicted_edges = measure = lambda *args: Anything()\n",
              q3: "quadratic_on_chain = frontier_on_chain = lambda n: Anything()\nwork_complexity = Anything()\n"},
-            (0, 0, 0), says={"ps3.q3": "Anything object"}),
+            (0, 0, 0), says={"ps3.q1": "refused for tampering", "ps3.q3": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
                            says={"ps3.q1": "not answered yet", "ps3.q2": "not answered yet"}),
     }
@@ -517,7 +517,7 @@ def _ps4() -> dict:
                  "    if y < labels.shape[0] and x < labels.shape[1]:\n        image[0, y, x] = 7.0\n",
              q2: "predicted_store_bytes = measure = lambda *args: Anything()\n",
              q3: "def classify(mask):\n    return Anything()\n"},
-            (0, 0, 0), says={"ps4.q2": "Anything object"}),
+            (0, 0, 0), says={"ps4.q1": "refused for tampering", "ps4.q2": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
                            says={"ps4.q1": "not answered yet", "ps4.q3": "not answered yet"}),
     }

@@ -7,20 +7,35 @@ from course_lib.grading import Question, Test, TestFailure, compare_arrays, get_
 from course_lib.grading.core import HIDDEN_FAILURE
 
 
-def _must_be_positive(answer, rng):
-    if answer <= 0:
-        raise TestFailure(f"{answer} is not positive")
+def _no_inputs(rng, info):
+    return {}
 
 
-def _secret(answer, rng):
-    secret_input = int(rng.integers(1000, 2000))
-    if answer != secret_input:
-        raise TestFailure(f"expected {secret_input}")
+def _the_answer(answer, data):
+    return answer
+
+
+def _must_be_positive(data, got, info):
+    if got <= 0:
+        raise TestFailure(f"{got} is not positive")
+
+
+def _secret_input(rng, info):
+    return {"secret": int(rng.integers(1000, 2000))}
+
+
+def _secret(data, got, info):
+    if got != data["secret"]:
+        raise TestFailure(f"expected {data['secret']}")
+
+
+def _test(name, produce=_the_answer, judge=_must_be_positive, inputs=_no_inputs, **kwargs):
+    return Test(name, inputs=inputs, produce=produce, judge=judge, **kwargs)
 
 
 QUESTION = Question("ps0.q1", "demo", 4, (
-    Test("positive", _must_be_positive, hint="think positive"),
-    Test("hidden secret", _secret, hidden=True),
+    _test("positive", hint="think positive"),
+    _test("hidden secret", inputs=_secret_input, judge=_secret, hidden=True),
 ))
 
 
@@ -46,23 +61,20 @@ def test_failure_message_and_hint_are_shown():
 
 
 def test_student_exception_names_its_line():
-    def broken(answer, rng):
-        answer()
-
     def student_function():
         return 1 / 0
 
-    q = Question("ps0.q2", "raises", 1, (Test("calls it", broken),))
+    q = Question("ps0.q2", "raises", 1, (_test("calls it", produce=lambda answer, data: answer()),))
     result = run_tests(q, student_function)
     assert "ZeroDivisionError" in result.outcomes[0].message
     assert "1 / 0" in result.outcomes[0].message
 
 
 def test_not_implemented_is_reported_as_unanswered():
-    def unanswered(answer, rng):
+    def unanswered(answer, data):
         raise NotImplementedError()
 
-    result = run_tests(Question("ps0.q3", "todo", 1, (Test("t", unanswered),)), None)
+    result = run_tests(Question("ps0.q3", "todo", 1, (_test("t", produce=unanswered),)), None)
     assert result.outcomes[0].message == "not answered yet (NotImplementedError)"
 
 
@@ -117,18 +129,21 @@ def test_split_outputs_are_plain_data_even_in_the_notebook():
 
 
 def test_public_failure_message_is_shown_for_hidden_tests():
-    def race(answer, rng):
+    def race(data, got, info):
         raise TestFailure("race on tile[0] at line 3", public=True)
 
-    result = run_tests(Question("ps0.q5", "race", 1, (Test("hidden race", race, hidden=True),)), None, hidden=True)
+    result = run_tests(Question("ps0.q5", "race", 1, (_test("hidden race", judge=race, hidden=True),)), None,
+                       hidden=True)
     assert result.outcomes[0].message == "race on tile[0] at line 3"
 
 
-def test_split_test_needs_all_three_steps():
+def test_a_test_needs_all_three_steps_by_keyword():
     with pytest.raises(ValueError, match="needs inputs, produce and judge"):
+        Test("t", inputs=_double_inputs, produce=None, judge=_double_judge)
+    with pytest.raises(TypeError):
         Test("t", inputs=_double_inputs)
-    with pytest.raises(ValueError, match="give run, or inputs, produce and judge"):
-        Test("t")
+    with pytest.raises(TypeError):  # the steps are keyword arguments: no test made of one positional function
+        Test("t", _double_inputs)
 
 
 @pytest.mark.parametrize("problem_set", ["ps1", "ps2", "ps3", "ps4"])
@@ -139,11 +154,11 @@ def test_problem_set_tests_are_split_for_isolated_grading(problem_set):
 
 
 def test_check_stops_a_test_that_runs_too_long():
-    def forever(answer, rng):
+    def forever(answer, data):
         while True:
             pass
 
-    q = Question("ps0.q6", "loops", 2, (Test("loops", forever, hint="h"), Test("after", _must_be_positive)))
+    q = Question("ps0.q6", "loops", 2, (_test("loops", produce=forever, hint="h"), _test("after")))
     result = run_tests(q, 1, time_limit=0.5)
     assert result.points == 0
     assert result.outcomes[0].message.startswith("timed out after 0.5 s (an infinite loop or a deadlock?)")
@@ -159,7 +174,7 @@ def test_package_exports_every_public_name_of_core():
 def test_hidden_failure_names_only_builtin_exceptions():
     from course_lib.grading.core import failed_outcome
 
-    hidden = Test("hidden", lambda answer, rng: None, hidden=True)
+    hidden = _test("hidden", hidden=True)
     assert failed_outcome(hidden, "details", exception="IndexError").message == "IndexError raised"
     leaky = failed_outcome(hidden, "details", exception="inputs_were_1_2_3")
     assert leaky.message == "an exception was raised" and "1_2_3" not in leaky.message

@@ -1,20 +1,25 @@
 """The grader on the PS1 submissions of ``submissions/`` (built by make_submissions.py), and its parts."""
 
 import csv
+import hashlib
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 
-from course_lib.grading import grader
+from course_lib.grading import grader, manifest, report, sandbox
 from course_lib.grading.core import HIDDEN_FAILURE, QuestionResult, questions_of
 from course_lib.grading.protocol import ProtocolError, Unsupported, decode, encode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hostile  # noqa: E402
 import make_submissions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,30 +37,38 @@ def test_committed_submissions_are_up_to_date(tmp_path):
 
 
 def _rows(path):
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8") as f:
         return {(r["student"], r["question"]): r for r in csv.DictReader(f)}
 
 
-def test_grade_every_submission_in_one_command(tmp_path):
-    out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
-    broken = make_submissions.write_broken(tmp_path / "broken")
-    files = sorted(SUBMISSIONS.iterdir()) + broken
-    command = [sys.executable, "-m", "course_lib.grading", "grade", "ps1", *map(str, files),
-               "--out", str(out), "--feedback", str(feedback), "--jobs", "2", "--timeout", TIMEOUT, "--quiet"]
-    env = dict(os.environ, GRADER_SECRET_TOKEN="not for students")
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr
-    rows = _rows(out)
-    students = {p.stem for p in files}
-    assert {"corrupted", "not_a_notebook"} <= students
-    assert {s for s, _ in rows} == students and len(rows) == 3 * len(students)
+def _bwrap_problem():
+    return sandbox.resolve("auto").note if sandbox.resolve("auto").kind != "bwrap" else ""
 
-    def points(student):
-        return [float(rows[student, q]["points"]) for q in ("ps1.q1", "ps1.q2", "ps1.q3")]
 
-    def reason(student, question):
-        return rows[student, question]["reason"]
+def _course_fingerprint():
+    """Hashes of the course files, the solutions and the site-packages path files (no caches)."""
+    return {label: hashlib.sha256(path.read_bytes()).hexdigest() for label, path in manifest.watched_files().items()}
 
+
+def _survivors():
+    """Processes started by the escaping daemon fixture that are still alive."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if hostile.DAEMON_MARK.encode() in f.read():
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _forged_bytecode():
+    return [p for p in (ROOT / "course_lib").rglob("*.pyc") if hostile.PERSIST_MARK.encode() in p.read_bytes()]
+
+
+def _assert_classic_rows(rows, feedback, points, reason):
+    """The grader's ordinary failures (committed fixtures of submissions/)."""
     for student in ("solution", "different"):
         assert points(student) == [6, 2, 2], [reason(student, q) for q in ("ps1.q1", "ps1.q2", "ps1.q3")]
     assert points("untouched") == [0, 0, 0]
@@ -88,9 +101,10 @@ def test_grade_every_submission_in_one_command(tmp_path):
     assert points("missing_function") == [6, 2, 0]
     assert "name 'choose_tile' is not defined" in reason("missing_function", "ps1.q3")
 
-    # Patching NumPy, the grading package, the references or the judges in the notebook changes nothing.
+    # Patching NumPy, the grading package, the references or the judges in the notebook is refused.
     assert points("monkeypatch") == [0, 0, 0]
-    assert "= <Anything object>" in reason("monkeypatch", "ps1.q3")
+    assert all(reason("monkeypatch", q).startswith(grader.TAMPERED) for q in ("ps1.q1", "ps1.q2", "ps1.q3"))
+    assert "course_lib.nbody.questions" in reason("monkeypatch", "ps1.q1")
     assert points("snoop") == [0, 2, 2]  # found nothing on disk, nor the grader's environment
 
     for student in ("corrupted", "not_a_notebook"):
@@ -99,21 +113,137 @@ def test_grade_every_submission_in_one_command(tmp_path):
     assert "not a readable .ipynb notebook" in reason("corrupted", "ps1.q1")
     assert "not a notebook" in reason("not_a_notebook", "ps1.q1")
 
-    # Feedback: one file per student; hidden tests named, their inputs and expected values never shown.
-    assert {p.stem for p in feedback.iterdir()} == students
     text = (feedback / "wrong.md").read_text()
     assert "0 / 2 points" in text and "Results compared with |error| <= 0.0001 x max|a|" in text
-    for path in feedback.iterdir():
-        blocks = path.read_text().split("- ")
-        for block in blocks:
-            if block.startswith("FAIL: hidden"):
-                assert "expected" not in block and "N = " not in block.split("\n", 1)[1], (path.name, block)
     assert HIDDEN_FAILURE in text
 
-    # A second run resumes: everyone is graded already, nothing is run again.
-    before = out.read_bytes()
-    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert again.returncode == 0 and "grading 0 of 16" in again.stdout and out.read_bytes() == before
+
+def _assert_hostile_rows(rows, feedback, points, reason, mode):
+    """Every attack of hostile.py, one row per question (see its docstring for what each does)."""
+    # Other students' files overwritten or replaced by named pipes, the grades and feedback rewritten by a
+    # daemon, the grader signalled: nothing of it reaches anyone's grade.
+    for student in ("destroys_other_submissions", "daemon_escapes_and_rewrites_grades", "kills_the_grader",
+                    "leaves_answers_and_fills_tmp", "overwrites_earlier_feedback", "uses_cell_magics"):
+        assert points(student) == [6, 2, 2], (student, [reason(student, q) for q in ("ps1.q1", "ps1.q2", "ps1.q3")])
+
+    # Persistence: without namespaces the course files were changed, then put back, and the notebook refused;
+    # under bubblewrap they are read-only. Either way a later student gains nothing from it.
+    assert points("persists_in_course_files") == [0, 0, 0]
+    if mode == "none":
+        assert all(reason("persists_in_course_files", q).startswith(grader.TAMPERED) for q in ("ps1.q1", "ps1.q2"))
+        assert "course_lib/nbody/questions.py" in reason("persists_in_course_files", "ps1.q1")
+    else:
+        assert "not answered yet" in reason("persists_in_course_files", "ps1.q3")
+    assert points("accomplice_of_persistence") == [0, 0, 0]
+    assert "not answered yet" in reason("accomplice_of_persistence", "ps1.q3")
+
+    # Producing for the judge: the course's reference put in place of produce, another student's notebook
+    # found on the grader's command line, answers left in /tmp, a kernel that calls the float64 reference.
+    assert points("substitutes_produce_with_reference") == [0, 0, 0]
+    for q in ("ps1.q1", "ps1.q2", "ps1.q3"):
+        assert reason("substitutes_produce_with_reference", q).startswith(grader.TAMPERED)
+        assert rows["substitutes_produce_with_reference", q]["status"] == "error"
+    assert "course_lib.nbody.questions" in reason("substitutes_produce_with_reference", "ps1.q1")
+    tampered = (feedback / "substitutes_produce_with_reference.md").read_text()
+    assert "refused for tampering" in tampered and "Not graded" in tampered
+    assert points("execs_notebook_from_grader_cmdline") == [0, 0, 0]
+    assert "name 'choose_tile' is not defined" in reason("execs_notebook_from_grader_cmdline", "ps1.q3")
+    assert points("reuses_answers_left_in_tmp") == [0, 0, 0]
+    assert "name 'choose_tile' is not defined" in reason("reuses_answers_left_in_tmp", "ps1.q3")
+    # (q2 measures the q1 kernel: its prediction still counts)
+    assert points("kernel_calls_float64_reference") == [0, 1, 2]
+    assert "accelerations_reference" in reason("kernel_calls_float64_reference", "ps1.q1")
+
+    # Text that would break a file or run in a spreadsheet: cleaned and neutralised, in that student's rows only.
+    formula = "'=HYPERLINK(\"x\")"
+    assert points(formula) == [0, 0, 2]  # q2 measures the q1 kernel
+    assert rows[formula, "ps1.q1"]["status"] == "error"
+    assert reason(formula, "ps1.q1").startswith("'=HYPERLINK(\"http://example.invalid\",\"click\"): \\udcff")
+    assert "\\x1b[2J" in reason(formula, "ps1.q1")
+    odd = "caf\\udce9_\\udcff"  # a file name that is not UTF-8
+    assert points(odd) == [6, 2, 2]
+    assert points("symlinked") == [0, 0, 0]
+    assert "a symbolic link is not graded" in reason("symlinked", "ps1.q1")
+
+    # Feedback: written from the grader's memory, whatever a submission wrote over it.
+    assert "**Total: 10 / 10 points**" in (feedback / "destroys_other_submissions.md").read_text()
+    assert "forged" not in "".join(p.read_text() for p in feedback.iterdir())
+    assert (feedback / report.feedback_name(odd)).exists() and (feedback / report.feedback_name(formula[1:])).exists()
+
+
+@pytest.mark.parametrize("mode", ["auto", "off"])
+def test_every_submission_and_every_attack_in_one_run(tmp_path, mode):
+    """One grading run per mode: the ordinary fixtures (with bubblewrap) and every hostile one, each row asserted;
+    then nothing outside the grading folder changed, no process outlived the run, and the next run works."""
+    box = sandbox.resolve("auto" if mode == "auto" else "off")
+    if mode == "off" and sandbox.resolve("auto").kind == "none":
+        pytest.skip(f"the auto run already graded without a sandbox ({_bwrap_problem()})")
+    folder = tmp_path / "grading"
+    submissions = folder / "submissions"
+    hostile_files = hostile.write(submissions)
+    classic = []
+    if mode == "auto":
+        for path in sorted(SUBMISSIONS.iterdir()):
+            shutil.copy(path, submissions / path.name)
+            classic.append(submissions / path.name)
+        classic += make_submissions.write_broken(submissions)
+    files = hostile_files[:1] + classic + hostile_files[1:]  # the destroyer first: everyone else is its victim
+    out, feedback = folder / "grades.csv", folder / "feedback"
+    manifest_file = tmp_path / "manifest.json"
+    env = dict(os.environ, GRADER_SECRET_TOKEN="not for students")
+    built = subprocess.run([sys.executable, "-m", "course_lib.grading", "manifest", "--out", str(manifest_file)],
+                           capture_output=True, text=True, timeout=120, env=env)
+    assert built.returncode == 0, built.stderr
+    course_before = _course_fingerprint()
+    originals = {p: p.read_bytes() for p in files if not p.is_symlink()}
+    command = [sys.executable, "-m", "course_lib.grading", "grade", "ps1", *map(str, files), "--out", str(out),
+               "--feedback", str(feedback), "--jobs", "2" if box.kind == "bwrap" else "1", "--timeout", TIMEOUT,
+               "--quiet", "--sandbox", mode, "--manifest", str(manifest_file)]
+    try:
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert box.note in done.stdout
+        rows = _rows(out)
+        students = {report.csv_cell(grader.student_ids(files)[p]) for p in files}
+        assert {s for s, _ in rows} == students and len(rows) == 3 * len(students)
+
+        def points(student):
+            return [float(rows[student, q]["points"]) for q in ("ps1.q1", "ps1.q2", "ps1.q3")]
+
+        def reason(student, question):
+            return rows[student, question]["reason"]
+
+        _assert_hostile_rows(rows, feedback, points, reason, box.kind)
+        if classic:
+            _assert_classic_rows(rows, feedback, points, reason)
+        assert len(list(feedback.iterdir())) == len(students)
+        for path in feedback.iterdir():
+            for block in path.read_text().split("- "):
+                if block.startswith("FAIL: hidden"):
+                    assert "expected" not in block and "N = " not in block.split("\n", 1)[1], (path.name, block)
+
+        # Nothing outside the grading folder changed; the students' files are as they were handed in.
+        assert _course_fingerprint() == course_before
+        assert not _forged_bytecode()
+        assert {p: p.read_bytes() for p in originals} == originals
+        if box.kind == "bwrap":
+            assert not os.path.exists(hostile.SYSTEM_TMP_FILE)
+        assert not _survivors()
+        assert not list(folder.glob(".*.tmp")) and not list(feedback.glob(".*.tmp"))
+
+        # The next run works: the lock is free, the course matches its manifest, grades are right.
+        again = subprocess.run([*command[:5], str(submissions / "kills_the_grader.ipynb"),
+                                str(submissions / "accomplice_of_persistence.ipynb"), *command[5 + len(files):],
+                                "--force"], cwd=folder, capture_output=True, text=True, timeout=300, env=env)
+        assert again.returncode == 0, again.stdout + again.stderr
+        rows = _rows(out)
+        assert points("kills_the_grader") == [6, 2, 2] and points("accomplice_of_persistence") == [0, 0, 0]
+    finally:
+        # Without namespaces a submission can leave files at fixed paths in /tmp (README, "For instructors").
+        if os.path.exists(hostile.SYSTEM_TMP_FILE):
+            os.unlink(hostile.SYSTEM_TMP_FILE)
+        for pid in _survivors():
+            os.kill(pid, signal.SIGKILL)
 
 
 def _fake_results(problem_set, points):
@@ -130,8 +260,8 @@ def test_interrupted_run_keeps_what_was_graded(tmp_path, monkeypatch):
         f.write_text("{}")
     calls, interrupt = [], [True]
 
-    def fake(path, problem_set, seed, options, specs):
-        calls.append(Path(path).stem)
+    def fake(submission, problem_set, seed, options, specs, sandbox):
+        calls.append(submission.student)
         if len(calls) == 2 and interrupt.pop():
             raise Interrupted
         return _fake_results(problem_set, 1.0)
@@ -140,11 +270,12 @@ def test_interrupted_run_keeps_what_was_graded(tmp_path, monkeypatch):
     out = tmp_path / "grades.csv"
     with pytest.raises(Interrupted):
         grader.grade("ps1", files, out, progress=False)
-    assert {r["student"] for r in grader.read_grades(out)} == {"s0"}
+    kept = {r["student"] for r in grader.read_grades(out)}
+    assert "s0" in kept and "s1" not in kept  # s2 too, if it was graded before the interrupt was seen
     interrupt.append(False)
     calls.clear()
     rows = grader.grade("ps1", files, out, progress=False)
-    assert calls == ["s1", "s2"] and len(rows) == 9  # s0 is not graded again
+    assert calls == [s for s in ("s1", "s2") if s not in kept] and len(rows) == 9  # s0 is not graded again
     calls.clear()
     grader.grade("ps1", files[:1], out, force=True, progress=False)
     assert calls == ["s0"] and len(grader.read_grades(out)) == 9
@@ -264,3 +395,37 @@ def test_two_runs_cannot_write_the_same_grades_file(tmp_path):
         fcntl.flock(lock, fcntl.LOCK_EX)
         with pytest.raises(ValueError, match="another grading run is writing"):
             grader.grade("ps1", [tmp_path / "x.ipynb"], out, progress=False)
+
+
+def test_ctrl_c_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path):
+    """SIGINT from outside the grader (the instructor's Ctrl-C): the run stops at once, keeps its rows, leaves no
+    worker behind; the same command then grades the rest."""
+    files = []
+    for name in ("alice", "bob", "carol"):
+        shutil.copy(ROOT / "solutions" / "ps1_nbody.ipynb", tmp_path / f"{name}.ipynb")
+        files.append(tmp_path / f"{name}.ipynb")
+    out = tmp_path / "grades.csv"
+    command = [sys.executable, "-m", "course_lib.grading", "grade", "ps1", *map(str, files), "--out", str(out),
+               "--quiet", "--timeout", "120", "--seed", "1"]
+    run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out.exists() and grader.read_grades(out)) and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.2)
+        assert run.poll() is None, "the run ended before it could be interrupted"
+        with open(f"/proc/{run.pid}/cmdline", "rb") as f:
+            assert b"alice" not in f.read()  # the command line names no student's file
+        workers = sandbox.descendants([run.pid])
+        run.send_signal(signal.SIGINT)
+        stdout, stderr = run.communicate(timeout=30)
+    finally:
+        run.kill()
+    assert run.returncode == 130, stdout + stderr
+    assert "interrupted: the students graded so far are in" in stderr
+    kept = {r["student"] for r in grader.read_grades(out)}
+    assert "alice" in kept and len(kept) < 3
+    assert workers and not [pid for pid in workers if os.path.exists(f"/proc/{pid}")]
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"grading {3 - len(kept)} of 3" in again.stdout
+    assert {r["student"] for r in grader.read_grades(out)} == {"alice", "bob", "carol"}

@@ -128,7 +128,8 @@ def test_points_must_add_up_and_every_test_declares_them():
     with pytest.raises(ValueError, match="give points to every test or to none"):
         from course_lib.grading.core import Test
 
-        Question("ps0.q3", "t", 1, (Test("a", lambda a, r: None, points=1), Test("b", lambda a, r: None)))
+        steps = {"inputs": lambda rng, info: {}, "produce": lambda answer, data: None, "judge": lambda *args: None}
+        Question("ps0.q3", "t", 1, (Test("a", points=1, **steps), Test("b", **steps)))
 
 
 def test_calls_test_refuses_the_course_code_and_names_the_call():

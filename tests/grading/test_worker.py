@@ -1,0 +1,117 @@
+"""The worker's side: cell magics run their body as in Jupyter; tampering with the machinery is seen."""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from course_lib.grading.tamper import Snapshot, kernel_host_calls
+from course_lib.grading.worker import _Notebook
+
+
+def test_cell_magics_that_run_their_body_run_it():
+    nb = _Notebook()
+    nb.run_cell(0, "%%time\nx = 1\n")
+    nb.run_cell(1, "%%capture out\nprint('hi')\ny = 2\n")
+    nb.run_cell(2, "%time z = x + y\n")
+    nb.run_cell(3, "%%timeit -n1 -r1 setup = 4\nw = setup + 1\n")
+    nb.run_cell(4, "%matplotlib inline\n%config InlineBackend.figure_format = 'svg'\nv = 6\n")
+    nb.run_cell(5, "%%html\n<b>not Python</b>\n")
+    nb.run_cell(6, "%prun u = 7\n")
+    ns = nb.namespace
+    assert (ns["x"], ns["y"], ns["z"], ns["v"], ns["u"]) == (1, 2, 3, 6, 7)
+    assert ns["out"].stdout == "hi\n"
+    assert "w" not in ns and "setup" not in ns  # %%timeit runs its body in a scope of its own, as in IPython
+    with pytest.raises(ZeroDivisionError) as error:
+        nb.run_cell(7, "%%time\n\n1 / 0\n")
+    assert error.traceback[-1].lineno + 1 == 3  # the cell's own line numbers
+
+
+def test_snapshot_sees_a_replaced_produce_and_patched_numpy():
+    import numpy as np
+
+    from course_lib.nbody import questions
+
+    snapshot = Snapshot()
+    assert snapshot.changes() == []
+    test = questions.Q1.tests[0]
+    original = test.produce
+    object.__setattr__(test, "produce", lambda answer, data: None)
+    try:
+        assert any("course_lib.nbody.questions" in label for label in snapshot.changes())
+    finally:
+        object.__setattr__(test, "produce", original)
+    assert snapshot.changes() == []
+    allclose = np.allclose
+    np.allclose = lambda *args, **kwargs: True
+    try:
+        assert snapshot.changes() == ["numpy (its names)"]
+    finally:
+        np.allclose = allclose
+
+
+def test_kernels_may_call_device_functions_only():
+    from numba import cuda
+
+    from course_lib.nbody.reference import accelerations_reference
+
+    @cuda.jit(device=True)
+    def helper(x):
+        return x * 2
+
+    @cuda.jit
+    def fine(a):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] = helper(a[i])
+
+    @cuda.jit
+    def cheats(a):
+        if cuda.grid(1) == 0:
+            a[:] = accelerations_reference(a, a, 0.1)
+
+    @cuda.jit(device=True)
+    def sneaky(a):
+        return __import__("os").getpid()
+
+    @cuda.jit
+    def cheats_deeper(a):
+        a[0] = sneaky(a)
+
+    assert kernel_host_calls(fine) == []
+    assert kernel_host_calls(cheats) == ["accelerations_reference"]
+    assert kernel_host_calls(cheats_deeper) == ["__import__"]
+
+
+def test_a_kernel_made_by_an_answer_is_checked_when_launched():
+    from course_lib import device
+    from course_lib.grading.core import TestFailure
+    from course_lib.grading.worker import _guard_launches
+
+    if not device.is_simulator():
+        pytest.skip("on a GPU a kernel calling host code does not compile")
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    original = FakeCUDAKernel.__call__
+    try:
+        assert _guard_launches(TestFailure)[1] is FakeCUDAKernel.__call__
+
+        def make(cheat):  # a factory, as an answer may be
+            @cuda.jit
+            def fair(a):
+                if cuda.grid(1) == 0:
+                    a[0] = 1.0
+
+            @cuda.jit
+            def cheats(a):
+                if cuda.grid(1) == 0:
+                    a[0] = np.sum(a)
+            return cheats if cheat else fair
+
+        a = np.zeros(4)
+        make(False)[1, 4](a)
+        assert a[0] == 1.0
+        with pytest.raises(TestFailure, match=r"host code that a GPU cannot run \(np.sum\)") as error:
+            make(True)[1, 4](a)
+        assert error.value.public
+    finally:
+        FakeCUDAKernel.__call__ = original
