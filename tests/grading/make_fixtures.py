@@ -655,7 +655,7 @@ def _ps8() -> dict:
              q2: "DATA = None\npredicted_filter_launches = lambda *args: Anything()\n"
                  "per_candidate_filter_launches = per_candidate_htod_copies = Anything()\n"
                  "batched_filter_launches = batched_htod_copies = Anything()\n"},
-            (0, 0), says={"ps8.q2": "Anything"}),
+            (0, 0), says={"ps8.q1": "refused for tampering", "ps8.q2": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
                            says={"ps8.q1": "not answered yet", "ps8.q2": "must be an integer, got None"}),
     }
