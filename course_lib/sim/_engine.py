@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import weakref
 from collections import deque
 
 import numpy as np
@@ -102,22 +101,27 @@ def _preempt():
         manager._pause(carrier, "ready", None)
 
 
-_fair_cache = weakref.WeakKeyDictionary()
+_FAIR = "__course_fair__"
 
 
 def fair(fn):
-    """``fn`` recompiled to call :func:`tick` at every loop back-edge (cached; ``fn`` itself
-    when its source cannot be read, or when it already ticks)."""
-    try:
-        return _fair_cache[fn]
-    except KeyError:
-        pass
-    except TypeError:  # not weak-referenceable
-        return fn
+    """``fn`` recompiled to call :func:`tick` at every loop back-edge (``fn`` itself when its
+    source cannot be read, or when it already ticks).
+
+    The copy is kept on ``fn`` itself: looked up at every device-function call, it must be
+    cheap, and it goes when ``fn`` goes (a table keyed by ``fn`` would keep it alive, as the
+    copy refers back to it).
+    """
+    out = getattr(fn, _FAIR, None)
+    if out is not None:
+        return out
     from ._lines import REWRITTEN, with_ticks
 
     out = fn if getattr(fn, REWRITTEN, None) is not None else (with_ticks(fn, tick) or fn)
-    _fair_cache[fn] = out
+    try:
+        setattr(fn, _FAIR, out)
+    except (AttributeError, TypeError):  # no attribute dict (a builtin, a method): not cached
+        pass
     return out
 
 
