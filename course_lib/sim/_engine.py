@@ -70,6 +70,15 @@ class BarrierError(RuntimeError):
 observer = None
 #: Optional random generator shuffling the order in which threads start.
 thread_order_rng = None
+#: Held by every simulated launch, plain or observed: the simulator keeps a launch's state in
+#: module globals (its kernel context, the observer above, the time slice), so launches from
+#: several host threads (a grader judging submissions in threads) run one after another.
+launch_lock = threading.RLock()
+
+
+def on_carrier():
+    """True in a simulated kernel thread (a kernel calling a device function), False in host code."""
+    return type(threading.current_thread()) is Carrier
 
 
 _steps = TIME_SLICE

@@ -10,6 +10,8 @@ Three things of numba-cuda's simulator are changed, all reversibly:
    globals, which costs more than the call itself; kernels and device functions run
    as copies that tick the scheduler at loop back-edges (:func:`~course_lib.sim._engine.fair`),
    and so do the simulator's atomics, so that spinning threads let the others run;
+   ``kernel[grid, block]`` returns a configured copy (as on a GPU) and launches from
+   several host threads run one at a time (:data:`~course_lib.sim._engine.launch_lock`);
 2. ``FakeCUDAModule`` (what ``cuda`` means inside a simulated kernel) gains the warp
    primitives it lacks: ``shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``,
    ``shfl_xor_sync``, ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``,
@@ -24,6 +26,7 @@ These rely on internals of numba-cuda, which is pinned in ``pyproject.toml``;
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
@@ -111,25 +114,43 @@ def _device_call(stock_call):
     swapped = kernelapi._swap_refcount
     swapped_cuda_module = kernelapi.swapped_cuda_module
     fair = _engine.fair
+    on_carrier = _engine.on_carrier
+    launching = _engine.launch_lock
 
     forget = _instrument.forget_uninitialized
     fake_array = devicearray.FakeCUDAArray
 
     def __call__(self, *args):
-        if _instrument._never_written and not self._device and kernel._kernel_context is None:
-            for arg in args:  # an unobserved launch may write its arguments
-                if isinstance(arg, fake_array):
-                    forget(arg)
-        if self._device or kernel._kernel_context is not None:
+        if self._device or on_carrier():  # a call from kernel code (or a device function from host code)
             fn = self.fn
             if swapped.get(id(fn.__globals__)):
                 return fair(fn)(*args)  # its globals already hold the launch's simulated cuda module
             with swapped_cuda_module(fn, kernel._kernel_context):
                 return fair(fn)(*args)  # loops of device functions tick too
-        return stock_call(self, *args)
+        with launching:  # one simulated launch at a time, whichever host thread launches
+            if _instrument._never_written:
+                for arg in args:  # an unobserved launch may write its arguments
+                    if isinstance(arg, fake_array):
+                        forget(arg)
+            return stock_call(self, *args)
 
     __call__.__doc__ = stock_call.__doc__
     return __call__
+
+
+def _configured(stock_getitem):
+    """``kernel[grid, block, ...]`` gives a configured copy, as numba-cuda's dispatcher does on a GPU.
+
+    The stock simulator stores the configuration on the kernel itself: two host threads
+    launching one kernel with different grids overwrite each other's, and a dynamic
+    shared-memory size outlives the launch that gave it.
+    """
+
+    def __getitem__(self, configuration):
+        return stock_getitem(copy.copy(self), configuration)
+
+    __getitem__.__doc__ = stock_getitem.__doc__
+    return __getitem__
 
 
 def _ticking(op):
@@ -223,8 +244,8 @@ def install():
     from numba.cuda.simulator import kernel, kernelapi
 
     module = kernelapi.FakeCUDAModule
-    saved = {"BlockManager": kernel.BlockManager, "call": kernel.FakeCUDAKernel.__call__, "methods": {},
-             "atomics": {}}
+    saved = {"BlockManager": kernel.BlockManager, "call": kernel.FakeCUDAKernel.__call__,
+             "getitem": kernel.FakeCUDAKernel.__getitem__, "methods": {}, "atomics": {}}
     for name, method in _warp_methods().items():
         saved["methods"][name] = module.__dict__.get(name, _MISSING)
         setattr(module, name, method)
@@ -235,6 +256,7 @@ def install():
             setattr(kernelapi.FakeCUDAAtomic, name, _ticking(op))
     kernel.BlockManager = _engine.ScheduledBlockManager
     kernel.FakeCUDAKernel.__call__ = _device_call(saved["call"])
+    kernel.FakeCUDAKernel.__getitem__ = _configured(saved["getitem"])
     # Initcheck: device_array allocations are tracked until something writes them.
     import sys
 
@@ -270,6 +292,7 @@ def uninstall():
         setattr(kernelapi.FakeCUDAAtomic, name, op)
     kernel.BlockManager = _saved["BlockManager"]
     kernel.FakeCUDAKernel.__call__ = _saved["call"]
+    kernel.FakeCUDAKernel.__getitem__ = _saved["getitem"]
     for m in _saved["modules"]:
         m.device_array = _saved["device_array"]
     from numba.cuda.simulator.cudadrv import devicearray

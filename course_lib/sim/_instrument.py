@@ -467,41 +467,42 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
     blocks = list(np.ndindex(*grid_dim))
     if rng is not None:
         rng.shuffle(blocks)
-    initcheck = getattr(observer, "initcheck", False)
-    roots = {}  # id(root) -> (root, alloc id): arguments that are views of one allocation share it
-    with sim_kernel._push_kernel_context(module):
-        retr = []
-        fake_args = []
-        for name, arg in zip(names, args):
-            mem = _device_memory(arg, retr)
-            if isinstance(mem, FakeCUDAArray) and isinstance(mem._ary, np.ndarray):
-                ary = mem._ary
-                root = _root(ary)
-                _, alloc = roots.setdefault(id(root), (root, next(_alloc_ids)))
-                # A view (d[1:]) starts inside its allocation, which a GPU aligns to 256 bytes.
-                base = ary.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-                uninit = None
-                entry = _uninitialized_entry(root) if _never_written else None
-                if entry is not None:
-                    if not initcheck:
-                        del _never_written[id(root)]  # an unobserved launch may write it
-                    else:
-                        if entry[1] is None:
-                            entry[1] = np.zeros(root.nbytes, np.bool_)
-                        uninit = entry[1]
-                mem = TracedArray(ary, name, "global", observer, alloc, base, root, uninit)
-            fake_args.append(mem)
-        with sim_kernel.swapped_cuda_module(fn, module):
-            _engine.observer, _engine.thread_order_rng = observer, rng
-            try:
-                for grid_point in blocks:
-                    sim_kernel.BlockManager(fn, grid_dim, block_dim, False).run(grid_point, *fake_args)
-            finally:
-                _engine.observer, _engine.thread_order_rng = None, None
-        for write_back in retr:
-            write_back()
-    for root, _ in roots.values():
-        entry = _uninitialized_entry(root) if _never_written else None
-        if entry is not None and entry[1] is not None and entry[1].all():
-            del _never_written[id(root)]
+    with _engine.launch_lock:  # one simulated launch at a time (see _engine.launch_lock)
+        initcheck = getattr(observer, "initcheck", False)
+        roots = {}  # id(root) -> (root, alloc id): arguments that are views of one allocation share it
+        with sim_kernel._push_kernel_context(module):
+            retr = []
+            fake_args = []
+            for name, arg in zip(names, args):
+                mem = _device_memory(arg, retr)
+                if isinstance(mem, FakeCUDAArray) and isinstance(mem._ary, np.ndarray):
+                    ary = mem._ary
+                    root = _root(ary)
+                    _, alloc = roots.setdefault(id(root), (root, next(_alloc_ids)))
+                    # A view (d[1:]) starts inside its allocation, which a GPU aligns to 256 bytes.
+                    base = ary.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+                    uninit = None
+                    entry = _uninitialized_entry(root) if _never_written else None
+                    if entry is not None:
+                        if not initcheck:
+                            del _never_written[id(root)]  # an unobserved launch may write it
+                        else:
+                            if entry[1] is None:
+                                entry[1] = np.zeros(root.nbytes, np.bool_)
+                            uninit = entry[1]
+                    mem = TracedArray(ary, name, "global", observer, alloc, base, root, uninit)
+                fake_args.append(mem)
+            with sim_kernel.swapped_cuda_module(fn, module):
+                _engine.observer, _engine.thread_order_rng = observer, rng
+                try:
+                    for grid_point in blocks:
+                        sim_kernel.BlockManager(fn, grid_dim, block_dim, False).run(grid_point, *fake_args)
+                finally:
+                    _engine.observer, _engine.thread_order_rng = None, None
+            for write_back in retr:
+                write_back()
+        for root, _ in roots.values():
+            entry = _uninitialized_entry(root) if _never_written else None
+            if entry is not None and entry[1] is not None and entry[1].all():
+                del _never_written[id(root)]
     return grid_dim, block_dim

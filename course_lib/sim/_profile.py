@@ -391,13 +391,14 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
     if counted_kernel is None or any(copy is None for copy in copies.values()):
         counted_kernel, copies, profiler.use_tracer = fn, {}, True  # source unavailable: trace lines instead
     originals = {dev: dev.fn for dev in copies}
-    try:
-        for dev, copy in copies.items():
-            dev.fn = copy
-        grid, block = launch(counted_kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
-    finally:
-        for dev, original in originals.items():
-            dev.fn = original
+    with _engine.launch_lock:  # no other host thread's launch may call the counting copies
+        try:
+            for dev, copy in copies.items():
+                dev.fn = copy
+            grid, block = launch(counted_kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
+        finally:
+            for dev, original in originals.items():
+                dev.fn = original
     return profiler.report(fn.__name__, grid, block)
 
 

@@ -6,7 +6,8 @@ with ``cuda.to_device`` / ``copy_to_host``, or implicit, when a NumPy array is p
 to a kernel and copied back after it), every copy from one device array to another
 (``DtoD``) and every kernel launch is appended to ``log``, in the order a GPU sees
 them: a launch comes after the copies of its own NumPy arguments and before their
-copies back.
+copies back. A log holds what the thread that opened it does: records open in other
+threads (a grader measuring several submissions at once) do not see each other's copies.
 
 It works on both backends. In the simulator it wraps ``to_device`` and the copy
 methods of the simulator's device arrays, and ``FakeCUDAKernel.__call__``; on a GPU it
@@ -95,21 +96,29 @@ class Record:
         return f"<p>{head}</p><table>{rows}</table>"
 
 
-_open: list = []
+#: Open records of all threads (the wrappers are installed while there is one).
+_open_count = 0
 _restore: list = []
 _lock = threading.Lock()
-_depth = threading.local()
+#: Per host thread: ``records``, the open records of that thread, which log only what that
+#: thread does (a grader measuring submissions in threads gets each thread's own copies);
+#: ``depth``, nesting of dispatcher calls (GPU).
+_local = threading.local()
+
+
+def _records():
+    return getattr(_local, "records", ())
 
 
 def _log(event):
-    for rec in _open:
+    for rec in _records():
         rec.events.append(event)
 
 
 def _logging_launch(event, run):
     """Run a launch, logging ``event`` after the copies of its arguments (the HtoD copies it
     made first) and before the copies back (its DtoH copies)."""
-    starts = [(rec, len(rec.events)) for rec in _open]
+    starts = [(rec, len(rec.events)) for rec in _records()]
     try:
         return run()
     finally:
@@ -134,6 +143,8 @@ def _patch(owner, name, wrapper):
 def _install_sim():
     import numba.cuda
     from numba.cuda.simulator import kernel as sim_kernel
+
+    from . import _engine
     from numba.cuda.simulator.cudadrv import devicearray
 
     def wrap_to_device(original):
@@ -170,7 +181,7 @@ def _install_sim():
 
     def wrap_call(original):
         def __call__(self, *args):
-            if not self._device and sim_kernel._get_kernel_context() is None:
+            if not self._device and not _engine.on_carrier():  # a launch, not a call from kernel code
                 event = Launch(self.fn.__name__, _dims(self.grid_dim), _dims(self.block_dim))
                 return _logging_launch(event, lambda: original(self, *args))
             return original(self, *args)
@@ -201,15 +212,15 @@ def _install_gpu():
     def wrap_call(original):
         def call(self, args, launch_config):
             # CUDADispatcher.call may forward to another dispatcher: log the outermost call once.
-            depth = getattr(_depth, "n", 0)
-            _depth.n = depth + 1
+            depth = getattr(_local, "depth", 0)
+            _local.depth = depth + 1
             try:
                 if depth == 0:
                     event = Launch(self.py_func.__name__, _dims(launch_config.griddim), _dims(launch_config.blockdim))
                     return _logging_launch(event, lambda: original(self, args, launch_config))
                 return original(self, args, launch_config)
             finally:
-                _depth.n = depth
+                _local.depth = depth
 
         return call
 
@@ -218,7 +229,7 @@ def _install_gpu():
 
 @contextmanager
 def record():
-    """Log host<->device transfers and kernel launches inside a ``with`` block.
+    """Log host<->device transfers and kernel launches of this thread inside a ``with`` block.
 
     Yields
     ------
@@ -236,17 +247,20 @@ def record():
     """
     from .. import device
 
+    global _open_count
     rec = Record()
     with _lock:
-        if not _open:
+        if not _open_count:
             (_install_sim if device.is_simulator() else _install_gpu)()
-        _open.append(rec)
+        _open_count += 1
+    _local.records = _records() + (rec,)
     try:
         yield rec
     finally:
+        _local.records = tuple(r for r in _records() if r is not rec)
         with _lock:
-            _open.remove(rec)
-            if not _open:
+            _open_count -= 1
+            if not _open_count:
                 while _restore:
                     owner, name, original = _restore.pop()
                     setattr(owner, name, original)

@@ -53,6 +53,38 @@ def test_nothing_is_logged_outside_and_hooks_are_removed():
     assert cuda.to_device is devicearray.to_device and cuda.to_device.__module__.endswith("devicearray")
 
 
+def test_each_thread_logs_only_its_own_copies_and_launches():
+    """A grader measures submissions in threads: each record() holds its own thread's events, and
+    simulated launches from several threads at once run one after another (never mixed up)."""
+    import threading
+
+    start = threading.Barrier(4)
+    logs, errors = {}, []
+
+    def measure(k):
+        try:
+            x = np.ones(32 * (k + 1), dtype=np.float32)
+            start.wait()
+            with record() as log:
+                for _ in range(k + 1):
+                    scale[k + 1, 32](x, 2.0)
+            logs[k] = (log.summary(), x)
+        except Exception as exc:  # pragma: no cover (reported below)
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=measure, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for k, (summary, x) in logs.items():
+        n, nbytes = k + 1, 128 * (k + 1)
+        assert summary == {"HtoD_count": n, "HtoD_bytes": n * nbytes, "DtoH_count": n, "DtoH_bytes": n * nbytes,
+                           "launches": n}, k
+        np.testing.assert_array_equal(x, 2.0 ** n)
+
+
 def test_on_the_real_cuda_target_the_hooks_find_what_they_wrap():
     """Without a GPU nothing can be copied, but the functions record() wraps on a GPU must exist."""
     import os
