@@ -175,8 +175,7 @@ def measure_data():
 
 
 _MEASURED: dict = {}
-#: The instructor grader judges submissions in several threads; record() logs every thread's copies, so the
-#: measurement runs once, alone.
+#: The instructor grader judges submissions in several threads: the measurement runs once, for all of them.
 _MEASURING = threading.Lock()
 
 
