@@ -223,12 +223,9 @@ class TracedArray:
             return None
         if not all(isinstance(i, (int, np.integer)) for i in idx):
             return None
-        wrapped = tuple(i + n if -n <= i < 0 else i for i, n in zip(idx, self._shape))
-        if any(not 0 <= i < n for i, n in zip(wrapped, self._shape)):
-            self._obs.out_of_bounds(self, idx, write, frame)
+        wrapped = self._wrap(idx, write, frame)
+        if wrapped is None:
             return False
-        if wrapped != idx:
-            self._obs.negative_index(self, idx, wrapped, write, frame)
         off = self._base
         for i, s in zip(wrapped, self._strides):
             off += int(i) * s
@@ -277,13 +274,21 @@ class TracedArray:
         idx = index if type(index) is tuple else (index,)
         if len(idx) != self._ndim or not all(isinstance(i, (int, np.integer)) for i in idx):
             return index  # let the simulator's atomic complain as it does
+        wrapped = self._wrap(idx, True, frame)
+        if wrapped is None or type(index) is tuple:
+            return wrapped
+        return wrapped[0]
+
+    def _wrap(self, idx, write, frame):
+        """The tuple of integers ``idx`` with negative indices wrapped as Numba does (reported),
+        or None if it lies outside the array (reported)."""
         wrapped = tuple(i + n if -n <= i < 0 else i for i, n in zip(idx, self._shape))
         if any(not 0 <= i < n for i, n in zip(wrapped, self._shape)):
-            self._obs.out_of_bounds(self, idx, True, frame)
+            self._obs.out_of_bounds(self, idx, write, frame)
             return None
         if wrapped != idx:
-            self._obs.negative_index(self, idx, wrapped, True, frame)
-        return wrapped if type(index) is tuple else wrapped[0]
+            self._obs.negative_index(self, idx, wrapped, write, frame)
+        return wrapped
 
     # What kernels ask of arrays ----------------------------------------------
     @property
