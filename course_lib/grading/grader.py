@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import ctypes
 import fcntl
 import os
 import sys  # noqa: F401  (tests replace sys.executable through this module)
@@ -240,14 +239,6 @@ def student_seed(seed: int, student: str) -> int:
 
 
 # --------------------------------------------------------------------------- a run
-def not_dumpable() -> None:
-    """Forbid same-user processes (the workers) from reading this process's memory, where Linux allows."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):
-        pass
-
-
 @contextlib.contextmanager
 def _exclusive(out):
     """Hold a lock next to the grades file: two runs writing the same file would lose rows."""

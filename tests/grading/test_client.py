@@ -1,5 +1,6 @@
 """The grader's side of a worker: starting workers while others end, and what the processes may read."""
 
+import ctypes
 import threading
 
 from course_lib.grading import client
@@ -28,6 +29,8 @@ def test_a_worker_being_started_is_not_killed_as_another_ones_orphan(monkeypatch
         started.wait_ready()  # alive: not taken for an orphan
         killers[0].join()
         assert ending.proc.poll() is not None
+        # Whoever starts workers (grade() called from Python too) is out of reach of their /proc/<pid>/mem.
+        assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
     finally:
         started.close()
         ending.close()
