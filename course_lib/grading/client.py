@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .protocol import ProtocolError, dumps, loads
-from .sandbox import Sandbox, kill_tree, not_dumpable, orphans, tree_rss_kb
+from .sandbox import Sandbox, become_subreaper, kill_tree, not_dumpable, orphans, tree_rss_kb
 
 __all__ = ["GradeOptions", "MachineTrouble", "Worker", "WorkerFault", "kill_all", "stopping"]
 
@@ -111,7 +111,10 @@ class Worker:
 
         if _STOPPING.is_set():
             raise WorkerFault("grading was interrupted")
-        not_dumpable()  # whoever started the grading (the command, or grade() in Python): out of the workers' reach
+        # Whoever starts workers (the command, grade() or grade_submission() in Python) is out of their reach,
+        # and adopts what they leave behind (a double-forked daemon), to kill it with them.
+        not_dumpable()
+        become_subreaper()
         self.options, self.sandbox = options, sandbox
         self.cell, self.notes = None, []
         self.workdir = tempfile.mkdtemp(prefix="course-grading-")

@@ -50,7 +50,7 @@ from .manifest import CourseState, default_path, verify
 from .notebooks import Submission, SubmissionFiles, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
 from .protocol import ProtocolError, decode, encode
 from .report import FIELDS, FeedbackFolder, clean_text, csv_cell, read_grades, rows_of, write_grades
-from .sandbox import Sandbox, become_subreaper, resolve
+from .sandbox import Sandbox, resolve
 
 __all__ = ["FIELDS", "GradeOptions", "WorkerFault", "answer_specs", "grade", "grade_submission", "read_grades",
            "student_ids", "write_grades"]
@@ -336,7 +336,6 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     # someone else's (the instructor's), to be left alone. Without namespaces, it is put back.
     course, on_disk = (CourseState(), SubmissionFiles(submissions)) if sandbox.kind == "none" else (None, None)
     feedback = FeedbackFolder(feedback_dir, problem_set) if feedback_dir is not None else None
-    become_subreaper()
     stopping().clear()
     lock = threading.Lock()
 
