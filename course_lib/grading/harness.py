@@ -909,8 +909,8 @@ def question(id: str, title: str, points: float, *, answer, tests, options=None,
     merged = {**DEFAULT_HINTS, **(hints or {})}
     built = []
     for test in tests:
-        if not isinstance(test, Test) or not test.split:
-            raise ValueError(f"{id}: every test must be built with the harness (split), got {test!r}")
+        if not isinstance(test, Test):
+            raise ValueError(f"{id}: every test must be built with the harness, got {test!r}")
         if test.points is None:
             raise ValueError(f"{id}: test {test.name!r} declares no points")
         judge = test.judge
