@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .protocol import ProtocolError, dumps, loads
-from .sandbox import Sandbox, kill_tree, orphans, tree_rss_kb
+from .sandbox import Sandbox, become_subreaper, kill_tree, not_dumpable, orphans, tree_rss_kb
 
 __all__ = ["GradeOptions", "MachineTrouble", "Worker", "WorkerFault", "kill_all", "stopping"]
 
@@ -111,6 +111,10 @@ class Worker:
 
         if _STOPPING.is_set():
             raise WorkerFault("grading was interrupted")
+        # Whoever starts workers (the command, grade() or grade_submission() in Python) is out of their reach,
+        # and adopts what they leave behind (a double-forked daemon), to kill it with them.
+        not_dumpable()
+        become_subreaper()
         self.options, self.sandbox = options, sandbox
         self.cell, self.notes = None, []
         self.workdir = tempfile.mkdtemp(prefix="course-grading-")
@@ -120,16 +124,18 @@ class Worker:
         python_args = ["-B", "-m", "course_lib.grading.worker", problem_set, str(address_limit)]
         argv, env, cwd = sandbox.command(python_args, _environment(self.workdir), self.workdir)
         debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
-        try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=None if debug else subprocess.DEVNULL, cwd=cwd, env=env,
-                                         start_new_session=True)
-        except OSError as exc:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            raise MachineTrouble(f"a grading worker could not start ({exc})") from None
         self.buffer = b""
         self._memory_checked = 0.0
+        # Started and registered under the lock: until it is in _LIVE, another worker's kill() would take
+        # this new child of the grader for an orphan a submission left and kill it.
         with _LIVE_LOCK:
+            try:
+                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=None if debug else subprocess.DEVNULL, cwd=cwd, env=env,
+                                             start_new_session=True)
+            except OSError as exc:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                raise MachineTrouble(f"a grading worker could not start ({exc})") from None
             _LIVE.add(self)
 
     def wait_ready(self) -> None:
@@ -203,9 +209,8 @@ class Worker:
 
     def kill(self) -> None:
         """Kill the worker, every process below it, and every orphan this grader adopted."""
-        with _LIVE_LOCK:
-            others = [w.proc.pid for w in _LIVE if w is not self]
-        adopted = orphans(others + [self.proc.pid])
+        with _LIVE_LOCK:  # no worker starts while the orphans are listed (see __init__)
+            adopted = orphans([w.proc.pid for w in _LIVE] + [self.proc.pid])
         kill_tree([self.proc.pid], adopted=adopted)
         self.proc.wait()
 

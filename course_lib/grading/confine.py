@@ -6,6 +6,8 @@
   itself and anything it executes (the bounding set is emptied), so it cannot read the
   grader's memory (the grader is not dumpable), mount, load modules or override permissions
   on files it does not own;
+- not dumpable: another worker of the same user (without namespaces) cannot open its
+  ``/proc/<pid>/mem``, file descriptors (its pipes to the grader) or environment;
 - a seccomp filter (through libseccomp, when installed) refusing with EPERM every signal sent
   to another process (``kill``, ``tgkill``, ``tkill``, ``rt_sigqueueinfo``, ``pidfd_send_signal``),
   ``ptrace``, ``process_vm_readv``/``writev`` and changing another process's limits. With it, a
@@ -118,6 +120,12 @@ def _seccomp() -> list:
     return []
 
 
+def _not_dumpable() -> list:
+    from .sandbox import not_dumpable
+
+    return [] if not_dumpable() else ["still dumpable: other workers of this user can read its memory"]
+
+
 def apply(memory_mb: int) -> list:
     """Apply every limit above to this process; returns notes on those that could not be applied."""
-    return _limits(memory_mb) + _drop_capabilities() + _seccomp()
+    return _limits(memory_mb) + _drop_capabilities() + _not_dumpable() + _seccomp()

@@ -131,11 +131,6 @@ class Test:
         if not all(callable(step) for step in (self.inputs, self.produce, self.judge)):
             raise ValueError(f"test {self.name!r}: a test needs inputs, produce and judge")
 
-    @property
-    def split(self) -> bool:
-        """Always true: every test's judgement can run outside the student's process."""
-        return True
-
     def run(self, answer, rng, info=None):
         """All three steps in this process (the notebook's :func:`check`); raises :class:`TestFailure`."""
         from .protocol import decode, encode

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import ctypes
 import fcntl
 import os
 import sys  # noqa: F401  (tests replace sys.executable through this module)
@@ -51,7 +50,7 @@ from .manifest import CourseState, default_path, verify
 from .notebooks import Submission, SubmissionFiles, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
 from .protocol import ProtocolError, decode, encode
 from .report import FIELDS, FeedbackFolder, clean_text, csv_cell, read_grades, rows_of, write_grades
-from .sandbox import Sandbox, become_subreaper, resolve
+from .sandbox import Sandbox, resolve
 
 __all__ = ["FIELDS", "GradeOptions", "WorkerFault", "answer_specs", "grade", "grade_submission", "read_grades",
            "student_ids", "write_grades"]
@@ -240,14 +239,6 @@ def student_seed(seed: int, student: str) -> int:
 
 
 # --------------------------------------------------------------------------- a run
-def not_dumpable() -> None:
-    """Forbid same-user processes (the workers) from reading this process's memory, where Linux allows."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):
-        pass
-
-
 @contextlib.contextmanager
 def _exclusive(out):
     """Hold a lock next to the grades file: two runs writing the same file would lose rows."""
@@ -345,7 +336,6 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     # someone else's (the instructor's), to be left alone. Without namespaces, it is put back.
     course, on_disk = (CourseState(), SubmissionFiles(submissions)) if sandbox.kind == "none" else (None, None)
     feedback = FeedbackFolder(feedback_dir, problem_set) if feedback_dir is not None else None
-    become_subreaper()
     stopping().clear()
     lock = threading.Lock()
 

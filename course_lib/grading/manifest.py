@@ -23,6 +23,8 @@ import os
 import sys
 from pathlib import Path
 
+from .report import write_atomic
+
 __all__ = ["CourseState", "ManifestError", "build", "default_path", "verify"]
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -87,10 +89,8 @@ def build(path=None) -> Path:
     """Record the hashes of the watched files in the manifest (written atomically); returns its path."""
     path = Path(path) if path else default_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"course": str(PACKAGE), "python": sys.version.split()[0], "files": _hashes()},
-                              indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps({"course": str(PACKAGE), "python": sys.version.split()[0], "files": _hashes()},
+                                  indent=1, sort_keys=True))
     return path
 
 
@@ -168,10 +168,6 @@ class CourseState:
 def _write_back(path: Path, content: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink() or path.exists() and not path.is_file():
-            path.unlink()
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.restore")
-        tmp.write_bytes(content)
-        os.replace(tmp, path)
+        write_atomic(path, content)  # the rename replaces a link or a named pipe left at the path too
     except OSError:
         pass

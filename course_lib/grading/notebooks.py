@@ -19,7 +19,7 @@ import nbformat
 
 from .core import questions_of
 from .release import solution_path
-from .report import clean_text
+from .report import clean_text, write_atomic
 
 __all__ = ["Submission", "SubmissionFiles", "answer_specs", "code_cells", "expand", "parse_notebook", "read_submissions",
            "student_ids"]
@@ -188,12 +188,7 @@ class SubmissionFiles:
             if _signature(path) == signature:
                 continue
             try:
-                if os.path.lexists(path) and not (os.path.isfile(path) and not os.path.islink(path)):
-                    os.unlink(path)
-                tmp = path.with_name(f".{path.name}.{os.getpid()}.restore")
-                with open(tmp, "wb") as f:
-                    f.write(content)
-                os.replace(tmp, path)
+                write_atomic(path, content)  # the rename replaces a link or a named pipe left at the path too
             except OSError:
                 continue
             self.files[path] = (content, _signature(path))

@@ -4,21 +4,24 @@ Every text that reaches a file is cleaned first (:func:`clean_text`: lone surrog
 control characters become visible escapes), and CSV cells that a spreadsheet would run as
 a formula (starting with ``= + - @``, a tab or a carriage return) get a leading apostrophe
 (:func:`csv_cell`), so no student's text can break a file or run in the instructor's
-spreadsheet. Files are written atomically (a temporary file in the same folder, then a
-rename); :class:`FeedbackFolder` writes every student's feedback again after each student,
+spreadsheet. Files are written atomically (:func:`write_atomic`, also used to put back
+files a submission changed); :class:`FeedbackFolder` writes every student's feedback again after each student,
 so a file changed on disk by anyone else is put back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import os
 import re
+import secrets
 import zlib
 from pathlib import Path
 
 __all__ = ["FIELDS", "FeedbackFolder", "clean_text", "csv_cell", "feedback_markdown", "feedback_name",
-           "read_grades", "rows_of", "write_grades"]
+           "read_grades", "rows_of", "write_atomic", "write_grades"]
 
 #: Columns of the grades CSV.
 FIELDS = ["student", "question", "points", "max_points", "status", "reason"]
@@ -61,18 +64,38 @@ def read_grades(path) -> list:
         return list(reader)
 
 
+def write_atomic(path, data) -> None:
+    """Write a file whole or not at all: a new file in the same folder, flushed to disk, renamed over ``path``.
+
+    The temporary file has a random name and is created by this call (``O_EXCL``): a link a submission
+    left at a name it could guess would otherwise take the grader's write wherever it points.
+    ``data``: bytes, or text written as UTF-8. Raises OSError.
+    """
+    path = Path(path)
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_grades(path, rows) -> None:
-    """Write the CSV atomically: a temporary file in the same folder, then a rename."""
+    """Write the CSV atomically (:func:`write_atomic`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
 
 
 def rows_of(student: str, results) -> list:
@@ -119,13 +142,6 @@ def feedback_name(student: str) -> str:
     return plain + ".md"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 class FeedbackFolder:
     """The feedback files of a run, kept in memory and (re)written from there.
 
@@ -154,7 +170,7 @@ class FeedbackFolder:
                     continue
             except (OSError, UnicodeDecodeError):
                 pass
-            _write_atomic(path, text)
+            write_atomic(path, text)
 
     def path(self, student: str) -> Path:
         return self.folder / feedback_name(student)

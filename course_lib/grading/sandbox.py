@@ -35,7 +35,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Sandbox", "become_subreaper", "descendants", "kill_tree", "orphans", "resolve", "tree_rss_kb"]
+__all__ = ["Sandbox", "become_subreaper", "descendants", "kill_tree", "not_dumpable", "orphans", "resolve",
+           "tree_rss_kb"]
 
 #: Size of a bubblewrap worker's /tmp (its working folder, HOME and TMPDIR).
 TMPFS_MB = 512
@@ -188,15 +189,27 @@ def _seccomp_note() -> str:
 
 
 # --------------------------------------------------------------------------- processes
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def become_subreaper() -> bool:
     """Make this process adopt its orphaned descendants (a double-forked daemon stays ours to kill)."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def not_dumpable() -> bool:
+    """Put this process out of reach of other processes of its user that have no capabilities: they can
+    no longer open its ``/proc/<pid>/mem``, ``fd/``, ``environ`` or ``cwd`` (the grader, and every worker
+    against the others when all run as one user without namespaces)."""
+    return _prctl(PR_SET_DUMPABLE, 0)
 
 
 def _parents() -> dict:

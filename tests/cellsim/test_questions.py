@@ -29,7 +29,7 @@ def failures(result):
 
 def test_every_test_is_split_and_points_add_up():
     for q in questions.QUESTIONS:
-        assert all(t.split for t in q.tests)
+        assert all(callable(t.inputs) and callable(t.produce) and callable(t.judge) for t in q.tests)
         assert sum(t.points for t in q.tests) == q.points
 
 

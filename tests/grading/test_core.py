@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from course_lib.grading import Question, Test, TestFailure, compare_arrays, get_question, run_tests
+from course_lib.grading.catalog import manifest
 from course_lib.grading.core import HIDDEN_FAILURE
 
 
@@ -146,11 +147,11 @@ def test_a_test_needs_all_three_steps_by_keyword():
         Test("t", _double_inputs)
 
 
-@pytest.mark.parametrize("problem_set", ["ps1", "ps2", "ps3", "ps4"])
+@pytest.mark.parametrize("problem_set", sorted(manifest()))
 def test_problem_set_tests_are_split_for_isolated_grading(problem_set):
     from course_lib.grading import questions_of
 
-    assert all(t.split for q in questions_of(problem_set) for t in q.tests)
+    assert all(callable(t.inputs) and callable(t.produce) and callable(t.judge) for q in questions_of(problem_set) for t in q.tests)
 
 
 def test_check_stops_a_test_that_runs_too_long():

@@ -1,10 +1,12 @@
-"""Text that reaches the grades CSV and the feedback files is cleaned; formulas are neutralised."""
+"""Text that reaches the grades CSV and the feedback files is cleaned; formulas are neutralised; files are
+written whole, never through a link."""
 
 import csv
+import os
 
 from course_lib.grading.core import QuestionResult, TestOutcome
 from course_lib.grading.report import (FeedbackFolder, clean_text, csv_cell, feedback_name, read_grades, rows_of,
-                                       write_grades)
+                                       write_atomic, write_grades)
 
 
 def test_clean_text_escapes_surrogates_and_control_characters():
@@ -50,3 +52,18 @@ def test_feedback_file_names_are_plain_and_distinct():
     assert odd.startswith("caf_udce9-") and odd.endswith(".md")
     assert feedback_name("../../etc/passwd") != feedback_name("______etc_passwd")
     assert "/" not in feedback_name("../../etc/passwd") and not feedback_name("../x").startswith(".")
+
+
+def test_atomic_writes_replace_a_link_or_a_pipe_and_never_write_through_them(tmp_path):
+    target = tmp_path / "course_file.py"
+    target.write_text("kept\n")
+    grades = tmp_path / "grades.csv"
+    grades.symlink_to(target)  # left by a submission: the grader's write must not reach the course file
+    write_grades(grades, [])
+    assert target.read_text() == "kept\n" and not grades.is_symlink()
+    assert read_grades(grades) == []
+    pipe = tmp_path / "feedback.md"
+    os.mkfifo(pipe)
+    write_atomic(pipe, "text")
+    assert pipe.is_file() and pipe.read_text() == "text"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["course_file.py", "feedback.md", "grades.csv"]  # no leftovers
