@@ -18,8 +18,6 @@ from course_lib.ica import kernels
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
 import make_fixtures  # noqa: E402
 
-MAXC = 256
-
 
 def _kernel(fixture):
     """The q1 kernel of a PS6 fixture (tests/grading/make_fixtures.py), compiled as the notebook does."""
@@ -28,28 +26,12 @@ def _kernel(fixture):
     return namespace["two_sample_gemv"]
 
 
-@cuda.jit
-def no_permutation(Wt, Xt, perm, start, U):
-    """Wrong: forgets the permutation (reads samples start + b in order)."""
-    first = cuda.shared.array(MAXC, float64)
-    second = cuda.shared.array(MAXC, float64)
-    c = cuda.threadIdx.x
-    b = 2 * cuda.blockIdx.x
-    has_second = b + 1 < U.shape[0]
-    if c < Wt.shape[0]:
-        first[c] = Xt[start + b, c]
-        if has_second:
-            second[c] = Xt[start + b + 1, c]
-    cuda.syncthreads()
-    if c < Wt.shape[0]:
-        total0 = 0.0
-        total1 = 0.0
-        for k in range(Wt.shape[0]):
-            total0 += Wt[k, c] * first[k]
-            total1 += Wt[k, c] * second[k]
-        U[b, c] = total0
-        if has_second:
-            U[b + 1, c] = total1
+def _no_permutation():
+    """Wrong: the solution with the permutation forgotten (reads samples start + b in order)."""
+    namespace = {"cuda": cuda, "float64": float64, "np": np}
+    exec(make_fixtures._edit("ps6", "ps6_q1_answer", ("Xt[perm[start + b], c]", "Xt[start + b, c]"),
+                             ("Xt[perm[start + b + 1], c]", "Xt[start + b + 1, c]")), namespace)
+    return namespace["two_sample_gemv"]
 
 
 def grade(question_id, answer):
@@ -74,7 +56,7 @@ def test_unguarded_odd_batch_fails_with_the_bounds_hint():
 
 
 def test_forgotten_permutation_scores_nothing_but_hints():
-    result = grade("ps6.q1", no_permutation)
+    result = grade("ps6.q1", _no_permutation())
     assert result.points <= 1, str(result)
     assert "permutation" in str(result)
 
