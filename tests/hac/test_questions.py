@@ -46,7 +46,9 @@ def test_every_test_is_judged_in_the_grader():
 
 def test_solution_gets_full_marks():
     q1 = _answers(_solution_cell("ps5_q1_answer"))
-    assert grade("ps5.q1", q1["make_fusion_kernel"]).points == 6
+    assert grade("ps5.q1", q1["fusion_warp"]).points == 6
+    different = _answers(make_fixtures.ps5_different())["fusion_warp"]
+    assert grade("ps5.q1", different).points == 6
     q2 = _answers(_solution_cell("ps5_q2_answer").replace("from course_lib", "#"))
     q2["record"] = __import__("course_lib.sim", fromlist=["record"]).record
     result = grade("ps5.q2", {"amdahl": q2["amdahl"], "copies": q2["copies"]})
@@ -54,53 +56,93 @@ def test_solution_gets_full_marks():
 
 
 def test_atomics_give_right_sums_but_at_most_half():
-    result = grade("ps5.q1", _answers(make_fixtures.PS5_ATOMICS_ONLY)["make_fusion_kernel"])
+    result = grade("ps5.q1", _answers(make_fixtures.PS5_ATOMICS_ONLY)["fusion_warp"])
     assert result.points == 3, str(result)
-    assert "no atomics" in text(result) and "measured -1" in text(result)
+    assert "without atomics" in text(result) and "measured -1" in text(result)
+
+
+def test_the_lessons_shared_memory_scan_is_the_wrong_technique():
+    result = grade("ps5.q1", _answers(make_fixtures.PS5_SHARED_SCAN)["fusion_warp"])
+    assert result.points == 3, str(result)
+    assert "warp shuffles per 32 keys" in text(result) and "measured 0 with" in text(result)
+    assert "global and shared memory requests per 32 keys" in text(result)
 
 
 def test_serial_loop_in_one_thread_is_the_wrong_technique():
-    source = '''def make_fusion_kernel(block):
-    @cuda.jit
-    def fusion(keys, weights, src, dst):
-        if cuda.threadIdx.x != 0:
-            return
-        n = keys.shape[0]
+    source = '''@cuda.jit
+def fusion_warp(keys, weights, src, dst):
+    if cuda.threadIdx.x != 0:
+        return
+    n = keys.shape[0]
+    p = 0
+    while p < n:
+        head = keys[p] & 0xFFFFFFFF
+        total = weights[head]
+        q = p + 1
+        while q < n and (keys[q] >> 32) == (keys[p] >> 32):
+            e = keys[q] & 0xFFFFFFFF
+            total += weights[e]
+            weights[e] = -np.inf
+            src[e] = -1
+            dst[e] = -1
+            q += 1
+        weights[head] = total
+        p = q
+'''
+    result = grade("ps5.q1", _answers(source)["fusion_warp"])
+    assert result.points == 3 and "memory requests per 32 keys" in text(result), str(result)
+
+
+def test_serial_loop_dressed_up_with_shuffles_is_still_the_wrong_technique():
+    """Shuffles that do nothing useful do not hide one lane walking every key: the memory requests show it."""
+    source = make_fixtures.answer_cell("ps5", "right", "ps5_q1_answer")
+    serial = '''@cuda.jit
+def fusion_warp(keys, weights, src, dst):
+    lane = cuda.threadIdx.x
+    n = keys.shape[0]
+    for base in range(0, n, 32):
+        for step in range(5):
+            cuda.shfl_up_sync(0xFFFFFFFF, lane, 1 << step)
+    if lane == 0:
         p = 0
         while p < n:
             head = keys[p] & 0xFFFFFFFF
-            total = weights[head]
             q = p + 1
             while q < n and (keys[q] >> 32) == (keys[p] >> 32):
                 e = keys[q] & 0xFFFFFFFF
-                total += weights[e]
+                weights[head] += weights[e]
                 weights[e] = -np.inf
                 src[e] = -1
                 dst[e] = -1
                 q += 1
-            weights[head] = total
             p = q
-
-    return fusion
 '''
-    result = grade("ps5.q1", _answers(source)["make_fusion_kernel"])
-    assert result.points == 3 and "active lanes" in text(result), str(result)
+    assert "FULL_MASK" in source
+    result = grade("ps5.q1", _answers(serial)["fusion_warp"])
+    assert result.points == 3 and "memory requests per 32 keys" in text(result), str(result)
 
 
 def test_missing_carry_loses_points_with_the_chunk_hint():
-    result = grade("ps5.q1", _answers(make_fixtures.PS5_NO_CARRY)["make_fusion_kernel"])
+    result = grade("ps5.q1", _answers(make_fixtures.ps5_no_carry())["fusion_warp"])
     assert 0 < result.points < 3, str(result)
-    assert "Likely cause: chunk" in text(result) and "carry the running sum" in text(result)
+    assert "Likely cause: chunk" in text(result) and "cuda.shfl_sync(mask, value, 31)" in text(result)
+
+
+def test_a_missing_syncwarp_is_a_race_with_its_hint():
+    source = make_fixtures.answer_cell("ps5", "right", "ps5_q1_answer").replace("        cuda.syncwarp()", "        pass")
+    result = grade("ps5.q1", _answers(source)["fusion_warp"])
+    assert result.points == 3 and result.capped, str(result)  # racy: at most half
+    assert "Likely cause: race" in text(result) and "a shuffle does not" in text(result)
 
 
 def test_forgetting_the_tombstones_is_named():
-    source = make_fixtures.PS5_NO_CARRY.replace("weights[entry] = -np.inf", "pass")
-    result = grade("ps5.q1", _answers(source)["make_fusion_kernel"])
+    source = make_fixtures.ps5_no_carry().replace("weights[entry] = -np.inf", "pass")
+    result = grade("ps5.q1", _answers(source)["fusion_warp"])
     assert result.points < 3 and "tombstone" in text(result), str(result)
 
 
 def test_the_course_kernel_and_functions_are_rejected():
-    result = grade("ps5.q1", hac.kernels.fusion_segmented_kernel)
+    result = grade("ps5.q1", hac.kernels.fusion_segmented_kernel(32))
     assert result.points == 0 and "course's own" in result.error
     lib = _answers(make_fixtures.PS5_COURSE_OWN)
     result = grade("ps5.q2", {"amdahl": lib["amdahl"], "copies": lib["copies"]})
