@@ -51,7 +51,7 @@ __all__ = [
     "argmax_aos_kernel",
     "argmax_pairs_kernel",
     "argmax_soa_kernel",
-        "collect_kernel",
+    "collect_kernel",
     "fusion_apply_kernel",
     "fusion_reset_kernel",
     "fusion_scatter_kernel",
@@ -698,8 +698,8 @@ def _example_segmented():
 
 _B = REGISTERED_BLOCK
 register_kernel(f"hac.argmax_soa_kernel[block={_B}]", "void(float32[::1], float32[::1], int32[::1])",
-                lambda: argmax_soa_kernel(_B).py_func, LESSON, example=lambda: _example_argmax_soa())
-register_kernel(f"hac.argmax_soa_kernel[block=32]", "void(float32[::1], float32[::1], int32[::1])",
+                lambda: argmax_soa_kernel(_B).py_func, LESSON, example=_example_argmax_soa)
+register_kernel("hac.argmax_soa_kernel[block=32]", "void(float32[::1], float32[::1], int32[::1])",
                 lambda: argmax_soa_kernel(32).py_func, LESSON, example=_example_argmax_soa)
 register_kernel(f"hac.argmax_pairs_kernel[block={_B}]", "void(float32[::1], int32[::1], float32[::1], int32[::1])",
                 lambda: argmax_pairs_kernel(_B).py_func, LESSON)

@@ -1,11 +1,13 @@
 """Problem set 5 (``solutions/ps5_hac.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
 
-- ``ps5.q1`` (6 points): the fusion step as a **segmented reduction** in one block, which the
-  lesson describes but does not print. Answer: ``check("ps5.q1", make_fusion_kernel)``, a
-  function of the block size returning a kernel launched as ``kernel[1, block](keys, weights,
-  src, dst)``. Graded on results (guarded buffers) on awkward inputs, the race and barrier
-  checker, and the profiler: no atomics, and the lanes share the work of long runs (SIMT
-  efficiency), so a serial loop or atomics earn at most half.
+- ``ps5.q1`` (6 points): the fusion step as a segmented reduction **in one warp, by shuffles**:
+  the lesson's ``fusion_segmented_kernel`` scans in shared memory with barriers; here the scan
+  stays in registers (``shfl_up_sync``) and the carry from one chunk of 32 keys to the next is a
+  broadcast from lane 31. Answer: ``check("ps5.q1", fusion_warp)``, a kernel launched as
+  ``fusion_warp[1, 32](keys, weights, src, dst)``. Graded on results (guarded buffers) on awkward
+  inputs, the race and warp checker, and the profiler: shuffles and no atomics, and few memory
+  requests per 32 keys (no scan through shared memory, no lane looping over a run), so atomics,
+  a serial loop or the lesson's shared-memory scan earn at most half.
 - ``ps5.q2`` (4 points): measure and explain. Answer: ``{"amdahl": f(stage_seconds,
   accelerated, speedup), "copies": g(method, n, seed)}``: Amdahl's law from measured stage
   times, and the host<->device copies (both directions) of one iteration of each GPU loop,
@@ -17,20 +19,24 @@ from __future__ import annotations
 import numpy as np
 
 from ..grading.core import TestFailure
-from ..grading.harness import Launch, calls_test, function, kernel_factory, question, race_test, result_test, \
+from ..grading.harness import Launch, calls_test, function, kernel, question, race_test, result_test, \
     technique_test
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
 
 PROBLEM_SET = "ps5"
-#: Block size of the graded launches (small: the checker and profiler run in the simulator).
-BLOCK = 8
+#: The launch is one warp: the keys are reduced 32 (a chunk) at a time.
+WARP = 32
 #: Relative tolerance of a run's sum against the float64 reference (float32, any order of additions).
 RTOL = 1e-5
-#: Lowest share of the block's lanes active per instruction for a segmented reduction on long runs
-#: (a scan keeps most lanes busy; one thread looping over a run leaves the others idle: about 1 / BLOCK).
-MIN_ACTIVE = 0.5
+#: Warp-level shuffles per chunk of 32 keys: a scan needs at least log2(32) steps; the upper end is loose
+#: (the solution makes 18: three values shifted per step, three broadcast for the carry).
+SHUFFLES_PER_CHUNK = (5, 64)
+#: Global and shared memory requests per chunk of 32 keys: a key, a weight and the next key loaded, three
+#: tombstone stores and the sum (the solution: about 7). A scan through shared memory needs at least two requests
+#: per step (17 or more in all); one lane looping over the keys makes one request per key (32 or more).
+MAX_REQUESTS_PER_CHUNK = 16
 
 
 # ----------------------------------------------------------------------------- q1
@@ -67,8 +73,8 @@ def pairs(rng):
 
 
 def launch_fusion(answer, data):
-    """One block of BLOCK threads over the keys (their length is the count)."""
-    return Launch(answer.kernel(BLOCK), 1, BLOCK,
+    """One warp over the keys (their length is the count)."""
+    return Launch(answer.kernel(), 1, WARP,
                   {"keys": np.asarray(data["keys"], np.int64), "weights": np.array(data["weights"], np.float32),
                    "src": np.array(data["src"], np.int32), "dst": np.array(data["dst"], np.int32)},
                   outputs=("weights", "src", "dst"))
@@ -122,7 +128,7 @@ def compare_fusion(got, expected, name):
 
 
 def run_crosses_chunks(got, expected, data) -> bool:
-    """Diagnosis: every wrong entry belongs to a run that crosses a boundary between chunks of BLOCK keys."""
+    """Diagnosis: every wrong entry belongs to a run that crosses a boundary between chunks of 32 keys."""
     got = np.asarray(got, np.float64)
     expected = np.asarray(expected, np.float64)
     if got.shape != expected.shape:
@@ -138,63 +144,76 @@ def run_crosses_chunks(got, expected, data) -> bool:
         if p is None:
             return False
         run = np.flatnonzero(neighbour == neighbour[p])
-        if run[0] // BLOCK == run[-1] // BLOCK:
+        if run[0] // WARP == run[-1] // WARP:
             return False
     return True
 
 
-def active_share(metrics, data):
-    """Active lanes per warp-level instruction / BLOCK: the block is one warp of BLOCK lanes."""
-    return metrics["active_lanes"] / (BLOCK * metrics["warp_instructions"]) if metrics["warp_instructions"] else 0.0
+def _chunks(data):
+    return max(1, -(-len(data["keys"]) // WARP))
 
 
-def no_atomics_and_shared_work(metrics, data):
-    """The share of the block's lanes at work, or -1 when the kernel used atomics (out of range either way)."""
-    return -1.0 if metrics["atomics"] > 0 else active_share(metrics, data)
+def shuffles_without_atomics(metrics, data):
+    """Warp-level shuffles per chunk of 32 keys, or -1 when the kernel used atomics (out of range either way)."""
+    return -1.0 if metrics["atomics"] > 0 else metrics["shuffles"] / _chunks(data)
 
 
-_FUSION = kernel_factory("make_fusion_kernel", probe={"block": BLOCK})
+def memory_requests(metrics, data):
+    """Global and shared memory requests (loads and stores) per chunk of 32 keys."""
+    requests = metrics["global_load_requests"] + metrics["global_store_requests"] + metrics["shared_requests"]
+    return requests / _chunks(data)
+
+
+_FUSION = kernel("fusion_warp")
 _Q1 = dict(launch=launch_fusion, expect=expected_fusion, compare=compare_fusion)
 
 
 def _long_runs(rng):
-    return rng.integers(3 * BLOCK, 5 * BLOCK)
+    return rng.integers(3 * WARP, 5 * WARP)
 
 
 Q1 = question(
-    "ps5.q1", "the fusion step as a segmented reduction", 6, answer=_FUSION,
+    "ps5.q1", "the fusion step as a segmented reduction in one warp, by shuffles", 6, answer=_FUSION,
     tolerance=f"sums within {RTOL:g} (relative) of a float64 reference; endpoints and tombstones exact",
     diagnose=[("chunk", run_crosses_chunks)],
-    hints={"chunk": "only runs that cross from one chunk of the block's keys to the next are wrong: carry the "
-                    "running sum and the run's first entry from the last thread of a chunk to the next chunk, and "
-                    "let only the last element of a run write the sum",
+    hints={"chunk": "only runs that cross from one chunk of 32 keys to the next are wrong: after a chunk, lane 31 "
+                    "holds the running sum, neighbour and first entry of the last run; broadcast them with "
+                    "cuda.shfl_sync(mask, value, 31) and let lane 0 of the next chunk start from them when its key "
+                    "continues that run",
            "tombstone": "every entry of a run but the first becomes a tombstone: weight -inf, src and dst -1; the "
                         "first entry (lowest index: keys are sorted by neighbour, then entry) keeps the run's sum",
            "value": "each run's first entry must end with the sum of the whole run, in float32 to about 1e-5",
-           "barrier": "a barrier between reading the partial sums of a scan step and writing them, another after "
-                      "writing; and one before the next chunk overwrites the shared arrays",
-           "unwritten": "launch one block; its threads walk the keys BLOCK at a time until all are done",
-           "technique": "a segmented scan in shared memory (log2(block) steps per chunk): every lane adds the "
-                        "partial sum offset places to its left when it belongs to the same neighbour; no atomics, "
-                        "no loop of one thread over a whole run"},
+           "race": "the last lane of a run writes the weight of the run's first entry, which another lane has read: "
+                   "a cuda.syncwarp() between a chunk's loads and its stores orders them (a shuffle does not)",
+           "warp": "every lane of the warp must reach every shuffle of the full mask: lanes past the last key take "
+                   "part with a key of their own and only skip the loads and stores (no early return)",
+           "unwritten": "launch one warp; it walks the keys 32 at a time until all are done",
+           "technique": "a segmented scan in registers: in log2(32) = 5 steps every lane takes the neighbour, "
+                        "running sum and first entry of the lane offset places below (cuda.shfl_up_sync) and adds "
+                        "the sum when the neighbour is its own; no atomics, no shared-memory scan, no loop of one "
+                        "lane over a run"},
     tests=[
         result_test("no entries (no points: a kernel doing nothing passes)", 0, inputs=case(0, pairs), **_Q1),
         result_test("one entry", 0.5, inputs=case(1, lambda r: 1, 5), **_Q1),
         result_test("one run of two entries", 0.5, inputs=case(1, lambda r: 2, 6), **_Q1),
-        result_test("runs of one or two, more entries than the block", 1, inputs=case(BLOCK + 3, pairs), **_Q1),
-        result_test("long runs crossing the block's chunks", 1, inputs=case(3, _long_runs), **_Q1),
+        result_test("runs of one or two, more entries than the warp", 1, inputs=case(WARP + 3, pairs), **_Q1),
+        result_test("long runs crossing the chunks of 32 keys", 1, inputs=case(3, _long_runs), **_Q1),
         result_test("hidden: random runs", 0.5, hidden=True,
-                    inputs=lambda rng, info: fusion_case(int(rng.integers(1, 3 * BLOCK)),
-                                                         lambda r: r.integers(1, 2 * BLOCK), 0,
-                                                         int(rng.integers(1 << 30))), **_Q1),
-        race_test("race and barrier check", 1, technique=True, inputs=case(5, lambda r: r.integers(1, BLOCK + 2)),
+                    inputs=lambda rng, info: fusion_case(int(rng.integers(1, 12)), lambda r: r.integers(1, 2 * WARP),
+                                                         0, int(rng.integers(1 << 30))), **_Q1),
+        race_test("race and warp check", 1, technique=True, inputs=case(5, lambda r: r.integers(1, WARP + 9)),
                   launch=launch_fusion, expect=expected_fusion, compare=compare_fusion),
-        technique_test("a segmented reduction: no atomics, lanes share the work (profiler)", 1.5,
-                       inputs=case(2, _long_runs), launch=launch_fusion, expect=expected_fusion,
-                       compare=compare_fusion, measure=no_atomics_and_shared_work,
-                       limit=lambda data: (MIN_ACTIVE, 1.0),
-                       unit="active lanes per instruction / block size (-1 with atomics)",
-                       technique="a segmented scan in shared memory without atomics"),
+        technique_test("a scan in registers: shuffles, no atomics (profiler)", 1,
+                       inputs=case(2, _long_runs), **_Q1, measure=shuffles_without_atomics,
+                       limit=lambda data: SHUFFLES_PER_CHUNK,
+                       unit="warp shuffles per 32 keys (-1 with atomics)",
+                       technique="a segmented scan by warp shuffles, without atomics"),
+        technique_test("the lanes share the work: memory requests per 32 keys (profiler)", 0.5,
+                       inputs=case(2, _long_runs), **_Q1, measure=memory_requests,
+                       limit=lambda data: (1, MAX_REQUESTS_PER_CHUNK),
+                       unit="global and shared memory requests per 32 keys",
+                       technique="one key per lane and chunk, the scan in registers (no shared-memory scan, no lane "
+                                 "looping over a run)"),
     ])
 
 

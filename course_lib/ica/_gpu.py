@@ -2,7 +2,7 @@
 
 Each ``step`` copies ``W`` and the bias in (C^2 + C doubles) and the step's permutation
 (N int32), launches every minibatch, and copies ``W`` and the bias back once: the step loop of
-:mod:`course_lib.ica._driver` then decides on annealing, restarts and stopping on the host.
+:func:`course_lib.ica.reference.run_steps` then decides on annealing, restarts and stopping on the host.
 The data are copied to the device once per run.
 """
 

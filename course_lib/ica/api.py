@@ -6,10 +6,9 @@ import numpy as np
 
 from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int, check_seed
-from . import _driver
 from .kernels import MAX_CHANNELS
 from .reference import (MIN_SAMPLES_PER_CHANNEL, InfomaxResult, center_and_sphere, check_options, infomax_reference,
-                        validate_data)
+                        run_steps, validate_data)
 
 __all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS",
            "default_block", "ica_peer", "infomax", "validate_data"]
@@ -130,7 +129,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         from .cpu import CpuStepper, ExtendedCpuStepper
 
         make = ExtendedCpuStepper if extended else CpuStepper
-    return _driver.run(X, make, method=method, callback=callback, **options)
+    return run_steps(X, make, method=method, callback=callback, **options)
 
 
 def ica_peer(X, peer="mne", *, seed=0, extended=False, max_iter=None):

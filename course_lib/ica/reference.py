@@ -43,6 +43,7 @@ __all__ = [
     "MIN_LRATE",
     "MIN_SAMPLES_PER_CHANNEL",
     "RESTART_FACTOR",
+    "ReferenceStepper",
     "ConvergenceError",
     "ConvergenceWarning",
     "ExtendedState",
@@ -55,6 +56,7 @@ __all__ = [
     "default_lrate",
     "infomax_reference",
     "match_sources",
+    "run_steps",
     "validate_data",
 ]
 
@@ -354,20 +356,68 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
     X = validate_data(X)
     options = check_options(X, batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
                             extended=extended)
-    batch, lrate, tol, max_steps, seed, history, extended = (options.batch, options.lrate, options.tol,
-                                                             options.max_steps, options.seed, options.history,
-                                                             options.extended)
-    n_subgauss = check_int(n_subgauss, "n_subgauss", minimum=0, maximum=X.shape[0])
-    ext_blocks = check_int(ext_blocks, "ext_blocks", minimum=0)
-    kurt_size = check_int(kurt_size, "kurt_size", minimum=1)
+    return run_steps(X, ReferenceStepper, method="reference",
+                     n_subgauss=check_int(n_subgauss, "n_subgauss", minimum=0, maximum=X.shape[0]),
+                     ext_blocks=check_int(ext_blocks, "ext_blocks", minimum=0),
+                     kurt_size=check_int(kurt_size, "kurt_size", minimum=1), **options.as_dict())
+
+
+class ReferenceStepper:
+    """The minibatches of one step, as the module docstring writes them (the weights checked after each).
+
+    Every implementation of the unit runs the same step loop (:func:`run_steps`) with its own
+    stepper; this one is the reference's. Parameters: the sphered data ``Xs`` (C, N), the
+    minibatch size and, for extended Infomax, the :class:`ExtendedState` and the run's random
+    stream (the kurtosis subsamples draw from it between minibatches).
+    """
+
+    name = "reference"
+
+    def __init__(self, Xs, batch, ext=None, rng=None):
+        self.Xs, self.batch, self.ext, self.rng = Xs, batch, ext, rng
+        self.eye = np.eye(Xs.shape[0])
+
+    def step(self, perm, W, bias, lrate, max_weight):
+        """Every minibatch of the permutation ``perm``; returns ``(W, bias, blown_up)``."""
+        Xs, batch, ext, eye = self.Xs, self.batch, self.ext, self.eye
+        for t in range(0, (perm.size // batch) * batch, batch):
+            U = W @ Xs[:, perm[t:t + batch]] + bias[:, None]
+            if ext is None:
+                Y = -np.tanh(U / 2.0)
+                W = W + lrate * (Y @ U.T + batch * eye) @ W
+                bias = bias + lrate * Y.sum(axis=1)
+            else:
+                Y = np.tanh(U)
+                W = W + lrate * (batch * eye - ext.signs[:, None] * (Y @ U.T) - U @ U.T) @ W
+                bias = bias - 2.0 * lrate * Y.sum(axis=1)
+            if not np.all(np.abs(W) <= max_weight):  # also catches inf and NaN
+                return W, bias, True
+            if ext is not None:
+                ext.after_block(Xs, W, self.rng)
+        return W, bias, False
+
+
+def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_steps=512, seed=None,
+              history=False, extended=False, n_subgauss=1, ext_blocks=1, kurt_size=6000, callback=None):
+    """The step loop of every implementation: annealing, blow-up restarts, stopping (steps 2-5 above).
+
+    ``make_stepper(Xs, batch)`` (``make_stepper(Xs, batch, ext, rng)`` for extended Infomax)
+    returns an object whose ``step(perm, W, bias, lrate, max_weight) -> (W, bias, blown_up)``
+    runs every minibatch of one permutation from ``W`` and ``bias`` (host float64 arrays,
+    returned as new host arrays): :class:`ReferenceStepper`, the fast CPU one
+    (:mod:`course_lib.ica.cpu`), the kernels or CuPy (:mod:`course_lib.ica._gpu`). A stepper may
+    check the weights after every minibatch (the reference, the CPU) or once per step (the GPU:
+    a check per minibatch would cost a copy to the host each time); the outcome is the same, since
+    a blown-up step is thrown away either way and the random stream drew one permutation for it.
+    """
     Xs, sphere, mean = center_and_sphere(X)
     n_channels, n_samples = Xs.shape
-    batch = default_batch_size(n_samples) if batch is None else batch
-    lrate = default_lrate(n_channels) if lrate is None else lrate
+    batch = default_batch_size(n_samples) if batch is None else int(batch)
+    lrate = default_lrate(n_channels) if lrate is None else float(lrate)
     rng = np.random.default_rng(seed)
-    n_batches = n_samples // batch
-    eye = np.eye(n_channels)
     ext = ExtendedState(n_channels, n_subgauss, ext_blocks, min(kurt_size, n_samples)) if extended else None
+    stepper = make_stepper(Xs, batch) if ext is None else make_stepper(Xs, batch, ext, rng)
+    eye = np.eye(n_channels)
     restarts = 0
     while True:  # one pass per (re)start
         W, bias = eye.copy(), np.zeros(n_channels)
@@ -378,22 +428,9 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
             ext.reset()
         while step < max_steps:
             perm = rng.permutation(n_samples)
-            for t in range(0, n_batches * batch, batch):
-                U = W @ Xs[:, perm[t:t + batch]] + bias[:, None]
-                if ext is None:
-                    Y = -np.tanh(U / 2.0)
-                    W = W + lrate * (Y @ U.T + batch * eye) @ W
-                    bias = bias + lrate * Y.sum(axis=1)
-                else:
-                    Y = np.tanh(U)
-                    W = W + lrate * (batch * eye - ext.signs[:, None] * (Y @ U.T) - U @ U.T) @ W
-                    bias = bias - 2.0 * lrate * Y.sum(axis=1)
-                if not np.all(np.abs(W) <= MAX_WEIGHT):  # also catches inf and NaN
-                    blown_up = True
-                    break
-                if ext is not None:
-                    ext.after_block(Xs, W, rng)
-            if blown_up:
+            W, bias, blown_up = stepper.step(perm, W, bias, lrate, MAX_WEIGHT)
+            if blown_up or not np.all(np.abs(W) <= MAX_WEIGHT):
+                blown_up = True
                 break
             step += 1
             delta = (W - old_W).ravel()
@@ -408,6 +445,8 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
             lrates.append(lrate)
             if history:
                 kept.append(W.copy())
+            if callback is not None:
+                callback(step, W)
             if angle > ANNEAL_DEG:
                 lrate *= ANNEAL_STEP
                 old_delta, old_change = delta, change
@@ -425,7 +464,7 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
                                    f"{MIN_LRATE:g}: the data may be badly scaled or nearly singular")
     return finish(X, W, bias, sphere, mean, Xs, step=step, converged=converged, lrate=lrate, restarts=restarts,
                   batch=batch, changes=changes, angles=angles, lrates=lrates, history=kept if history else None,
-                  method="reference", extended=extended, signs=None if ext is None else ext.signs.copy(),
+                  method=method, extended=extended, signs=None if ext is None else ext.signs.copy(),
                   max_steps=max_steps, tol=tol)
 
 

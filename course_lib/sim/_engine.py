@@ -491,6 +491,8 @@ class ScheduledBlockManager:
                 obs.warp_undefined(coll, lanes[lane], src, bool(coll.mask >> src & 1))
 
         results = _complete(coll, undefined)
+        if obs is not None:
+            obs.warp_operation(coll)
         if coll.kind == "syncwarp":
             self._syncwarp(warp, coll)
         for other in coll.waiting:

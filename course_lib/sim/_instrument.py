@@ -134,6 +134,9 @@ class Observer:
     def warp_undefined(self, coll, v, src, in_mask):
         """Lane ``v`` of a shuffle reads lane ``src``, which does not take part (exited if ``in_mask``)."""
 
+    def warp_operation(self, coll):
+        """The lanes of a warp complete the collective ``coll`` (a shuffle, vote, match or syncwarp)."""
+
     def atomic(self, array, frame):
         """Thread :attr:`current` starts an atomic operation on ``array``."""
 

@@ -15,6 +15,7 @@ each lane, and the same position among the accesses of that line. From them:
   the bank-conflict degree is wavefronts / that minimum: 1 when conflict-free, whatever
   the element size (2 wavefronts per float64 request are not a 2-way conflict);
 * atomics: operations, per line;
+* shuffles: warp-level ``shfl_*_sync`` instructions (one per warp, whatever the lanes taking part);
 * SIMT efficiency: active lanes per warp-level instruction / 32.
 
 Shared arrays are assumed to start on bank 0 (any 128-byte alignment gives the same
@@ -70,6 +71,8 @@ class LineProfile:
         (1 for 32 float32, 2 for 32 float64).
     atomics : int
         Atomic operations (one per lane).
+    shuffles : int
+        Warp-level shuffle instructions (``shfl_*_sync``; one per warp and execution).
     """
 
     file: str
@@ -87,6 +90,7 @@ class LineProfile:
     shared_wavefronts: int = 0
     shared_ideal_wavefronts: int = 0
     atomics: int = 0
+    shuffles: int = 0
 
     @property
     def simt_efficiency(self) -> float:
@@ -152,6 +156,7 @@ _COLUMNS = (
     ("shd wavefr/req", "shared_wavefronts_per_request", "{:.1f}"),
     ("bank confl (x ideal)", "bank_conflict_degree", "{:.1f}"),
     ("atomics", "atomics", "{}"),
+    ("shuffles", "shuffles", "{}"),
 )
 
 
@@ -193,7 +198,7 @@ class ProfileReport:
             If no line that ran contains it.
         """
         for row in self.lines:
-            ran = row.warp_instructions or row.global_requests or row.shared_requests or row.atomics
+            ran = row.warp_instructions or row.global_requests or row.shared_requests or row.atomics or row.shuffles
             if ran and text in row.source:
                 return row
         raise ValueError(f"no executed line of {self.kernel} contains {text!r}")
@@ -235,6 +240,7 @@ class _Profiler(Observer):
         self.threads = []
         self.mem = {}  # (space, store?, alloc, itemsize, warp, (file, line), occurrence, ordinal) -> [byte offsets]
         self.atomic_counts = {}  # (filename, line) -> count
+        self.shuffle_counts = defaultdict(int)  # (filename, line) -> warp-level shuffles
         self.stats = {}  # (filename, line) -> LineProfile
 
     # Observation ----------------------------------------------------------------
@@ -280,6 +286,10 @@ class _Profiler(Observer):
     def atomic(self, array, frame):
         key = self.site_line(frame)
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
+
+    def warp_operation(self, coll):
+        if coll.kind.startswith("shfl"):
+            self.shuffle_counts[coll.line] += 1
 
     def block_started(self, grid_point, threads):
         for v in threads:
@@ -336,6 +346,8 @@ class _Profiler(Observer):
             if key not in self.stats:
                 self.stats[key] = LineProfile(filename, lineno, linecache.getline(filename, lineno).strip())
             self.stats[key].atomics += n
+        for key, n in self.shuffle_counts.items():
+            self._row(*key).shuffles += n
         lines = sorted(self.stats.values(), key=lambda r: (r.file, r.line))
         total = LineProfile(os.path.basename(lines[0].file) if lines else "", 0, "(whole kernel)")
         for row in lines:
@@ -369,7 +381,7 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
     ProfileReport
         ``.total`` for the kernel, ``.lines`` per source line, ``.line(text)`` to find
         one: global requests and sectors per request, shared requests and bank-conflict
-        degree, atomics, SIMT efficiency.
+        degree, atomics, shuffles, SIMT efficiency.
 
     Examples
     --------

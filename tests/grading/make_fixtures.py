@@ -523,6 +523,275 @@ def _ps4() -> dict:
     }
 
 
+# =========================================================================== PS5
+#: Right sums, wrong technique: every later entry of a run adds itself into the first with an atomic.
+PS5_ATOMICS_ONLY = """@cuda.jit
+def fusion_warp(keys, weights, src, dst):
+    n = keys.shape[0]
+    for p in range(cuda.threadIdx.x, n, 32):
+        neighbour = keys[p] >> 32
+        first = p
+        while first > 0 and (keys[first - 1] >> 32) == neighbour:
+            first -= 1
+        if first != p:
+            cuda.atomic.add(weights, keys[first] & 0xFFFFFFFF, weights[keys[p] & 0xFFFFFFFF])
+    cuda.syncwarp()
+    for p in range(cuda.threadIdx.x, n, 32):
+        if p > 0 and (keys[p - 1] >> 32) == (keys[p] >> 32):
+            e = keys[p] & 0xFFFFFFFF
+            weights[e] = -np.inf
+            src[e] = -1
+            dst[e] = -1
+"""
+
+#: Right sums, the lesson's technique instead of the question's: a Hillis-Steele scan in shared memory with a
+#: barrier after every step (what fusion_segmented_kernel does), no shuffles.
+PS5_SHARED_SCAN = """@cuda.jit
+def fusion_warp(keys, weights, src, dst):
+    run_key = cuda.shared.array(32, int64)
+    run_sum = cuda.shared.array(32, float32)
+    run_head = cuda.shared.array(32, int64)
+    carry = cuda.shared.array(2, int64)
+    carry_sum = cuda.shared.array(1, float32)
+    t = cuda.threadIdx.x
+    n = keys.shape[0]
+    if t == 0:
+        carry[0] = -1
+    cuda.syncthreads()
+    for base in range(0, n, 32):
+        p = base + t
+        neighbour = int64(-2 - t)
+        entry = int64(-1)
+        value = float32(0.0)
+        if p < n:
+            neighbour = keys[p] >> 32
+            entry = keys[p] & 0xFFFFFFFF
+            value = weights[entry]
+        head = entry
+        if t == 0 and neighbour == carry[0]:
+            value += carry_sum[0]
+            head = carry[1]
+        run_key[t] = neighbour
+        run_sum[t] = value
+        run_head[t] = head
+        cuda.syncthreads()
+        offset = 1
+        while offset < 32:
+            add = float32(0.0)
+            first = head
+            if t >= offset and run_key[t - offset] == neighbour:
+                add = run_sum[t - offset]
+                first = min(head, run_head[t - offset])
+            cuda.syncthreads()
+            run_sum[t] += add
+            run_head[t] = first
+            head = first
+            cuda.syncthreads()
+            offset *= 2
+        if p < n:
+            if entry != head:
+                weights[entry] = -np.inf
+                src[entry] = -1
+                dst[entry] = -1
+            if p == n - 1 or (keys[p + 1] >> 32) != neighbour:
+                weights[head] = run_sum[t]
+        if t == 31:
+            carry[0] = neighbour
+            carry[1] = head
+            carry_sum[0] = run_sum[t]
+        cuda.syncthreads()
+"""
+
+#: The course's own kernel and measurements instead of the student's (q1 and q2 cells, in that order).
+PS5_COURSE_OWN = """fusion_warp = hac.kernels.fusion_segmented_kernel(32)
+
+
+def amdahl(stage_seconds, accelerated, speedup):
+    f = sum(stage_seconds[s] for s in accelerated) / sum(stage_seconds.values())
+    return hac.amdahl_speedup(f, speedup)
+
+
+def copies(method, n, seed):
+    measured = hac.profiling.per_iteration(hac.tied_graph(n, seed=seed), method)
+    return measured["HtoD_count"] + measured["DtoH_count"]
+"""
+
+_PS5_Q1 = "ps5_q1_answer"
+#: The solution's carry from one chunk to the next (three broadcasts from lane 31).
+_PS5_CARRY = ("        carry_key = cuda.shfl_sync(FULL_MASK, neighbour, 31)\n"
+              "        carry_sum = cuda.shfl_sync(FULL_MASK, total, 31)\n"
+              "        carry_head = cuda.shfl_sync(FULL_MASK, head, 31)\n")
+
+
+def ps5_no_carry() -> str:
+    """The typical bug: the scan by shuffles, but a run crossing a chunk boundary starts again from zero."""
+    return _edit("ps5", _PS5_Q1, (_PS5_CARRY, ""),
+                 ("        if lane == 0 and neighbour == carry_key:  # the run began in an earlier chunk\n"
+                  "            total += carry_sum\n            head = carry_head\n", ""))
+
+
+def ps5_different() -> str:
+    """Correct, written differently: the carry through shared memory (written by lane 31 after the loads' syncwarp,
+    a second syncwarp before the next chunk reads it), a while loop over the offsets, a conditional for the head."""
+    return _edit(
+        "ps5", _PS5_Q1,
+        ("    carry_key = int64(-1)  # the last run of the previous chunk: its neighbour, sum so far and first entry\n"
+         "    carry_sum = float32(0.0)\n    carry_head = int64(-1)\n",
+         "    carry = cuda.shared.array(2, int64)  # neighbour and first entry of the last run so far\n"
+         "    carry_sum = cuda.shared.array(1, float32)\n    if lane == 0:\n        carry[0] = -1\n"
+         "    cuda.syncwarp()\n"),
+        ("neighbour == carry_key:", "neighbour == carry[0]:"),
+        ("            total += carry_sum\n            head = carry_head\n",
+         "            total += carry_sum[0]\n            head = carry[1]\n"),
+        ("        for step in range(5):  # inclusive segmented scan in registers, 1, 2, 4, 8, 16 lanes down the warp\n"
+         "            offset = 1 << step\n", "        offset = 1\n        while offset < 32:\n"),
+        ("                head = min(head, below_head)\n",
+         "                head = below_head if below_head < head else head\n            offset *= 2\n"),
+        (_PS5_CARRY, ""),
+        ("                weights[head] = total\n",
+         "                weights[head] = total\n        if lane == 31:\n            carry[0] = neighbour\n"
+         "            carry[1] = head\n            carry_sum[0] = total\n        cuda.syncwarp()\n"))
+
+
+def _ps5() -> dict:
+    q1, q2 = _PS5_Q1, "ps5_q2_answer"
+    course_q1, course_q2 = PS5_COURSE_OWN.split("\n\n\ndef amdahl")
+    return {
+        "right": Fixture("the solution", {}, (6, 4)),
+        "right_but_different": Fixture(
+            "correct, written differently (the carry through shared memory with a second syncwarp, a while loop over "
+            "the scan's offsets; Amdahl from the accelerated fraction)",
+            {q1: ps5_different(),
+             q2: _edit("ps5", q2, ("    before = sum(stage_seconds.values())\n"
+                                   "    after = sum(t / speedup if stage in accelerated else t for stage, t in "
+                                   "stage_seconds.items())\n    return before / after",
+                                   "    f = sum(stage_seconds[s] for s in accelerated) / sum(stage_seconds.values())\n"
+                                   "    return 1.0 / ((1.0 - f) + f / speedup)"))},
+            (6, 4)),
+        "atomics_only": Fixture("right sums from atomics instead of a segmented scan: capped at half",
+                                {q1: PS5_ATOMICS_ONLY}, (3, 4), says={"ps5.q1": "expected technique"},
+                                feedback=("measured -1", "Capped at 3 points")),
+        "shared_scan": Fixture("right sums from the lesson's technique (a scan in shared memory, no shuffles): capped "
+                               "at half", {q1: PS5_SHARED_SCAN}, (3, 4), says={"ps5.q1": "expected technique"},
+                               feedback=("measured 0 with the course's profiler", "Capped at 3 points")),
+        "no_carry": Fixture("the scan by shuffles, runs crossing a chunk boundary not carried over",
+                            {q1: ps5_no_carry()}, (2, 4), says={"ps5.q1": "race and warp check"},
+                            feedback=("Likely cause: chunk", "cuda.shfl_sync(mask, value, 31)")),
+        "course_own": Fixture("the course's fusion kernel, Amdahl helper and profiling instead of the student's",
+                              {q1: course_q1 + "\n", q2: "def amdahl" + course_q2}, (0, 0),
+                              says={"ps5.q1": "course's own", "ps5.q2": "course's own"}),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps5_setup": _solution_cell("ps5", "ps5_setup") + "\n\n" + PATCH_JUDGES.format(unit="hac"),
+             q1: "@cuda.jit\ndef fusion_warp(keys, weights, src, dst):\n"
+                 "    if cuda.threadIdx.x < weights.shape[0]:\n        weights[cuda.threadIdx.x] = 7.0\n",
+             q2: "amdahl = copies = lambda *args: Anything()\n"},
+            (0, 0), says={"ps5.q1": "refused for tampering", "ps5.q2": "refused for tampering"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
+                           says={"ps5.q1": "not answered yet", "ps5.q2": "not answered yet"}),
+    }
+
+
+# =========================================================================== PS6
+#: Correct, written differently: one (2, 256) shared array, a sample count per block, an early return after the barrier.
+PS6_DIFFERENT = '''MAX_CHANNELS = 256
+
+
+@cuda.jit
+def two_sample_gemv(Wt, Xt, perm, start, U):
+    staged = cuda.shared.array((2, MAX_CHANNELS), float64)
+    c = cuda.threadIdx.x
+    first = 2 * cuda.blockIdx.x
+    count = min(2, U.shape[0] - first)
+    n_channels = Wt.shape[0]
+    for s in range(count):
+        if c < n_channels:
+            staged[s, c] = Xt[perm[start + first + s], c]
+    cuda.syncthreads()
+    if c >= n_channels:
+        return
+    a = 0.0
+    b = 0.0
+    for k in range(n_channels):
+        w = Wt[k, c]
+        a += w * staged[0, k]
+        if count == 2:
+            b += w * staged[1, k]
+    U[first, c] = a
+    if count == 2:
+        U[first + 1, c] = b
+'''
+
+#: Right results, wrong technique: one sample at a time, W read again for the second one.
+PS6_ONE_SAMPLE_AT_A_TIME = '''MAX_CHANNELS = 256
+
+
+@cuda.jit
+def two_sample_gemv(Wt, Xt, perm, start, U):
+    sample = cuda.shared.array(MAX_CHANNELS, float64)
+    c = cuda.threadIdx.x
+    for b in range(2 * cuda.blockIdx.x, min(2 * cuda.blockIdx.x + 2, U.shape[0])):
+        if c < Wt.shape[0]:
+            sample[c] = Xt[perm[start + b], c]
+        cuda.syncthreads()
+        if c < Wt.shape[0]:
+            total = 0.0
+            for k in range(Wt.shape[0]):
+                total += Wt[k, c] * sample[k]
+            U[b, c] = total
+        cuda.syncthreads()
+'''
+
+#: The typical bug: an even B assumed (the last block of an odd B reads and writes one sample too far).
+PS6_EVEN_BATCH_ONLY = '''MAX_CHANNELS = 256
+
+
+@cuda.jit
+def two_sample_gemv(Wt, Xt, perm, start, U):
+    first = cuda.shared.array(MAX_CHANNELS, float64)
+    second = cuda.shared.array(MAX_CHANNELS, float64)
+    c = cuda.threadIdx.x
+    b = 2 * cuda.blockIdx.x
+    if c < Wt.shape[0]:
+        first[c] = Xt[perm[start + b], c]
+        second[c] = Xt[perm[start + b + 1], c]
+    cuda.syncthreads()
+    if c < Wt.shape[0]:
+        total0 = 0.0
+        total1 = 0.0
+        for k in range(Wt.shape[0]):
+            total0 += Wt[k, c] * first[k]
+            total1 += Wt[k, c] * second[k]
+        U[b, c] = total0
+        U[b + 1, c] = total1
+'''
+
+
+def _ps6() -> dict:
+    q1 = "ps6_q1_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 4)),
+        "right_but_different": Fixture("correct, written differently (one 2-D shared array, an early return)",
+                                       {q1: PS6_DIFFERENT}, (6, 4)),
+        "one_sample_at_a_time": Fixture("right results, W read once per sample: capped at half",
+                                        {q1: PS6_ONE_SAMPLE_AT_A_TIME}, (3, 4), says={"ps6.q1": "technique"},
+                                        feedback=("Wt loaded once per block", "Capped at 3 points")),
+        "even_batch_only": Fixture("the second sample unguarded: out of bounds when B is odd",
+                                   {q1: PS6_EVEN_BATCH_ONLY}, (1, 4), says={"ps6.q1": "out-of-bounds"},
+                                   feedback=("second sample",)),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps6_setup": _solution_cell("ps6", "ps6_setup") + "\n\n" + PATCH_JUDGES.format(unit="ica"),
+             q1: "MAX_CHANNELS = 256\n\n\n@cuda.jit\ndef two_sample_gemv(Wt, Xt, perm, start, U):\n"
+                 "    if cuda.threadIdx.x < U.shape[1]:\n        U[0, cuda.threadIdx.x] = 7.0\n",
+             "ps6_q2_answer": "SIMT_CHANNELS = (20, 32, 40)\nlaunches_per_step = occupancy = lambda *args: Anything()\n"
+                              "simt = Anything()\n"},
+            (0, 0), says={"ps6.q1": "refused for tampering", "ps6.q2": "refused for tampering"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
+                           says={"ps6.q1": "not answered yet", "ps6.q2": "simt must have the keys [20, 32, 40], got []"}),
+    }
+
+
 # =========================================================================== PS8
 #: Correct, written differently: an early return, truncation (the coordinates are never left of the origin), x first.
 PS8_DIFFERENT = '''@cuda.jit
@@ -706,7 +975,7 @@ for question in questions_module.QUESTIONS:
         object.__setattr__(test, "judge", _never_fails)
 '''
 
-FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4, "ps8": _ps8}
+FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4, "ps5": _ps5, "ps6": _ps6, "ps8": _ps8}
 
 
 # =========================================================================== writing

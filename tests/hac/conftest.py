@@ -1,8 +1,6 @@
-"""The submissions under ``submissions/`` are graded by test_questions.py, not run by nbval; shared fixtures."""
+"""Shared fixtures of the Unit 5 tests."""
 
 import pytest
-
-collect_ignore = ["submissions"]
 
 
 @pytest.fixture(scope="session")

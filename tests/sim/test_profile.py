@@ -108,6 +108,29 @@ def test_divergent_branch_runs_each_side_at_half_efficiency():
 
 
 @cuda.jit
+def half_warp_shuffle_sum(x, out):
+    i = cuda.grid(1)
+    v = x[i]
+    if cuda.laneid < 16:  # one half of each warp sums its 16 values, the other half idles
+        offset = 8
+        while offset > 0:
+            v += cuda.shfl_down_sync(0xFFFF, v, offset)
+            offset //= 2
+    out[i] = v
+
+
+def test_shuffles_are_counted_once_per_warp_whatever_the_lanes_taking_part():
+    x = np.arange(96, dtype=np.float32)
+    out = np.zeros(96, np.float32)
+    report = profile(half_warp_shuffle_sum, 1, 96, x, out)
+    assert report.line("cuda.shfl_down_sync").shuffles == 3 * 4  # 3 warps, 4 steps each
+    assert report.total.shuffles == 12 and report.total.atomics == 0
+    assert report.line("out[i] = v").shuffles == 0
+    assert out[0] == x[:16].sum() and out[32] == x[32:48].sum()
+    assert "shuffles" in str(report)
+
+
+@cuda.jit
 def histogram_atomic(data, bins):
     i = cuda.grid(1)
     if i < data.size:
