@@ -24,7 +24,13 @@ _compiled = {}
 
 
 def _kernels():
-    """Compile (once) the serial and parallel drivers around the CPU build of the rules."""
+    """Compile (once per process) the serial and parallel drivers around the CPU build of the rules.
+
+    Not ``cache=True``: Numba keys a closure's cache entry on its pickled closure variables, and
+    a dispatcher pickles with a fresh id in every process, so every process would miss and add
+    an entry; and the serial and parallel drivers share one Python function, hence one cache
+    index, so the serial one would load the parallel one's machine code.
+    """
     if _compiled:
         return _compiled
     core = _core.build("cpu")

@@ -26,6 +26,23 @@ def simulate_times(histogram, types, times, *, phi_min, seed=0, method="cpu", bi
             for t in times]
 
 
+def _runs_and_axes(histogram, types, times, phi_min, seed, method, results, ax, figsize):
+    """The runs to draw (simulated unless given) and the axes to draw them on (a new figure unless given)."""
+    import matplotlib.pyplot as plt
+
+    if results is None:
+        results = simulate_times(histogram, types, times, phi_min=phi_min, seed=seed, method=method)
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return results, ax
+
+
+def _finish(ax, legend_size):
+    ax.legend(fontsize=legend_size)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
 def histogram_over_time(histogram, types, times, *, phi_min, seed=0, method="cpu", results=None, ax=None):
     """Fluorescence histogram of the living cells at several times, with the per-generation peaks.
 
@@ -39,10 +56,7 @@ def histogram_over_time(histogram, types, times, *, phi_min, seed=0, method="cpu
     import matplotlib.pyplot as plt
 
     h0 = as_histogram(histogram)
-    if results is None:
-        results = simulate_times(h0, types, times, phi_min=phi_min, seed=seed, method=method)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 4))
+    results, ax = _runs_and_axes(h0, types, times, phi_min, seed, method, results, ax, (8, 4))
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(results)))
     for r, color in zip(results, colors):
         ax.stairs(r.counts, r.edges, color=color, label=f"t = {r.tau_max:g} h ({r.recorded} cells)")
@@ -57,9 +71,7 @@ def histogram_over_time(histogram, types, times, *, phi_min, seed=0, method="cpu
     ax.axvline(results[0].phi_min, color="r", lw=1, label=f"phi_min = {results[0].phi_min:g}")
     ax.set(xscale="log", xlabel="fluorescence (label per cell)", ylabel="cells",
            title="Label dilution: one peak per generation (numbers above)")
-    ax.legend(fontsize=7)
-    ax.figure.tight_layout()
-    return ax.figure
+    return _finish(ax, 7)
 
 
 def population_by_type(histogram, types, times, *, phi_min, seed=0, method="cpu", results=None, ax=None):
@@ -69,22 +81,15 @@ def population_by_type(histogram, types, times, *, phi_min, seed=0, method="cpu"
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-
     cell_types = as_types(types)
-    if results is None:
-        results = simulate_times(histogram, cell_types, times, phi_min=phi_min, seed=seed, method=method)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
+    results, ax = _runs_and_axes(histogram, cell_types, times, phi_min, seed, method, results, ax, (6, 4))
     t = [r.tau_max for r in results]
     by_type = np.array([r.by_type for r in results])
     for k, name in enumerate(cell_types.names):
         ax.plot(t, by_type[:, k], marker="o", label=name)
     ax.plot(t, by_type.sum(axis=1), color="k", ls="--", label="all")
     ax.set(xlabel="time (h)", ylabel="living cells", title="Population per type")
-    ax.legend(fontsize=8)
-    ax.figure.tight_layout()
-    return ax.figure
+    return _finish(ax, 8)
 
 
 def memory_per_level(slots, alive, *, slot_bytes, cell_bytes, ax=None):
@@ -110,6 +115,4 @@ def memory_per_level(slots, alive, *, slot_bytes, cell_bytes, ax=None):
     ax.semilogy(levels, slots * slot_bytes, marker="o", label="fixed-slot tree: L * 2**level slots")
     ax.semilogy(levels, np.maximum(alive, 1) * cell_bytes, marker="s", label="compacted: live cells only")
     ax.set(xlabel="level (generation)", ylabel="bytes", title="Device memory per level")
-    ax.legend(fontsize=8)
-    ax.figure.tight_layout()
-    return ax.figure
+    return _finish(ax, 8)

@@ -69,7 +69,7 @@ def _gpu_rows(sizes):
     return rows
 
 
-def copy_bandwidth(sizes_mib=(16,), *, repeat=5) -> list:
+def copy_bandwidth(sizes_mib=(16,), *, repeat=9) -> list:
     """Host-to-device copy bandwidth from pageable and from pinned host memory (GPU only).
 
     Parameters
@@ -77,7 +77,8 @@ def copy_bandwidth(sizes_mib=(16,), *, repeat=5) -> list:
     sizes_mib : sequence of int
         Sizes of the copied float64 arrays, in MiB.
     repeat : int
-        Copies timed with CUDA events per measurement (the median is kept).
+        Copies of each kind timed with CUDA events per measurement (the median is kept). The two
+        kinds take turns, so a change of clock or load during the measurement affects both alike.
 
     Returns
     -------
@@ -99,9 +100,15 @@ def copy_bandwidth(sizes_mib=(16,), *, repeat=5) -> list:
         pinned = cuda.pinned_array(n, np.float64)
         pinned[:] = 1.0
         d = cuda.device_array(n)
-        for kind, host in (("pageable", pageable), ("pinned", pinned)):
-            seconds = gpu_time(lambda: d.copy_to_device(host), repeat=repeat, warmup=1)
-            rows.append(dict(memory=kind, mib=mib, gb_per_s=host.nbytes / seconds / 1e9))
+        copies = {"pageable": lambda: d.copy_to_device(pageable), "pinned": lambda: d.copy_to_device(pinned)}
+        samples = {kind: [] for kind in copies}
+        for turn in range(repeat + 1):  # the first turn warms up
+            for kind, copy in copies.items():
+                seconds = gpu_time(copy, repeat=1, warmup=0)
+                if turn:
+                    samples[kind].append(seconds)
+        for kind, seconds in samples.items():
+            rows.append(dict(memory=kind, mib=mib, gb_per_s=n * 8 / float(np.median(seconds)) / 1e9))
     return rows
 
 

@@ -13,57 +13,92 @@ from itertools import combinations
 import numba
 import numpy as np
 
-from .model import _pi_upper_bound, cell_index, count_map, feature_local_ids
+from .kernels import row_extensions
+from .model import cell_index, count_map, feature_local_ids
 
 __all__ = ["mine_cpu"]
 
 
-@numba.njit(cache=False, inline="always")
-def _matches(table, row, width, k, j, x, y, r2):
-    for m in range(k):
-        member = table[row * width + m]
-        dx = x[member] - x[j]
-        dy = y[member] - y[j]
-        if dx * dx + dy * dy > r2:
-            return False
-    return True
+@numba.njit(cache=True)
+def _quad_masks(counts, n_cols, n_rows, n_words):
+    """Which features each 2 x 2 quadruplet holds: bit ``f`` of word ``f // 64`` of its row (uint64)."""
+    quad_cols = max(n_cols - 1, 1)
+    quad_rows = max(n_rows - 1, 1)
+    masks = np.zeros((quad_rows * quad_cols, n_words), np.uint64)
+    for qy in range(quad_rows):
+        for qx in range(quad_cols):
+            for cy in range(qy, min(qy + 2, n_rows)):  # a missing cell (single row or column) holds nothing
+                for cx in range(qx, min(qx + 2, n_cols)):
+                    for f in range(counts.shape[1]):
+                        if counts[cy * n_cols + cx, f] > 0:
+                            masks[qy * quad_cols + qx, f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+    return masks
 
 
-@numba.njit(parallel=True, cache=False)
+@numba.njit(parallel=True, cache=True)
+def _pi_upper_bounds(counts, n_cols, n_rows, quad_masks, cells_of_feature, feature_start, candidates, feature_count):
+    """:func:`~course_lib.colocation.pi_upper_bound` of every candidate (rows of ``candidates``), in parallel.
+
+    The same figure, bit for bit: for each feature f of a candidate, the instances of f in cells
+    lying in a quadruplet that holds every feature of the candidate, over all instances of f. Only
+    the cells holding f are visited (``cells_of_feature[feature_start[f]:feature_start[f + 1]]``).
+    """
+    quad_cols = max(n_cols - 1, 1)
+    quad_rows = max(n_rows - 1, 1)
+    n_words = quad_masks.shape[1]
+    bounds = np.empty(candidates.shape[0])
+    for c in numba.prange(candidates.shape[0]):
+        wanted = np.zeros(n_words, np.uint64)
+        for j in range(candidates.shape[1]):
+            f = candidates[c, j]
+            wanted[f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+        bound = np.inf
+        for j in range(candidates.shape[1]):
+            f = candidates[c, j]
+            total = 0
+            for s in range(feature_start[f], feature_start[f + 1]):
+                cell = cells_of_feature[s]
+                cx = cell % n_cols
+                cy = cell // n_cols
+                counted = False
+                for qy in range(max(cy - 1, 0), min(cy + 1, quad_rows)):
+                    for qx in range(max(cx - 1, 0), min(cx + 1, quad_cols)):
+                        every = True
+                        for w in range(n_words):
+                            if quad_masks[qy * quad_cols + qx, w] & wanted[w] != wanted[w]:
+                                every = False
+                        counted = counted or every
+                if counted:
+                    total += counts[cell, f]
+            bound = min(bound, total / feature_count[f] if feature_count[f] > 0 else 0.0)
+        bounds[c] = bound
+    return bounds
+
+
+def _filter_index(grid, counts):
+    """What :func:`_pi_upper_bounds` needs besides the CountMap: quadruplet masks, cells by feature."""
+    quad_masks = _quad_masks(counts, grid.n_cols, grid.n_rows, (counts.shape[1] + 63) // 64)
+    by_feature, cells = np.nonzero(counts.T)  # sorted by feature
+    feature_start = np.searchsorted(by_feature, np.arange(counts.shape[1] + 1)).astype(np.int64)
+    return quad_masks, cells.astype(np.int64), feature_start
+
+
+# The kernels' own search (one plain Python function), compiled for the CPU.
+_row_extensions_cpu = numba.njit(cache=True, inline="always")(row_extensions)
+
+
+@numba.njit(parallel=True, cache=True)
 def _extend(table, k, child_of, n_features, x, y, features, cell_of, cell_start, order, n_cols, n_rows, r2, fill,
             offsets, new_table):
     """Count (``fill=False``: into ``offsets``) or write (``fill=True``) the extensions of every row."""
-    width = k + 1
-    rows = len(table) // width
-    for row in numba.prange(rows):
-        p = table[row * width + k]
-        last_feature = features[table[row * width + k - 1]]
-        cx = cell_of[table[row * width]] % n_cols
-        cy = cell_of[table[row * width]] // n_cols
-        out = offsets[row] if fill else 0
-        found = 0
-        for ny in range(max(cy - 1, 0), min(cy + 2, n_rows)):
-            for nx in range(max(cx - 1, 0), min(cx + 2, n_cols)):
-                cell = ny * n_cols + nx
-                for s in range(cell_start[cell], cell_start[cell + 1]):
-                    j = order[s]
-                    h = features[j]
-                    if h > last_feature:
-                        child = child_of[p * n_features + h]
-                        if child >= 0 and _matches(table, row, width, k, j, x, y, r2):
-                            if fill:
-                                for m in range(k):
-                                    new_table[out * (k + 2) + m] = table[row * width + m]
-                                new_table[out * (k + 2) + k] = j
-                                new_table[out * (k + 2) + k + 1] = child
-                                out += 1
-                            else:
-                                found += 1
+    for row in numba.prange(len(table) // (k + 1)):
+        found = _row_extensions_cpu(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order,
+                                    n_cols, n_rows, r2, fill, offsets[row] if fill else 0, new_table)
         if not fill:
             offsets[row] = found
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _participation(table, k, seg_start, feature_local, n_flags, n_segments):
     flags = np.zeros(max(n_flags, 1), np.uint8)
     part = np.zeros(n_segments, np.int64)
@@ -122,6 +157,7 @@ def mine_cpu(points, features, r, threshold, n_features=None, max_size=None, *, 
     fc = np.bincount(features, minlength=n_features).astype(np.int64)
     local = feature_local_ids(features, n_features)
     counts = count_map(g, points, features, n_features)
+    filter_index = _filter_index(g, counts)
     table = np.empty(2 * n, np.int64)
     table[0::2], table[1::2] = np.arange(n), features
     ids = {(f,): f for f in range(n_features)}
@@ -129,7 +165,8 @@ def mine_cpu(points, features, r, threshold, n_features=None, max_size=None, *, 
     candidates = [c for c in combinations([f for f in range(n_features) if fc[f]], 2)]
     found, levels, k = {}, [], 2
     while candidates and k <= max_size:
-        kept = [c for c in candidates if _pi_upper_bound(g, counts, c, fc) >= threshold]
+        bounds = _pi_upper_bounds(counts, g.n_cols, g.n_rows, *filter_index, np.array(candidates, np.int64), fc)
+        kept = [c for c, bound in zip(candidates, bounds) if bound >= threshold]
         prevalent, total = [], 0
         if kept:
             child_of, seg_start, n_flags = level_plan(kept, [ids[c[:-1]] for c in kept], n_ids, n_features, fc)

@@ -17,8 +17,8 @@ Data layout on the device (all int32 unless stated):
 Preprocessing: :func:`grid_count_kernel`, then a prefix sum of the cell counts, then
 :func:`scatter_by_cell_kernel`. Filter (all candidates of one size in two launches):
 :func:`quadruplet_filter_kernel` then :func:`candidate_bound_kernel`. Refine:
-:func:`extend_count_kernel`, a prefix sum, :func:`extend_fill_kernel`, then
-:func:`participation_kernel`.
+:func:`extend_count_kernel`, a prefix sum, :func:`extend_fill_kernel` (both around the same
+search, :func:`row_extensions`), then :func:`participation_kernel`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ..registry import course_kernel
 
 __all__ = ["BOUND_BLOCK", "MAX_PATTERN", "candidate_bound_kernel", "extend_count_kernel", "extend_fill_kernel",
            "fill_kernel", "grid_count_kernel", "participation_kernel", "quadruplet_filter_kernel",
-           "scatter_by_cell_kernel", "singleton_table_kernel"]
+           "row_extensions", "scatter_by_cell_kernel", "singleton_table_kernel"]
 
 LESSON = "lessons/08_colocation.ipynb"
 #: Largest pattern size (features per pattern) the kernels handle.
@@ -272,18 +272,62 @@ def candidate_bound_kernel(count_map, n_features, n_cols, n_rows, candidates, k,
         bounds[c] = bound
 
 
-# Inlined into the caller at Numba IR level: a separately compiled device function asks the
-# driver for the current GPU, so compile_ptx (and the compile check) fails without one.
-@cuda.jit(device=True, inline="always")
-def _extension_matches(table, row, k, j, x, y, r2):
-    """Whether instance j is within r of every member of the row (squared distances)."""
-    for m in range(k):
-        member = table[row * (k + 1) + m]
-        dx = x[member] - x[j]
-        dy = y[member] - y[j]
-        if dx * dx + dy * dy > r2:
-            return False
-    return True
+def row_extensions(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order, n_cols, n_rows,
+                   r2, fill, out, new_table):
+    """The neighbour search of both refine passes: the extensions of one row of size k.
+
+    The candidates that extend the row's pattern p by a feature h are ``child_of[p * F + h]``
+    (features above the row's last one only: rows stay sorted by feature). An instance j of such
+    a feature in the 3 x 3 cells around the row's first instance extends the row if it is within
+    r of every member (squared distances, no square root). A pattern with no candidate above its
+    last feature (one that was not prevalent, say) is not searched at all.
+
+    Returns how many extensions the row has; with ``fill`` also writes them as rows ``out``,
+    ``out + 1``, ... of ``new_table`` (width k + 2: the members, j, the candidate).
+    """
+    p = table[row * (k + 1) + k]
+    last_feature = features[table[row * (k + 1) + k - 1]]
+    extendable = False
+    for h in range(last_feature + 1, n_features):
+        if child_of[p * n_features + h] >= 0:
+            extendable = True
+            break
+    if not extendable:
+        return 0
+    first = table[row * (k + 1)]
+    cx = cell_of[first] % n_cols
+    cy = cell_of[first] // n_cols
+    found = 0
+    for ny in range(max(cy - 1, 0), min(cy + 2, n_rows)):
+        for nx in range(max(cx - 1, 0), min(cx + 2, n_cols)):
+            cell = ny * n_cols + nx
+            for s in range(cell_start[cell], cell_start[cell + 1]):
+                j = order[s]
+                h = features[j]
+                if h > last_feature and child_of[p * n_features + h] >= 0:
+                    near = True
+                    for m in range(k):
+                        member = table[row * (k + 1) + m]
+                        dx = x[member] - x[j]
+                        dy = y[member] - y[j]
+                        if dx * dx + dy * dy > r2:
+                            near = False
+                            break
+                    if near:
+                        if fill:
+                            for m in range(k):
+                                new_table[(out + found) * (k + 2) + m] = table[row * (k + 1) + m]
+                            new_table[(out + found) * (k + 2) + k] = j
+                            new_table[(out + found) * (k + 2) + k + 1] = child_of[p * n_features + h]
+                        found += 1
+    return found
+
+
+# Written once as plain Python: inlined into both refine kernels here, and compiled for the CPU
+# miner (course_lib.colocation.cpu), so every version searches alike. Inlined at Numba IR level:
+# a separately compiled device function asks the driver for the current GPU, so compile_ptx (and
+# the compile check) fails without one.
+_row_extensions_device = cuda.jit(device=True, inline="always")(row_extensions)
 
 
 def _example_extend(fill):
@@ -341,24 +385,9 @@ def extend_count_kernel(table, k, child_of, n_features, x, y, features, cell_of,
         Output.
     """
     row = cuda.grid(1)
-    if row >= counts.shape[0]:
-        return
-    p = table[row * (k + 1) + k]
-    first = table[row * (k + 1)]
-    last_feature = features[table[row * (k + 1) + k - 1]]
-    cx = cell_of[first] % n_cols
-    cy = cell_of[first] // n_cols
-    found = 0
-    for ny in range(max(cy - 1, 0), min(cy + 2, n_rows)):
-        for nx in range(max(cx - 1, 0), min(cx + 2, n_cols)):
-            cell = ny * n_cols + nx
-            for s in range(cell_start[cell], cell_start[cell + 1]):
-                j = order[s]
-                h = features[j]
-                if h > last_feature and child_of[p * n_features + h] >= 0:
-                    if _extension_matches(table, row, k, j, x, y, r2):
-                        found += 1
-    counts[row] = found
+    if row < counts.shape[0]:  # counts[:0]: nothing is written when counting
+        counts[row] = _row_extensions_device(table, row, k, child_of, n_features, x, y, features, cell_of,
+                                             cell_start, order, n_cols, n_rows, r2, False, 0, counts[:0])
 
 
 @course_kernel(f"void({_EXTEND_SIG}, {_I}, {_I})", lesson=LESSON, example=lambda: _example_extend(True))
@@ -376,28 +405,9 @@ def extend_fill_kernel(table, k, child_of, n_features, x, y, features, cell_of, 
         Output: the instance table of size k + 1 (the candidate id last in each row).
     """
     row = cuda.grid(1)
-    if row >= offsets.shape[0]:
-        return
-    p = table[row * (k + 1) + k]
-    first = table[row * (k + 1)]
-    last_feature = features[table[row * (k + 1) + k - 1]]
-    cx = cell_of[first] % n_cols
-    cy = cell_of[first] // n_cols
-    out = offsets[row]
-    for ny in range(max(cy - 1, 0), min(cy + 2, n_rows)):
-        for nx in range(max(cx - 1, 0), min(cx + 2, n_cols)):
-            cell = ny * n_cols + nx
-            for s in range(cell_start[cell], cell_start[cell + 1]):
-                j = order[s]
-                h = features[j]
-                if h > last_feature:
-                    child = child_of[p * n_features + h]
-                    if child >= 0 and _extension_matches(table, row, k, j, x, y, r2):
-                        for m in range(k):
-                            new_table[out * (k + 2) + m] = table[row * (k + 1) + m]
-                        new_table[out * (k + 2) + k] = j
-                        new_table[out * (k + 2) + k + 1] = child
-                        out += 1
+    if row < offsets.shape[0]:
+        _row_extensions_device(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order,
+                               n_cols, n_rows, r2, True, offsets[row], new_table)
 
 
 def _example_participation():

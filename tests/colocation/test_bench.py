@@ -46,3 +46,22 @@ def test_gpu_part_runs_every_version_and_reports_the_goal(monkeypatch):
     assert goal["instances"] == 80 and goal["speedup"] > 0 and goal["goal"] == bench.GOAL_SPEEDUP
     text = bench.summary(results)
     assert "goal: GPU >= 50x" in text and "copy from pinned" in text
+
+
+def test_copy_bandwidth_takes_turns_and_keeps_the_median(monkeypatch):
+    """Pageable and pinned copies alternate (after one warm-up turn); the median copy time is kept."""
+    from course_lib.colocation import bench
+
+    monkeypatch.setattr(bench.device, "is_gpu", lambda: True)
+    calls, times = [], iter([9.0, 9.0] + [1e-3, 5e-4, 2e-3, 5e-4, 1e-3, 9.0]).__next__
+
+    def fake_gpu_time(copy, repeat, warmup):
+        assert (repeat, warmup) == (1, 0)
+        calls.append(copy)
+        return times()
+
+    monkeypatch.setattr(bench, "gpu_time", fake_gpu_time)
+    rows = bench.copy_bandwidth([1], repeat=3)
+    assert len(calls) == 8 and calls[0::2] == [calls[0]] * 4 and calls[1::2] == [calls[1]] * 4
+    assert [r["memory"] for r in rows] == ["pageable", "pinned"] and all(r["mib"] == 1 for r in rows)
+    assert rows[0]["gb_per_s"] == 2**20 / 1e-3 / 1e9 and rows[1]["gb_per_s"] == 2**20 / 5e-4 / 1e9

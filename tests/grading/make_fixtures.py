@@ -792,6 +792,60 @@ def _ps6() -> dict:
     }
 
 
+# =========================================================================== PS7
+#: Correct, written differently: an early return, the flag tested against zero, the types written first.
+PS7_DIFFERENT = '''@cuda.jit
+def compact_recorded_kernel(flags, offsets, phis, types, out_phis, out_types):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i >= flags.shape[0]:
+        return
+    if flags[i] != 0:
+        where = offsets[i]
+        out_types[where] = types[i]
+        out_phis[where] = phis[i]
+'''
+
+
+def _ps7() -> dict:
+    q1, q2 = "ps7_q1_answer", "ps7_q2_answer"
+    return {
+        "right": Fixture("the solution", {}, (6, 4)),
+        "right_but_different": Fixture("correct, written differently (early return; 72 bytes per slot of the level "
+                                       "in q2)", {q1: PS7_DIFFERENT, q2: _edit("ps7", q2, (
+                                           "(n_initial * 2**level + n_initial * 2 ** (level + 1)) * 24",
+                                           "72 * n_initial * 2**level"))}, (6, 4)),
+        "recount": Fixture("right results, but each thread counts the flags before it instead of reading the "
+                           "offsets: quadratic work, capped at half",
+                           {q1: _edit("ps7", q1, ("        slot = offsets[i]\n",
+                                                  "        slot = 0\n        for j in range(i):\n"
+                                                  "            slot += flags[j]\n"))}, (3, 4),
+                           says={"ps7.q1": "expected technique"}, feedback=("bytes loaded per cell", "quadratic work")),
+        "inclusive_offsets": Fixture("the offsets read as an inclusive scan (slot offsets[i] - 1)",
+                                     {q1: _edit("ps7", q1, ("slot = offsets[i]", "slot = offsets[i] - 1"))},
+                                     (0.5, 4), says={"ps7.q1": "values differ"},
+                                     feedback=("exclusive prefix sum", "(negative-index)")),
+        "no_flag_test": Fixture("no flag test: every cell writes (unrecorded ones race with the next recorded one "
+                                "for its slot), past the end of the packed arrays",
+                                {q1: _edit("ps7", q1, (" and flags[i] == 1:", ":"))}, (3, 4),
+                                says={"ps7.q1": "IndexError"},
+                                feedback=("write only where flags[i] == 1", "Likely cause: race")),
+        "one_level": Fixture("the tree's step counted for the new level only",
+                             {q2: _edit("ps7", q2, ("(n_initial * 2**level + n_initial * 2 ** (level + 1)) * 24",
+                                                    "n_initial * 2 ** (level + 1) * 24"))}, (6, 2),
+                             says={"ps7.q2": "count both levels"}),
+        "patched_judges": Fixture(
+            "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
+            {"ps7_setup": _solution_cell("ps7", "ps7_setup") + "\n\n" + PATCH_JUDGES.format(unit="cellsim"),
+             q1: "@cuda.jit\ndef compact_recorded_kernel(flags, offsets, phis, types, out_phis, out_types):\n"
+                 "    i = cuda.grid(1)\n    if i < flags.shape[0]:\n        out_phis[0] = 7.0\n",
+             q2: "tree_step_bytes = first_level_over = lambda *args: Anything()\n"
+                 "tree_dtoh_bytes = compact_dtoh_bytes = Anything()\n"},
+            (0, 0), says={"ps7.q1": "refused for tampering", "ps7.q2": "refused for tampering"}),
+        UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
+                           says={"ps7.q1": "not answered yet"}),
+    }
+
+
 # =========================================================================== PS8
 #: Correct, written differently: an early return, truncation (the coordinates are never left of the origin), x first.
 PS8_DIFFERENT = '''@cuda.jit
@@ -975,7 +1029,7 @@ for question in questions_module.QUESTIONS:
         object.__setattr__(test, "judge", _never_fails)
 '''
 
-FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4, "ps5": _ps5, "ps6": _ps6, "ps8": _ps8}
+FIXTURES = {"ps1": _ps1, "ps2": _ps2, "ps3": _ps3, "ps4": _ps4, "ps5": _ps5, "ps6": _ps6, "ps7": _ps7, "ps8": _ps8}
 
 
 # =========================================================================== writing
