@@ -44,8 +44,8 @@ class NotebookRunner:
 
     @staticmethod
     def score(nb):
-        """The text printed by the notebook's nbval-checked score cell."""
-        (cell,) = [c for c in nb.cells if "NBVAL_CHECK_OUTPUT" in c.source]
+        """The text printed by the notebook's nbval-checked score cell (tagged ``nbval-check-output``)."""
+        (cell,) = [c for c in nb.cells if "nbval-check-output" in c.metadata.get("tags", [])]
         return "".join(o.get("text", "") for o in cell.outputs)
 
 

@@ -9,8 +9,11 @@
 - ``ps3.q2`` (2 points): predict the edges the step examines, and measure its global loads per level.
   Answer: ``{"kernel": bottom_up_step, "predicted_edges": f(in_indptr, in_indices, frontier_flags,
   depth), "measure": g(level)}``.
-- ``ps3.q3`` (2 points): the work of the edge-parallel and frontier BFS on a chain. Answer:
-  ``{"quadratic_on_chain": f(n), "frontier_on_chain": g(n), "complexity": one of WORK_CHOICES}``.
+- ``ps3.q3`` (2 points): the work of the edge-parallel and frontier BFS on a one-way chain searched from its
+  middle, and the worst-case work of a search made of bottom-up steps only. Answer:
+  ``{"quadratic_on_chain": f(n), "frontier_on_chain": g(n), "complexity": one of WORK_CHOICES}``. The lesson
+  prints the counts for an undirected chain from one end (V (V - 1) and 2E) and the worst case of the
+  edge-parallel BFS; none of them is an answer here.
 """
 
 from __future__ import annotations
@@ -238,21 +241,33 @@ def chain_args(rng, info):
     return [(n,) for n in (2, 3, 10, 1000, int(rng.integers(4, 10**5)))]
 
 
+def quadratic_on_chain(n):
+    """Edges the edge-parallel BFS examines on the one-way chain 0 -> 1 -> ... -> n-1 from vertex n // 2: all
+    n - 1 arcs at each iteration, one per level (depths 0 .. n - 1 - n // 2) plus the last one, which finds nothing."""
+    return (n - 1) * (n - n // 2)
+
+
+def frontier_on_chain(n):
+    """Edges the frontier BFS examines there: the out-arcs of the reached vertices n // 2 .. n - 1."""
+    return n - 1 - n // 2
+
+
 Q3 = question(
     "ps3.q3", "counting the work", 2,
     answer={"quadratic_on_chain": function("quadratic_on_chain"), "frontier_on_chain": function("frontier_on_chain"),
             "complexity": choice("complexity", WORK_CHOICES)},
     tolerance="exact integers",
     tests=[
-        calls_test("edge-parallel BFS on a chain", 0.75, key="quadratic_on_chain", args=chain_args,
-                   expect=lambda n: n * (n - 1),
-                   hint="an undirected chain of n vertices has n - 1 edges, each examined once per iteration, and "
-                        "the host needs one more iteration than the maximum depth to learn it is done"),
-        calls_test("frontier BFS on a chain", 0.75, key="frontier_on_chain", args=chain_args,
-                   expect=lambda n: 2 * (n - 1), hint="sum the degrees"),
-        value_test("worst-case work of the edge-parallel BFS", 0.5, key="complexity", expect=lambda info: "O(V * E)",
-                   explain=lambda got, want: "which graph needs the most iterations, and how many edges does each "
-                                             "iteration examine?"),
+        calls_test("edge-parallel BFS on a one-way chain from its middle", 0.75, key="quadratic_on_chain",
+                   args=chain_args, expect=quadratic_on_chain,
+                   hint="every arc is examined at every iteration, reachable or not, and the host needs one more "
+                        "iteration than the maximum depth to learn it is done"),
+        calls_test("frontier BFS on a one-way chain from its middle", 0.75, key="frontier_on_chain", args=chain_args,
+                   expect=frontier_on_chain, hint="only reached vertices scan their out-arcs"),
+        value_test("worst-case work of a search made of bottom-up steps only", 0.5, key="complexity",
+                   expect=lambda info: "O(V * E)",
+                   explain=lambda got, want: "the early exit needs a frontier neighbour: which graph needs the most "
+                                             "levels, and what do its unvisited vertices examine at each level?"),
     ])
 
 QUESTIONS = (Q1, Q2, Q3)

@@ -12,8 +12,10 @@ on them. This module does the same job without nbgrader, as a pipeline of small 
   (so ``nbgrader generate_assignment`` writes the same cells); Markdown answer cells get
   ``YOUR ANSWER HERE``;
 - ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` regions are removed;
-- outputs and execution counts are cleared, except in cells tagged for nbval output
-  checking, whose outputs are cleared too (the student version is not nbval-checked).
+- outputs and execution counts are cleared, the score cell's too (the student runs it);
+  cell metadata is kept, so the score cell keeps its ``nbval-check-output`` tag (nbval's
+  cell tag, not a comment in the code students read), which makes nbval check the
+  solution's committed score.
 """
 
 from __future__ import annotations

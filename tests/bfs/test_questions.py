@@ -55,3 +55,14 @@ def test_examined_edges_model():
     assert examined_edges(c["in_indptr"], c["in_indices"], c["flags"], c["depth"]) == 21
     chain = one_level(bfs.chain(5), 0, 1)  # vertex 2 finds vertex 1 first; 3 and 4 scan their lists
     assert examined_edges(chain["in_indptr"], chain["in_indices"], chain["flags"], chain["depth"]) == 1 + 2 + 1
+
+
+def test_chain_counts_are_measured_and_not_the_lessons():
+    """q3's counts are what the library's searches measure, and the lesson's printed ones do not pass."""
+    from course_lib.bfs.questions import frontier_on_chain, quadratic_on_chain
+
+    for n in (2, 3, 4, 7, 10):
+        chain = bfs.chain(n, directed=True)
+        assert quadratic_on_chain(n) == bfs.traverse(chain, n // 2, "edge_quadratic").total_edges_examined
+        assert frontier_on_chain(n) == bfs.traverse(chain, n // 2, "frontier_atomic").total_edges_examined
+    assert quadratic_on_chain(10) != 10 * 9 and frontier_on_chain(10) != 2 * 9  # V (V - 1) and 2E, lesson 3

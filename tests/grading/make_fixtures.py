@@ -389,7 +389,7 @@ def _ps3() -> dict:
             {q1: PS3_DIFFERENT,
              q2: _edit("ps3", q2, ("    for v in np.flatnonzero(depth == -1):", "    for v in range(len(depth)):\n"
                                    "        if depth[v] != -1:\n            continue")),
-             q3: _edit("ps3", q3, ("    return n * (n - 1)", "    return (n - 1) * n"))}, (6, 2, 2)),
+             q3: _edit("ps3", q3, ("    return (n - 1) * iterations", "    return iterations * (n - 1)"))}, (6, 2, 2)),
         "no_early_exit": Fixture("every in-neighbour scanned after the parent is found: capped at half",
                                  {q1: PS3_NO_EARLY_EXIT}, (3, 2, 2),
                                  says={"ps3.q1": "expected technique: each unvisited vertex stops"},
@@ -401,10 +401,11 @@ def _ps3() -> dict:
         "bounds": Fixture("no v < V guard: threads past the last vertex read past the arrays",
                           {q1: _edit("ps3", q1, ("    if v < depth.shape[0] and depth[v] < 0:", "    if depth[v] < 0:"))},
                           (1.5, 2, 2), says={"ps3.q1": "IndexError"}),
-        "off_by_one": Fixture("depth[v] = current, and wrong q3 answers",
+        "off_by_one": Fixture("depth[v] = current, and wrong q3 answers (the lesson's undirected 2E, and O(V + E) "
+                              "for bottom-up steps only)",
                               {q1: _edit("ps3", q1, ("                depth[v] = current + 1",
                                                      "                depth[v] = current")),
-                               q3: _edit("ps3", q3, ("    return 2 * (n - 1)", "    return n - 1"),
+                               q3: _edit("ps3", q3, ("    return n - 1 - n // 2  #", "    return 2 * (n - 1)  #"),
                                          ('work_complexity = "O(V * E)"', 'work_complexity = "O(V + E)"'))},
                               (1, 2, 0.75), says={"ps3.q1": "depth under the checker: 85 of 120 values differ"},
                               feedback=("Hint: an unvisited vertex (depth -1) looks through its in-neighbours",)),

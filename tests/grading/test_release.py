@@ -61,3 +61,19 @@ def test_student_version_has_no_solution_left(problem_set):
     graded = [c.metadata["nbgrader"]["points"] for c in committed.cells
               if c.metadata.get("nbgrader", {}).get("grade")]
     assert sum(graded) == sum(q.points for q in questions_of(problem_set))
+
+
+@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
+def test_score_cell_is_checked_by_its_nbval_tag_not_a_comment(problem_set):
+    """The solution's score output is checked by nbval through the cell tag, which the student version keeps."""
+    from course_lib.grading.release import solution_path
+
+    for path in (solution_path(problem_set), student_path(problem_set)):
+        nb = nbformat.read(path, as_version=4)
+        tagged = [c for c in nb.cells if "nbval-check-output" in c.metadata.get("tags", [])]
+        assert [c.metadata["nbgrader"]["grade_id"] for c in tagged] == [f"{problem_set}_score"], path.name
+        assert f'summary("{problem_set}")' in tagged[0].source
+        assert not any("NBVAL_" in c.source for c in nb.cells), f"{path.name}: nbval markers belong in cell tags"
+    solution = nbformat.read(solution_path(problem_set), as_version=4)
+    (score,) = [c for c in solution.cells if "nbval-check-output" in c.metadata.get("tags", [])]
+    assert f"{problem_set} total:" in "".join(o.get("text", "") for o in score.outputs)  # what nbval compares
