@@ -1,5 +1,6 @@
 """Self-check questions of the lesson on stochastic cell proliferation."""
 
+from ..predict import Prediction, prediction_dict
 from ..quiz import Quiz, quiz_dict
 
 QUIZ = quiz_dict({
@@ -38,5 +39,36 @@ QUIZ = quiz_dict({
          "Compare the distributions over many seeds with a two-sample test and a distance threshold"), 2,
         "Pool many runs per implementation and test: a permutation two-sample test on the Hellinger "
         "distance of the pooled histograms, with thresholds stated in advance (compare_runs).",
+    ),
+})
+
+#: The lesson's "predict, then measure" exercises (see :mod:`course_lib.predict`).
+PREDICTIONS = prediction_dict({
+    "deepest_generation": Prediction(
+        "50 initial cells, all of fluorescence 300, with phi_min = 11 and tau_max = 10,000 h, far later than any "
+        "division time: what is the deepest generation that any cell reaches?",
+        4,
+        "A generation-g cell has 300 / 2**g, and a cell divides only if its daughters keep phi / 2 >= 11. Generation "
+        "3 (37.5) still makes daughters of 18.75; generation 4 (18.75) would make 9.4, so its cells are discarded "
+        "instead. Label dilution alone sets the depth, floor(log2(300 / 11)) = 4, whatever tau_max is.",
+        rel_tol=0.0,
+    ),
+    "deepest_recorded": Prediction(
+        "In the same run, what is the deepest generation of a recorded cell (one in the output histogram)?",
+        0,
+        "When time never stops a division, a dividing cell goes on until its daughters would fall below phi_min, "
+        "and such a cell is discarded, not recorded. Only cells that never divide are recorded: the quiescent type, "
+        "at generation 0. Very late histograms show only the quiescent cells.",
+        rel_tol=0.0,
+    ),
+    "histogram_global_atomics": Prediction(
+        "100 initial cells, all of the same fluorescence, and tau_max = 0, so every cell is recorded at once. The "
+        "fate kernel runs in blocks of 32 threads with per-block shared bins. How many global atomics does it make "
+        "on the histogram?",
+        4,
+        "Every cell adds itself to its block's shared bins (100 shared atomics). All cells have the same "
+        "fluorescence, so each block has a single non-empty bin and adds it to the global histogram once: "
+        "ceil(100 / 32) = 4 blocks, 4 global atomics, against 100 with one global atomic per cell.",
+        rel_tol=0.0,
     ),
 })
