@@ -33,10 +33,6 @@ CANDIDATES = np.array([0, 3, 0, 3], np.int32)
 CANDIDATE_PARENTS = np.array([1, 1, 2, 2], np.int32)
 
 
-def _work():
-    return np.zeros(2, np.int64)
-
-
 def launches():
     g = GRAPH
     edge_u, edge_v, both = g.edge_list
@@ -45,19 +41,17 @@ def launches():
     return {
         "init": (K.bfs_init_kernel, 1, 8, np.int32(0), DEPTH.copy(), PARENT.copy()),
         "edge_quadratic": (K.bfs_edge_quadratic_kernel, 1, 8, edge_u, edge_v, np.int32(both), np.int32(1),
-                           DEPTH.copy(), PARENT.copy(), np.ones(1, np.int32), _work()),
+                           DEPTH.copy(), PARENT.copy(), np.ones(1, np.int32)),
         "frontier_atomic": (K.bfs_frontier_atomic_kernel, 1, 8, g.indptr, g.indices, FRONTIER, np.int32(2),
-                            np.int32(1), DEPTH.copy(), PARENT.copy(), np.zeros(6, np.int32), np.zeros(1, np.int32),
-                            _work()),
-        "bottom_up": (K.bfs_bottom_up_kernel, 1, 8, g.indptr, g.indices, np.int32(1), DEPTH.copy(), PARENT.copy(),
-                      _work()),
+                            np.int32(1), DEPTH.copy(), PARENT.copy(), np.zeros(6, np.int32), np.zeros(1, np.int32)),
+        "bottom_up": (K.bfs_bottom_up_kernel, 1, 8, g.indptr, g.indices, np.int32(1), DEPTH.copy(), PARENT.copy()),
         "level_flags": (K.level_flags_kernel, 1, 8, DEPTH.copy(), np.int32(1), np.zeros(6, np.int32)),
         "degrees": (K.frontier_degree_kernel, 1, 8, g.indptr, FRONTIER, np.int32(2), np.zeros(6, np.int32)),
         "expand": (K.expand_frontier_kernel, 1, 8, g.indptr, g.indices, FRONTIER, np.int32(2),
                    np.array([0, 2], np.int32), np.int32(4), DEPTH.copy(), np.full(6, -1, np.int32),
-                   np.zeros(4, np.int32), np.zeros(4, np.int32), _work()),
+                   np.zeros(4, np.int32), np.zeros(4, np.int32)),
         "claim": (K.claim_candidates_kernel, 1, 8, CANDIDATES, CANDIDATE_PARENTS, np.int32(4), owner, np.int32(1),
-                  DEPTH.copy(), PARENT.copy(), np.zeros(4, np.int32), _work()),
+                  DEPTH.copy(), PARENT.copy(), np.zeros(4, np.int32)),
         "scan": (K.block_exclusive_scan_kernel(16), 2, 16, np.arange(20, dtype=np.int32), np.int32(20),
                  np.zeros(20, np.int32), np.zeros(2, np.int32)),
         "block_offsets": (K.add_block_offsets_kernel, 2, 16, np.zeros(20, np.int32), np.int32(20),

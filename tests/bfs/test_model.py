@@ -1,4 +1,4 @@
-"""Work counters measured by the kernels, the parent-tree validator and bad inputs."""
+"""The lane-efficiency model of the frontier kernels."""
 
 
 import pytest
