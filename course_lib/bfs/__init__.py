@@ -4,7 +4,7 @@ From the source's edge-parallel "try #1" (one thread per edge every iteration,
 O(V * E) work) to linear-work frontier BFS (the next frontier built with atomics or
 with a scan-based stream compaction). Public entry points: :func:`bfs` (``method=``
 picks the variant) and :func:`traverse` (the same search with its work per level,
-counted on the host by :mod:`course_lib.bfs.work`); references and the parent-tree
+counted on the host by :mod:`course_lib.bfs.model`); references and the parent-tree
 validator in :mod:`course_lib.bfs.reference`; graph generators and NetworkX's small
 real graphs in :mod:`course_lib.bfs.data`. Kernels live in :mod:`course_lib.bfs.kernels`
 (they do only the search), plots in :mod:`course_lib.bfs.plots`, the level-stepping
@@ -15,7 +15,7 @@ profiler (which measures the work on the kernels themselves) in
 """
 
 from .._lazy import lazy_submodules
-from . import kernels, profiling, work
+from . import kernels, profiling
 from .api import METHODS, BFSRun, DeviceGraph, bfs, default_block, exclusive_scan, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import (

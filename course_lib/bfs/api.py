@@ -11,7 +11,7 @@ from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int
 from .cpu import bfs_cpu
 from .data import Graph, as_graph, check_source
-from . import work
+from . import model
 
 __all__ = ["METHODS", "BFSRun", "DeviceGraph", "bfs", "default_block", "exclusive_scan", "traverse"]
 
@@ -38,7 +38,7 @@ class BFSRun:
     """The outcome of one search, with the work it did, level by level.
 
     The kernels do only the search; the work is counted from what it produced
-    (:mod:`course_lib.bfs.work`), a count the tests check against the simulator's
+    (:mod:`course_lib.bfs.model`), a count the tests check against the simulator's
     profiler on the kernels themselves (:func:`course_lib.bfs.profiling.measure_search`).
 
     Attributes
@@ -72,8 +72,8 @@ class BFSRun:
 
     @cached_property
     def edges_examined(self) -> list:
-        """Edges the kernels examined at each iteration (list of int; :func:`course_lib.bfs.work.edges_examined`)."""
-        return work.edges_examined(self.graph, self.method, self.depth, self.iterations, self.directions)
+        """Edges the kernels examined at each iteration (list of int; :func:`course_lib.bfs.model.edges_examined`)."""
+        return model.edges_examined(self.graph, self.method, self.depth, self.iterations, self.directions)
 
     @cached_property
     def newly_reached(self) -> list:
@@ -82,7 +82,7 @@ class BFSRun:
         Every design writes each of them once, except the edge-parallel ``"edge_quadratic"``,
         whose threads racing to one vertex may all write it (the profiler measures those writes).
         """
-        return work.newly_reached(self.depth, self.iterations)
+        return model.newly_reached(self.depth, self.iterations)
 
     @property
     def total_edges_examined(self) -> int:

@@ -9,7 +9,7 @@ cores) and NetworkX (pure Python, small graphs only), and, on a
 GPU, the two top-down frontier BFS, the direction-optimising BFS (reported apart: it
 skips most edges, yet TEPS count every edge of the component) and the quadratic
 edge-parallel BFS, with their iterations and the edges their kernels examined (counted
-on the host after the timed search, :mod:`course_lib.bfs.work`).
+on the host after the timed search, :mod:`course_lib.bfs.model`).
 
 Goal on an H100: the frontier BFS >= 3.3 GTEPS on the scale-22 Kronecker graph (the
 single-GPU figure of Merrill, Garland & Grimshaw, PPoPP 2012) and >= 20x SciPy's

@@ -10,7 +10,7 @@ Conventions shared by every kernel:
   (-1) for vertices not reached yet; ``parent`` (int32, shape (V,)) the vertex a
   vertex was discovered from (the source is its own parent);
 - the kernels do only the search: what a search cost (edges examined, depths written)
-  is counted on the host from what it produced (:mod:`course_lib.bfs.work`) and
+  is counted on the host from what it produced (:mod:`course_lib.bfs.model`) and
   measured on these kernels by the simulator's profiler
   (:mod:`course_lib.bfs.profiling`), never by counters inside them.
 

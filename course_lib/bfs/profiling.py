@@ -6,7 +6,7 @@ The profiler counts how many times each lane ran each line of a kernel; the line
 read an edge's neighbour and that store a depth (:data:`WORK_LINES`) give the edges a
 level examined and the depths it wrote, measured on the kernels students read, which
 carry no counters. :func:`measure_search` does it for every level of a search, to check
-the counts :func:`course_lib.bfs.traverse` derives on the host (:mod:`course_lib.bfs.work`).
+the counts :func:`course_lib.bfs.traverse` derives on the host (:mod:`course_lib.bfs.model`).
 """
 
 from __future__ import annotations

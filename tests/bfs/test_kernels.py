@@ -9,6 +9,8 @@ it never takes for current).
 """
 
 
+import inspect
+
 import numpy as np
 import pytest
 from course_lib.bfs import as_graph, data
@@ -86,3 +88,17 @@ def test_the_election_race_is_really_there():
     assert [p.array for p in report.problems] == ["owner"]
     owner = args[7]
     assert owner[3] in (1, 3)
+
+
+def test_the_kernels_carry_no_counters():
+    """The kernels students read do only the search: no counter argument, no shared counters, no atomics
+    except the frontier claims of the atomic design."""
+    for name in K.__all__:
+        kernel = getattr(K, name)
+        if not callable(kernel) or name == "block_exclusive_scan_kernel":
+            continue
+        source = inspect.getsource(kernel.py_func)
+        assert "work" not in inspect.signature(kernel.py_func).parameters, name
+        assert "shared" not in source, name
+        if name != "bfs_frontier_atomic_kernel":
+            assert "atomic" not in source.split('"""')[-1], name
