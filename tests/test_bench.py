@@ -1,8 +1,11 @@
 """The benchmark command runs anywhere (its CPU part without a GPU) and writes JSON + a plot."""
 
 import json
+from pathlib import Path
 
-from course_lib import device
+import pytest
+
+from course_lib import bench, device
 from course_lib.bench.__main__ import main
 
 
@@ -93,3 +96,34 @@ def test_summary_text_goal_line_only_with_a_summary():
     with_summary = {"rows": [], "summary": {"goal_met": True}, "notes": []}
     assert summary_text(with_summary, str, goal=goal) == "goal met: True"
     assert summary_text({"rows": [], "summary": {}, "notes": ["no GPU"]}, str, goal=goal) == "no GPU"
+
+
+def test_gpu_figures_show_the_newest_committed_gpu_run(tmp_path):
+    assert bench.RESULTS_DIR == Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    empty = bench.gpu_figures("nbody", tmp_path)
+    assert "No GPU run of the nbody benchmark is committed yet" in empty and "python -m course_lib.bench nbody" in empty
+    base = bench.stamp("nbody")
+    row = {"variant": "tiled", "n": 1 << 20, "tile": 256, "gflops": 0.0}
+    gpu = dict(base["device"], name="NVIDIA H100 80GB HBM3")
+    for date, rate in [("2026-11-01T10:00:00+00:00", 1.0e12), ("2026-11-20T10:00:00+00:00", 2.1e12)]:
+        bench.write_results(dict(base, backend="gpu", device=gpu, date=date, summary={}, notes=[],
+                                 rows=[dict(row, interactions_per_s=rate)]), tmp_path)
+    # A later run without a GPU carries no GPU figure: it is not shown.
+    bench.write_results(dict(base, backend="simulator", date="2026-11-30T10:00:00+00:00", summary={},
+                             rows=[dict(row, variant="cpu_numba_parallel", interactions_per_s=1e9)],
+                             notes=[bench.NO_GPU_NOTE]), tmp_path)
+    runs = bench.committed_results("nbody", tmp_path)
+    assert [r["date"][:10] for r in runs] == ["2026-11-20", "2026-11-01"]
+    text = bench.gpu_figures("nbody", tmp_path)
+    assert text.splitlines()[0] == "Measured on NVIDIA H100 80GB HBM3, 2026-11-20 (committed run, 2 in benchmarks/results):"
+    assert "2.100e+12 interactions/s" in text and "1.000e+12" not in text and "cpu_numba_parallel" not in text
+    assert bench.committed_results("spmv", tmp_path) == []  # another unit's files are not this one's
+
+
+def test_committed_results_name_a_broken_file(tmp_path):
+    (tmp_path / "nbody_broken.json").write_text("{")
+    with pytest.raises(ValueError, match="nbody_broken.json: not a benchmark results file"):
+        bench.committed_results("nbody", tmp_path)
+    (tmp_path / "nbody_broken.json").write_text(json.dumps({"unit": "spmv", "device": {"name": "x"}, "date": "d"}))
+    with pytest.raises(ValueError, match="not a results file of the nbody benchmark"):
+        bench.gpu_figures("nbody", tmp_path)

@@ -17,7 +17,10 @@ A unit's ``bench.py`` only says what it measures; the skeleton is shared:
   them on log-log axes with reference lines, and :func:`figure` is the
   create-draw-save-close frame every plot shares;
 - :func:`time_call` (CPU wall clock), :func:`gpu_time` (CUDA events) and
-  :func:`cupy_time` (the GPU library peer) measure.
+  :func:`cupy_time` (the GPU library peer) measure;
+- :func:`committed_results` reads the GPU runs committed under ``benchmarks/results/``
+  and :func:`gpu_figures` is what a lesson prints of them: the newest, labelled with
+  its device and date, or how to make one when none is committed.
 
 >>> rows = [{"variant": "tiled", "n": 2048, "rate": 4.0}, {"variant": "tiled", "n": 1024, "rate": 1.0},
 ...         {"variant": "naive", "n": 1024, "rate": 0.5}]
@@ -28,6 +31,7 @@ A unit's ``bench.py`` only says what it measures; the skeleton is shared:
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import json
 import platform
 import re
@@ -40,11 +44,14 @@ import numpy as np
 
 from .. import device
 
-__all__ = ["NO_GPU_NOTE", "cpu_name", "cupy_time", "figure", "gpu_time", "plot_series", "results", "series",
-           "stamp", "summary_text", "time_call", "write_results"]
+__all__ = ["NO_GPU_NOTE", "RESULTS_DIR", "committed_results", "cpu_name", "cupy_time", "figure", "gpu_figures",
+           "gpu_time", "plot_series", "results", "series", "stamp", "summary_text", "time_call", "write_results"]
 
 #: The note of a run without a GPU (the benchmark measured its CPU part only).
 NO_GPU_NOTE = "no GPU: only the CPU variants were measured"
+#: Where the course's committed GPU runs live: ``benchmarks/results/`` of the checkout holding this package
+#: (absent from an installed wheel: a lesson then says that no run is committed).
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 
 
 def time_call(fn, *, repeat=5, warmup=1, min_time=0.2):
@@ -140,6 +147,60 @@ def write_results(results: dict, out_dir, plot=None) -> tuple[Path, Path | None]
         png_path = out_dir / f"{base}.png"
         plot(results, png_path)
     return json_path, png_path
+
+
+def committed_results(unit: str, folder=None) -> list:
+    """The GPU runs of ``unit`` in ``folder`` (default :data:`RESULTS_DIR`), newest first.
+
+    Parameters
+    ----------
+    unit : str
+        A unit name (``"nbody"``, ...): files ``<unit>_*.json`` written by :func:`write_results`.
+    folder : path-like, optional
+
+    Returns
+    -------
+    list of dict
+        The results of runs on a GPU (``backend == "gpu"``); CPU-only runs are left out
+        (they carry no GPU figure).
+
+    Raises
+    ------
+    ValueError
+        A file of the unit that is not a results file (not JSON, or without device and date).
+    """
+    folder = Path(RESULTS_DIR if folder is None else folder)
+    runs = []
+    for path in sorted(folder.glob(f"{unit}_*.json")) if folder.is_dir() else ():
+        try:
+            data = json.loads(path.read_text())
+            complete = data["unit"] == unit and "name" in data["device"] and bool(data["date"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: not a benchmark results file ({type(exc).__name__}: {exc})") from None
+        if not complete:
+            raise ValueError(f"{path}: not a results file of the {unit} benchmark (unit {data['unit']!r})")
+        if data.get("backend") == "gpu":
+            runs.append(data)
+    return sorted(runs, key=lambda r: r["date"], reverse=True)
+
+
+def gpu_figures(unit: str, folder=None) -> str:
+    """What a lesson shows of its unit's GPU benchmark.
+
+    The newest committed GPU run (:func:`committed_results`), headed by its device and
+    date and summarised by the unit's ``bench.summary``; or, when none is committed,
+    a sentence saying so and which command makes one.
+    """
+    folder = Path(RESULTS_DIR if folder is None else folder)
+    runs = committed_results(unit, folder)
+    if not runs:
+        return (f"No GPU run of the {unit} benchmark is committed yet (none in {folder.parent.name}/{folder.name}/): the figures quoted "
+                f"here are published ones and goals. On a machine with an NVIDIA GPU, `python -m course_lib.bench "
+                f"{unit}` measures them and writes JSON (device name and date) and a plot to benchmarks/results/.")
+    newest = runs[0]
+    summary = importlib.import_module(f"course_lib.{unit}.bench").summary(newest)
+    return (f"Measured on {newest['device']['name']}, {newest['date'][:10]} (committed run, "
+            f"{len(runs)} in benchmarks/results):\n{summary}")
 
 
 def cupy_time(fn, *, repeat=10, warmup=2):

@@ -3,13 +3,15 @@
 From the source's edge-parallel "try #1" (one thread per edge every iteration,
 O(V * E) work) to linear-work frontier BFS (the next frontier built with atomics or
 with a scan-based stream compaction). Public entry points: :func:`bfs` (``method=``
-picks the variant) and :func:`traverse` (the same search with its measured work per
-level); references and the parent-tree validator in :mod:`course_lib.bfs.reference`;
-graph generators and NetworkX's small real graphs in :mod:`course_lib.bfs.data`.
-Kernels live in :mod:`course_lib.bfs.kernels`, plots in :mod:`course_lib.bfs.plots`,
-the level-stepping explorer in :mod:`course_lib.bfs.widgets`, replaying one level under
-the simulator's profiler in :mod:`course_lib.bfs.profiling`, the problem set's
-questions in :mod:`course_lib.bfs.questions`.
+picks the variant) and :func:`traverse` (the same search with its work per level,
+counted on the host by :mod:`course_lib.bfs.model`); references and the parent-tree
+validator in :mod:`course_lib.bfs.reference`; graph generators and NetworkX's small
+real graphs in :mod:`course_lib.bfs.data`. Kernels live in :mod:`course_lib.bfs.kernels`
+(they do only the search), plots in :mod:`course_lib.bfs.plots`, the level-stepping
+explorer in :mod:`course_lib.bfs.widgets`, replaying levels under the simulator's
+profiler (which measures the work on the kernels themselves) in
+:mod:`course_lib.bfs.profiling`, the problem set's questions in
+:mod:`course_lib.bfs.questions`.
 """
 
 from .._lazy import lazy_submodules

@@ -1,4 +1,4 @@
-"""Public entry points of Unit 3: :func:`bfs` and :func:`traverse` (with work counters)."""
+"""Public entry points of Unit 3: :func:`bfs` and :func:`traverse` (with the work of each level)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int
 from .cpu import bfs_cpu
 from .data import Graph, as_graph, check_source
+from . import model
 
 __all__ = ["METHODS", "BFSRun", "DeviceGraph", "bfs", "default_block", "exclusive_scan", "traverse"]
 
@@ -36,6 +37,10 @@ def _default_scan_block() -> int:
 class BFSRun:
     """The outcome of one search, with the work it did, level by level.
 
+    The kernels do only the search; the work is counted from what it produced
+    (:mod:`course_lib.bfs.model`), a count the tests check against the simulator's
+    profiler on the kernels themselves (:func:`course_lib.bfs.profiling.measure_search`).
+
     Attributes
     ----------
     method : str
@@ -44,16 +49,13 @@ class BFSRun:
         Hops from the source, -1 where unreachable.
     parent : ndarray of shape (V,), int32
         A BFS tree: the source is its own parent, -1 where unreachable.
+    graph : Graph
+        The graph searched.
+    iterations : int
+        Iterations (levels) the host ran: maximum depth + 1 (the last one reaches nothing).
     frontier_sizes : list of int
         Vertices expanded at each iteration (for ``"edge_quadratic"``: vertices
         of the depth being expanded, which that method finds by scanning every edge).
-    edges_examined : list of int
-        Edges the threads looked at in each iteration, as counted by the kernels
-        (the CPU method counts in its loop).
-    depth_writes : list of int
-        Depth values written in each iteration; above the number of newly reached
-        vertices when several threads write the same vertex (the benign race of
-        ``"edge_quadratic"``).
     directions : list of str
         ``"top-down"`` or ``"bottom-up"`` for each iteration of ``"direction_optimizing"``
         (empty for the other methods).
@@ -63,15 +65,24 @@ class BFSRun:
     source: int
     depth: np.ndarray
     parent: np.ndarray
+    graph: Graph = field(repr=False)
+    iterations: int
     frontier_sizes: list = field(default_factory=list)
-    edges_examined: list = field(default_factory=list)
-    depth_writes: list = field(default_factory=list)
     directions: list = field(default_factory=list)
 
-    @property
-    def iterations(self) -> int:
-        """Kernel iterations (levels) the host ran: maximum depth + 1."""
-        return len(self.edges_examined)
+    @cached_property
+    def edges_examined(self) -> list:
+        """Edges the kernels examined at each iteration (list of int; :func:`course_lib.bfs.model.edges_examined`)."""
+        return model.edges_examined(self.graph, self.method, self.depth, self.iterations, self.directions)
+
+    @cached_property
+    def newly_reached(self) -> list:
+        """Vertices that got their depth at each iteration (list of int): the next frontier's size.
+
+        Every design writes each of them once, except the edge-parallel ``"edge_quadratic"``,
+        whose threads racing to one vertex may all write it (the profiler measures those writes).
+        """
+        return model.newly_reached(self.depth, self.iterations)
 
     @property
     def total_edges_examined(self) -> int:
@@ -138,7 +149,7 @@ def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True
 
 
 def traverse(graph, source, method="frontier_atomic", *, directed=True, on_device=None) -> BFSRun:
-    """Run one BFS variant and return depths, parents and its measured work per level.
+    """Run one BFS variant and return depths, parents and its work per level.
 
     Parameters and errors as in :func:`bfs`, and:
 
@@ -153,9 +164,8 @@ def traverse(graph, source, method="frontier_atomic", *, directed=True, on_devic
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)
     if method == "cpu":
-        depth, parent, sizes, edges = bfs_cpu(g, s, directed=g.directed, return_levels=True)
-        writes = [int(x) for x in np.bincount(depth[depth > 0], minlength=len(sizes) + 1)[1:len(sizes) + 1]]
-        return BFSRun(method, s, depth, parent, [int(x) for x in sizes], [int(x) for x in edges], writes)
+        depth, parent, sizes, _ = bfs_cpu(g, s, directed=g.directed, return_levels=True)
+        return BFSRun(method, s, depth, parent, g, len(sizes), [int(x) for x in sizes])
     runner = {"edge_quadratic": _run_edge_quadratic, "frontier_atomic": _run_frontier_atomic,
               "frontier_scan": _run_frontier_scan, "direction_optimizing": _run_direction_optimizing}[method]
     if on_device is None or on_device.graph is not g:
@@ -236,14 +246,6 @@ def _init(g: Graph, source: int):
     return d_depth, d_parent
 
 
-def _read_work(d_work, run: BFSRun):
-    from .kernels import DEPTH_WRITES, EDGES_EXAMINED
-
-    work = d_work.copy_to_host()
-    run.edges_examined.append(int(work[EDGES_EXAMINED]))
-    run.depth_writes.append(int(work[DEPTH_WRITES]))
-
-
 def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
     """The source's host loop: copy ``done = 1`` in, launch over all edges, copy it back."""
     from numba import cuda
@@ -254,25 +256,20 @@ def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
     edge_u, edge_v, both = g.edge_list
     d_u, d_v = on_device.edge_u, on_device.edge_v
     d_depth, d_parent = _init(g, source)
-    d_work = cuda.device_array(2, dtype=np.int64)
-    run = BFSRun("edge_quadratic", source, None, None)
-    true, zeros = np.ones(1, np.int32), np.zeros(2, np.int64)
+    true = np.ones(1, np.int32)
     d_done = cuda.to_device(true)
     current = 0
     while True:
         d_done.copy_to_device(true)
-        d_work.copy_to_device(zeros)
         kernels.bfs_edge_quadratic_kernel[_blocks(edge_u.size, tpb), tpb](
-            d_u, d_v, np.int32(both), np.int32(current), d_depth, d_parent, d_done, d_work)
-        _read_work(d_work, run)
+            d_u, d_v, np.int32(both), np.int32(current), d_depth, d_parent, d_done)
         if d_done.copy_to_host()[0]:
             break
         current += 1
-    run.depth = d_depth.copy_to_host()
-    run.parent = d_parent.copy_to_host()
+    depth = d_depth.copy_to_host()
     # This method has no frontier: report how many vertices each iteration's depth had.
-    run.frontier_sizes = [int(x) for x in np.bincount(run.depth[run.depth >= 0], minlength=run.iterations)]
-    return run
+    sizes = [int(x) for x in np.bincount(depth[depth >= 0], minlength=current + 1)]
+    return BFSRun("edge_quadratic", source, depth, d_parent.copy_to_host(), g, current + 1, sizes)
 
 
 def _run_frontier_atomic(g: Graph, source: int, on_device) -> BFSRun:
@@ -282,21 +279,18 @@ def _run_frontier_atomic(g: Graph, source: int, on_device) -> BFSRun:
     d_frontier = _first_frontier(source, g.n_vertices)
     d_next = cuda.device_array(g.n_vertices, dtype=np.int32)
     d_next_size = cuda.device_array(1, dtype=np.int32)
-    d_work = cuda.device_array(2, dtype=np.int64)
-    run = BFSRun("frontier_atomic", source, None, None)
+    sizes = []
     size, current = 1, 0
     while size > 0:
-        size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size, d_work,
-                             run)
+        sizes.append(size)
+        size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size)
         d_frontier, d_next = d_next, d_frontier
         current += 1
-    run.depth = d_depth.copy_to_host()
-    run.parent = d_parent.copy_to_host()
-    return run
+    return BFSRun("frontier_atomic", source, d_depth.copy_to_host(), d_parent.copy_to_host(), g, current, sizes)
 
 
-def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size, d_work, run):
-    """Expand one level with :func:`~course_lib.bfs.kernels.bfs_frontier_atomic_kernel`, record its work.
+def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size):
+    """Expand one level with :func:`~course_lib.bfs.kernels.bfs_frontier_atomic_kernel`.
 
     Returns
     -------
@@ -307,12 +301,9 @@ def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_nex
 
     tpb = default_block()
     d_next_size.copy_to_device(np.zeros(1, np.int32))
-    d_work.copy_to_device(np.zeros(2, np.int64))
     kernels.bfs_frontier_atomic_kernel[_blocks(size, tpb), tpb](
         on_device.indptr, on_device.indices, d_frontier, np.int32(size), np.int32(current), d_depth, d_parent, d_next,
-        d_next_size, d_work)
-    run.frontier_sizes.append(size)
-    _read_work(d_work, run)
+        d_next_size)
     return int(d_next_size.copy_to_host()[0])
 
 
@@ -374,12 +365,10 @@ def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
     d_degrees = cuda.device_array(n, dtype=np.int32)
     d_frontier = _first_frontier(source, n)
     d_next = cuda.device_array(n, dtype=np.int32)
-    d_work = cuda.device_array(2, dtype=np.int64)
-    run = BFSRun("frontier_scan", source, None, None)
-    zeros = np.zeros(2, np.int64)
+    sizes = []
     size, current = 1, 0
     while size > 0:
-        d_work.copy_to_device(zeros)
+        sizes.append(size)
         kernels.frontier_degree_kernel[_blocks(size, tpb), tpb](d_indptr, d_frontier, np.int32(size), d_degrees)
         d_offsets, n_candidates = exclusive_scan(d_degrees, size)
         next_size = 0
@@ -387,20 +376,16 @@ def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
             edge_grid = _blocks(n_candidates, tpb)
             kernels.expand_frontier_kernel[edge_grid, tpb](
                 d_indptr, d_indices, d_frontier, np.int32(size), d_offsets, np.int32(n_candidates), d_depth, d_owner,
-                d_candidates, d_candidate_parents, d_work)
+                d_candidates, d_candidate_parents)
             kernels.claim_candidates_kernel[edge_grid, tpb](
                 d_candidates, d_candidate_parents, np.int32(n_candidates), d_owner, np.int32(current), d_depth,
-                d_parent, d_keep, d_work)
+                d_parent, d_keep)
             d_positions, next_size = exclusive_scan(d_keep, n_candidates)
             kernels.compact_kernel[edge_grid, tpb](d_candidates, d_keep, d_positions, np.int32(n_candidates), d_next)
-        run.frontier_sizes.append(size)
-        _read_work(d_work, run)
         size = next_size
         d_frontier, d_next = d_next, d_frontier
         current += 1
-    run.depth = d_depth.copy_to_host()
-    run.parent = d_parent.copy_to_host()
-    return run
+    return BFSRun("frontier_scan", source, d_depth.copy_to_host(), d_parent.copy_to_host(), g, current, sizes)
 
 
 def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
@@ -408,8 +393,8 @@ def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
 
     The switch follows Beamer et al.: bottom-up once the frontier's arcs exceed the
     arcs still unexplored / ``ALPHA``; top-down again once the frontier has fewer than
-    V / ``BETA`` vertices (its list is then rebuilt from the depths by a scan-based
-    compaction). The unexplored arcs are counted from the top-down levels' frontiers,
+    V / ``BETA`` vertices. A level found bottom-up is counted from the depths by a flag map
+    and a scan, and listed by a compaction when the next step is top-down. The unexplored arcs are counted from the top-down levels' frontiers,
     so after a bottom-up phase they are overestimated, which only makes a second switch
     less eager.
     """
@@ -428,37 +413,33 @@ def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
     d_degrees = cuda.device_array(n, dtype=np.int32)
     d_flags = cuda.device_array(n, dtype=np.int32)
     d_vertex_ids = cuda.to_device(np.arange(n, dtype=np.int32))
-    d_work = cuda.device_array(2, dtype=np.int64)
-    run = BFSRun("direction_optimizing", source, None, None)
+    sizes, directions = [], []
     unexplored_arcs = g.n_arcs
-    size, current, bottom_up, listed = 1, 0, False, True
+    size, current, bottom_up, listed, d_positions = 1, 0, False, True, None
     while size > 0:
         if bottom_up and size < n / BETA:
             bottom_up = False
         if not bottom_up:
-            if not listed:  # the level was found bottom-up: list its vertices
-                kernels.level_flags_kernel[_blocks(n, tpb), tpb](d_depth, np.int32(current), d_flags)
-                d_positions, size = exclusive_scan(d_flags, n)
+            if not listed:  # the level was found bottom-up: list its flagged vertices
                 kernels.compact_kernel[_blocks(n, tpb), tpb](d_vertex_ids, d_flags, d_positions, np.int32(n),
                                                              d_frontier)
             kernels.frontier_degree_kernel[_blocks(size, tpb), tpb](d_indptr, d_frontier, np.int32(size), d_degrees)
             _, frontier_arcs = exclusive_scan(d_degrees, size)
             unexplored_arcs -= frontier_arcs
             bottom_up = frontier_arcs > max(unexplored_arcs, 0) / ALPHA and frontier_arcs > 0
+        sizes.append(size)
+        directions.append("bottom-up" if bottom_up else "top-down")
         if bottom_up:
-            d_work.copy_to_device(np.zeros(2, np.int64))
             kernels.bfs_bottom_up_kernel[_blocks(n, tpb), tpb](d_in_indptr, d_in_indices, np.int32(current), d_depth,
-                                                               d_parent, d_work)
-            run.frontier_sizes.append(size)
-            _read_work(d_work, run)
-            size, listed = run.depth_writes[-1], False
+                                                               d_parent)
+            # The next frontier: the vertices now of depth current + 1, flagged and counted.
+            kernels.level_flags_kernel[_blocks(n, tpb), tpb](d_depth, np.int32(current + 1), d_flags)
+            d_positions, size = exclusive_scan(d_flags, n)
+            listed = False
         else:
-            size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size,
-                                 d_work, run)
+            size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size)
             listed = True
             d_frontier, d_next = d_next, d_frontier
-        run.directions.append("bottom-up" if bottom_up else "top-down")
         current += 1
-    run.depth = d_depth.copy_to_host()
-    run.parent = d_parent.copy_to_host()
-    return run
+    return BFSRun("direction_optimizing", source, d_depth.copy_to_host(), d_parent.copy_to_host(), g, current, sizes,
+                  directions)

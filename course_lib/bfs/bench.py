@@ -8,7 +8,8 @@ diameter), for SciPy's ``breadth_first_order`` (compiled C), the compiled CPU BF
 cores) and NetworkX (pure Python, small graphs only), and, on a
 GPU, the two top-down frontier BFS, the direction-optimising BFS (reported apart: it
 skips most edges, yet TEPS count every edge of the component) and the quadratic
-edge-parallel BFS, with their measured iterations and edges examined.
+edge-parallel BFS, with their iterations and the edges their kernels examined (counted
+on the host after the timed search, :mod:`course_lib.bfs.model`).
 
 Goal on an H100: the frontier BFS >= 3.3 GTEPS on the scale-22 Kronecker graph (the
 single-GPU figure of Merrill, Garland & Grimshaw, PPoPP 2012) and >= 20x SciPy's
@@ -19,7 +20,8 @@ quadratic BFS reads every edge (12 bytes: both endpoints and a depth) at every l
 bound bandwidth / (12 * iterations).
 
 GPU times come from CUDA events around the whole search, host loop included (each
-level copies a frontier size or the ``done`` flag back), and the final copy of the
+level copies a frontier size or the ``done`` flag back; nothing else: the kernels carry
+no counters), and the final copy of the
 depths and parents to the host. The graph is on the device already, but each search
 still allocates its depth, parent and frontier buffers (and ``frontier_scan`` its
 per-arc scratch), so the figures include those allocations: a lower bound on what a

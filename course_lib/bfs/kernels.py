@@ -9,11 +9,10 @@ Conventions shared by every kernel:
 - ``depth`` (int32, shape (V,)) holds the number of hops from the source, ``UNVISITED``
   (-1) for vertices not reached yet; ``parent`` (int32, shape (V,)) the vertex a
   vertex was discovered from (the source is its own parent);
-- ``work`` (int64, shape (2,)) accumulates what a launch did: slot ``EDGES_EXAMINED``
-  counts the edges the threads looked at, slot ``DEPTH_WRITES`` the depth values they
-  wrote. Each block adds its counts up in shared memory first and then does one
-  global atomic, so counting costs little on a GPU (where every thread examines one
-  edge, thread 0 just counts the block's threads).
+- the kernels do only the search: what a search cost (edges examined, depths written)
+  is counted on the host from what it produced (:mod:`course_lib.bfs.model`) and
+  measured on these kernels by the simulator's profiler
+  (:mod:`course_lib.bfs.profiling`), never by counters inside them.
 
 The sequence of the lesson: :func:`bfs_init_kernel` and :func:`bfs_edge_quadratic_kernel`
 (the edge-parallel "try #1", O(V * E) work), then the frontier kernels (O(V + E) work):
@@ -29,13 +28,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from numba import cuda, int32, int64
+from numba import cuda, int32
 
 from ..registry import course_kernel, register_kernel
 
 __all__ = [
-    "DEPTH_WRITES",
-    "EDGES_EXAMINED",
     "UNVISITED",
     "add_block_offsets_kernel",
     "bfs_bottom_up_kernel",
@@ -53,43 +50,8 @@ __all__ = [
 LESSON = "lessons/03_bfs.ipynb"
 #: Depth of a vertex the search has not reached.
 UNVISITED = -1
-#: Slots of the ``work`` counter array.
-EDGES_EXAMINED = 0
-DEPTH_WRITES = 1
 
 _I32 = "int32[::1]"
-_WORK = "int64[::1]"
-
-
-@cuda.jit(device=True, inline=True)
-def zero_block_counts(counts):
-    """Thread 0 clears the block's shared counters; every thread waits for it."""
-    if cuda.threadIdx.x == 0:
-        counts[EDGES_EXAMINED] = 0
-        counts[DEPTH_WRITES] = 0
-    cuda.syncthreads()
-
-
-@cuda.jit(device=True, inline=True)
-def flush_block_counts(counts, work):
-    """After every thread has counted, thread 0 adds the block's totals to ``work``."""
-    cuda.syncthreads()
-    if cuda.threadIdx.x == 0:
-        cuda.atomic.add(work, EDGES_EXAMINED, counts[EDGES_EXAMINED])
-        cuda.atomic.add(work, DEPTH_WRITES, counts[DEPTH_WRITES])
-
-
-@cuda.jit(device=True, inline=True)
-def count_block_threads(counts, slot, n):
-    """Thread 0 records in ``counts[slot]`` how many threads of the block have an index below ``n``.
-
-    For kernels where each such thread examines exactly one edge: one write instead of
-    one shared-memory atomic per thread. Call between :func:`zero_block_counts` and
-    :func:`flush_block_counts`; no other thread may touch ``counts[slot]`` meanwhile.
-    """
-    if cuda.threadIdx.x == 0:
-        first = cuda.blockIdx.x * cuda.blockDim.x
-        counts[slot] = max(0, min(cuda.blockDim.x, n - first))
 
 
 @course_kernel(f"void(int32, {_I32}, {_I32})", lesson=LESSON)
@@ -115,8 +77,8 @@ def bfs_init_kernel(source, depth, parent):
             parent[v] = -1
 
 
-@course_kernel(f"void({_I32}, {_I32}, int32, int32, {_I32}, {_I32}, {_I32}, {_WORK})", lesson=LESSON)
-def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, parent, done, work):
+@course_kernel(f"void({_I32}, {_I32}, int32, int32, {_I32}, {_I32}, {_I32})", lesson=LESSON)
+def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, parent, done):
     """One iteration of "BFS try #1": one thread per edge, every edge every iteration.
 
     If one end of the edge has depth ``current`` and the other end is unvisited, the
@@ -142,15 +104,9 @@ def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, p
         Updated in place.
     done : int32 array of shape (1,)
         Set to 1 by the host before the launch; any thread that writes a depth sets it to 0.
-    work : int64 array of shape (2,)
-        Counters, see the module docstring.
 
-    Launch with a 1-D grid covering E threads (at least one block: threads past E only
-    take part in the block's counting).
+    Launch with a 1-D grid covering E threads (at least one block: a launch cannot be empty).
     """
-    counts = cuda.shared.array(2, int64)
-    zero_block_counts(counts)
-    count_block_threads(counts, EDGES_EXAMINED, edge_u.shape[0])  # one edge per thread
     e = cuda.grid(1)
     if e < edge_u.shape[0]:
         u = edge_u[e]
@@ -161,20 +117,15 @@ def bfs_edge_quadratic_kernel(edge_u, edge_v, both_directions, current, depth, p
             depth[v] = current + 1
             parent[v] = u
             done[0] = 0
-            cuda.atomic.add(counts, DEPTH_WRITES, 1)
         elif both_directions != 0 and depth_v == current and depth_u == UNVISITED:
             depth[u] = current + 1
             parent[u] = v
             done[0] = 0
-            cuda.atomic.add(counts, DEPTH_WRITES, 1)
-    flush_block_counts(counts, work)
 
 
-@course_kernel(
-    f"void({_I32}, {_I32}, {_I32}, int32, int32, {_I32}, {_I32}, {_I32}, {_I32}, {_WORK})", lesson=LESSON
-)
+@course_kernel(f"void({_I32}, {_I32}, {_I32}, int32, int32, {_I32}, {_I32}, {_I32}, {_I32})", lesson=LESSON)
 def bfs_frontier_atomic_kernel(indptr, indices, frontier, frontier_size, current, depth, parent,
-                               next_frontier, next_size, work):
+                               next_frontier, next_size):
     """Expand one level: one thread per frontier vertex, the next frontier built with atomics.
 
     The thread of frontier vertex ``u`` scans its adjacency list. An unvisited
@@ -198,18 +149,14 @@ def bfs_frontier_atomic_kernel(indptr, indices, frontier, frontier_size, current
         Receives the vertices of depth ``current + 1`` (in no particular order).
     next_size : int32 array of shape (1,)
         Zero before the launch; the size of the next frontier after it.
-    work : int64 array of shape (2,)
 
     Launch with a 1-D grid covering ``frontier_size`` threads.
     """
-    counts = cuda.shared.array(2, int64)
-    zero_block_counts(counts)
     i = cuda.grid(1)
     if i < frontier_size:
         u = frontier[i]
         start = indptr[u]
         stop = indptr[u + 1]
-        claimed = 0
         for k in range(start, stop):
             v = indices[k]
             # A plain read filters out visited neighbours before the (costlier) atomic.
@@ -218,10 +165,6 @@ def bfs_frontier_atomic_kernel(indptr, indices, frontier, frontier_size, current
                     parent[v] = u
                     slot = cuda.atomic.add(next_size, 0, 1)
                     next_frontier[slot] = v
-                    claimed += 1
-        cuda.atomic.add(counts, EDGES_EXAMINED, stop - start)
-        cuda.atomic.add(counts, DEPTH_WRITES, claimed)
-    flush_block_counts(counts, work)
 
 
 @course_kernel(f"void({_I32}, {_I32}, int32, {_I32})", lesson=LESSON)
@@ -245,10 +188,10 @@ def frontier_degree_kernel(indptr, frontier, frontier_size, degrees):
 
 
 @course_kernel(
-    f"void({_I32}, {_I32}, {_I32}, int32, {_I32}, int32, {_I32}, {_I32}, {_I32}, {_I32}, {_WORK})", lesson=LESSON
+    f"void({_I32}, {_I32}, {_I32}, int32, {_I32}, int32, {_I32}, {_I32}, {_I32}, {_I32})", lesson=LESSON
 )
 def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offsets, n_candidates, depth, owner,
-                           candidates, candidate_parents, work):
+                           candidates, candidate_parents):
     """Gather the frontier's edges into a candidate list, one thread per edge, and elect owners.
 
     Candidate ``k`` is edge number ``k - edge_offsets[i]`` of frontier vertex
@@ -277,13 +220,9 @@ def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offset
         Scratch: index of the candidate elected for each vertex.
     candidates, candidate_parents : int32 arrays of shape (>= n_candidates,)
         Outputs.
-    work : int64 array of shape (2,)
 
     Launch with a 1-D grid covering ``n_candidates`` threads.
     """
-    counts = cuda.shared.array(2, int64)
-    zero_block_counts(counts)
-    count_block_threads(counts, EDGES_EXAMINED, n_candidates)  # one edge per thread
     k = cuda.grid(1)
     if k < n_candidates:
         low = 0
@@ -300,14 +239,10 @@ def expand_frontier_kernel(indptr, indices, frontier, frontier_size, edge_offset
         candidate_parents[k] = u
         if depth[v] == UNVISITED:
             owner[v] = k
-    flush_block_counts(counts, work)
 
 
-@course_kernel(
-    f"void({_I32}, {_I32}, int32, {_I32}, int32, {_I32}, {_I32}, {_I32}, {_WORK})", lesson=LESSON
-)
-def claim_candidates_kernel(candidates, candidate_parents, n_candidates, owner, current, depth, parent,
-                            keep, work):
+@course_kernel(f"void({_I32}, {_I32}, int32, {_I32}, int32, {_I32}, {_I32}, {_I32})", lesson=LESSON)
+def claim_candidates_kernel(candidates, candidate_parents, n_candidates, owner, current, depth, parent, keep):
     """One thread per candidate: the elected candidate of an unvisited vertex claims it.
 
     ``keep[k]`` becomes 1 for exactly one candidate of each newly discovered vertex,
@@ -326,10 +261,7 @@ def claim_candidates_kernel(candidates, candidate_parents, n_candidates, owner, 
         Updated in place.
     keep : int32 array of shape (>= n_candidates,)
         Output flags.
-    work : int64 array of shape (2,)
     """
-    counts = cuda.shared.array(2, int64)
-    zero_block_counts(counts)
     k = cuda.grid(1)
     if k < n_candidates:
         v = candidates[k]
@@ -340,9 +272,7 @@ def claim_candidates_kernel(candidates, candidate_parents, n_candidates, owner, 
             depth[v] = current + 1
             parent[v] = candidate_parents[k]
             flag = 1
-            cuda.atomic.add(counts, DEPTH_WRITES, 1)
         keep[k] = flag
-    flush_block_counts(counts, work)
 
 
 @lru_cache(maxsize=None)
@@ -438,8 +368,8 @@ def compact_kernel(candidates, keep, positions, n_candidates, next_frontier):
         next_frontier[positions[k]] = candidates[k]
 
 
-@course_kernel(f"void({_I32}, {_I32}, int32, {_I32}, {_I32}, {_WORK})", lesson=LESSON)
-def bfs_bottom_up_kernel(in_indptr, in_indices, current, depth, parent, work):
+@course_kernel(f"void({_I32}, {_I32}, int32, {_I32}, {_I32})", lesson=LESSON)
+def bfs_bottom_up_kernel(in_indptr, in_indices, current, depth, parent):
     """Bottom-up step of direction-optimising BFS: one thread per vertex looks for a parent.
 
     Each unvisited vertex ``v`` scans its in-neighbours and stops at the first one of
@@ -447,8 +377,9 @@ def bfs_bottom_up_kernel(in_indptr, in_indices, current, depth, parent, work):
     of the graph, most unvisited vertices find a parent after a few edges, so the step
     examines far fewer edges than expanding the frontier would. A thread writes only
     its own vertex; a neighbour being written concurrently reads as ``UNVISITED`` or
-    ``current + 1``, never ``current``, so the levels stay exact. The number of
-    vertices found (``work[DEPTH_WRITES]``) is the size of the next frontier.
+    ``current + 1``, never ``current``, so the levels stay exact. The vertices found
+    (now of depth ``current + 1``) are the next frontier; :func:`level_flags_kernel` and
+    a scan list them.
 
     Parameters
     ----------
@@ -458,25 +389,17 @@ def bfs_bottom_up_kernel(in_indptr, in_indices, current, depth, parent, work):
     current : int32
     depth, parent : int32 arrays of shape (V,)
         Updated in place.
-    work : int64 array of shape (2,)
 
     Launch with a 1-D grid covering V threads.
     """
-    counts = cuda.shared.array(2, int64)
-    zero_block_counts(counts)
     v = cuda.grid(1)
     if v < depth.shape[0] and depth[v] == UNVISITED:
-        examined = 0
         for k in range(in_indptr[v], in_indptr[v + 1]):
             u = in_indices[k]
-            examined += 1
             if depth[u] == current:
                 depth[v] = current + 1
                 parent[v] = u
-                cuda.atomic.add(counts, DEPTH_WRITES, 1)
                 break
-        cuda.atomic.add(counts, EDGES_EXAMINED, examined)
-    flush_block_counts(counts, work)
 
 
 @course_kernel(f"void({_I32}, int32, {_I32})", lesson=LESSON)

@@ -10,7 +10,7 @@ __all__ = ["level_explorer", "level_report"]
 
 
 def level_report(runs, level):
-    """Text of the work counters at one level, one line per run.
+    """Text of the work of each run at one level, one line per run.
 
     Parameters
     ----------
@@ -30,13 +30,13 @@ def level_report(runs, level):
         if level < run.iterations:
             so_far = sum(run.edges_examined[:level + 1])
             lines.append(f"  {run.method:<16} edges examined at this level: {run.edges_examined[level]:>6}, "
-                         f"so far: {so_far:>7}, depth writes: {run.depth_writes[level]}")
+                         f"so far: {so_far:>7}, vertices reached: {run.newly_reached[level]}")
     return "\n".join(lines)
 
 
 def level_explorer(graph, source=0, *, methods=("frontier_atomic", "edge_quadratic"), directed=False,
                    labels=None):
-    """A slider over the levels of a BFS: the graph with its frontier, and the work counters.
+    """A slider over the levels of a BFS: the graph with its frontier, and the work of each method.
 
     The searches run once (on the active backend) when the explorer is built; the
     slider then redraws level ``k``: vertices of depth < k coloured by depth, the

@@ -373,9 +373,17 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
                     # A short wait: an interrupt reaches this thread within half a second.
                     done, pending = concurrent.futures.wait(pending, timeout=0.5,
                                                             return_when=concurrent.futures.FIRST_COMPLETED)
+                    # Every finished submission is recorded before an error (an interrupt in a worker thread)
+                    # is raised: two futures can finish within one wait, and the set's order is arbitrary.
+                    failure = None
                     for future in done:
+                        if future.exception() is not None:
+                            failure = failure or future.exception()
+                            continue
                         finish(futures[future], future.result())
                         bar.update()
+                    if failure is not None:
+                        raise failure
             except BaseException:
                 for future in futures:
                     future.cancel()

@@ -130,23 +130,6 @@ def test_scipy_peer_gives_the_same_depths_and_a_valid_tree():
     assert_valid_search(graph, 5, depth, parent, directed=False)
 
 
-# ---- from test_work_and_validation.py
-
-import numpy as np
-
-
-import pytest
-
-
-import scipy.sparse as sp
-
-
-from course_lib import bfs
-
-
-from course_lib.bfs import data
-
-
 def _csr(indices, indptr, n):
     return sp.csr_matrix((np.ones(len(indices), np.int8), np.array(indices), np.array(indptr)), shape=(n, n))
 
@@ -157,22 +140,21 @@ def test_quadratic_bfs_scans_every_edge_every_iteration_on_a_chain():
     run = bfs.traverse(data.chain(n), 0, "edge_quadratic", directed=False)
     assert run.iterations == n  # depths 0..n-1 expanded; the last iteration finds nothing
     assert run.edges_examined == [n - 1] * n
-    assert run.depth_writes == [1] * (n - 1) + [0]
+    assert run.newly_reached == [1] * (n - 1) + [0]
 
 
 def test_frontier_bfs_examines_each_arc_once():
     """Is the frontier BFS linear? Each reached vertex's adjacency list is scanned once."""
     graph = data.grid_2d(4, 5)
     g = bfs.as_graph(graph, directed=False)
+    _, _, _, cpu_edges = bfs.bfs_cpu(g, 7, return_levels=True)
     for method in ("frontier_atomic", "frontier_scan", "cpu"):
         run = bfs.traverse(graph, 7, method, directed=False)
         assert run.total_edges_examined == g.n_arcs
-        per_level = [int(g.degrees[run.depth == d].sum()) for d in range(run.iterations)]
-        assert run.edges_examined == per_level
+        assert run.edges_examined == [int(x) for x in cpu_edges]  # what the CPU queue BFS counts in its loop
+        # The host loop's frontier sizes are the levels of the depths.
         assert run.frontier_sizes == [int((run.depth == d).sum()) for d in range(run.iterations)]
         assert run.iterations == run.max_depth + 1
-        # Each vertex is claimed exactly once: no duplicate writes.
-        assert sum(run.depth_writes) == int((run.depth > 0).sum())
 
 
 def test_direction_optimizing_goes_bottom_up_and_examines_fewer_edges():
@@ -185,9 +167,9 @@ def test_direction_optimizing_goes_bottom_up_and_examines_fewer_edges():
     assert hybrid.directions[0] == "top-down" and "bottom-up" in hybrid.directions
     assert len(hybrid.directions) == hybrid.iterations == top_down.iterations
     assert hybrid.total_edges_examined < top_down.total_edges_examined / 2
-    # A bottom-up step finds the next level: its writes are the next frontier's size.
-    for i, direction in enumerate(hybrid.directions[:-1]):
-        assert hybrid.depth_writes[i] == hybrid.frontier_sizes[i + 1] == int((hybrid.depth == i + 1).sum())
+    # The host loop's next frontier (counted by a flag map and a scan after a bottom-up step) is the next level.
+    assert hybrid.frontier_sizes[1:] == hybrid.newly_reached[:-1]
+    assert hybrid.newly_reached[-1] == 0
 
 
 def test_star_needs_two_iterations_chain_needs_v():
@@ -197,17 +179,22 @@ def test_star_needs_two_iterations_chain_needs_v():
     assert star.total_edges_examined == 2 * 11 and chain.total_edges_examined == 12 * 11
 
 
-def test_benign_race_duplicate_writes_are_counted():
+def test_benign_race_duplicate_writes_are_measured():
     """Two edges reach vertex 3 in the same iteration: one or both threads write depth 2.
 
     Whether the second thread still sees vertex 3 unvisited depends on timing (on a
-    GPU both usually do); either way the depth is the same and the parent valid.
+    GPU both usually do); either way the depth is the same and the parent valid. The
+    profiler counts the depth stores that really ran in the simulator's order.
     """
+    from course_lib.bfs.profiling import measure_search
+
     graph = data.from_edges([0, 0, 1, 2], [1, 2, 3, 3], 4)
     for _ in range(3):
-        run = bfs.traverse(graph, 0, "edge_quadratic", directed=False)
+        run, measured = measure_search(graph, 0, "edge_quadratic", directed=False)
         np.testing.assert_array_equal(run.depth, [0, 1, 1, 2])
-        assert run.depth_writes[0] == 2 and run.depth_writes[1] in (1, 2) and run.depth_writes[2] == 0
+        assert run.newly_reached == [2, 1, 0]
+        writes = [m.depth_writes for m in measured]
+        assert writes[0] == 2 and writes[1] in (1, 2) and writes[2] == 0
         assert run.parent[3] in (1, 2)
 
 

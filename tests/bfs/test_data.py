@@ -1,4 +1,4 @@
-"""Work counters measured by the kernels, the parent-tree validator and bad inputs."""
+"""Graph generators: seeded, shaped, and clear errors for bad arguments."""
 
 
 import numpy as np

@@ -9,6 +9,8 @@ it never takes for current).
 """
 
 
+import inspect
+
 import numpy as np
 import pytest
 from course_lib.bfs import as_graph, data
@@ -33,10 +35,6 @@ CANDIDATES = np.array([0, 3, 0, 3], np.int32)
 CANDIDATE_PARENTS = np.array([1, 1, 2, 2], np.int32)
 
 
-def _work():
-    return np.zeros(2, np.int64)
-
-
 def launches():
     g = GRAPH
     edge_u, edge_v, both = g.edge_list
@@ -45,19 +43,17 @@ def launches():
     return {
         "init": (K.bfs_init_kernel, 1, 8, np.int32(0), DEPTH.copy(), PARENT.copy()),
         "edge_quadratic": (K.bfs_edge_quadratic_kernel, 1, 8, edge_u, edge_v, np.int32(both), np.int32(1),
-                           DEPTH.copy(), PARENT.copy(), np.ones(1, np.int32), _work()),
+                           DEPTH.copy(), PARENT.copy(), np.ones(1, np.int32)),
         "frontier_atomic": (K.bfs_frontier_atomic_kernel, 1, 8, g.indptr, g.indices, FRONTIER, np.int32(2),
-                            np.int32(1), DEPTH.copy(), PARENT.copy(), np.zeros(6, np.int32), np.zeros(1, np.int32),
-                            _work()),
-        "bottom_up": (K.bfs_bottom_up_kernel, 1, 8, g.indptr, g.indices, np.int32(1), DEPTH.copy(), PARENT.copy(),
-                      _work()),
+                            np.int32(1), DEPTH.copy(), PARENT.copy(), np.zeros(6, np.int32), np.zeros(1, np.int32)),
+        "bottom_up": (K.bfs_bottom_up_kernel, 1, 8, g.indptr, g.indices, np.int32(1), DEPTH.copy(), PARENT.copy()),
         "level_flags": (K.level_flags_kernel, 1, 8, DEPTH.copy(), np.int32(1), np.zeros(6, np.int32)),
         "degrees": (K.frontier_degree_kernel, 1, 8, g.indptr, FRONTIER, np.int32(2), np.zeros(6, np.int32)),
         "expand": (K.expand_frontier_kernel, 1, 8, g.indptr, g.indices, FRONTIER, np.int32(2),
                    np.array([0, 2], np.int32), np.int32(4), DEPTH.copy(), np.full(6, -1, np.int32),
-                   np.zeros(4, np.int32), np.zeros(4, np.int32), _work()),
+                   np.zeros(4, np.int32), np.zeros(4, np.int32)),
         "claim": (K.claim_candidates_kernel, 1, 8, CANDIDATES, CANDIDATE_PARENTS, np.int32(4), owner, np.int32(1),
-                  DEPTH.copy(), PARENT.copy(), np.zeros(4, np.int32), _work()),
+                  DEPTH.copy(), PARENT.copy(), np.zeros(4, np.int32)),
         "scan": (K.block_exclusive_scan_kernel(16), 2, 16, np.arange(20, dtype=np.int32), np.int32(20),
                  np.zeros(20, np.int32), np.zeros(2, np.int32)),
         "block_offsets": (K.add_block_offsets_kernel, 2, 16, np.zeros(20, np.int32), np.int32(20),
@@ -92,3 +88,17 @@ def test_the_election_race_is_really_there():
     assert [p.array for p in report.problems] == ["owner"]
     owner = args[7]
     assert owner[3] in (1, 3)
+
+
+def test_the_kernels_carry_no_counters():
+    """The kernels students read do only the search: no counter argument, no shared counters, no atomics
+    except the frontier claims of the atomic design."""
+    for name in K.__all__:
+        kernel = getattr(K, name)
+        if not callable(kernel) or name == "block_exclusive_scan_kernel":
+            continue
+        source = inspect.getsource(kernel.py_func)
+        assert "work" not in inspect.signature(kernel.py_func).parameters, name
+        assert "shared" not in source, name
+        if name != "bfs_frontier_atomic_kernel":
+            assert "atomic" not in source.split('"""')[-1], name

@@ -1,4 +1,4 @@
-"""Work counters measured by the kernels, the parent-tree validator and bad inputs."""
+"""The parent-tree validator: each kind of mistake, and the direction of the edges."""
 
 
 import numpy as np

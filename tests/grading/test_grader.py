@@ -254,6 +254,31 @@ class Interrupted(BaseException):
     """Stands for Ctrl-C or a kill in the middle of a run."""
 
 
+def test_results_finished_with_an_interrupt_are_all_kept(tmp_path, monkeypatch):
+    """Submissions finishing within the same wait as an interrupted one are recorded before it is raised."""
+    files = [tmp_path / f"s{i}.ipynb" for i in range(3)]
+    for f in files:
+        f.write_text("{}")
+
+    def fake(submission, problem_set, seed, options, specs, sandbox):
+        if submission.student == "s1":
+            raise Interrupted
+        return _fake_results(problem_set, 1.0)
+
+    real_wait = grader.concurrent.futures.wait
+
+    def wait_for_all(pending, timeout, return_when):  # every future done in one wait: the set's order decides
+        return real_wait(pending, return_when=grader.concurrent.futures.ALL_COMPLETED)
+
+    monkeypatch.setattr(grader, "grade_submission", fake)
+    monkeypatch.setattr(grader.concurrent.futures, "wait", wait_for_all)
+    for attempt in range(8):  # futures are hashed by address: several runs see several orders
+        out = tmp_path / f"grades{attempt}.csv"
+        with pytest.raises(Interrupted):
+            grader.grade("ps1", files, out, progress=False)
+        assert {r["student"] for r in grader.read_grades(out)} == {"s0", "s2"}
+
+
 def test_interrupted_run_keeps_what_was_graded(tmp_path, monkeypatch):
     files = [tmp_path / f"s{i}.ipynb" for i in range(3)]
     for f in files:
