@@ -18,7 +18,7 @@ import html
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["Quiz", "quiz_dict", "show"]
+__all__ = ["Quiz", "quiz_dict", "show", "static_answer"]
 
 
 @dataclass(frozen=True)
@@ -97,4 +97,16 @@ def show(quiz: Quiz):
             feedback.value = html.escape(quiz.answer(options.value))
 
     button.on_click(on_click)
-    return widgets.VBox([widgets.HTML(f"<b>Quiz.</b> {html.escape(quiz.prompt)}"), options, button, feedback])
+    # Without a kernel (the course site, a notebook viewer) the button does nothing: these classes tell the
+    # site's snapshot to leave the button out and to show this answer, hidden in a running notebook, instead.
+    button.add_class("course-live-only")
+    revealed = widgets.HTML(static_answer(quiz), layout={"display": "none"})
+    revealed.add_class("course-static-only")
+    return widgets.VBox([widgets.HTML(f"<b>Quiz.</b> {html.escape(quiz.prompt)}"), options, button, feedback, revealed])
+
+
+def static_answer(quiz: Quiz) -> str:
+    """The answer and its explanation in an HTML ``<details>`` box that opens on a click (no kernel needed)."""
+    answer = html.escape(quiz.choices[quiz.correct])
+    return (f"<details class='course-quiz-answer'><summary>Show the answer</summary>"
+            f"<p><b>{answer}</b>. {html.escape(quiz.explanation)}</p></details>")

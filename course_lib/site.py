@@ -12,7 +12,13 @@ Lessons are executed first (with nbclient, in Numba's CUDA simulator unless
 uses so that each lesson runs once. Widgets cannot run without a kernel: each one is
 replaced by a static snapshot of its controls and of the output it showed (figures
 included), with a note saying so; the page then needs no JavaScript from the internet.
-The build treats every Sphinx warning as an error.
+Snapshots and figures are scaled to the page's column (a stylesheet, ``course.css``), so no
+page is wider than the window, on a laptop or a phone. A quiz (:func:`course_lib.quiz.show`)
+becomes its question, its choices and a "Show the answer" box (HTML ``<details>``) that opens
+on a click, with the explanation, since its Check button needs a running kernel.
+The build treats every Sphinx warning as an error. Lessons run in a kernel reached over
+local (IPC) sockets, not TCP: nothing listens on the network, and the kernel has nothing
+to warn about.
 """
 
 from __future__ import annotations
@@ -82,8 +88,14 @@ def execute_lesson(path: str | os.PathLike, *, backend: str = "sim", timeout: in
         # The notebook's kernel imports this checkout's course_lib, installed or not.
         others = [p for p in (env_backup["PYTHONPATH"] or "").split(os.pathsep) if p and p != str(ROOT)]
         os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *others])
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        from traitlets.config import Config
+
+        # Local sockets in a private folder instead of TCP ports: no other user of the machine can reach the
+        # kernel (with TCP, ipykernel warns that code and outputs travel unencrypted, once per lesson).
+        with tempfile.TemporaryDirectory(prefix="course-kernel-") as sockets:
+            local = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=local,
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         for key, value in env_backup.items():
             if value is None:
@@ -102,18 +114,18 @@ def _output_html(output) -> str:
     """One nbformat output as HTML (what an Output widget showed)."""
     kind = output.get("output_type")
     if kind == "stream":
-        return f"<pre>{html.escape(output.get('text', ''))}</pre>"
+        return f"<pre style='overflow-x:auto'>{html.escape(output.get('text', ''))}</pre>"
     data = output.get("data", {})
     for mime in ("image/png", "image/jpeg"):
         if mime in data:
             payload = data[mime] if isinstance(data[mime], str) else "".join(data[mime])
-            return f"<img alt='figure' src='data:{mime};base64,{payload.strip()}'/>"
+            return f"<img alt='figure' style='max-width:100%;height:auto' src='data:{mime};base64,{payload.strip()}'/>"
     if "text/html" in data:
         value = data["text/html"]
         return value if isinstance(value, str) else "".join(value)
     if "text/plain" in data:
         value = data["text/plain"]
-        return f"<pre>{html.escape(value if isinstance(value, str) else ''.join(value))}</pre>"
+        return f"<pre style='overflow-x:auto'>{html.escape(value if isinstance(value, str) else ''.join(value))}</pre>"
     return ""
 
 
@@ -124,16 +136,21 @@ def _widget_html(model_id: str, state: dict, depth: int = 0) -> str:
         return ""
     name = model.get("model_name", "")
     st = model.get("state", {})
+    classes = st.get("_dom_classes", [])
+    if "course-live-only" in classes:  # a control that does something only with a kernel (a quiz's Check)
+        return ""
     desc = html.escape(str(st.get("description", "")))
     label = f"<b>{desc}</b> " if desc else ""
     if name in ("VBoxModel", "HBoxModel", "BoxModel", "GridBoxModel", "TabModel", "AccordionModel"):
         flow = "row" if name == "HBoxModel" else "column"
         inner = "".join(_widget_html(_model_id(c), state, depth + 1) for c in st.get("children", []) if _model_id(c))
-        return f"<div style='display:flex;flex-direction:{flow};gap:0.8em;flex-wrap:wrap'>{inner}</div>"
+        return (f"<div style='display:flex;flex-direction:{flow};gap:0.8em;flex-wrap:wrap;max-width:100%;"
+                f"min-width:0'>{inner}</div>")
     if name == "OutputModel":
         return "<div>" + "".join(_output_html(o) for o in st.get("outputs", [])) + "</div>"
     if name in ("HTMLModel", "HTMLMathModel"):
-        return f"<div>{label}{st.get('value', '')}</div>"
+        # A "course-static-only" HTML (a quiz's answer) is hidden in a running notebook but shown here.
+        return f"<div style='max-width:100%;overflow-x:auto'>{label}{st.get('value', '')}</div>"
     if name == "LabelModel":
         return f"<div>{label}{html.escape(str(st.get('value', '')))}</div>"
     if name in ("ButtonModel",):
@@ -148,9 +165,12 @@ def _widget_html(model_id: str, state: dict, depth: int = 0) -> str:
         return f"<div>{label}<ul style='margin:0'>{items}</ul></div>"
     if "Slider" in name or name.endswith("TextModel") or name in ("CheckboxModel", "ToggleButtonModel"):
         value = st.get("value")
-        if "Log" in name and isinstance(value, (int, float)):
-            shown = f"{value:g}"
-            bounds = f"{st.get('base', 10)}^{st.get('min')} to {st.get('base', 10)}^{st.get('max')}"
+        if "Log" in name:
+            # The slider's ends as numbers (0.125 to 8), not as the exponents the model stores; a saved
+            # state leaves out values at their defaults (FloatLogSlider: base 10, value 1, exponents 0 to 4).
+            base, value = st.get("base", 10.0), st.get("value", 1.0)
+            shown = f"{value:g}" if isinstance(value, (int, float)) else html.escape(str(value))
+            bounds = f"{base ** st.get('min', 0.0):g} to {base ** st.get('max', 4.0):g}"
         else:
             shown = html.escape(str(value))
             bounds = f"{st.get('min')} to {st.get('max')}" if "min" in st else ""
@@ -185,7 +205,7 @@ def staticize_widgets(nb) -> int:
             note = ("<p style='font-size:85%;color:#555;margin:0 0 0.4em'>Interactive in a running notebook; "
                     "here, a snapshot of the controls and of what they showed.</p>")
             snapshot = (f"<div class='course-widget-snapshot' style='border:1px solid #ccc;border-radius:4px;"
-                        f"padding:0.6em'>{note}{body}</div>")
+                        f"padding:0.6em;max-width:100%;box-sizing:border-box;overflow-x:auto'>{note}{body}</div>")
             outputs.append(nbformat.v4.new_output("display_data", data={"text/html": snapshot,
                                                                         "text/plain": "(widget snapshot)"}))
             replaced += 1
@@ -202,7 +222,8 @@ copyright = "the course's authors"
 extensions = ["myst_nb", "sphinx-mathjax-offline"]
 html_theme = "furo"
 html_title = project
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["course.css"]
 exclude_patterns = ["_build"]
 nb_execution_mode = "off"
 nb_ipywidgets_js = {{}}
@@ -215,6 +236,15 @@ html_show_sourcelink = False
 html_copy_source = False
 '''
 
+#: Everything on a page fits its column: figures and tables shrink or scroll inside their output, never the page.
+_CSS = """\
+.cell_output img, .course-widget-snapshot img { max-width: 100%; height: auto; }
+.cell_output, .course-widget-snapshot { max-width: 100%; overflow-x: auto; }
+.cell_output pre, .cell_output table { max-width: 100%; }
+.course-widget-snapshot details { margin-top: 0.4em; }
+.course-widget-snapshot summary { cursor: pointer; font-weight: bold; }
+"""
+
 _INDEX = '''\
 # GPU computing, one notebook at a time
 
@@ -224,7 +254,8 @@ CUDA simulator** ({date}, {backend}). The simulator shows what kernels *do* (res
 bank conflicts, divergence), not how fast they run: no figure on these pages is a GPU timing. To run the lessons
 yourself, or on a GPU, see the repository's README (Quickstart, and "On a GPU machine or Colab").
 
-Widgets (explorers, quizzes) appear here as static snapshots; they are interactive in a running notebook.
+Widgets (explorers) appear here as static snapshots; they are interactive in a running notebook. A quiz shows
+its choices and a "Show the answer" box to open once you have chosen.
 
 ```{{toctree}}
 :maxdepth: 1
@@ -284,6 +315,8 @@ def build(out: str | os.PathLike = "_site", *, executed: str | os.PathLike | Non
         nbformat.write(nb, src / path.name)
         entries.append(path.stem)
     (src / "conf.py").write_text(_CONF.format())
+    (src / "_static").mkdir()
+    (src / "_static" / "course.css").write_text(_CSS)
     stamp = datetime.date.today().isoformat()
     (src / "index.md").write_text(_INDEX.format(date=stamp, backend="simulator" if backend == "sim" else backend,
                                                 entries="\n".join(entries)))

@@ -20,8 +20,33 @@ def rng():
     return np.random.default_rng(20261122)
 
 
+#: Tests most exposed to a new release of a dependency (pickling, the simulator's internals, notebooks,
+#: widgets, plots, the lock itself): ``.ci/drift`` runs them (``-m drift``) with the newest releases.
+DRIFT_EXPOSED = ("tests/sim/", "tests/test_lock.py", "tests/test_packaging.py", "tests/test_compile_check.py",
+                 "tests/grading/test_notebooks.py", "tests/grading/test_nbgrader.py", "tests/grading/test_release.py",
+                 "tests/test_show.py", "/test_widgets.py", "/test_plots.py")
+
+#: Distributions whose version a test run should state (the drift check compares runs by them).
+REPORTED_VERSIONS = ("numpy", "numba", "numba-cuda", "cloudpickle", "nbclient", "nbformat", "ipywidgets", "matplotlib")
+
+
 def pytest_report_header(config):
-    return f"course backend: {device.backend()} ({device.info()})"
+    from importlib import metadata
+
+    versions = []
+    for name in REPORTED_VERSIONS:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} (not installed)")
+    return [f"course backend: {device.backend()} ({device.info()})", "versions: " + ", ".join(versions)]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = item.path.as_posix()
+        if any(part in path for part in DRIFT_EXPOSED):
+            item.add_marker(pytest.mark.drift)
 
 
 gpu_only = pytest.mark.skipif(device.is_simulator(), reason="needs a real GPU: the simulator has no timings")

@@ -17,11 +17,17 @@ def test_nbody_bench_quick_writes_results(tmp_path, capsys):
     assert results["unit"] == "nbody" and results["date"] and results["cpu"]
     variants = {r["variant"] for r in results["rows"]}
     assert "cpu_numba_parallel" in variants
+    by_n = {}
     for row in results["rows"]:
+        by_n.setdefault(row["n"], {})[row["variant"]] = row
+        assert row["repetitions"] == 5 and row["seconds_min"] <= row["seconds"] <= row["seconds_max"]
         assert row["interactions_per_s"] > 0
         assert abs(row["gflops"] - 20 * row["interactions_per_s"] / 1e9) < 1e-6 * row["gflops"]
+    numpy_row = by_n[512]["numpy_float64"]  # the NumPy peer, paired with the course at the same N
+    assert numpy_row["ratio_to_course"] == pytest.approx(numpy_row["seconds"] / by_n[512]["cpu_numba_parallel"]["seconds"])
+    assert "peer/course" in bench.__dict__["timing_suffix"](numpy_row)
     if device.is_simulator():
-        assert results["notes"] == ["no GPU: only the CPU variants were measured"]
+        assert results["notes"] == ["no GPU: only the CPU variants were measured", bench.LOADED_NOTE]
         assert "CPU part only" in capsys.readouterr().out
     else:
         assert {"naive", "tiled"} <= variants
@@ -127,3 +133,107 @@ def test_committed_results_name_a_broken_file(tmp_path):
     (tmp_path / "nbody_broken.json").write_text(json.dumps({"unit": "spmv", "device": {"name": "x"}, "date": "d"}))
     with pytest.raises(ValueError, match="not a results file of the nbody benchmark"):
         bench.gpu_figures("nbody", tmp_path)
+
+
+def test_paired_interleaves_rounds_and_reports_median_spread_and_ratios():
+    """Each round calls every variant once, alternating the order; medians, spreads and per-round ratios come out."""
+    from course_lib.bench import paired
+
+    order = []
+    calls = {name: (lambda name=name: order.append(name)) for name in ("course", "peer", "other")}
+    t = paired(calls, course="course", repeat=4, warmup=2)
+    warm, timed = order[:6], order[6:]
+    assert warm == ["course", "peer", "other"] * 2
+    assert timed == ["course", "peer", "other", "other", "peer", "course"] * 2  # forwards, backwards
+    for name, timing in t.items():
+        assert timing["repetitions"] == 4 and len(timing["round_seconds"]) == 4
+        assert timing["seconds_min"] <= timing["seconds"] <= timing["seconds_max"]
+        assert timing["spread"] == pytest.approx((timing["seconds_max"] - timing["seconds_min"]) / timing["seconds"])
+        assert timing["ratio_to_course"] == pytest.approx(timing["seconds"] / t["course"]["seconds"])
+        assert timing["round_ratio_min"] <= timing["round_ratio_median"] <= timing["round_ratio_max"]
+    assert t["course"]["ratio_to_course"] == 1.0 and t["course"]["round_ratio_max"] == 1.0
+
+
+def test_paired_ratio_follows_the_slower_peer():
+    import time
+
+    from course_lib.bench import paired
+
+    t = paired({"fast": lambda: None, "slow": lambda: time.sleep(0.01)}, course="fast", repeat=3)
+    assert t["slow"]["ratio_to_course"] > 10 and t["slow"]["round_ratio_min"] > 10
+    assert t["slow"]["seconds"] >= 0.01
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(calls={}), "at least one callable"),
+    (dict(calls={"a": int}, course="b"), "course 'b' is not one of"),
+    (dict(calls={"a": int}, repeat=0), "repeat must be >= 1"),
+    (dict(calls={"a": int}, warmup=-1), "warmup >= 0"),
+])
+def test_paired_rejects_bad_arguments(kwargs, message):
+    from course_lib.bench import paired
+
+    calls = kwargs.pop("calls")
+    with pytest.raises(ValueError, match=message):
+        paired(calls, **kwargs)
+
+
+def test_paired_rows_ratio_lines_and_growth_exponent():
+    from course_lib.bench import growth_exponent, paired_rows, ratio_lines
+
+    timings = {"course": {"seconds": 1.0, "seconds_min": 0.9, "seconds_max": 1.2, "spread": 0.3, "repetitions": 3,
+                          "ratio_to_course": 1.0, "round_ratio_min": 1.0, "round_ratio_max": 1.0},
+               "peer": {"seconds": 2.5, "seconds_min": 2.0, "seconds_max": 3.0, "spread": 0.4, "repetitions": 3,
+                        "ratio_to_course": 2.5, "round_ratio_min": 2.2, "round_ratio_max": 2.9}}
+    rows = paired_rows(timings, {"n": 7}, variants={"peer": "library"}, extra={"peer": {"prepare_seconds": 0.5}})
+    assert [r["variant"] for r in rows] == ["course", "library"] and rows[1]["n"] == 7
+    assert rows[1]["prepare_seconds"] == 0.5 and "prepare_seconds" not in rows[0]
+    lines = ratio_lines(rows + [{"variant": "unpaired", "seconds": 1.0}], size=lambda r: f"N={r['n']}",
+                        course=lambda r: r["variant"] == "course")
+    assert len(lines) == 2 and "peer/course" not in lines[0]
+    assert "median of 3 (spread 40 %)  peer/course 2.50x (rounds 2.20-2.90)  + preparation 0.5 s" in lines[1]
+    assert growth_exponent([1000, 2000, 4000], [1.0, 2.0, 4.0]) == pytest.approx(1.0)
+    assert growth_exponent([1000, 2000], [1.0, 5.3]) == pytest.approx(2.406, abs=1e-3)
+    assert growth_exponent([1000], [1.0]) is None and growth_exponent([5, 5], [1.0, 2.0]) is None
+
+
+def test_gpu_run_without_a_gpu_says_it_needs_one(tmp_path, capsys):
+    """`--gpu` on a machine without a GPU measures nothing, writes nothing and says why (exit status 2)."""
+    if device.is_gpu():
+        pytest.skip("this machine has a GPU: the refusal cannot happen here")
+    from course_lib.bench.__main__ import NEEDS_GPU
+
+    assert main(["nbody", "--gpu", "--out", str(tmp_path)]) == NEEDS_GPU == 2
+    err = capsys.readouterr().err
+    assert "needs an NVIDIA GPU" in err and "Nothing was measured" in err and "without --gpu" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_gpu_run_writes_into_the_committed_results_with_versions(tmp_path, monkeypatch, capsys):
+    """On a GPU, `--gpu` writes to benchmarks/results/ (where lessons read) with device, driver and versions."""
+    import types
+
+    from course_lib.bench import __main__ as cli
+
+    fake_unit = types.SimpleNamespace(run=lambda quick: {"rows": [{"variant": "x"}], "summary": {}, "notes": []},
+                                      summary=lambda results: "fake summary")
+    monkeypatch.setattr(cli.device, "is_gpu", lambda: True)
+    monkeypatch.setattr(cli, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "driver_versions", lambda: {"driver": "13.0", "runtime": "13.0"})
+    monkeypatch.setattr(cli.importlib, "import_module", lambda name: fake_unit)
+    assert main(["nbody", "--gpu"]) == 0
+    (json_file,) = tmp_path.glob("nbody_*.json")
+    saved = json.loads(json_file.read_text())
+    assert saved["cuda"] == {"driver": "13.0", "runtime": "13.0"} and saved["date"] and saved["device"]["name"]
+    assert {"numpy", "scipy", "numba", "fastcluster", "mne"} <= set(saved["versions"])
+    if not any(name.startswith("cupy") for name in saved["versions"]):
+        assert any("no GPU library peer" in note for note in saved["notes"])
+    assert "fake summary" in capsys.readouterr().out
+
+
+def test_versions_are_read_from_metadata():
+    from importlib import metadata
+
+    v = bench.versions()
+    assert v["numpy"] == metadata.version("numpy") and set(v) <= set(bench.VERSIONED)
+    assert bench.driver_versions() == {} or device.is_gpu()

@@ -46,3 +46,40 @@ def test_numba_cuda_is_pinned_exactly():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = [r for r in project["dependencies"] if _name(r) == "numba-cuda"]
     assert pins and "==" in pins[0]
+
+
+# --------------------------------------------------------------------------- the install without the CUDA wheels
+#: What needs the toolkit wheels of the [cu13]/[cu12] extra on a machine without a GPU: compiling to PTX.
+_COMPILES = re.compile(r"\b(compile_kernel|compile_resources|compile_ptx|compile_all|compile_check)\s*\(")
+
+
+def _code(path):
+    import nbformat
+
+    return "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+
+
+def test_the_readme_names_every_lesson_the_lighter_install_cannot_run():
+    """The Quickstart's list of lessons that stop without the CUDA wheels is the list of lessons that compile."""
+    compiling = [p.name[:2] for p in sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb")) if _COMPILES.search(_code(p))]
+    readme = (ROOT / "README.md").read_text()
+    (paragraph,) = [b for b in readme.split("\n\n") if b.startswith("**What the `[cu13]` extra is for.**")]
+    said = re.search(r"lessons ([\d, and]+) then stop", " ".join(paragraph.split())).group(1)
+    assert re.findall(r"\d\d", said) == compiling, (said, compiling)
+
+
+def test_problem_sets_and_grading_need_no_compiler():
+    """The lighter install runs every problem set: no solution, problem set or grader compiles to PTX."""
+    notebooks = sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "problem_sets").glob("*.ipynb"))
+    assert notebooks and not [p.name for p in notebooks if _COMPILES.search(_code(p))]
+    graders = sorted((ROOT / "course_lib" / "grading").glob("*.py")) + sorted((ROOT / "course_lib").glob("*/questions.py"))
+    assert not [p.name for p in graders if _COMPILES.search(p.read_text())]
+
+
+def test_the_toolkit_wheels_come_only_from_the_extra():
+    """numba-cuda needs cuda-bindings to import (a plain dependency); NVVM and the rest come with the extra only."""
+    from importlib.metadata import requires
+
+    plain = [r for r in requires("numba-cuda") if "extra ==" not in r]
+    assert any(_name(r) == "cuda-bindings" for r in plain)
+    assert not any(_name(r).startswith(("cuda-toolkit", "nvidia-")) for r in plain)

@@ -30,7 +30,10 @@ LESSONS = site.find_lessons()
 
 @pytest.fixture(scope="session")
 def executed_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("executed_lessons")
+    """Where the executed lessons go; ``COURSE_EXECUTED_LESSONS=DIR`` reuses a folder of lessons executed
+    earlier (``python -m course_lib.site build --executed DIR`` takes the same), to check the site alone."""
+    reuse = os.environ.get("COURSE_EXECUTED_LESSONS")
+    return Path(reuse) if reuse else tmp_path_factory.mktemp("executed_lessons")
 
 
 @pytest.mark.timeout(600)
@@ -133,6 +136,62 @@ def test_widgets_become_static_snapshots(built_site):
     assert snapshots >= 1
 
 
+def _snapshot(widget):
+    """The static snapshot the site makes of ``widget``, from its saved state as a notebook stores it."""
+    import nbformat
+    from ipywidgets.embed import dependency_state
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A lesson"), nbformat.v4.new_code_cell("w")])
+    nb.metadata["widgets"] = {site.WIDGET_STATE: {"state": dependency_state([widget])}}
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={site.WIDGET_VIEW: {"model_id": widget.model_id}})]
+    assert site.staticize_widgets(nb) == 1
+    return nb.cells[1].outputs[0].data["text/html"]
+
+
+def test_a_quiz_snapshot_reveals_its_answer_and_explanation_on_click():
+    """Without a kernel the Check button does nothing: the snapshot drops it and offers a <details> box."""
+    from course_lib.quiz import Quiz, show
+
+    quiz = Quiz("Work of all-pairs N-body?", ("N", "N^2"), "N^2", "N(N - 1) pairs interact.")
+    page = _snapshot(show(quiz))
+    assert "Work of all-pairs N-body?" in page and "<li>N</li>" in page
+    assert "Check" not in page
+    assert re.search(r"<details[^>]*><summary>Show the answer</summary><p><b>N\^2</b>\. N\(N - 1\) pairs interact\.</p>"
+                     r"</details>", page)
+
+
+def test_log_slider_ranges_are_numbers_not_exponents():
+    import ipywidgets as widgets
+
+    page = _snapshot(widgets.FloatLogSlider(value=0.5, base=2, min=-3, max=3, description="B / default"))
+    assert "B / default" in page and "0.5" in page and "from 0.125 to 8" in page and "^" not in page
+
+
+def test_explorer_sliders_share_one_description_width_and_one_width():
+    import ipywidgets as widgets
+
+    from course_lib.controls import aligned
+
+    controls = aligned(widgets.IntSlider(description="channels"), widgets.FloatLogSlider(description="lrate / default"),
+                       widgets.Checkbox(description="K by the 1/3 rule"))
+    assert len({c.style.description_width for c in controls}) == 1 and len({c.layout.width for c in controls}) == 1
+    # The longest description fits: about 0.6 em per character, plus a margin.
+    assert float(controls[0].style.description_width.removesuffix("em")) >= 0.6 * len("K by the 1/3 rule")
+
+
+def test_lessons_run_without_kernel_warnings(tmp_path, capfd):
+    """The kernel is reached over local sockets: no "running over TCP without encryption" warning per lesson."""
+    import nbformat
+
+    path = tmp_path / "09_quiet.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Quiet"),
+                                                   nbformat.v4.new_code_cell("print(6 * 7)")]), path)
+    nb = site.execute_lesson(path, backend="sim", timeout=120)
+    assert nb.cells[1].outputs[0]["text"] == "42\n"
+    captured = capfd.readouterr()
+    assert "WARNING" not in captured.err and "without encryption" not in captured.err, captured.err
+
+
 def _chromium():
     for name in (os.environ.get("COURSE_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
         if name and shutil.which(name):
@@ -175,3 +234,71 @@ def test_site_in_a_headless_browser(built_site):
         finally:
             browser.close()
     assert not problems, "\n".join(problems)
+
+
+#: The first elements of the lesson's text reaching past the window's right edge (``w`` CSS pixels), leaving
+#: out those inside a box that fits the window and scrolls or clips (a wide table in a scrolling output).
+_REACHING_PAST = """w => [...document.querySelectorAll('article *')].filter(e => {
+  const r = e.getBoundingClientRect();
+  if (r.width === 0 || r.right <= w + 1) return false;
+  for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+    const overflow = getComputedStyle(a).overflowX;
+    if (['auto', 'scroll', 'hidden', 'clip'].includes(overflow) && a.getBoundingClientRect().right <= w + 1) return false;
+  }
+  return true;
+}).slice(0, 3).map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' to '
+                    + Math.round(e.getBoundingClientRect().right) + ' px')"""
+
+#: Viewport widths a page must fit without scrolling sideways: a laptop and a phone (CSS pixels).
+VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
+
+
+def test_every_lesson_fits_the_window_on_a_laptop_and_a_phone(built_site):
+    """Is any page wider than its window (a figure, table or widget snapshot pushing it sideways)?"""
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium executable (apt-get install chromium; .ci/run does it as root)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives the browser")
+    problems = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            for device, (width, height) in VIEWPORTS.items():
+                page = browser.new_page(viewport={"width": width, "height": height})
+                for lesson in LESSONS:
+                    page.goto((built_site / f"{lesson.stem}.html").as_uri(), wait_until="load")
+                    page.wait_for_timeout(200)
+                    page_width = page.evaluate("document.documentElement.scrollWidth")
+                    # The theme clips the page sideways (overflow-x: hidden), so also look for content reaching
+                    # past the window that is not inside a box of its own that scrolls within the window.
+                    wide = page.evaluate(_REACHING_PAST, width)
+                    if page_width > width or wide:
+                        problems.append(f"{lesson.stem} at {width} px ({device}): the page is {page_width} px wide; "
+                                        f"past the window: {wide}")
+                page.close()
+        finally:
+            browser.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_quizzes_reveal_their_answer_on_a_click(built_site):
+    """On the static site a quiz's answer opens on a click, with its explanation; no kernel is involved."""
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium executable (apt-get install chromium; .ci/run does it as root)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives the browser")
+    pages = [p for p in sorted(_pages(built_site).values()) if "course-quiz-answer" in p.read_text()]
+    assert pages, "no lesson page shows a quiz"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            for path in pages:
+                page.goto(path.as_uri(), wait_until="load")
+                answer = page.locator("details.course-quiz-answer").first
+                explanation = answer.locator("p")
+                assert not explanation.is_visible(), f"{path.name}: the answer shows before a click"
+                answer.locator("summary").click()
+                assert explanation.is_visible() and len(explanation.inner_text()) > 20, path.name
+        finally:
+            browser.close()

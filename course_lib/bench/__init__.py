@@ -1,4 +1,4 @@
-"""Shared benchmark layer: ``python -m course_lib.bench <unit> [--quick] [--out DIR]``.
+"""Shared benchmark layer: ``python -m course_lib.bench <unit> [--quick] [--gpu] [--out DIR]``.
 
 Each unit provides ``course_lib/<unit>/bench.py`` with a function
 ``run(*, quick: bool) -> dict`` returning the unit's results (a ``"rows"`` list of
@@ -16,8 +16,12 @@ A unit's ``bench.py`` only says what it measures; the skeleton is shared:
 - :func:`series` groups rows into one curve per variant, :func:`plot_series` draws
   them on log-log axes with reference lines, and :func:`figure` is the
   create-draw-save-close frame every plot shares;
-- :func:`time_call` (CPU wall clock), :func:`gpu_time` (CUDA events) and
-  :func:`cupy_time` (the GPU library peer) measure;
+- :func:`paired` times the course's version and its peers in interleaved rounds (warmed
+  up, median and spread of every one, the peer / course ratio of each round) and
+  :func:`timed_once` the preparation a peer needs; :func:`paired_rows` turns them into
+  rows, :func:`ratio_lines` into the lines a summary prints, :func:`growth_exponent`
+  fits time ~ N^k; :func:`time_call` (CPU wall clock), :func:`gpu_time` (CUDA events)
+  and :func:`cupy_time` (the GPU library peer) measure one thing;
 - :func:`committed_results` reads the GPU runs committed under ``benchmarks/results/``
   and :func:`gpu_figures` is what a lesson prints of them: the newest, labelled with
   its device and date, or how to make one when none is committed.
@@ -44,8 +48,10 @@ import numpy as np
 
 from .. import device
 
-__all__ = ["NO_GPU_NOTE", "RESULTS_DIR", "committed_results", "cpu_name", "cupy_time", "figure", "gpu_figures",
-           "gpu_time", "plot_series", "results", "series", "stamp", "summary_text", "time_call", "write_results"]
+__all__ = ["LOADED_NOTE", "NO_GPU_NOTE", "RESULTS_DIR", "committed_results", "cpu_name", "cupy_time", "figure",
+           "driver_versions", "gpu_figures", "gpu_time", "growth_exponent", "paired", "paired_rows", "plot_series", "ratio_lines",
+           "results", "series", "stamp", "summary_text", "time_call", "timed_once", "timing_suffix",
+           "versions", "write_results"]
 
 #: The note of a run without a GPU (the benchmark measured its CPU part only).
 NO_GPU_NOTE = "no GPU: only the CPU variants were measured"
@@ -67,6 +73,159 @@ def time_call(fn, *, repeat=5, warmup=1, min_time=0.2):
         fn()
         samples.append(time.perf_counter() - t0)
     return float(np.median(samples))
+
+
+#: The note every paired measurement carries: what its ratios are and are not.
+LOADED_NOTE = ("course and peers were timed in interleaved rounds of one run (medians, spread = (max - min) / "
+               "median); compare ratios within a run, and absolute seconds only between runs on the same idle machine")
+
+
+def _timing(samples) -> dict:
+    """Median, extremes, relative spread and count of a list of seconds."""
+    arr = np.asarray(samples, dtype=float)
+    median = float(np.median(arr))
+    return {"seconds": median, "seconds_min": float(arr.min()), "seconds_max": float(arr.max()),
+            "spread": float((arr.max() - arr.min()) / median) if median > 0 else 0.0,
+            "repetitions": int(arr.size), "round_seconds": [float(x) for x in arr]}
+
+
+def paired(calls: dict, *, course: str | None = None, repeat: int = 5, warmup: int = 1, number: int = 1) -> dict:
+    """Time the course's version and its peers in interleaved rounds.
+
+    Every callable runs ``warmup`` times first (compilation, imports, caches: off the
+    clock); then ``repeat`` rounds each call every one once, in an order that
+    alternates between rounds (forwards, backwards) so that none always runs first or
+    right after another. A burst of load on a shared machine then hits a round, not a
+    variant: the per-round ratio against ``course`` is the robust figure.
+
+    Parameters
+    ----------
+    calls : dict of str to callable
+        ``{name: fn}``; ``fn()`` is the bare call timed (its input prepared beforehand).
+    course : str, optional
+        The key of the course's version: each entry then also gets ``ratio_to_course``
+        (its median / the course's median: > 1 means the course is faster) and the
+        median, min and max of the per-round ratios.
+    repeat : int
+        Timed rounds, at least 1 (a skeptic wants >= 3).
+    warmup : int
+        Untimed calls of each before the rounds, at least 0.
+    number : int
+        Calls per timed sample, at least 1 (the sample is their mean): for calls of a
+        millisecond or less, where one call is below the clock's and the scheduler's noise.
+
+    Returns
+    -------
+    dict of str to dict
+        Per name: ``seconds`` (median), ``seconds_min``, ``seconds_max``, ``spread``
+        (``(max - min) / median``), ``repetitions``, ``round_seconds`` (every round's); with ``course``, the ratios.
+
+    >>> t = paired({"a": lambda: sum(range(100)), "b": lambda: sum(range(1000))}, course="a", repeat=3)
+    >>> t["b"]["repetitions"], t["a"]["ratio_to_course"]
+    (3, 1.0)
+    """
+    if not calls:
+        raise ValueError("paired needs at least one callable")
+    if course is not None and course not in calls:
+        raise ValueError(f"course {course!r} is not one of the timed calls {sorted(calls)}")
+    if int(repeat) < 1 or int(warmup) < 0 or int(number) < 1:
+        raise ValueError(f"repeat must be >= 1, warmup >= 0 and number >= 1, got repeat={repeat}, warmup={warmup}, "
+                         f"number={number}")
+    names = list(calls)
+    for _ in range(int(warmup)):
+        for name in names:
+            calls[name]()
+    samples = {name: [] for name in names}
+    for round_ in range(int(repeat)):
+        for name in (names if round_ % 2 == 0 else names[::-1]):
+            fn = calls[name]
+            start = time.perf_counter()
+            for _ in range(int(number)):
+                fn()
+            samples[name].append((time.perf_counter() - start) / int(number))
+    out = {name: _timing(samples[name]) for name in names}
+    if course is not None:
+        base = out[course]["seconds"]
+        for name in names:
+            per_round = np.asarray(samples[name]) / np.asarray(samples[course])
+            out[name].update(ratio_to_course=out[name]["seconds"] / base if base > 0 else float("inf"),
+                             round_ratio_median=float(np.median(per_round)), round_ratio_min=float(per_round.min()),
+                             round_ratio_max=float(per_round.max()))
+    return out
+
+
+def timed_once(fn):
+    """``(seconds, result)`` of one call of ``fn()``: the preparation a peer needs, timed apart."""
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def paired_rows(timings: dict, common: dict, *, variants: dict | None = None, extra: dict | None = None) -> list:
+    """Rows of a :func:`paired` measurement: ``common`` fields + ``variant`` + the timing.
+
+    ``variants`` renames keys of ``timings`` (default: the key is the variant);
+    ``extra[name]`` adds fields to that row (e.g. the preparation's seconds, settings).
+    """
+    rows = []
+    for name, timing in timings.items():
+        row = dict(common, variant=(variants or {}).get(name, name))
+        row.update(timing)
+        row.update((extra or {}).get(name, {}))
+        rows.append(row)
+    return rows
+
+
+def ratio_lines(rows: Iterable[dict], *, size: Callable[[dict], str], course: Callable[[dict], bool],
+                label: Callable[[dict], str] | None = None) -> list:
+    """One line per paired row (rows without a spread are skipped): median, spread, repetitions, peer / course.
+
+    ``size(row)`` labels the input, ``label(row)`` the variant (default ``row["variant"]``);
+    ``course(row)`` says which rows are the course's (no ratio printed for them).
+    """
+    lines = []
+    for r in rows:
+        if "spread" not in r:
+            continue
+        line = (f"{size(r):<24} {(label or (lambda x: x['variant']))(r):<34} {r['seconds']:10.4g} s median of {r['repetitions']} "
+                f"(spread {100 * r['spread']:.0f} %)")
+        if "ratio_to_course" in r and not course(r):
+            line += (f"  peer/course {r['ratio_to_course']:.2f}x (rounds {r['round_ratio_min']:.2f}-"
+                     f"{r['round_ratio_max']:.2f})")
+        if r.get("prepare_seconds") is not None:
+            line += f"  + preparation {r['prepare_seconds']:.3g} s"
+        lines.append(line)
+    return lines
+
+
+def timing_suffix(row: dict) -> str:
+    """What a summary line adds for a paired row: repetitions, spread and the peer / course ratio.
+
+    >>> timing_suffix({"repetitions": 5, "spread": 0.12, "ratio_to_course": 3.0, "round_ratio_min": 2.5,
+    ...                "round_ratio_max": 3.5})
+    '  [median of 5, spread 12 %, peer/course 3.00x (rounds 2.50-3.50)]'
+    >>> timing_suffix({"ratio_to_course": 1.0, "repetitions": 5, "spread": 0.0}), timing_suffix({})
+    ('  [median of 5, spread 0 %]', '')
+    """
+    if "spread" not in row:
+        return ""
+    text = f"median of {row['repetitions']}, spread {100 * row['spread']:.0f} %"
+    if row.get("ratio_to_course", 1.0) != 1.0:
+        text += (f", peer/course {row['ratio_to_course']:.2f}x (rounds {row['round_ratio_min']:.2f}-"
+                 f"{row['round_ratio_max']:.2f})")
+    return f"  [{text}]"
+
+
+def growth_exponent(sizes, seconds) -> float | None:
+    """The exponent k of a least-squares fit seconds ~ c * size^k on log-log axes (None below 2 sizes).
+
+    >>> round(growth_exponent([10, 100, 1000], [1.0, 100.0, 1e4]), 6)
+    2.0
+    """
+    sizes, seconds = np.asarray(sizes, float), np.asarray(seconds, float)
+    if sizes.size < 2 or np.unique(sizes).size < 2:
+        return None
+    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
 
 
 def gpu_time(launch, *, repeat=10, warmup=2):
@@ -104,8 +263,46 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+#: Distributions whose versions a results file records (the course's stack and every peer), where installed.
+VERSIONED = ("numpy", "scipy", "numba", "numba-cuda", "cuda-bindings", "cupy-cuda13x", "cupy-cuda12x", "cupy",
+             "fastcluster", "mne", "python-picard", "scikit-learn", "networkx", "opencv-python-headless",
+             "opencv-python")
+
+
+def versions() -> dict:
+    """``{distribution: version}`` of :data:`VERSIONED` that are installed (read from metadata, nothing imported)."""
+    from importlib import metadata
+
+    out = {}
+    for name in VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def driver_versions() -> dict:
+    """The CUDA driver's and runtime's versions, e.g. ``{"driver": "13.0", "runtime": "13.0"}`` (GPU only).
+
+    Empty without a GPU; a version the installed bindings cannot report is left out.
+    """
+    if not device.is_gpu():
+        return {}
+    from numba import cuda
+
+    out = {}
+    for key, get in (("driver", lambda: cuda.cudadrv.driver.driver.get_version()),
+                     ("runtime", lambda: cuda.runtime.get_version())):
+        try:
+            out[key] = ".".join(map(str, get()))
+        except Exception:  # bindings without that query: the file says less, the run goes on
+            continue
+    return out
+
+
 def stamp(unit: str) -> dict:
-    """Header of a results file: unit, device, CPU, date, versions."""
+    """Header of a results file: unit, device, CUDA driver and runtime, CPU, date, versions."""
     import numba
 
     info = device.info()
@@ -113,11 +310,13 @@ def stamp(unit: str) -> dict:
         "unit": unit,
         "backend": info.backend,
         "device": info.as_dict(),
+        "cuda": driver_versions(),
         "cpu": cpu_name(),
         "cpu_cores": __import__("os").cpu_count(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "numba": numba.__version__,
         "python": platform.python_version(),
+        "versions": versions(),
     }
 
 
@@ -196,7 +395,8 @@ def gpu_figures(unit: str, folder=None) -> str:
     if not runs:
         return (f"No GPU run of the {unit} benchmark is committed yet (none in {folder.parent.name}/{folder.name}/): the figures quoted "
                 f"here are published ones and goals. On a machine with an NVIDIA GPU, `python -m course_lib.bench "
-                f"{unit}` measures them and writes JSON (device name and date) and a plot to benchmarks/results/.")
+                f"{unit} --gpu` measures them and writes JSON (device, driver, versions, date) and a plot to "
+                f"benchmarks/results/.")
     newest = runs[0]
     summary = importlib.import_module(f"course_lib.{unit}.bench").summary(newest)
     return (f"Measured on {newest['device']['name']}, {newest['date'][:10]} (committed run, "

@@ -1,4 +1,13 @@
-"""``python -m course_lib.bench <unit> [--quick] [--out DIR]``: run a unit's benchmark."""
+"""``python -m course_lib.bench <unit> [--quick] [--gpu] [--out DIR]``: run a unit's benchmark.
+
+``--gpu`` is the run whose results are committed: it refuses to start without a GPU (exit
+status 2, saying why) and writes into the checkout's ``benchmarks/results/``
+(:data:`course_lib.bench.RESULTS_DIR`), where lessons read the newest run
+(:func:`course_lib.bench.gpu_figures`).
+
+``python -m course_lib.bench grading`` measures the grader's throughput on a synthetic class instead
+(:mod:`course_lib.grading.throughput`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +17,10 @@ import importlib.util
 import sys
 
 from .. import UNITS, device
-from . import stamp, write_results
+from . import RESULTS_DIR, stamp, write_results
+
+#: Exit status of ``--gpu`` without a GPU.
+NEEDS_GPU = 2
 
 
 def benchmarked_units() -> list:
@@ -22,19 +34,35 @@ def benchmarked_units() -> list:
     return sorted(u for u in UNITS if has_bench(u))
 
 
+#: Benchmarks that are not a unit's: name -> module (with ``run(quick=...)``, ``summary`` and ``plot``).
+OTHER = {"grading": "course_lib.grading.throughput"}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.bench",
                                      description="Benchmark a course unit; writes JSON and a plot.")
-    parser.add_argument("unit", choices=benchmarked_units())
+    parser.add_argument("unit", choices=benchmarked_units() + sorted(OTHER))
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--out", default="benchmarks/results", help="output folder (default: %(default)s)")
+    parser.add_argument("--gpu", action="store_true",
+                        help="the GPU run (needs an NVIDIA GPU): CPU part, GPU part and GPU library peers, written to "
+                             "the checkout's benchmarks/results/ unless --out says otherwise")
+    parser.add_argument("--out", default=None,
+                        help="output folder (default: benchmarks/results, the checkout's with --gpu)")
     ns = parser.parse_args(argv)
-    module = importlib.import_module(f"course_lib.{ns.unit}.bench")
-    if device.is_simulator():
+    if ns.gpu and not device.is_gpu():
+        print(f"`python -m course_lib.bench {ns.unit} --gpu` needs an NVIDIA GPU and its driver, and this machine "
+              f"runs the {device.backend()!r} backend (no GPU found, or the simulator was asked for). Nothing was "
+              f"measured. Run it on a GPU machine, or without --gpu for the CPU part only.", file=sys.stderr)
+        return NEEDS_GPU
+    out_dir = ns.out or (RESULTS_DIR if ns.gpu else "benchmarks/results")
+    module = importlib.import_module(OTHER.get(ns.unit, f"course_lib.{ns.unit}.bench"))
+    if device.is_simulator() and ns.unit not in OTHER:
         print("No GPU: running the CPU part only (simulator timings say nothing about a GPU).")
     results = stamp(ns.unit)
     results.update(module.run(quick=ns.quick))
-    json_path, png_path = write_results(results, ns.out, getattr(module, "plot", None))
+    if ns.gpu and not any(v.startswith("cupy") for v in results["versions"]):
+        results.setdefault("notes", []).append("CuPy is not installed: no GPU library peer (CuPy, cuSPARSE) measured")
+    json_path, png_path = write_results(results, out_dir, getattr(module, "plot", None))
     print(module.summary(results) if hasattr(module, "summary") else "")
     print(f"wrote {json_path}" + (f" and {png_path}" if png_path else ""))
     return 0

@@ -30,13 +30,12 @@ search with preallocated buffers reaches.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy.sparse import csgraph
 
 from .. import device
-from ..bench import plot_series, results as bench_results, series, summary_text, time_call
+from ..bench import LOADED_NOTE, paired, plot_series, results as bench_results, series, summary_text, timed_once
+from ..bench import timing_suffix
 from .api import DeviceGraph, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import as_graph, grid_2d, kronecker
@@ -49,6 +48,8 @@ EDGE_FACTOR = 16
 BYTES_PER_EDGE = (8, 36)
 #: Bytes the quadratic BFS reads per edge per iteration.
 QUADRATIC_BYTES_PER_EDGE = 12
+#: Paired CPU rounds (3 on the largest graphs), and the largest graph NetworkX (pure Python) runs on.
+REPEAT, NETWORKX_UP_TO = 5, 1 << 12
 CPU_VARIANTS = ("scipy_breadth_first_order", "cpu_numba_queue", "cpu_numba_direction_optimizing", "networkx")
 
 
@@ -91,26 +92,21 @@ def _cpu_rows(graphs, quick):
         edges = _component_edges(g, depth)
         # float64 CSR is what csgraph works on: converting it up front keeps the copy out of the timing.
         structure = g.structure().astype(np.float64)
-        repeat = 3 if quick or g.n_arcs < 1 << 24 else 1
-        t = time_call(lambda: csgraph.breadth_first_order(structure, source, directed=True), repeat=repeat,
-                      min_time=0.05)
-        rows.append(_row("scipy_breadth_first_order", name, g, edges, t))
-        t = time_call(lambda: bfs_cpu(g, source), repeat=repeat, min_time=0.05)
-        rows.append(_row("cpu_numba_queue", name, g, edges, t))
-        t = time_call(lambda: bfs_cpu_parallel(g, source), repeat=repeat, min_time=0.05)
-        rows.append(_row("cpu_numba_direction_optimizing", name, g, edges, t))
-        if g.n_vertices <= 1 << 12:
-            rows.append(_networkx_row(name, g, source, edges))
+        calls = {"cpu_numba_queue": lambda: bfs_cpu(g, source),
+                 "cpu_numba_direction_optimizing": lambda: bfs_cpu_parallel(g, source),
+                 "scipy_breadth_first_order": lambda: csgraph.breadth_first_order(structure, source, directed=True)}
+        extra = {}
+        if g.n_vertices <= NETWORKX_UP_TO:
+            import networkx as nx
+
+            prepare_seconds, nxg = timed_once(lambda: nx.from_scipy_sparse_array(g.structure()))
+            calls["networkx"] = lambda: nx.single_source_shortest_path_length(nxg, source)
+            extra["networkx"] = {"prepare_seconds": prepare_seconds}
+        repeat = REPEAT if quick or g.n_arcs < 1 << 24 else 3
+        timings = paired(calls, course="cpu_numba_queue", repeat=repeat, warmup=1)
+        for variant, timing in timings.items():
+            rows.append({**_row(variant, name, g, edges, timing["seconds"]), **timing, **extra.get(variant, {})})
     return rows
-
-
-def _networkx_row(name, g, source, edges):
-    import networkx as nx
-
-    nxg = nx.from_scipy_sparse_array(g.structure())
-    start = time.perf_counter()
-    nx.single_source_shortest_path_length(nxg, source)
-    return _row("networkx", name, g, edges, time.perf_counter() - start)
 
 
 def _gpu_rows(graphs, quick, bandwidth):
@@ -151,7 +147,9 @@ def run(*, quick=False):
         gpu = _gpu_rows(graphs, quick, device.info().memory_bandwidth)
         return gpu, _goal(cpu_rows + gpu), []
 
-    return bench_results(cpu_rows, gpu_part)
+    out = bench_results(cpu_rows, gpu_part)
+    out["notes"].append(LOADED_NOTE)
+    return out
 
 
 def _goal(rows):
@@ -182,7 +180,7 @@ def _goal(rows):
 def _format_row(r):
     extra = f"  iterations={r['iterations']} edges examined={r['edges_examined']}" if "iterations" in r else ""
     return (f"{r['variant']:<31} {r['graph']:<14} V={r['vertices']:<9} "
-            f"{r['gteps']:.4f} GTEPS ({r['seconds'] * 1e3:.2f} ms){extra}")
+            f"{r['gteps']:.4f} GTEPS ({r['seconds'] * 1e3:.2f} ms){extra}" + timing_suffix(r))
 
 
 def _goal_line(s):

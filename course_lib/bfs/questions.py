@@ -4,11 +4,25 @@
   ``check("ps3.q1", bottom_up_step)``, a kernel ``(in_indptr, in_indices, frontier_flags, current, depth,
   parent, next_flags, next_count)`` with one thread per vertex, run level by level by
   :func:`run_bottom_up`. Graded on depths (SciPy) and any valid parent tree, on ``next_count`` equal
-  to the vertices reached, on a clean race check, and with the profiler: each unvisited vertex stops
-  at its first parent (global loads near the early-exit model).
+  to the vertices reached, on a clean race check, and the technique's signature (``BOTTOM_UP_SIGNATURE``)
+  measured by the profiler on two configurations (a random graph's level 2, blocks of 64 threads; another's,
+  blocks of 48 and a partial last block). Features and bounds, from the cost model of a bottom-up step
+  (one thread per vertex; an unvisited vertex scans its in-neighbours, in any order, and stops at the first
+  one in the frontier; it writes only its own entries and adds itself to the count once):
+
+  * global bytes loaded: at most 1.25 x (5 bytes per edge examined in the worst order, d - f + 1 for a
+    vertex with f of its d in-neighbours in the frontier, + 4 per vertex + 8 per unvisited vertex) + 64:
+    any scan order passes, a scan without the early exit does not;
+  * atomic operations: at most one per vertex reached (the count); none on a vertex's own entries;
+  * global bytes stored: at most 1.25 x 9 per vertex reached (depth, parent, flag) + 1 per vertex + 16:
+    a top-down step writing a vertex from each of its frontier neighbours stores more;
+  * thread span (busiest thread over the mean): at most 2 x that of the model (one thread per vertex,
+    each examining its worst-order edges + 1): a thread sweeping many vertices shows here.
 - ``ps3.q2`` (2 points): predict the edges the step examines, and measure its global loads per level.
   Answer: ``{"kernel": bottom_up_step, "predicted_edges": f(in_indptr, in_indices, frontier_flags,
-  depth), "measure": g(level)}``.
+  depth), "measure": g(kernel, graph, level)}``. The grader calls ``g`` on the student's step and on
+  decoys of its own (kernels with the step's arguments and another traffic: every in-edge read, or the
+  depths read twice), on random graphs and levels drawn at grading time, and measures each launch itself.
 - ``ps3.q3`` (2 points): the work of the edge-parallel and frontier BFS on a one-way chain searched from its
   middle, and the worst-case work of a search made of bottom-up steps only. Answer:
   ``{"quadratic_on_chain": f(n), "frontier_on_chain": g(n), "complexity": one of WORK_CHOICES}``. The lesson
@@ -19,9 +33,12 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import cuda
 
-from ..grading.harness import (Launch, calls_test, choice, fail, function, guarded, inner, kernel, measured_test,
-                               measurement, question, race_test, result_test, technique_test, unguard, value_test)
+from ..grading.harness import (Answer, Launch, calls_test, choice, fail, function, guarded, inner, kernel, measurement,
+                               question, race_test, result_test, unguard, value_test)
+from ..grading.measuring import kernel_measurement_test
+from ..grading.signature import Feature, at_most, signature_test
 from . import data
 from .data import Graph, as_graph
 from .reference import bfs_reference, parent_tree_problems
@@ -145,7 +162,8 @@ def launch_level(answer, c):
             "frontier_flags": np.asarray(c["flags"]), "current": np.int32(c["current"]),
             "depth": np.array(c["depth"]), "parent": parent, "next_flags": np.zeros(n, np.uint8),
             "next_count": np.zeros(1, np.int32)}
-    return Launch(answer.kernel(), max(1, -(-n // BLOCK)), BLOCK, args, outputs=("depth", "next_flags", "next_count"))
+    block = int(c.get("block", BLOCK))
+    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("depth", "next_flags", "next_count"))
 
 
 def expect_level(c):
@@ -165,17 +183,64 @@ def examined_edges(in_indptr, in_indices, frontier_flags, depth):
     return total
 
 
-def early_exit_bytes(c):
-    """Loads of the early-exit step, with 25% slack: 5 bytes per examined edge (its index and flag), 4 per vertex
-    (its depth) and 8 per unvisited vertex (its two indptr entries)."""
+def worst_order_per_vertex(in_indptr, in_indices, frontier_flags, depth):
+    """Edges each vertex examines with early exit in the worst scan order: d - f + 1 for an unvisited vertex with
+    f of its d in-neighbours in the frontier (all d when f = 0), 0 for a visited one."""
+    indptr, indices = np.asarray(in_indptr), np.asarray(in_indices)
+    flags = np.asarray(frontier_flags).astype(bool)
+    out = np.zeros(len(indptr) - 1, np.int64)
+    for v in np.flatnonzero(np.asarray(depth) == -1):
+        neighbours = indices[indptr[v]:indptr[v + 1]]
+        f = int(flags[neighbours].sum())
+        out[v] = neighbours.size - f + 1 if f else neighbours.size
+    return out
+
+
+def worst_order_edges(in_indptr, in_indices, frontier_flags, depth):
+    """Edges examined with early exit in the worst scan order, all vertices together."""
+    return int(worst_order_per_vertex(in_indptr, in_indices, frontier_flags, depth).sum())
+
+
+def model_span(c):
+    """Busiest thread over the mean of one thread per vertex, each examining its worst-order edges (+ 1), threads
+    past the last vertex of the last block included: 2 x this bounds the measured span."""
+    per_vertex = worst_order_per_vertex(c["in_indptr"], c["in_indices"], c["flags"], c["depth"]) + 1
+    block = int(c.get("block", BLOCK))
+    threads = max(1, -(-per_vertex.size // block)) * block
+    return float(per_vertex.max(initial=1) * threads / (per_vertex.sum() + threads - per_vertex.size))
+
+
+def any_order_bytes(c):
     depth = np.asarray(c["depth"])
-    model = 5 * examined_edges(c["in_indptr"], c["in_indices"], c["flags"], depth) + 4 * depth.size \
+    model = 5 * worst_order_edges(c["in_indptr"], c["in_indices"], c["flags"], depth) + 4 * depth.size \
         + 8 * int(np.sum(depth == -1))
-    return 0.0, 1.25 * model + 64
+    return 1.25 * model + 64
 
 
-def _loaded(metrics, c):
-    return metrics["global_load_bytes"]
+def _reached(c):
+    return int(expect_level(c)["next_count"][0])
+
+
+BOTTOM_UP_SIGNATURE = (
+    Feature("global bytes loaded", lambda m, c: m["global_load_bytes"], at_most(any_order_bytes),
+            "an unvisited vertex stops scanning its in-neighbours at the first one in the frontier (in whatever "
+            "order it scans them)", "5 bytes per edge examined, in the worst scan order"),
+    Feature("atomic operations", lambda m, c: m["atomics"], at_most(_reached),
+            "a thread writes its own vertex's entries plainly; the only atomic is one add to next_count per "
+            "vertex reached", "one atomic per vertex reached"),
+    Feature("global bytes stored", lambda m, c: m["global_store_bytes"],
+            at_most(lambda c: 1.25 * 9 * _reached(c) + len(c["depth"]) + 16),
+            "each vertex reached is written once, by its own thread (depth, parent, flag)",
+            "9 bytes per vertex reached"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, c: m["thread_span"],
+            at_most(lambda c: 2 * model_span(c)),
+            "one thread per vertex: a thread examines only its own vertex's in-neighbours",
+            "the busiest vertex's scan over the mean, in the worst order"),
+)
+
+
+def signature_level(graph, level, block):
+    return lambda rng, info: {**one_level(graph, 0, level), "block": block}
 
 
 _DENSE = (lambda rng: (measure_graph(), 0))
@@ -203,10 +268,11 @@ Q1 = question(
                     counts=True),
         race_test("race check of one level", 1, technique=True, inputs=lambda rng, info: one_level(*_DENSE(rng), 1),
                   launch=launch_level, expect=expect_level),
-        technique_test("early exit (profiler: bytes loaded)", 1, inputs=lambda rng, info: one_level(*_DENSE(rng), 1),
-                       launch=launch_level, expect=expect_level, measure=_loaded, limit=early_exit_bytes,
-                       unit="global bytes loaded", technique="each unvisited vertex stops at its first frontier "
-                                                             "neighbour (5 bytes per edge examined)"),
+        signature_test("the bottom-up technique, measured (profiler; blocks of 64 and 48)", 1,
+                       configs=[signature_level(measure_graph(), 2, 64),
+                                signature_level(data.random_graph(150, 10, seed=5), 2, 48)],
+                       launch=launch_level, expect=expect_level, features=BOTTOM_UP_SIGNATURE,
+                       label=lambda c: f"level {c['current']} of a {len(c['depth'])}-vertex graph"),
     ])
 
 
@@ -217,8 +283,45 @@ def _edges_args(rng, info):
     return [(c["in_indptr"], c["in_indices"], c["flags"], c["depth"]) for c in cases]
 
 
-def _measure_launch(answer, d, level):
-    return launch_level(answer["kernel"], one_level(measure_graph(), 0, level))
+@cuda.jit
+def read_every_in_edge(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    """A decoy for ``measure`` (traffic only, no search): each vertex reads all its in-neighbours' flags."""
+    v = cuda.grid(1)
+    if v < depth.shape[0]:
+        seen = 0
+        for k in range(in_indptr[v], in_indptr[v + 1]):
+            seen += frontier_flags[in_indices[k]]
+        if seen < 0:  # never: keeps the loads
+            next_count[0] = seen
+
+
+@cuda.jit
+def read_depths_twice(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+    """A decoy for ``measure`` (traffic only, no search): each vertex reads its depth, flag and depth again."""
+    v = cuda.grid(1)
+    if v < depth.shape[0] and depth[v] + frontier_flags[v] + depth[v] < -10:
+        next_count[0] = 1
+
+
+#: The grader's own steps that ``measure`` must measure as well (their traffic differs from the technique's).
+MEASURE_DECOYS = {"a kernel reading every in-edge": read_every_in_edge,
+                  "a kernel reading the depths twice": read_depths_twice}
+
+
+def _measure_configs(rng, info):
+    """(vertices, mean degree, seed, level): the measured graph at a level drawn now, and a random graph."""
+    return [(120, 12, 4, int(rng.choice(MEASURE_LEVELS))),
+            (int(rng.integers(60, 130)), int(rng.integers(6, 14)), int(rng.integers(1 << 20)), int(rng.integers(1, 3)))]
+
+
+def _measure_arguments(config):
+    n, degree, seed, level = config
+    return data.random_graph(n, degree, seed=seed), level
+
+
+def _decoy_launch(kernel_obj, config):
+    n, degree, seed, level = config
+    return launch_level(Answer(kernel_obj, {}), one_level(data.random_graph(n, degree, seed=seed), 0, level))
 
 
 Q2 = question(
@@ -229,10 +332,13 @@ Q2 = question(
         calls_test("the predicted edges examined", 1, key="predicted_edges", args=_edges_args, expect=examined_edges,
                    hint="an unvisited vertex examines its in-neighbours up to and including the first one in the "
                         "frontier; a visited vertex examines none"),
-        measured_test("your measurements, bytes loaded per level", 1, key="measure", rtol=0.01,
-                      inputs=lambda rng, info: {"params": list(MEASURE_LEVELS)}, launch=_measure_launch,
-                      measure=lambda metrics, d, level: metrics["global_load_bytes"],
-                      hint="profile(bottom_up_step, ...).total.global_load_bytes for the launch of each level"),
+        kernel_measurement_test("your measure(), on your step and on the grader's, on drawn graphs and levels", 1,
+                                key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+                                arguments=_measure_arguments, launch=_decoy_launch,
+                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+                                hint="measure(kernel, graph, level): the state before `level` from "
+                                     "bfs.bfs_reference, one launch of `kernel` under profile() with blocks of 32, "
+                                     "report.total.global_load_bytes"),
     ])
 
 

@@ -21,6 +21,7 @@ widgets (:mod:`~course_lib.cellsim.widgets`) load on first use.
 """
 
 from .._lazy import lazy_submodules
+from ._core import FATE_RULE, THESIS_FATE_RULE
 from ._inputs import MAX_TYPES, CellTypes, InitialHistogram
 from ._result import SimulationResult, default_edges
 from .api import DEVICE_METHODS, METHODS, default_block, default_memory_budget, prepare_problem, simulate
@@ -31,9 +32,11 @@ from .reference import compare_runs, simulate_reference
 
 __all__ = [
     "DEVICE_METHODS",
+    "FATE_RULE",
     "MAX_TYPES",
     "METHODS",
     "QUIZ",
+    "THESIS_FATE_RULE",
     "THESIS_TYPES",
     "THESIS_TYPES_TEXT",
     "CellTypes",

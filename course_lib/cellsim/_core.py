@@ -31,11 +31,31 @@ from types import SimpleNamespace
 
 import numpy as np
 
-__all__ = ["DIVIDE", "DISCARD", "RECORD", "MIN_TIMER", "STREAM_TIMER", "STREAM_TYPE", "TABLE_SIZE", "build",
+__all__ = ["DIVIDE", "DISCARD", "FATE_RULE", "RECORD", "THESIS_FATE_RULE",
+           "MIN_TIMER", "STREAM_TIMER", "STREAM_TYPE", "TABLE_SIZE", "build",
            "normal_table", "seed_words"]
 
 #: Fates of a cell (the thesis's Alive / Inactive / Remove).
 DIVIDE, RECORD, DISCARD = 0, 1, 2
+
+#: The record/discard rule of every simulator of the unit (reference, CPU version, kernels), in one sentence.
+#: The lesson, the quiz and the predictions quote it verbatim; ``fate`` below implements it, time first.
+FATE_RULE = (
+    "A cell whose next division would come after tau_max (or never: a quiescent cell) is recorded with its "
+    "fluorescence; otherwise, if its daughters would have phi / 2 < phi_min, it is discarded (neither it nor "
+    "its daughters reach the output); otherwise it divides at tau + timer into two daughters with phi / 2."
+)
+
+#: How the thesis writes the same rule, and where the course decides what it leaves open.
+THESIS_FATE_RULE = (
+    "The thesis states the rule as the states of the two daughter slots 2i and 2i + 1 of cell i: both Alive if "
+    "tau + mu <= tau_max; slot 2i Inactive (the cell itself, kept for the output) and slot 2i + 1 Remove if "
+    "tau + mu >= tau_max; both Remove if phi / 2 <= phi_min, that is, the cell divides and both daughters are "
+    "removed, which the course calls discarding the cell. Its conditions overlap at equality and it does not "
+    "say which wins when a late division would also make daughters below phi_min; the course checks time "
+    "first (a cell alive at tau_max is recorded whatever its phi) and divides at equality (tau + timer == "
+    "tau_max, phi / 2 == phi_min)."
+)
 #: Third counter word: which random number of a cell is drawn.
 STREAM_TIMER, STREAM_TYPE = 0, 1
 #: Intervals of the tabulated inverse normal CDF (a power of two: u * TABLE_SIZE is exact).
@@ -217,10 +237,10 @@ def build(target: str) -> SimpleNamespace:
         """Fate of one cell and the time of its division.
 
         ``type_params[t]`` holds (cumulative proportion, mean, std, normal CDF at zero) of
-        type t; a negative mean marks a quiescent type. Returns ``(fate, division_time)``:
-        DIVIDE when ``tau + timer <= tau_max`` and ``phi / 2 >= phi_min``; RECORD when the
-        division would come after ``tau_max`` (or never); DISCARD when the daughters would
-        fall below ``phi_min``. The division time is ``tau + timer`` (inf for quiescent cells).
+        type t; a negative mean marks a quiescent type. Returns ``(fate, division_time)`` by
+        :data:`FATE_RULE`, time checked first: RECORD when ``tau + timer > tau_max`` (or the type
+        never divides), else DISCARD when ``phi / 2 < phi_min``, else DIVIDE. The division time is
+        ``tau + timer`` (inf for quiescent cells).
         """
         mean = type_params[cell_type, 1]
         if mean < 0.0:

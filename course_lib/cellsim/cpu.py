@@ -7,10 +7,15 @@ its own histogram, and the per-chunk histograms are summed at the end. The per-c
 rules and random numbers are the kernels' own (:mod:`course_lib.cellsim._core`,
 compiled for the CPU), so the result equals the kernels' exactly.
 
-This is the CPU side of every "GPU vs CPU" figure of the unit.
+This is the CPU side of every "GPU vs CPU" figure of the unit. Its machine code is cached
+on disk (``cache=True``): a second process loads it instead of compiling again.
 """
 
 from __future__ import annotations
+
+import hashlib
+import marshal
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -20,29 +25,39 @@ from . import _core
 
 __all__ = ["simulate_cpu", "simulate_cpu_arrays"]
 
-_compiled = {}
+def _core_version() -> int:
+    """A number that changes whenever :mod:`course_lib.cellsim._core` (the rules) changes.
 
-
-def _kernels():
-    """Compile (once per process) the serial and parallel drivers around the CPU build of the rules.
-
-    Not ``cache=True``: Numba keys a closure's cache entry on its pickled closure variables, and
-    a dispatcher pickles with a fresh id in every process, so every process would miss and add
-    an entry; and the serial and parallel drivers share one Python function, hence one cache
-    index, so the serial one would load the parallel one's machine code.
+    Numba invalidates a cached function when its own file changes, not when a function it
+    calls from another file does; the drivers below carry this number as a closure constant,
+    which Numba puts into the cache's key, so new rules never run old machine code.
     """
-    if _compiled:
-        return _compiled
-    core = _core.build("cpu")
-    fate, initial_cell, bin_index = core.fate, core.initial_cell, core.bin_index
+    try:
+        source = Path(_core.__file__).read_bytes()
+    except OSError:  # no source next to the module: fall back to its compiled code
+        source = marshal.dumps(_core.build.__code__)
+    return int(hashlib.sha256(source).hexdigest()[:15], 16)
+
+
+# The rules compiled for the CPU, as module globals: a compiled function resolves globals
+# at compile time, and they are not part of its cache key (closure variables are, pickled:
+# a dispatcher pickles with a fresh id in every process, so a closure over one never hits).
+_CORE = _core.build("cpu")
+_fate, _initial_cell, _bin_index = _CORE.fate, _CORE.initial_cell, _CORE.bin_index
+_CORE_VERSION = _core_version()
+
+
+def _make_run_chunk(core_version):
+    """One chunk of initial cells, depth first (closure over ``core_version``: see :func:`_core_version`)."""
 
     def run_chunk(first, stop, cumulative, fluorescence, type_params, table, k0, k1, tau_max, phi_min, edges,
                   hist, level_counts, totals, stack_ids, stack_gen, stack_phi, stack_tau, stack_type):
+        if core_version < 0:  # never true; keeps the rules' version in the cache key
+            return
         divisions = 0
         discarded = 0
         for root in range(first, stop):
-            phi0, type0 = initial_cell(root, cumulative, fluorescence, type_params, k0, k1)
-            top = 0
+            phi0, type0 = _initial_cell(root, cumulative, fluorescence, type_params, k0, k1)
             stack_ids[0] = root
             stack_gen[0] = 0
             stack_phi[0] = phi0
@@ -56,9 +71,9 @@ def _kernels():
                 phi = stack_phi[top]
                 tau = stack_tau[top]
                 kind = stack_type[top]
-                what, when = fate(cell, gen, phi, tau, kind, type_params, table, k0, k1, tau_max, phi_min)
+                what, when = _fate(cell, gen, phi, tau, kind, type_params, table, k0, k1, tau_max, phi_min)
                 if what == 1:
-                    hist[bin_index(phi, edges)] += 1
+                    hist[_bin_index(phi, edges)] += 1
                     level_counts[gen, kind] += 1
                 elif what == 2:
                     discarded += 1
@@ -74,25 +89,39 @@ def _kernels():
         totals[0] += divisions
         totals[1] += discarded
 
-    run_chunk_j = numba.njit(nogil=True)(run_chunk)
+    return numba.njit(nogil=True, cache=True)(run_chunk)
+
+
+_run_chunk = _make_run_chunk(_CORE_VERSION)
+
+
+def _make_run_all(core_version, parallel):
+    """The driver over all chunks, compiled serial or parallel.
+
+    Both come from this one function, so they share one cache index; ``parallel`` is a
+    closure constant, part of the key, so each finds its own machine code there.
+    """
 
     def run_all(n_cells, n_chunks, cumulative, fluorescence, type_params, table, k0, k1, tau_max, phi_min, edges,
                 depth, n_types):
+        if core_version < 0 or parallel is None:  # never true; keeps both in the cache key
+            n_chunks = 0
         hist = np.zeros((n_chunks, edges.shape[0]), dtype=np.int64)
         level_counts = np.zeros((n_chunks, depth + 1, n_types), dtype=np.int64)
         totals = np.zeros((n_chunks, 2), dtype=np.int64)
-        for c in numba.prange(n_chunks):
+        for c in numba.prange(n_chunks):  # a plain range when compiled without parallel=True
             first = n_cells * c // n_chunks
             stop = n_cells * (c + 1) // n_chunks
             stack = depth + 3  # depth first: one cell per level plus the second daughter
-            run_chunk_j(first, stop, cumulative, fluorescence, type_params, table, k0, k1, tau_max, phi_min, edges,
-                        hist[c], level_counts[c], totals[c], np.empty(stack, np.int64), np.empty(stack, np.int64),
-                        np.empty(stack, np.float64), np.empty(stack, np.float64), np.empty(stack, np.int64))
+            _run_chunk(first, stop, cumulative, fluorescence, type_params, table, k0, k1, tau_max, phi_min, edges,
+                       hist[c], level_counts[c], totals[c], np.empty(stack, np.int64), np.empty(stack, np.int64),
+                       np.empty(stack, np.float64), np.empty(stack, np.float64), np.empty(stack, np.int64))
         return hist.sum(axis=0), level_counts.sum(axis=0), totals.sum(axis=0)
 
-    _compiled["parallel"] = numba.njit(parallel=True)(run_all)
-    _compiled["serial"] = numba.njit(run_all)
-    return _compiled
+    return numba.njit(parallel=parallel, cache=True)(run_all)
+
+
+_DRIVERS = {"parallel": _make_run_all(_CORE_VERSION, True), "serial": _make_run_all(_CORE_VERSION, False)}
 
 
 def simulate_cpu_arrays(cumulative, fluorescence, type_params, table, k0, k1, tau_max, phi_min, edges, depth,
@@ -129,7 +158,7 @@ def simulate_cpu_arrays(cumulative, fluorescence, type_params, table, k0, k1, ta
     n_cells = int(cumulative[-1])
     threads = numba.get_num_threads() if parallel else 1
     n_chunks = max(1, min(n_cells, threads * chunks_per_thread))
-    run = _kernels()["parallel" if parallel else "serial"]
+    run = _DRIVERS["parallel" if parallel else "serial"]
     return run(n_cells, n_chunks, cumulative, fluorescence, type_params, table, np.uint64(k0), np.uint64(k1),
                float(tau_max), float(phi_min), edges, int(depth), type_params.shape[0])
 

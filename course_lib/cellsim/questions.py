@@ -1,27 +1,38 @@
 """Problem set 7 (``solutions/ps7_cellsim.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
 
-- ``ps7.q1`` (6 points): **compact the recorded cells**. The lesson's scatter kernel writes
-  two daughters per dividing cell at positions from a prefix sum; here the student writes
-  the adjacent step: one output per recorded cell. Answer: ``check("ps7.q1",
-  compact_recorded_kernel)``, a kernel ``(flags, offsets, phis, types, out_phis, out_types)``
-  launched as ``kernel[ceil(n / 32), 32]``, with ``offsets`` the exclusive prefix sum of
-  ``flags``. Graded on results (guarded buffers), the race checker, and the profiler: each
-  cell's data loaded once (the position comes from the prefix sum, not from recounting).
+- ``ps7.q1`` (6 points): **compact the recorded cells in one kernel**. The lesson builds compaction from
+  separate launches (a block scan, a scan of the block totals, an add, a scatter) and its shared-memory
+  histogram makes one global atomic per block and bin instead of one per cell. Here the student combines
+  the two: each block scans its flags in shared memory, **one thread reserves the block's slots with a
+  single global atomic** on a counter, and every recorded cell is written at the block's start plus its
+  exclusive offset in the block. Answer: ``check("ps7.q1", make_compact_kernel)``, a function of the
+  block size (a power of two, chosen by the grader) returning a kernel ``(flags, phis, counter, out_ids,
+  out_phis)`` launched as ``kernel[ceil(n / block), block]``. Blocks may reserve in any order, so the
+  packed order of the blocks is free; within the output, slot k holds a recorded cell's index and its
+  fluorescence. Graded on results (guarded buffers, awkward sizes), the race and barrier checker, and the
+  technique (:func:`technique_signature_test`, on two launches: block 64 with n = 197, block 128 with n = 131,
+  both with a partial last block).
 - ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
   the fixed-slot tree, the first level that breaks a budget, and two transfers measured with
-  ``course_lib.sim.record``.
+  ``course_lib.sim.record``; then **predict, then measure** the global bytes the q1 kernel loads: a formula
+  of n and the number of recorded cells (checked against the cost model 4 n + 8 r), and the student's own
+  measurement of their q1 kernel on :func:`measure_case` for sizes the grader draws at grading time (the
+  grader profiles the same kernel on the same cells and compares).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..grading.harness import (Launch, calls_test, function, integer, kernel, question, race_test, result_test,
-                               technique_test, value_test)
+from ..grading.core import Test
+from ..grading.harness import (Launch, calls_test, fail, function, integer, kernel_factory, measured_test, measurement,
+                               question, race_test, result_test, unguard, value_test)
+from ..grading.harness import profile_launch as _profile_launch
 from .model import TREE_SLOT_BYTES
 
 PROBLEM_SET = "ps7"
-BLOCK = 32
 
 # The run measured in q2 (small: it runs in the simulator in a few seconds).
 Q2_RUN = {"n_cells": 100, "hist_seed": 3, "median": 300.0, "tau_max": 200.0, "phi_min": 11.0, "seed": 5}
@@ -33,85 +44,210 @@ Q2_BLOCK = 32
 Q2_TREE_DTOH_BYTES = 406_400
 Q2_COMPACT_DTOH_BYTES = 1_192
 
-
 # ----------------------------------------------------------------------------- q1
-def cells_case(n, p_recorded, seed):
-    """``inputs`` data: n cells, each recorded with probability p, and the exclusive prefix sum of the flags."""
+#: Block sizes the grader asks the answer's factory for.
+BLOCKS = (32, 64, 128)
+#: The launches whose technique is measured: (block, n, share recorded). Both have a partial last block.
+TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6))
+#: Least SIMT efficiency of a parallel block scan (see :func:`technique_signature_test`).
+MIN_SIMT = 0.4
+
+
+def cells_case(n, p_recorded, block, seed):
+    """``inputs`` data: n cells, each recorded (flag 1) with probability p, their fluorescence, and the block."""
     rng = np.random.default_rng(seed)
     flags = (rng.random(n) < p_recorded).astype(np.int32)
-    offsets = (np.cumsum(flags) - flags).astype(np.int32)
     phis = np.round(rng.uniform(11.0, 2000.0, n), 3)
-    types = rng.integers(0, 3, n).astype(np.int32)
-    return {"flags": flags, "offsets": offsets, "phis": phis, "types": types}
+    return {"flags": flags, "phis": phis, "block": int(block)}
 
 
-def case(n, p):
-    return lambda rng, info: cells_case(n, p, int(rng.integers(1 << 30)))
+def case(n, p, block):
+    return lambda rng, info: cells_case(n, p, block, int(rng.integers(1 << 30)))
 
 
 def random_case(rng, info):
-    return cells_case(int(rng.integers(2, 300)), float(rng.uniform(0.2, 0.8)), int(rng.integers(1 << 30)))
+    return cells_case(int(rng.integers(2, 300)), float(rng.uniform(0.2, 0.8)), int(rng.choice(BLOCKS)),
+                      int(rng.integers(1 << 30)))
 
 
 def launch_compact(answer, data):
-    """ceil(n / 32) blocks of 32 threads; the outputs start as NaN / -1 so unwritten slots show."""
+    """ceil(n / block) blocks; the counter starts at 0, the outputs at -1 / NaN so that unwritten slots show."""
     flags = np.asarray(data["flags"], np.int32)
-    total = int(flags.sum())
-    args = {"flags": flags, "offsets": np.asarray(data["offsets"], np.int32),
-            "phis": np.asarray(data["phis"], np.float64), "types": np.asarray(data["types"], np.int32),
-            "out_phis": np.full(total, np.nan), "out_types": np.full(total, -1, np.int32)}
-    return Launch(answer.kernel(), max(1, -(-flags.size // BLOCK)), BLOCK, args, outputs=("out_phis", "out_types"))
+    block, total = int(data["block"]), int(flags.sum())
+    args = {"flags": flags, "phis": np.asarray(data["phis"], np.float64), "counter": np.zeros(1, np.int32),
+            "out_ids": np.full(total, -1, np.int32), "out_phis": np.full(total, np.nan)}
+    return Launch(answer.kernel(block), max(1, -(-flags.size // block)), block, args,
+                  outputs=("counter", "out_ids", "out_phis"))
 
 
 def expected_compact(data):
-    keep = np.asarray(data["flags"]) == 1
-    return {"out_phis": np.asarray(data["phis"], np.float64)[keep],
-            "out_types": np.asarray(data["types"], np.int32)[keep]}
-
-
-def bytes_per_cell(metrics, data):
-    """Global bytes the threads load per cell (the profiler's count of what the code asks for)."""
-    return metrics["global_load_bytes"] / max(1, len(data["flags"]))
-
-
-def one_pass(data):
-    """Each cell's flag (4 bytes), and for a recorded cell its offset (read once or twice: up to 8 bytes),
-    fluorescence (8) and type (4); 25% slack."""
+    """The recorded cells in increasing order (the answer's packed order is compared after sorting)."""
     flags = np.asarray(data["flags"])
-    return 0.0, 1.25 * (4 * flags.size + 24 * int(flags.sum())) / flags.size
+    ids = np.flatnonzero(flags == 1).astype(np.int32)
+    return {"counter": np.array([ids.size], np.int32), "out_ids": ids,
+            "out_phis": np.asarray(data["phis"], np.float64)[ids]}
+
+
+def judge_compaction(data, outputs, label=""):
+    """Check a compaction: the counter is the number of recorded cells, the packed ids are the recorded cells
+    (each once, blocks in any order) and every slot's fluorescence is its cell's. ``outputs`` are plain arrays."""
+    want = expected_compact(data)
+    where = f" {label}" if label else ""
+    counter, ids, phis = (np.asarray(outputs[k]) for k in ("counter", "out_ids", "out_phis"))
+    if counter.shape != (1,) or int(counter[0]) != want["counter"][0]:
+        raise fail(f"counter{where} = {counter.tolist()}, expected [{int(want['counter'][0])}] (the number of "
+                   f"recorded cells)", "counter")
+    if ids.shape != want["out_ids"].shape:
+        raise fail(f"out_ids{where} has shape {ids.shape}, expected {want['out_ids'].shape}")
+    if np.any(ids < 0) and np.any(np.isnan(phis)):
+        raise fail(f"out_ids{where}: {int(np.sum(ids < 0))} of {ids.size} slots were never written", "unwritten")
+    if not np.array_equal(np.sort(ids), want["out_ids"]):
+        missing = np.setdiff1d(want["out_ids"], ids)
+        extra = np.setdiff1d(ids, want["out_ids"])
+        raise fail(f"out_ids{where} are not the recorded cells, each once: missing {missing[:5].tolist()}, "
+                   f"not recorded or repeated {extra[:5].tolist() or 'a duplicate'}", "value")
+    mismatched = np.flatnonzero(phis != np.asarray(data["phis"], np.float64)[ids])
+    if mismatched.size:
+        k = int(mismatched[0])
+        raise fail(f"out_phis{where}[{k}] = {phis[k]}, but slot {k} holds cell {int(ids[k])} of fluorescence "
+                   f"{float(np.asarray(data['phis'])[ids[k]])}", "pairing")
+
+
+def _result_judge(data, got):
+    """Unguard the launch's outputs (a write past an array fails with the cause ``bounds``), then judge."""
+    if not isinstance(got, dict) or not all(k in got for k in ("counter", "out_ids", "out_phis")):
+        raise fail("the kernel's outputs did not come back")
+    total = int(np.asarray(data["flags"]).sum())
+    plain = {"counter": unguard(got["counter"], (1,), name="counter"),
+             "out_ids": unguard(got["out_ids"], (total,), name="out_ids"),
+             "out_phis": unguard(got["out_phis"], (total,), name="out_phis")}
+    judge_compaction(data, plain, _label(data))
+
+
+def _sorted_exact(got, expected, name):
+    """Race test comparison: the packed arrays as sets (blocks reserve their slots in any order)."""
+    if np.shape(got) != np.shape(expected) or not np.array_equal(np.sort(got), np.sort(expected)):
+        raise fail(f"{name}: the packed values are not the recorded cells' (compared after sorting)")
 
 
 def _label(data):
     flags = np.asarray(data["flags"])
-    return f"for n = {flags.size} cells, {int(flags.sum())} recorded"
+    return f"for n = {flags.size} cells, {int(flags.sum())} recorded, block = {data['block']}"
 
 
-_Q1 = dict(launch=launch_compact, expect=expected_compact, label=_label)
+def atomics_per_block(metrics, data):
+    return metrics["atomics"] / max(1, -(-len(data["flags"]) // data["block"]))
+
+
+def load_bytes_per_cell(metrics, data):
+    return metrics["global_load_bytes"] / max(1, len(data["flags"]))
+
+
+def load_bytes_bound(data):
+    """Each flag read at most twice (8 bytes), each recorded cell's fluorescence once (8 bytes), 25% slack on
+    the fluorescence."""
+    flags = np.asarray(data["flags"])
+    return 0.0, 8.0 + 10.0 * int(flags.sum()) / flags.size
+
+
+def simt_efficiency(metrics, data):
+    return metrics["active_lanes"] / (32 * metrics["warp_instructions"]) if metrics["warp_instructions"] else 0.0
+
+
+#: The technique's features: (name, unit, measure(metrics, data), bound(data) -> (low, high), what it asks for).
+FEATURES = (
+    ("one global atomic per block", "atomics per block", atomics_per_block, lambda data: (0.0, 1.0),
+     "one thread per block reserves the block's slots with a single atomic on the counter (not one per cell)"),
+    ("each cell's data loaded once", "global bytes loaded per cell", load_bytes_per_cell, load_bytes_bound,
+     "a cell's offset comes from the block's scan in shared memory (not from counting the flags before it)"),
+    ("a parallel scan", "SIMT efficiency", simt_efficiency, lambda data: (MIN_SIMT, 1.0),
+     "all threads of the block take part in each of the scan's log2(block) steps (not one thread scanning the "
+     "whole block)"),
+)
+
+
+def technique_signature_test(name, points, *, cases, features=FEATURES, hint="", hints=None) -> Test:
+    """The technique of q1, measured by the course's profiler on several launches.
+
+    Cost model of the expected technique, per launch of ceil(n / B) blocks of B threads:
+
+    - **atomics**: one per block (the block's reservation): at most 1 per block. One atomic per recorded
+      cell gives about B x (share recorded) per block.
+    - **global loads**: every flag once (4 bytes), every recorded cell's fluorescence once (8 bytes). The
+      bound allows each flag twice and 25% on the rest: 8 + 10 p bytes per cell. Counting the flags before
+      a cell from global memory costs about 4 B / 2 bytes per cell.
+    - **SIMT efficiency**: a parallel scan runs log2(B) steps with every lane of the block active; only the
+      guarded loads and stores of the partial last block and the one reserving thread run with fewer. One
+      thread scanning its block runs B steps on one lane, so the efficiency falls towards 1 / 32 (about 0.12
+      measured for B = 64 and 128). Bound: at least :data:`MIN_SIMT`.
+
+    ``cases`` are ``inputs`` functions; every launch must give the right result under the profiler and keep
+    every feature within its bound. The failure names the first feature missed, with the value measured and
+    the bound; ``technique=True`` caps the question at half its points.
+    """
+    def inputs(rng, info):
+        return {"cases": [make(rng, info) for make in cases]}
+
+    def produce(answer, data):
+        return [_profile_launch(launch_compact(answer, d)) for d in data["cases"]]
+
+    def judge(data, got, info):
+        if type(got) is not list or len(got) != len(data["cases"]):
+            raise fail("the profiler's counts did not come back")
+        measured = []
+        for d, report in zip(data["cases"], got):
+            if not isinstance(report, dict) or not isinstance(report.get("metrics"), dict) \
+                    or not isinstance(report.get("outputs"), dict):
+                raise fail("the profiler's counts did not come back")
+            judge_compaction(d, report["outputs"], f"under the profiler, {_label(d)}")
+            metrics = {k: v for k, v in report["metrics"].items() if type(v) in (int, float)}
+            for feature, unit, measure, bound, technique in features:
+                value, (low, high) = measure(metrics, d), bound(d)
+                measured.append({"feature": feature, "measured": value, "low": low, "high": high, "unit": unit})
+                if not (math.isfinite(value) and low <= value <= high):
+                    failure = fail(f"missed feature: {feature} ({technique}). Measured {value:.3g} {unit} "
+                                   f"{_label(d)}; the expected technique gives [{low:.3g}, {high:.3g}] "
+                                   f"(course_lib.sim.profile)", "technique", public=True)
+                    failure.measurement = {"measured": value, "low": low, "high": high, "unit": unit}
+                    raise failure
+        return measured[0]
+
+    return Test(name, hidden=False, hint=hint, inputs=inputs, produce=produce, judge=judge, points=points,
+                technique=True, hints=tuple((hints or {}).items()))
+
+
+_Q1 = dict(launch=launch_compact, judge=_result_judge)
 
 Q1 = question(
-    "ps7.q1", "compacting the recorded cells with a prefix sum", 6, answer=kernel("compact_recorded_kernel"),
-    tolerance="exact (values are copied, not computed)",
-    hints={"bounds": "guard i < n (the last block is partly idle) and write only where flags[i] == 1: "
-                     "out_phis has one slot per recorded cell",
-           "unwritten": "every recorded cell i goes to out_phis[offsets[i]] and out_types[offsets[i]]",
-           "value": "offsets is the exclusive prefix sum: cell i's slot is offsets[i], not offsets[i] - 1 or "
-                    "offsets[i] + 1; copy phis[i] and types[i] of the same cell",
-           "technique": "take the position from offsets[i]: counting the flags before i gives the same slot but "
-                        "makes every thread read up to n flags (quadratic work); the prefix sum did that count once"},
+    "ps7.q1", "compacting the recorded cells in one kernel: a block scan and one atomic per block", 6,
+    answer=kernel_factory("make_compact_kernel"),
+    tolerance="exact (values are copied, not computed); the blocks' order in the output is free",
+    hints={"bounds": "guard i < n (the last block is partly idle, its threads scan a 0) and write only recorded "
+                     "cells: out_ids has one slot per recorded cell",
+           "unwritten": "every recorded cell needs a slot: the block's start (what its atomic returned) plus the "
+                        "number of recorded cells before it in the block",
+           "counter": "the counter must end at the number of recorded cells: each block adds its own total once",
+           "value": "a recorded cell's slot is the block's start plus the EXCLUSIVE prefix of the block's flags "
+                    "(the cells before it, not including itself); share the start with the block through shared "
+                    "memory after a barrier",
+           "pairing": "write the cell's index and its own fluorescence to the same slot",
+           "technique": "scan the block's flags in shared memory with all its threads (log2(block) steps, a "
+                        "barrier between the reads and the writes of a step), then let one thread reserve the "
+                        "block's total with one cuda.atomic.add on the counter"},
     tests=[
-        result_test("n = 1, not recorded (no points: a kernel doing nothing passes)", 0, inputs=case(1, 0.0), **_Q1),
-        result_test("n = 31 (one block, the last thread idle)", 1, inputs=case(31, 0.5), **_Q1),
-        result_test("n = 33 (a second block with one cell)", 1, inputs=case(33, 0.5), **_Q1),
-        result_test("every cell recorded (n = 70)", 0.5, inputs=case(70, 1.0), **_Q1),
-        result_test("no cell recorded (n = 40): nothing may be written", 0.5, inputs=case(40, 0.0), **_Q1),
-        result_test("hidden: random n and share of recorded cells", 1, hidden=True, inputs=random_case, **_Q1),
-        race_test("race and bounds check (n = 77)", 0.5, inputs=case(77, 0.4), launch=launch_compact,
-                  expect=expected_compact),
-        technique_test("positions read from the prefix sum: each cell loaded once (profiler)", 1.5,
-                       inputs=case(77, 0.4), launch=launch_compact, expect=expected_compact, measure=bytes_per_cell,
-                       limit=one_pass, unit="bytes loaded per cell",
-                       technique="each recorded cell written at offsets[i], the exclusive prefix sum of the flags "
-                                 "(no counting of the flags before i)"),
+        result_test("n = 1, not recorded (no points: a kernel doing nothing passes)", 0, inputs=case(1, 0.0, 64),
+                    **_Q1),
+        result_test("n = 63, block 64 (one block, its last thread idle)", 1, inputs=case(63, 0.5, 64), **_Q1),
+        result_test("n = 65, block 64 (a second block with one cell)", 1, inputs=case(65, 0.5, 64), **_Q1),
+        result_test("every cell recorded (n = 70, block 32)", 0.5, inputs=case(70, 1.0, 32), **_Q1),
+        result_test("no cell recorded (n = 40, block 32): nothing may be written", 0.25, inputs=case(40, 0.0, 32),
+                    **_Q1),
+        result_test("hidden: random n, block and share of recorded cells", 0.75, hidden=True, inputs=random_case,
+                    **_Q1),
+        race_test("race and barrier check (n = 131, block 128)", 1, inputs=case(131, 0.5, 128),
+                  launch=launch_compact, expect=expected_compact, compare=_sorted_exact),
+        technique_signature_test("the technique (profiler, two launches)", 1.5,
+                                 cases=[case(n, p, block) for block, n, p in TECHNIQUE_CASES]),
     ])
 
 
@@ -148,6 +284,40 @@ def measured_dtoh_bytes(method, memory_budget=None):
     return log.summary()["DtoH_bytes"]
 
 
+#: Threads per block of the q2 measurement.
+MEASURE_BLOCK = 64
+
+
+def measure_case(n):
+    """The cells the q2 measurement profiles for n cells: about half recorded, seeded by n, blocks of 64.
+
+    Returns
+    -------
+    dict
+        ``flags`` int32 (n,), ``phis`` float64 (n,) and ``block`` (64), as :func:`cells_case` gives them.
+    """
+    return cells_case(int(n), 0.5, MEASURE_BLOCK, seed=int(n))
+
+
+def predicted_load_bytes(n, n_recorded):
+    """The cost model of q1's kernel: every flag (int32) once, every recorded cell's fluorescence (float64) once."""
+    return 4 * n + 8 * n_recorded
+
+
+def _measure_inputs(rng, info):
+    """Two sizes drawn at grading time: a few blocks of 64 with a partial last one."""
+    sizes = {int(rng.integers(65, 192)) | 1, int(rng.integers(192, 320)) | 1}
+    return {"params": sorted(sizes)}
+
+
+def _measure_launch(answer, data, n):
+    return launch_compact(answer["make_compact_kernel"], measure_case(n))
+
+
+def _load_bytes(metrics, data, n):
+    return metrics["global_load_bytes"]
+
+
 def _pairs(rng, info):
     return [(1, 0), (1000, 3), (50_000, 10), (7, 1), (int(rng.integers(1, 10**6)), int(rng.integers(0, 12)))]
 
@@ -160,26 +330,40 @@ Q2 = question(
     "ps7.q2", "memory per level and when to batch", 4,
     answer={"tree_step_bytes": function("tree_step_bytes"), "first_level_over": function("first_level_over"),
             "tree_dtoh_bytes": integer("tree_dtoh_bytes", minimum=0),
-            "compact_dtoh_bytes": integer("compact_dtoh_bytes", minimum=0)},
-    tolerance="exact integers",
+            "compact_dtoh_bytes": integer("compact_dtoh_bytes", minimum=0),
+            "make_compact_kernel": kernel_factory("make_compact_kernel"),
+            "predicted_load_bytes": function("predicted_load_bytes"),
+            "measure_load_bytes": measurement("measure_load_bytes")},
+    tolerance="exact integers; measurements within 1% of the course's profiler",
     hints={"value": "a slot of the tree is 24 bytes (state int32, fluorescence and birth time float64, type "
                     "int32); level g has L * 2**g slots and the step to g + 1 needs both levels"},
     tests=[
         calls_test("bytes of the tree while level g makes level g + 1", 1, key="tree_step_bytes", args=_pairs,
                    expect=tree_step_bytes,
                    explain=lambda a, want: "count both levels: L 2**g slots read, 2 L 2**g slots written"),
-        calls_test("the first level that does not fit a budget", 1, key="first_level_over", args=_budgets,
+        calls_test("the first level that does not fit a budget", 0.5, key="first_level_over", args=_budgets,
                    expect=first_level_over,
                    explain=lambda a, want: "the smallest g whose step (levels g and g + 1) needs more than the "
                                            "budget"),
-        value_test("device-to-host bytes of the tree run (measured with record)", 1, key="tree_dtoh_bytes",
+        value_test("device-to-host bytes of the tree run (measured with record)", 0.5, key="tree_dtoh_bytes",
                    expect=lambda info: Q2_TREE_DTOH_BYTES,
                    explain=lambda got, want: "run the simulation given in the question inside "
                                              "`with record() as log:` and read log.summary()['DtoH_bytes']"),
-        value_test(f"device-to-host bytes of the compact run, budget {Q2_BUDGET} (measured with record)", 1,
+        value_test(f"device-to-host bytes of the compact run, budget {Q2_BUDGET} (measured with record)", 0.5,
                    key="compact_dtoh_bytes", expect=lambda info: Q2_COMPACT_DTOH_BYTES,
                    explain=lambda got, want: "method='compact' with memory_budget=Q2_BUDGET and block=32, inside "
                                              "record()"),
+        calls_test("the prediction: global bytes your q1 kernel loads for n cells, r recorded", 0.75,
+                   key="predicted_load_bytes", expect=predicted_load_bytes,
+                   args=lambda rng, info: [(197, 97), (1, 0), (131, 131), (int(rng.integers(2, 10**6)), 0),
+                                           (int(rng.integers(1000, 10**6)), int(rng.integers(0, 1000)))],
+                   explain=lambda a, want: "count what each thread must read: its flag (int32), and for a recorded "
+                                           "cell its fluorescence (float64); nothing else needs global memory"),
+        measured_test("your measurements of your q1 kernel, at sizes drawn by the grader", 0.75,
+                      key="measure_load_bytes", inputs=_measure_inputs, launch=_measure_launch, measure=_load_bytes,
+                      rtol=0.01,
+                      hint="profile(make_compact_kernel(64), ceil(n / 64), 64, flags, phis, counter, out_ids, "
+                           "out_phis).total.global_load_bytes on the cells of measure_case(n)"),
     ])
 
 QUESTIONS = (Q1, Q2)

@@ -2,6 +2,7 @@
 
 from ..predict import Prediction, prediction_dict
 from ..quiz import Quiz, quiz_dict
+from ._core import FATE_RULE
 
 QUIZ = quiz_dict({
     "tree_memory": Quiz(
@@ -12,10 +13,10 @@ QUIZ = quiz_dict({
     ),
     "depth": Quiz(
         "Why can no cell be deeper than log2(max phi_0 / phi_min) generations, whatever tau_max is?",
-        ("Each division halves phi, and daughters below phi_min are discarded",
+        ("Each division halves phi, and a cell whose daughters would fall below phi_min is discarded",
          "CUDA limits recursion to 24 levels", "Timers are bounded by tau_max"), 0,
-        "Label dilution: a generation-g cell has phi_0 / 2**g, and a division whose daughters would "
-        "fall below phi_min does not happen.",
+        "Label dilution: a generation-g cell has phi_0 / 2**g, and the rule never lets a cell's daughters "
+        "fall below phi_min: " + FATE_RULE,
     ),
     "counter_rng": Quiz(
         "A compacted array moves cells to new positions every level. What keeps a cell's random "
@@ -48,21 +49,24 @@ PREDICTIONS = prediction_dict({
         "50 initial cells, all of fluorescence 300, with phi_min = 11 and tau_max = 10,000 h, far later than any "
         "division time: what is the deepest generation that any cell reaches?",
         4,
-        "A generation-g cell has 300 / 2**g, and a cell divides only if its daughters keep phi / 2 >= 11. Generation "
-        "3 (37.5) still makes daughters of 18.75; generation 4 (18.75) would make 9.4, so its cells are discarded "
-        "instead. Label dilution alone sets the depth, floor(log2(300 / 11)) = 4, whatever tau_max is.",
+        "The rule: " + FATE_RULE + " Here no division comes after tau_max, so phi alone decides. A generation-g "
+        "cell has 300 / 2**g: generation 3 (37.5) still makes daughters of 18.75; generation 4 (18.75) would make "
+        "9.4, so its cells are discarded instead. Label dilution alone sets the depth, floor(log2(300 / 11)) = 4, "
+        "whatever tau_max is.",
         rel_tol=0.0,
     ),
     "deepest_recorded": Prediction(
         "In the same run, what is the deepest generation of a recorded cell (one in the output histogram)?",
         0,
-        "When time never stops a division, a dividing cell goes on until its daughters would fall below phi_min, "
-        "and such a cell is discarded, not recorded. Only cells that never divide are recorded: the quiescent type, "
+        "The rule: " + FATE_RULE + " With tau_max = 10,000 h every division of a dividing type comes before "
+        "tau_max, so such a cell goes on dividing until its daughters would fall below phi_min, and is then "
+        "discarded, not recorded. Only cells whose next division never comes are recorded: the quiescent type, "
         "at generation 0. Very late histograms show only the quiescent cells.",
         rel_tol=0.0,
     ),
     "histogram_global_atomics": Prediction(
-        "100 initial cells, all of the same fluorescence, and tau_max = 0, so every cell is recorded at once. The "
+        "100 initial cells, all of the same fluorescence, and tau_max = 0: every division would come after tau_max, "
+        "so by the rule every cell is recorded at once. The "
         "fate kernel runs in blocks of 32 threads with per-block shared bins. How many global atomics does it make "
         "on the histogram?",
         4,

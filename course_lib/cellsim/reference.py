@@ -1,11 +1,12 @@
 """Trusted reference: a sequential, event-driven simulator in float64 Python.
 
 Every cell is an event in a priority queue, keyed by the time of its next division
-(infinite for a quiescent cell). The earliest event is processed first:
+(infinite for a quiescent cell). The earliest event is processed first, by the unit's one
+rule (:data:`course_lib.cellsim.FATE_RULE`), time checked first:
 
 * after tau_max -> the cell is alive at the end of the simulation: recorded with its
   fluorescence (every later event is after tau_max too);
-* daughters below phi_min -> discarded;
+* else daughters with phi / 2 < phi_min -> discarded;
 * otherwise -> two daughters with phi / 2, born at the division time, each with a new
   timer, are queued.
 

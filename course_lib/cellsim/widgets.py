@@ -42,6 +42,7 @@ def explorer(histogram=None, types=THESIS_TYPES, *, seed=0):
     seed : int
     """
     import ipywidgets as widgets
+    from ..controls import aligned
     import matplotlib.pyplot as plt
 
     h0 = lognormal_histogram(2000, seed=1) if histogram is None else as_histogram(histogram)
@@ -76,4 +77,6 @@ def explorer(histogram=None, types=THESIS_TYPES, *, seed=0):
     for w in [tau, phi, *weights]:
         w.observe(update, "value")
     update()
-    return widgets.VBox([widgets.HBox([tau, phi]), widgets.HBox(weights), text, out])
+    aligned(tau, phi, *weights)  # whole descriptions, one width
+    wrap = {"flex_flow": "row wrap"}
+    return widgets.VBox([widgets.HBox([tau, phi], layout=wrap), widgets.HBox(weights, layout=wrap), text, out])

@@ -16,7 +16,7 @@ load on first use.
 
 from .._lazy import lazy_submodules
 from . import kernels, profiling
-from .api import METHODS, VERSIONS, LevelStats, MiningResult, check_inputs, default_block, mine
+from .api import HOST_MEMORY, METHODS, VERSIONS, LevelStats, MiningResult, check_inputs, default_block, mine
 from .cpu import mine_cpu
 from .data import SpatialData, planted_colocations, uniform_features
 from .model import Grid, count_map, filter_launches, grid_for, pi_upper_bound, qualifying_cells
@@ -30,6 +30,7 @@ from .reference import (
 )
 
 __all__ = [
+    "HOST_MEMORY",
     "METHODS",
     "QUIZ",
     "VERSIONS",

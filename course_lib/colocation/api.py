@@ -8,11 +8,18 @@ arguments of :func:`mine` (named in :data:`VERSIONS`):
 - ``batched=False``: two filter launches and two small copies per candidate, and one allocation
   per candidate's buffers; ``True``: every candidate of one size in a fixed number of launches,
   with one copy each way and buffers allocated once per level.
-- ``pinned=True``: host arrays staged in page-locked memory before upload.
+- ``host_memory``: where host arrays are staged before upload. ``"pinned_per_upload"``: a fresh
+  page-locked array for every upload (the source's first versions: pinned memory everywhere,
+  every allocation taken from the operating system); ``"pinned_reused"``: one page-locked
+  staging buffer, allocated once, grown only when a larger upload comes, reused by every upload;
+  ``"pageable"``: ordinary (pageable) NumPy memory, no pinning (the source's last version,
+  which replaced its ``cudaMallocHost`` allocations by ``malloc``). The number of page-locked
+  allocations is in ``MiningResult.stats``.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -24,18 +31,24 @@ from ._checks import check_features, check_neighbour_distance, check_points
 from .model import grid_for
 from .reference import apriori_candidates
 
-__all__ = ["METHODS", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
+__all__ = ["HOST_MEMORY", "METHODS", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
 
 #: ``"gpu"`` (kernels, on the GPU or in the simulator), ``"cpu"`` (compiled grid-based miner,
 #: all cores) and ``"reference"`` (SciPy k-d tree and Python sets).
 METHODS = ("gpu", "cpu", "reference")
 
-#: The source's sequence of GPU versions, as keyword arguments of :func:`mine`.
+#: Where :func:`mine` stages host arrays before upload (see the module docstring).
+HOST_MEMORY = ("pageable", "pinned_per_upload", "pinned_reused")
+
+#: The source's sequence of GPU versions, as keyword arguments of :func:`mine`; v3 is the course's
+#: alternative to the source's last step (pin once and reuse, instead of not pinning), shown beside it.
 VERSIONS = {
-    "v0: host preprocessing, per-candidate, pinned": dict(preprocess="host", batched=False, pinned=True),
-    "v1: device preprocessing": dict(preprocess="device", batched=False, pinned=True),
-    "v2: batched filter and refine": dict(preprocess="device", batched=True, pinned=True),
-    "v3: pageable host memory": dict(preprocess="device", batched=True, pinned=False),
+    "v0: host preprocessing, per-candidate, pinned": dict(preprocess="host", batched=False,
+                                                          host_memory="pinned_per_upload"),
+    "v1: device preprocessing": dict(preprocess="device", batched=False, host_memory="pinned_per_upload"),
+    "v2: batched filter and refine": dict(preprocess="device", batched=True, host_memory="pinned_per_upload"),
+    "v3: one pinned buffer, reused": dict(preprocess="device", batched=True, host_memory="pinned_reused"),
+    "v4: pageable host memory": dict(preprocess="device", batched=True, host_memory="pageable"),
 }
 
 
@@ -77,11 +90,15 @@ class MiningResult:
         ``{pattern: PI}``, patterns as sorted tuples of feature ids (size >= 2).
     levels : list of LevelStats
     method : str
+    stats : dict
+        GPU only: ``pinned_allocations`` and ``pinned_bytes`` (page-locked host memory allocated)
+        and ``uploads`` (host-to-device uploads staged by the miner).
     """
 
     patterns: dict
     levels: list = field(default_factory=list)
     method: str = ""
+    stats: dict = field(default_factory=dict)
 
     def __repr__(self):
         shown = ", ".join(f"{p}: {pi:.3f}" for p, pi in list(self.patterns.items())[:6])
@@ -116,7 +133,7 @@ def check_inputs(points, features, r, threshold, n_features=None, max_size=None)
 
 
 def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_size=None, preprocess="device",
-         batched=True, pinned=False, block=None) -> MiningResult:
+         batched=True, host_memory="pageable", block=None) -> MiningResult:
     """Every prevalent co-location pattern of size >= 2 and its participation index.
 
     Parameters
@@ -138,8 +155,8 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
         GPU only: where the grid is built (see the module docstring).
     batched : bool
         GPU only: all candidates of a size at once, or one at a time.
-    pinned : bool
-        GPU only: stage host arrays in page-locked memory.
+    host_memory : {"pageable", "pinned_per_upload", "pinned_reused"}
+        GPU only: where host arrays are staged before upload (see the module docstring).
     block : int, optional
         GPU only: threads per block (default :func:`default_block`).
 
@@ -164,7 +181,7 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
     check_choice(method, "method", METHODS)
     check_choice(preprocess, "preprocess", ("device", "host"))
     batched = check_flag(batched, "batched")
-    pinned = check_flag(pinned, "pinned")
+    check_choice(host_memory, "host_memory", HOST_MEMORY)
     block = default_block() if block is None else check_block(block)
     if len(features) == 0:
         return MiningResult({}, [], method)  # no instance, no pattern (and no grid to build)
@@ -179,7 +196,7 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
 
         return mine_cpu(points, features, r, threshold, n_features, max_size, grid=grid)
     return _DeviceMiner(points, features, r, n_features, grid, block=block, preprocess=preprocess,
-                        batched=batched, pinned=pinned).run(threshold, max_size)
+                        batched=batched, host_memory=host_memory).run(threshold, max_size)
 
 
 def _blocks(n, block):
@@ -223,21 +240,55 @@ def level_plan(candidates, parents, n_parents, n_features, feature_count):
 class _DeviceMiner:
     """The GPU pipeline (also runs in the simulator). See :func:`mine` for the options."""
 
-    def __init__(self, points, features, r, n_features, grid, *, block, preprocess, batched, pinned):
+    def __init__(self, points, features, r, n_features, grid, *, block, preprocess, batched, host_memory):
         self.points, self.features, self.r = points, features, r
         self.n_features, self.grid, self.block = n_features, grid, block
-        self.preprocess, self.batched, self.pinned = preprocess, batched, pinned
+        self.preprocess, self.batched, self.host_memory = preprocess, batched, host_memory
+        self.stats = {"uploads": 0, "pinned_allocations": 0, "pinned_bytes": 0}
+        self._staging = None  # the reused page-locked buffer (bytes)
+        #: None, or phase name -> list of ``record()`` logs (set by ``profiling.phase_traffic``).
+        self.phase_logs = None
 
     # -- helpers -------------------------------------------------------------------------------
+    def _pinned(self, nbytes):
+        from numba import cuda
+
+        self.stats["pinned_allocations"] += 1
+        self.stats["pinned_bytes"] += nbytes
+        return cuda.pinned_array(nbytes, np.uint8)
+
     def _upload(self, array):
         from numba import cuda
 
         array = np.ascontiguousarray(array)
-        if self.pinned:
-            staged = cuda.pinned_array(array.shape, array.dtype)
-            staged[...] = array
-            array = staged
-        return cuda.to_device(array)
+        self.stats["uploads"] += 1
+        if self.host_memory == "pageable" or array.nbytes == 0:
+            return cuda.to_device(array)
+        if self.host_memory == "pinned_per_upload":
+            buffer = self._pinned(array.nbytes)
+        else:  # "pinned_reused"
+            if self._staging is None or self._staging.size < array.nbytes:
+                # Grow (at least doubling) when an upload does not fit. The first uploads, the
+                # coordinates, are about the largest, so after them this rarely happens.
+                grown = 0 if self._staging is None else 2 * self._staging.size
+                self._staging = self._pinned(max(array.nbytes, grown))
+            buffer = self._staging
+        staged = buffer[:array.nbytes].view(array.dtype).reshape(array.shape)
+        staged[...] = array
+        # A copy on the default stream returns once it is done, so a reused buffer is free again.
+        return cuda.to_device(staged)
+
+    @contextmanager
+    def _phase(self, name):
+        """Log this phase's copies and launches in its own ``record()`` when profiling asks for it."""
+        if self.phase_logs is None:
+            yield
+            return
+        from ..sim import record
+
+        with record() as log:
+            yield
+        self.phase_logs.setdefault(name, []).append(log)
 
     def _zeros(self, n, dtype=np.int32):
         from numba import cuda
@@ -374,22 +425,25 @@ class _DeviceMiner:
 
     # -- the search -------------------------------------------------------------------------------
     def run(self, threshold, max_size) -> MiningResult:
-        self._preprocess()
-        self._d_feature_count = self._upload(self.feature_count.astype(np.int32))
+        with self._phase("preprocess"):
+            self._preprocess()
+            self._d_feature_count = self._upload(self.feature_count.astype(np.int32))
+            tables = self._singleton_tables()
         fc = self.feature_count
         present = [f for f in range(self.n_features) if fc[f] > 0]
-        tables = self._singleton_tables()
         ids = {(f,): f for f in range(self.n_features)}  # pattern -> id in its table's last column
         n_ids = self.n_features
         candidates = [tuple(c) for c in combinations(present, 2)]
         found, levels, k = {}, [], 2
         while candidates and k <= max_size:
-            bounds = self._filter(candidates, k)
+            with self._phase("filter"):
+                bounds = self._filter(candidates, k)
             kept = [c for c, b in zip(candidates, bounds) if b >= threshold]
             prevalent, new_tables, new_ids, rows_found = [], {}, {}, 0
             if kept and self.batched:
                 d_table, rows = tables["all"]
-                d_new, total, part = self._refine(d_table, rows, k, kept, [ids[c[:-1]] for c in kept], n_ids)
+                with self._phase("refine"):
+                    d_new, total, part = self._refine(d_table, rows, k, kept, [ids[c[:-1]] for c in kept], n_ids)
                 new_tables["all"], rows_found = (d_new, total), total
                 new_ids = {c: i for i, c in enumerate(kept)}
                 results = zip(kept, part)
@@ -397,7 +451,8 @@ class _DeviceMiner:
                 results = []
                 for cand in kept:
                     d_table, rows = tables[cand[:-1]]
-                    d_new, total, part = self._refine(d_table, rows, k, [cand], [ids[cand[:-1]]], n_ids)
+                    with self._phase("refine"):
+                        d_new, total, part = self._refine(d_table, rows, k, [cand], [ids[cand[:-1]]], n_ids)
                     new_tables[cand], new_ids[cand] = (d_new, total), 0
                     rows_found += total
                     results.append((cand, part[0]))
@@ -411,4 +466,4 @@ class _DeviceMiner:
             n_ids = len(kept) if self.batched else 1
             candidates = apriori_candidates(prevalent, k)
             k += 1
-        return MiningResult(dict(sorted(found.items())), levels, "gpu")
+        return MiningResult(dict(sorted(found.items())), levels, "gpu", dict(self.stats))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from ..bench import gpu_time, plot_series, results as bench_results, series, summary_text, time_call
+from ..bench import LOADED_NOTE, gpu_time, paired, plot_series, results as bench_results, series, summary_text
+from ..bench import time_call, timing_suffix
 from .api import VERSIONS, mine
 from .data import planted_colocations
 
@@ -25,6 +26,8 @@ R, THRESHOLD = 1.0, 0.3
 #: Instances measured by ``run(quick=True)`` and ``run()``; the reference runs up to REFERENCE_UP_TO.
 QUICK_SIZES, FULL_SIZES = (5_000, 20_000), (100_000, 1_000_000)
 REFERENCE_UP_TO = 5_000
+#: Paired rounds of the CPU part.
+REPEAT = 3
 
 
 def _data(n):
@@ -32,20 +35,27 @@ def _data(n):
 
 
 def _cpu_rows(sizes, reference_up_to):
+    """The compiled miner, paired with the reference (k-d tree + Python sets) up to ``reference_up_to``."""
     rows = []
+    cpu, reference = "cpu (numba, all cores)", "reference (cKDTree + sets)"
     for n in sizes:
         d = _data(n)
-        mine(d.points[:50], d.features[:50], R, THRESHOLD, method="cpu")  # compile outside the timing
-        result = mine(d.points, d.features, R, THRESHOLD, method="cpu")
-        seconds = time_call(lambda: mine(d.points, d.features, R, THRESHOLD, method="cpu"), repeat=3, warmup=0)
-        rows.append(dict(variant="cpu (numba, all cores)", instances=n, seconds=seconds,
-                         patterns=len(result.patterns)))
+        outcome = {}
+
+        def keep(name, method):
+            def call():
+                outcome[name] = mine(d.points, d.features, R, THRESHOLD, method=method)
+            return call
+
+        calls = {cpu: keep(cpu, "cpu")}
         if n <= reference_up_to:
-            ref = mine(d.points, d.features, R, THRESHOLD, method="reference")
-            seconds = time_call(lambda: mine(d.points, d.features, R, THRESHOLD, method="reference"), repeat=1,
-                                warmup=0, min_time=0)
-            rows.append(dict(variant="reference (cKDTree + sets)", instances=n, seconds=seconds,
-                             patterns=len(ref.patterns), agrees=ref.patterns == result.patterns))
+            calls[reference] = keep(reference, "reference")
+        timings = paired(calls, course=cpu, repeat=REPEAT, warmup=1)
+        for variant, timing in timings.items():
+            row = dict(variant=variant, instances=n, patterns=len(outcome[variant].patterns), **timing)
+            if variant == reference:
+                row["agrees"] = outcome[variant].patterns == outcome[cpu].patterns
+            rows.append(row)
     return rows
 
 
@@ -122,19 +132,21 @@ def run(*, quick: bool = False) -> dict:
         rows = _gpu_rows(sizes)
         n = sizes[-1]
         cpu = next(r["seconds"] for r in cpu_rows if r["variant"].startswith("cpu") and r["instances"] == n)
-        gpu = next(r["seconds"] for r in rows if r["variant"] == "gpu v3" and r["instances"] == n)
+        final = f"gpu {list(VERSIONS)[-1].split(':')[0]}"  # the source's last version
+        gpu = next(r["seconds"] for r in rows if r["variant"] == final and r["instances"] == n)
         goal = dict(instances=n, speedup=cpu / gpu, goal=GOAL_SPEEDUP, met=cpu / gpu >= GOAL_SPEEDUP)
         bandwidth = copy_bandwidth([16] if quick else [1, 16, 256])
         return rows, {"goal": goal, "bandwidth": bandwidth}, []
 
     out = bench_results(cpu_rows, gpu_part)
+    out["notes"].append(LOADED_NOTE)
     out["parameters"] = dict(n_features=N_FEATURES, groups=GROUPS, r=R, threshold=THRESHOLD)
     return out
 
 
 def _format_row(r):
     return (f"{r['variant']:<32} N = {r['instances']:>9,}: {r['seconds'] * 1e3:10.1f} ms, "
-            f"{r['patterns']} prevalent patterns")
+            f"{r['patterns']} prevalent patterns" + timing_suffix(r))
 
 
 def _goal_line(s):

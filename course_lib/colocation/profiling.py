@@ -11,7 +11,11 @@ from collections import Counter
 
 from .api import VERSIONS, mine
 
-__all__ = ["FILTER_KERNELS", "REFINE_KERNELS", "kernel_launches", "measure_versions"]
+__all__ = ["FILTER_KERNELS", "PHASES", "REFINE_KERNELS", "kernel_launches", "measure_versions", "phase_traffic",
+           "table_bytes_per_level"]
+
+#: The phases of the GPU miner, in order (the rows of the source's Table 5.1).
+PHASES = ("preprocess", "filter", "refine")
 
 #: The kernels of the filter step and of the refine step (one launch each per level when batched).
 FILTER_KERNELS = ("quadruplet_filter_kernel", "candidate_bound_kernel")
@@ -38,8 +42,9 @@ def measure_versions(points, features, r, threshold, *, versions=None, **options
     Returns
     -------
     list of dict
-        Per version: ``version``, ``launches``, ``filter_launches``, ``HtoD_count``, ``HtoD_bytes``,
-        ``DtoH_count``, ``DtoH_bytes``, ``patterns`` (the prevalent patterns found).
+        Per version: ``version``, ``launches``, ``filter_launches``, ``refine_launches``, ``HtoD_count``,
+        ``HtoD_bytes``, ``DtoH_count``, ``DtoH_bytes``, ``patterns`` (the prevalent patterns found),
+        ``levels``, and the miner's ``uploads``, ``pinned_allocations`` and ``pinned_bytes``.
     """
     from ..sim import record
 
@@ -51,5 +56,60 @@ def measure_versions(points, features, r, threshold, *, versions=None, **options
         rows.append(dict(version=name, **log.summary(),
                          filter_launches=sum(per_kernel[k] for k in FILTER_KERNELS),
                          refine_launches=sum(per_kernel[k] for k in REFINE_KERNELS),
-                         patterns=result.patterns, levels=result.levels))
+                         patterns=result.patterns, levels=result.levels, **result.stats))
     return rows
+
+
+def phase_traffic(points, features, r, threshold, *, n_features=None, max_size=None, **version):
+    """What crosses the bus in each phase of one GPU run: the source's Table 5.1, measured.
+
+    Parameters
+    ----------
+    points, features, r, threshold, n_features, max_size
+        As for :func:`~course_lib.colocation.mine`.
+    **version
+        Keyword arguments of one version (``preprocess``, ``batched``, ``host_memory``, ``block``);
+        default: the batched, device-preprocessing, pageable version.
+
+    Returns
+    -------
+    dict
+        ``{phase: {"HtoD_count", "HtoD_bytes", "DtoH_count", "DtoH_bytes", "DtoD_count", "DtoD_bytes",
+        "launches", "runs"}}`` for each phase of :data:`PHASES` (``runs``: how many times the phase
+        ran, e.g. once per level for the filter), and ``"result"``: the :class:`MiningResult`.
+    """
+    from .api import _DeviceMiner, check_inputs, default_block
+    from .model import grid_for
+
+    points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold,
+                                                                        n_features, max_size)
+    options = dict(preprocess="device", batched=True, host_memory="pageable", block=default_block())
+    unknown = set(version) - set(options)
+    if unknown:
+        raise ValueError(f"phase_traffic takes the options {sorted(options)}, got {sorted(unknown)}")
+    options.update(version)
+    if len(features) == 0:
+        raise ValueError("phase_traffic needs at least one instance")
+    miner = _DeviceMiner(points, features, r, n_features, grid_for(points, r, n_features), **options)
+    miner.phase_logs = {}
+    result = miner.run(threshold, max_size)
+    out = {}
+    for phase in PHASES:
+        logs = miner.phase_logs.get(phase, [])
+        row = dict.fromkeys(("HtoD_count", "HtoD_bytes", "DtoH_count", "DtoH_bytes", "DtoD_count", "DtoD_bytes",
+                             "launches"), 0)
+        for log in logs:
+            row["launches"] += len(log.launches)
+            for t in log.transfers:
+                row[f"{t.direction}_count"] += 1
+                row[f"{t.direction}_bytes"] += t.nbytes
+        row["runs"] = len(logs)
+        out[phase] = row
+    out["result"] = result
+    return out
+
+
+def table_bytes_per_level(result) -> list:
+    """Device bytes of the instance tables each level builds: rows x (k + 1) int32 (k instance ids
+    and the pattern's id), from a GPU :class:`MiningResult`'s ``levels``."""
+    return [level.rows * (level.size + 1) * 4 for level in result.levels]

@@ -8,30 +8,28 @@
   cell, one instance, a prime N), under the race checker (a plain ``+= 1`` loses updates and fails it),
   and with the profiler: the loads of ``x``, ``y`` and ``features`` are coalesced (consecutive threads,
   consecutive instances).
-- ``ps8.q2`` (4 points): predict the filter launches of the per-candidate and batched versions, then
-  measure with ``record()`` their filter launches and host-to-device copies on :func:`measure_data`.
-  Answer: ``{"predicted_filter_launches": f(n_features, batched), "per_candidate_filter_launches": int,
-  "per_candidate_htod_copies": int, "batched_filter_launches": int, "batched_htod_copies": int}``; the
-  grader measures the same runs itself.
+- ``ps8.q2`` (4 points): **predict, then measure** the global load sectors of the student's own q1
+  kernel. Answer: ``{"cell_count_kernel": kernel, "predicted_load_sectors": f(n), "measure_load_sectors":
+  g(n)}``: the prediction is checked against the cost model ``2 ceil(N / 4) + ceil(N / 8)`` (a warp of m
+  consecutive instances touches ceil(8 m / 32) sectors of ``x``, the same of ``y`` and ceil(4 m / 32) of
+  ``features``), the measurement ``g(n)`` (the student's profile of their kernel on :func:`measure_case`)
+  against the grader's own profile of the same kernel at two sizes it draws at grading time.
 """
 
 from __future__ import annotations
 
-import threading
-from math import comb
-
 import numpy as np
 
-from ..grading.harness import Launch, calls_test, function, integer, kernel, question, race_test, result_test, \
-    technique_test, value_test
+from ..grading.harness import Launch, calls_test, function, kernel, measured_test, measurement, question, race_test, \
+    result_test, technique_test
 from .data import planted_colocations
 from .model import CELL_MARGIN, count_map, grid_for
 
 PROBLEM_SET = "ps8"
 #: Threads per block of every q1 launch.
 BLOCK = 32
-#: The q2 data set: instances, features, the planted group, neighbour distance, threshold, largest size.
-MEASURE_N, MEASURE_FEATURES, MEASURE_R, MEASURE_THRESHOLD, MEASURE_MAX_SIZE = 60, 5, 1.0, 0.2, 2
+#: Features of the q2 measurement's instances.
+MEASURE_FEATURES = 3
 
 
 # ----------------------------------------------------------------------------- q1
@@ -169,71 +167,58 @@ Q1 = question(
 
 
 # ----------------------------------------------------------------------------- q2
-def measure_data():
-    """The data set of q2 (the notebook builds the same): 60 instances of 5 features, (0, 1) planted."""
-    return planted_colocations(MEASURE_N, MEASURE_FEATURES, groups=((0, 1),), r=MEASURE_R, extent=10.0, seed=5)
-
-
-_MEASURED: dict = {}
-#: The instructor grader judges submissions in several threads: the measurement runs once, for all of them.
-_MEASURING = threading.Lock()
-
-
-def measured_counts() -> dict:
-    """The grader's own measurement: filter launches and host-to-device copies of both versions under record().
+def measure_case(n):
+    """``inputs`` data of the q2 measurement for n instances: 3 features, (0, 1) planted, seeded by n.
 
     Returns
     -------
     dict
-        ``{"per_candidate_filter_launches", "per_candidate_htod_copies", "batched_filter_launches",
-        "batched_htod_copies"}`` (ints; the same on a GPU and in the simulator).
+        As :func:`grid_case` gives it: ``x``, ``y`` float64 (n,), ``features`` int32 (n,), the grid's ``x0``,
+        ``y0``, ``cell``, ``n_cols``, ``n_rows``.
     """
-    from ..sim import record
-    from .api import mine
-    from .profiling import FILTER_KERNELS, kernel_launches
-
-    with _MEASURING:
-        if not _MEASURED:
-            data = measure_data()
-            for name, batched in (("per_candidate", False), ("batched", True)):
-                with record() as log:
-                    mine(data.points, data.features, MEASURE_R, MEASURE_THRESHOLD, method="gpu", batched=batched,
-                         max_size=MEASURE_MAX_SIZE)
-                launches = kernel_launches(log)
-                _MEASURED[f"{name}_filter_launches"] = int(sum(launches[k] for k in FILTER_KERNELS))
-                _MEASURED[f"{name}_htod_copies"] = int(log.summary()["HtoD_count"])
-        return dict(_MEASURED)
+    n = int(n)
+    data = planted_colocations(n, MEASURE_FEATURES, groups=((0, 1),), extent=6.0, seed=n)
+    return grid_case(data.points, data.features, MEASURE_FEATURES)
 
 
-def _launch_args(rng, info):
-    return [(f, b) for f in (2, 5, 13, int(rng.integers(3, 30))) for b in (False, True)]
+def predicted_load_sectors(n):
+    """The cost model: warps of 32 consecutive instances; a warp of m lanes reads m float64 of x (ceil(m / 4)
+    sectors of 32 bytes), as many of y, and m int32 of features (ceil(m / 8)). Summed over the warps (32 is a
+    multiple of 4 and 8): 2 ceil(n / 4) + ceil(n / 8)."""
+    return 2 * -(-n // 4) + -(-n // 8)
 
 
-def _measured_value(key, points, hint):
-    return value_test(f"measured: {key.replace('_', ' ')}", points, key=key, hint=hint,
-                      expect=lambda info: measured_counts()[key],
-                      explain=lambda got, want: f"the grader measures {want} with record() on measure_data()")
+def _measure_inputs(rng, info):
+    """Two sizes drawn at grading time, neither a multiple of 32 (a partial last warp)."""
+    sizes = {int(rng.integers(33, 160)), int(rng.integers(160, 400))}
+    return {"params": sorted(n + 1 if n % 32 == 0 else n for n in sizes)}
+
+
+def _measure_launch(answer, data, n):
+    return launch_grid(answer["cell_count_kernel"], measure_case(n))
+
+
+def _load_sectors_of(metrics, data, n):
+    return metrics["global_load_sectors"]
 
 
 Q2 = question(
-    "ps8.q2", "predict, then measure launches and copies with record()", 4,
-    answer={"predicted_filter_launches": function("predicted_filter_launches"),
-            "per_candidate_filter_launches": integer("per_candidate_filter_launches", minimum=0),
-            "per_candidate_htod_copies": integer("per_candidate_htod_copies", minimum=0),
-            "batched_filter_launches": integer("batched_filter_launches", minimum=0),
-            "batched_htod_copies": integer("batched_htod_copies", minimum=0)},
-    tolerance="exact integers; the grader runs the same measurement",
+    "ps8.q2", "predict, then measure the load sectors of your q1 kernel", 4,
+    answer={"cell_count_kernel": kernel("cell_count_kernel"),
+            "predicted_load_sectors": function("predicted_load_sectors"),
+            "measure_load_sectors": measurement("measure_load_sectors")},
+    tolerance="the prediction exact; measurements within 1% of the course's profiler",
     tests=[
-        calls_test("the predicted filter launches for all size-2 candidates", 1, key="predicted_filter_launches",
-                   args=_launch_args, expect=lambda f, b: 2 if b else 2 * comb(f, 2),
-                   explain=lambda args, want: "per candidate: two kernels each; batched: two kernels for all",
-                   hint="C(F, 2) size-2 candidates; the per-candidate filter launches its 2 kernels once per "
-                        "candidate, the batched filter once per size"),
-        _measured_value("per_candidate_filter_launches", 0.75,
-                        "count the launches of quadruplet_filter_kernel and candidate_bound_kernel in log.launches"),
-        _measured_value("per_candidate_htod_copies", 0.75, "log.summary()['HtoD_count'] of the batched=False run"),
-        _measured_value("batched_filter_launches", 0.75, "the same count for the batched=True run"),
-        _measured_value("batched_htod_copies", 0.75, "log.summary()['HtoD_count'] of the batched=True run"),
+        calls_test("the prediction: global load sectors for N instances", 2, key="predicted_load_sectors",
+                   expect=predicted_load_sectors,
+                   args=lambda rng, info: [(1,), (32,), (33,), (97,), (int(rng.integers(100, 10**6)),)],
+                   explain=lambda args, want: "count the 32-byte sectors one warp of consecutive instances touches "
+                                              "in x, y and features, and remember the last warp may be partial"),
+        measured_test("your measurements of your q1 kernel, at sizes drawn by the grader", 2,
+                      key="measure_load_sectors", inputs=_measure_inputs, launch=_measure_launch,
+                      measure=_load_sectors_of, rtol=0.01,
+                      hint="profile(cell_count_kernel, ceil(N / 32), 32, ...).total.global_load_sectors on the "
+                           "instances of co.questions.measure_case(N), with cell_of and a zeroed count_map"),
     ])
 
 QUESTIONS = (Q1, Q2)

@@ -40,8 +40,9 @@ QUIZ = quiz_dict({
          "The GPU cannot read pinned memory",
          "Numba does not support it"),
         1,
-        "Pinned transfers are faster and can overlap with kernels, but the memory is locked in RAM. Pin the "
-        "buffers that are copied often, not everything.",
+        "Pinned transfers are faster and can overlap with kernels, but the memory is locked in RAM, and each "
+        "allocation is itself slow (the operating system must lock the pages). Pin the buffers that are copied "
+        "often, allocate them once and reuse them, and leave big tables in ordinary memory.",
     ),
 })
 

@@ -29,6 +29,7 @@ def explorer_text(points, features, r, threshold):
 def explorer(points, features, *, r=1.0, threshold=0.3):
     """Sliders for r and the threshold; the readout of :func:`explorer_text` below them."""
     import ipywidgets as w
+    from ..controls import aligned
 
     r_slider = w.FloatSlider(value=r, min=r / 4, max=r * 3, step=r / 20, description="r",
                              style={"description_width": "initial"}, layout=w.Layout(width="60%"))
@@ -44,4 +45,5 @@ def explorer(points, features, *, r=1.0, threshold=0.3):
     r_slider.observe(update, "value")
     t_slider.observe(update, "value")
     update()
+    aligned(r_slider, t_slider)  # whole descriptions, one width
     return w.VBox([r_slider, t_slider, out])

@@ -2,6 +2,11 @@
 
     python -m course_lib.grading release PS [PS ...] [--out DIR]
     python -m course_lib.grading manifest [--out FILE]
+    python -m course_lib.grading gradebook GRADES.csv [GRADES.csv ...] --out gradebook.csv [--missing-as-zero]
+        [--points-possible]
+    python -m course_lib.grading report GRADES.csv --out report.html [--tests GRADES.tests.csv]
+    python -m course_lib.grading gradescope PS --out PS_autograder.zip [--lock FILE] [--timeout S] [--memory MB]
+        [--sandbox auto|require|off]
     python -m course_lib.grading grade PS SUBMISSIONS... --out grades.csv [--jobs N] [--force]
         [--timeout S] [--memory MB] [--feedback DIR] [--seed N] [--sandbox auto|require|off] [--manifest FILE]
 
@@ -83,6 +88,26 @@ def main(argv=None) -> int:
                          "refuse without it) or never (off)")
     gr.add_argument("--manifest", help="course manifest to verify first (default: the one `manifest` wrote, if any)")
     gr.add_argument("--quiet", action="store_true", help="no progress bar")
+    book = commands.add_parser("gradebook",
+                               help="one row per student from grades CSVs (for Canvas, Moodle, Gradescope)")
+    book.add_argument("grades", nargs="+", help="grades CSVs written by `grade` (one or more problem sets)")
+    book.add_argument("--out", required=True, help="gradebook CSV (see course_lib.grading.gradebook for its columns)")
+    book.add_argument("--missing-as-zero", action="store_true",
+                      help="a problem set a student has no grades for counts 0 (default: left empty, as missing)")
+    book.add_argument("--points-possible", action="store_true",
+                      help="a second row 'Points Possible' with each column's maximum (Canvas's layout)")
+    rep = commands.add_parser("report", help="a self-contained HTML class report of one problem set's grades")
+    rep.add_argument("grades", help="grades CSV of one problem set, written by `grade`")
+    rep.add_argument("--out", required=True, help="HTML file to write (figures embedded; opens without a server)")
+    rep.add_argument("--tests", help="tests CSV written by `grade` (default: GRADES.tests.csv beside GRADES, if any)")
+    rep.add_argument("--top", type=int, default=10, help="how many of the most failed tests to show (default 10)")
+    gs = commands.add_parser("gradescope", help="write a Gradescope autograder archive of a problem set")
+    gs.add_argument("problem_set", help="a problem set id or unit name, e.g. ps1 or nbody")
+    gs.add_argument("--out", required=True, help="the .zip to upload to Gradescope")
+    gs.add_argument("--lock", help="lock file to install with (default: the repository's requirements/lock.txt)")
+    gs.add_argument("--timeout", type=float, default=60.0, help="as for grade (default 60)")
+    gs.add_argument("--memory", type=int, default=4096, help="as for grade (default 4096)")
+    gs.add_argument("--sandbox", choices=("auto", "require", "off"), default="auto", help="as for grade (default auto)")
     hidden = _hidden_arguments()
     if hidden is not None:
         argv = hidden
@@ -113,6 +138,33 @@ def main(argv=None) -> int:
         from .manifest import build
 
         print(f"recorded the course files' hashes in {build(ns.out)}")
+    elif ns.command == "gradebook":
+        from .gradebook import write
+
+        try:
+            book = write(ns.grades, ns.out, missing_as_zero=ns.missing_as_zero, points_possible=ns.points_possible)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {os.fspath(ns.out)}: {len(book.students)} students, problem sets {', '.join(book.problem_sets)}")
+    elif ns.command == "report":
+        from .classreport import write_report
+
+        try:
+            print(f"wrote {write_report(ns.grades, ns.out, ns.tests, top=ns.top)}")
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    elif ns.command == "gradescope":
+        from .gradescope import build_archive
+
+        try:
+            path = build_archive(ns.problem_set, ns.out, lock=ns.lock, timeout=ns.timeout, memory_mb=ns.memory,
+                                 sandbox=ns.sandbox)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {path}: upload it as the autograder of a Gradescope programming assignment")
     elif ns.command == "grade":
         from .grader import GradeOptions, grade
         from .interrupts import instructor_interrupts

@@ -106,7 +106,7 @@ def stopping() -> threading.Event:
 class Worker:
     """One child process running one submission's code (see the module docstring)."""
 
-    def __init__(self, problem_set: str, options: GradeOptions, sandbox: Sandbox):
+    def __init__(self, problem_set: str, options: GradeOptions, sandbox: Sandbox, sim_seed: int | None = None):
         from .. import device
 
         if _STOPPING.is_set():
@@ -122,7 +122,10 @@ class Worker:
             os.mkdir(os.path.join(self.workdir, sub), 0o700)
         address_limit = options.memory_mb if device.is_simulator() else 0
         python_args = ["-B", "-m", "course_lib.grading.worker", problem_set, str(address_limit)]
-        argv, env, cwd = sandbox.command(python_args, _environment(self.workdir), self.workdir)
+        env = _environment(self.workdir)
+        if sim_seed is not None:  # the simulator's block and warp order (course_lib.sim._engine.set_seed)
+            env["COURSE_SIM_SEED"] = str(sim_seed)
+        argv, env, cwd = sandbox.command(python_args, env, self.workdir)
         debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
         self.buffer = b""
         self._memory_checked = 0.0

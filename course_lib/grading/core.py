@@ -33,6 +33,7 @@ import contextlib
 import html
 import importlib
 import os
+import re
 import signal
 import threading
 import time
@@ -209,6 +210,8 @@ class TestOutcome:
     points: float = 0.0
     max_points: float = 0.0
     technique: bool = False
+    #: What a technique test measured and the range it allows (``{"measured", "low", "high", "unit"}``), if known.
+    measurement: dict | None = None
 
 
 @dataclass
@@ -224,6 +227,10 @@ class QuestionResult:
     tolerance: str = ""
 
     capped: bool = False
+    #: Points the tests that ran carry (their sum; the question's points when all tests ran) and the
+    #: points of the tests passed before scaling and capping: the feedback shows how one became the other.
+    available: float = 0.0
+    earned: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -264,10 +271,28 @@ class QuestionResult:
             lines.append(("pass" if o.passed else "fail", f"[{mark}] {o.name}{tags}{worth}"))
             if not o.passed and o.message:
                 lines.extend(("message", "       " + line) for line in o.message.splitlines())
-        if self.capped:
-            lines.extend(("note", line) for line in wrap(f"Capped at {_fmt(self.points)} points: a technique test failed, and a correct "
-                                  "result computed without the technique the question teaches earns at most that").splitlines())
+        lines.extend(("note", line) for note in self.arithmetic() for line in wrap(note).splitlines())
         return lines
+
+    def arithmetic(self) -> list:
+        """Notes that make the points add up: how the tests' points were scaled or capped (none when
+        the points shown are simply the sum of the tests' points)."""
+        notes = []
+        if self.error or not self.outcomes or self.available <= 0:
+            return notes
+        scaled = self.max_points * self.earned / self.available
+        if abs(self.available - self.max_points) > 1e-9:
+            notes.append(f"Scaled: the tests above carry {_fmt(self.available)} points; you passed "
+                         f"{_fmt(self.earned)} of them, x {_fmt(self.max_points)}/{_fmt(self.available)} = "
+                         f"{_fmt(scaled)} of the question's {_fmt(self.max_points)} points"
+                         + (f" (the hidden tests, run when the problem set is graded, carry the other "
+                            f"{_fmt(self.max_points - self.available)}: graded, the tests' points add up without "
+                            "scaling)" if self.available < self.max_points else ""))
+        if self.capped:
+            notes.append(f"Capped at {_fmt(self.points)} points instead of {_fmt(scaled)}: a technique test failed, "
+                         "and a correct result computed without the technique the question teaches earns at most "
+                         f"{_fmt(self.points)} of {_fmt(self.max_points)}")
+        return notes
 
     def __str__(self) -> str:
         return "\n".join(text if kind == "head" else "  " + text for kind, text in self._lines())
@@ -344,6 +369,8 @@ def get_question(question_id: str) -> Question:
 # --------------------------------------------------------------------------- running
 VISIBLE_SEED = 12345
 HIDDEN_FAILURE = "wrong result on a hidden test (its inputs are not shown): try larger and odder sizes"
+HIDDEN_PART_FAILURE = ("not graded: a part of your answer this test uses is missing or not in the form the question "
+                       "asks (the visible tests name it)")
 
 
 def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | None = None,
@@ -466,6 +493,11 @@ def quiet_floats():
 
 #: The last line of a failure message naming its most likely cause (see :func:`cause_of`).
 CAUSE_PREFIX = "Likely cause: "
+#: Causes shown in words rather than by their id (``Likely cause: the form of your answer``).
+CAUSE_WORDS = {"answer": "the form of your answer"}
+#: The cause line of a failure due to one part of a dict answer (missing, or not in the asked form).
+PART_WORDS = "the part `{key}` of your answer"
+_PART = re.compile(r"the part `[^`]+` of your answer")
 
 
 def cause_of(message: str, exception: str | None = None) -> str | None:
@@ -476,7 +508,13 @@ def cause_of(message: str, exception: str | None = None) -> str | None:
     """
     last = message.rstrip().rsplit("\n", 1)[-1]
     if last.startswith(CAUSE_PREFIX):
-        return last[len(CAUSE_PREFIX):].split(" ", 1)[0].rstrip(".:")
+        named = last[len(CAUSE_PREFIX):]
+        words = {w: c for c, w in CAUSE_WORDS.items()}
+        if named in words:
+            return words[named]
+        if _PART.fullmatch(named):
+            return "answer"
+        return named.split(" ", 1)[0].rstrip(".:")
     if exception == "IndexError":
         return "bounds"
     return None
@@ -501,7 +539,12 @@ def failed_outcome(test: Test, message: str, *, exception: str | None = None,
         The likely cause, when the message does not name it on its last line.
     """
     cause = cause or cause_of(message, exception)
-    if test.hidden and not reveals_nothing and message != NOT_ANSWERED:
+    last = message.rstrip().rsplit("\n", 1)[-1]
+    if test.hidden and not reveals_nothing and last.startswith(CAUSE_PREFIX) and _PART.fullmatch(last[len(CAUSE_PREFIX):]):
+        # A part of the answer missing or malformed: a fixed text (the message could come from the
+        # student's process and carry anything), pointing to the visible tests that name the part.
+        message = HIDDEN_PART_FAILURE
+    elif test.hidden and not reveals_nothing and message != NOT_ANSWERED:
         # Only a built-in exception's name: a class made by the student's code could carry
         # the hidden inputs in its name.
         builtin = isinstance(getattr(builtins, exception or "", None), type)
@@ -528,6 +571,7 @@ def score(question: Question, result: QuestionResult, n_tests: int) -> QuestionR
         o.points = o.max_points if o.passed else 0.0
         o.technique = bool(test is not None and test.technique)
     available = sum(o.max_points for o in result.outcomes)
+    result.available, result.earned = available, sum(o.points for o in result.outcomes)
     if not n_tests or result.error or available <= 0:
         result.points = 0.0
         return result

@@ -46,6 +46,7 @@ import numpy as np
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
 from .core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
                    quiet_floats, score, test_rng)
+from .details import measurement_of, read_outcomes, outcome_rows, outcomes_path, write_outcomes
 from .manifest import CourseState, default_path, verify
 from .notebooks import Submission, SubmissionFiles, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
 from .protocol import ProtocolError, decode, encode
@@ -126,8 +127,8 @@ def _run_test(worker: Worker, question: Question, index: int, test, info: dict, 
         if event == "produced":
             outputs = decode(reply.get("outputs"))
             with quiet_floats():
-                test.judge(data, outputs, info)
-            return TestOutcome(test.name, True, hidden=test.hidden)
+                measured = test.judge(data, outputs, info)
+            return TestOutcome(test.name, True, hidden=test.hidden, measurement=measurement_of(measured))
         message = clean_text(str(reply.get("message", ""))[:2000])
         if event == "failed":
             return failed_outcome(test, message)
@@ -135,8 +136,10 @@ def _run_test(worker: Worker, question: Question, index: int, test, info: dict, 
             return failed_outcome(test, message, exception=clean_text(str(reply.get("exception", "Exception")))[:100])
         raise ProtocolError(f"unexpected reply {clean_text(str(event))[:50]!r}")
     except TestFailure as exc:
-        return failed_outcome(test, clean_text(str(exc)), reveals_nothing=getattr(exc, "public", False),
-                              cause=getattr(exc, "cause", None))
+        outcome = failed_outcome(test, clean_text(str(exc)), reveals_nothing=getattr(exc, "public", False),
+                                 cause=getattr(exc, "cause", None))
+        outcome.measurement = measurement_of(getattr(exc, "measurement", None))
+        return outcome
     except ProtocolError as exc:
         return failed_outcome(test, f"the submission's process broke the grading protocol ({exc})",
                               reveals_nothing=True, hint=False)
@@ -151,8 +154,12 @@ def _grade_cells(problem_set: str, cells: list, seed: int, options: GradeOptions
     questions = questions_of(problem_set)
     answers, _ = specs
     results, pending = {}, list(questions)
+    # The simulator starts blocks and warps in an order drawn from this seed: a result that depends
+    # on an order a GPU does not promise (an atomic counter's slots, the last writer) differs
+    # between grading runs, and fails the tests that a GPU would fail.
+    sim_seed = int(np.random.SeedSequence([seed, 0x5EED]).generate_state(1)[0])
     while pending:
-        worker = Worker(problem_set, options, sandbox)
+        worker = Worker(problem_set, options, sandbox, sim_seed=sim_seed)
         try:
             try:
                 worker.wait_ready()
@@ -324,6 +331,10 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     by_student: dict = {}
     for row in rows:
         by_student.setdefault(row["student"], []).append(row)
+    tests_out = outcomes_path(out)  # one row per test, for the class report (grading.details)
+    tests_by_student: dict = {}
+    for row in read_outcomes(tests_out):
+        tests_by_student.setdefault(row["student"], []).append(row)
     graded = {s for s, r in by_student.items() if {x["question"] for x in r} >= {q.id for q in questions}}
     todo = [p for p in paths if force or csv_cell(ids[p]) not in graded]
     seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
@@ -354,6 +365,11 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
                 by_student[student] = rows_of(submission.student, [_error_result(
                     q, f"internal error while writing the row ({type(exc).__name__})") for q in questions])
             write_grades(out, [row for s in sorted(by_student) for row in by_student[s]])
+            try:
+                tests_by_student[student] = outcome_rows(submission.student, results)
+                write_outcomes(tests_out, [row for s in sorted(tests_by_student) for row in tests_by_student[s]])
+            except OSError as exc:
+                log(f"tests of {student} not recorded in {tests_out}: {exc}")
             if feedback is not None:
                 try:
                     feedback.add(submission.student, results)

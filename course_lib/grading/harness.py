@@ -91,7 +91,7 @@ from typing import Callable
 
 import numpy as np
 
-from .core import CAUSE_PREFIX, Question, Test, TestFailure, as_student_kernel, compare_arrays
+from .core import CAUSE_PREFIX, CAUSE_WORDS, PART_WORDS, Question, Test, TestFailure, as_student_kernel, compare_arrays
 from .ownwork import as_student_function, library_uses
 
 __all__ = [
@@ -113,6 +113,7 @@ __all__ = [
     "measurement",
     "number",
     "number_map",
+    "part_failure",
     "question",
     "race_test",
     "result_test",
@@ -158,7 +159,14 @@ def fail(message: str, cause: str | None = None, *, public: bool = False) -> Tes
     public : bool
         See :class:`TestFailure`.
     """
-    return TestFailure(message + (f"\n{CAUSE_PREFIX}{cause}" if cause else ""), public=public, cause=cause)
+    return TestFailure(message + (f"\n{CAUSE_PREFIX}{CAUSE_WORDS.get(cause, cause)}" if cause else ""), public=public,
+                       cause=cause)
+
+
+def part_failure(key: str, message: str) -> TestFailure:
+    """The failure of every test that uses the field ``key`` of a dict answer that is missing or not in
+    the form the question asks for; its cause line names the part (see :func:`course_lib.grading.core.cause_of`)."""
+    return TestFailure(f"{message}\n{CAUSE_PREFIX}{PART_WORDS.format(key=key)}", cause="answer")
 
 
 # ----------------------------------------------------------------------------- guarded buffers
@@ -331,8 +339,11 @@ class Answer:
         The keyword options passed to ``check`` (validated).
     """
 
-    def __init__(self, value, options, make=None):
+    def __init__(self, value, options, make=None, problems=None):
         self.value, self.options, self._make, self._kernels = value, options, make, {}
+        #: ``field -> message`` for the fields of a dict answer that are missing or in the wrong form:
+        #: the tests that use such a field fail with its message, the others are graded as usual.
+        self.problems = dict(problems or {})
 
     def kernel(self, *args, **params):
         """The kernel: the answer itself, or what the answer's factory returns for these parameters (cached)."""
@@ -344,7 +355,15 @@ class Answer:
         return self._kernels[key]
 
     def __getitem__(self, key):
-        """One field of a dict answer (a kernel field comes back as an :class:`Answer` of its own)."""
+        """One field of a dict answer (a kernel field comes back as an :class:`Answer` of its own).
+
+        Raises
+        ------
+        TestFailure
+            The field is missing or not in the form the question asks for (the cause names the field).
+        """
+        if key in self.problems:
+            raise part_failure(key, self.problems[key])
         return self.value[key]
 
 
@@ -487,11 +506,17 @@ def _prepare(answer_spec, options):
         if isinstance(answer_spec, dict):
             if not isinstance(value, dict):
                 raise fail("answer with a dict: {" + ", ".join(f"{k!r}: ..." for k in answer_spec) + "}", "answer")
-            missing = sorted(set(answer_spec) - set(value))
-            if missing:
-                raise fail(f"the answer dict lacks {missing}", "answer")
-            fields = {k: spec.validate(value[k], k) for k, spec in answer_spec.items()}
-            return Answer(fields, checked)
+            # Each part on its own: a missing or malformed part fails the tests that use it, not the others.
+            fields, problems = {}, {}
+            for key, spec in answer_spec.items():
+                if key not in value:
+                    problems[key] = f"{key} is missing: the answer dict has no key {key!r} (pass {{..., {key!r}: {key}}})"
+                    continue
+                try:
+                    fields[key] = spec.validate(value[key], key)
+                except TestFailure as exc:
+                    problems[key] = str(exc).rsplit(f"\n{CAUSE_PREFIX}", 1)[0]
+            return Answer(fields, checked, problems=problems)
         prepared = answer_spec.validate(value, answer_spec.what)
         if isinstance(prepared, Answer):
             prepared.options = checked
@@ -703,10 +728,15 @@ def technique_test(name: str, points: float, *, inputs, launch, expect, measure,
         metrics = {k: v for k, v in got["metrics"].items() if type(v) in (int, float)}
         value = measure(metrics, data)
         low, high = limit(data)
+        # Returned (or attached to the failure) so that the grader records it for the class report.
+        measurement = {"measured": value, "low": low, "high": high, "unit": unit}
         if not (isinstance(value, (int, float)) and low <= value <= high):
-            raise fail(f"expected technique: {technique}, which gives {unit} in [{low:.3g}, {high:.3g}] here; "
-                       f"measured {value:.3g} with the course's profiler (course_lib.sim.profile)", "technique",
-                       public=True)
+            failure = fail(f"expected technique: {technique}, which gives {unit} in [{low:.3g}, {high:.3g}] here; "
+                           f"measured {value:.3g} with the course's profiler (course_lib.sim.profile)", "technique",
+                           public=True)
+            failure.measurement = measurement
+            raise failure
+        return measurement
 
     judge.rules = ()
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,

@@ -6,6 +6,13 @@ library's code: :func:`as_student_function` follows the answer's own code (neste
 functions, lambdas, comprehensions, closures, defaults, ``functools.partial`` and the
 helper functions of its own notebook) and reports every ``course_lib`` function, class
 or module it reaches. NumPy, SciPy and other packages are allowed and not read.
+
+The code is read, not run, so the routes around a plain name are reported too: an
+``import course_lib...`` (or ``from course_lib... import``) inside a function, a string
+naming ``course_lib``, the dynamic-import machinery (``__import__``, ``importlib``,
+``sys.modules``, ``eval``/``exec``, ``globals()``/``vars()``), ``getattr`` on a course
+module, and attribute walks from any module (``numpy.sys.modules``, ``some_module.course_lib``).
+These are static facts of the answer's bytecode: the verdict is the same on every backend.
 """
 
 from __future__ import annotations
@@ -80,32 +87,92 @@ def _cell_full(cell):
 
 
 _MISSING = object()
+_PACKAGE = "course_lib"
+
+
+def _dynamic_lookups():
+    """Objects that fetch code by a name computed at run time: an answer using them is not judged own work."""
+    import builtins
+    import importlib
+    import importlib.util
+    import sys
+
+    found = {id(builtins.__import__): "__import__", id(builtins.eval): "eval", id(builtins.exec): "exec",
+             id(builtins.globals): "globals()", id(builtins.vars): "vars()", id(sys.modules): "sys.modules",
+             id(importlib): "importlib", id(importlib.import_module): "importlib.import_module",
+             id(importlib.util): "importlib.util", id(importlib.reload): "importlib.reload"}
+    return found
+
+
+def _names_package(value) -> bool:
+    return isinstance(value, str) and _PACKAGE in value
+
+
+def _imported(name):
+    """The module an ``import name`` statement would bind, if it is already loaded (nothing is imported here)."""
+    import sys
+
+    return sys.modules.get(name, _MISSING)
 
 
 def _scan_code(code, globals_, cells, seen, found, forbidden_names, allowed=()):
-    """Follow ``name.attr.attr`` chains in the bytecode and record the library objects they reach."""
+    """Follow ``name.attr.attr`` chains in the bytecode and record the library objects they reach, the
+    imports of the package, the strings naming it and the dynamic lookups (see the module docstring)."""
     import builtins
 
+    dynamic = _dynamic_lookups()
     current = _MISSING
+    uses_getattr = reaches_package_module = False
+    imported = {}  # local names bound by an import inside this code -> the module or object
     for instruction in dis.get_instructions(code):
         op, name = instruction.opname, instruction.argval
-        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+        if op in ("STORE_FAST", "STORE_NAME", "STORE_DEREF") and current is not _MISSING:
+            imported[name] = current
+            current = _MISSING
+            continue
+        if op == "IMPORT_NAME":
+            if isinstance(name, str) and name.split(".")[0] == _PACKAGE:
+                found.add(f"import {name}")
+            current, path = _imported(name), name
+            if current is not _MISSING and name.split(".")[0] != name:
+                current = _imported(name.split(".")[0])  # `import a.b` binds a
+        elif op == "IMPORT_FROM" and current is not _MISSING:
+            current = getattr(current, name, _MISSING) if isinstance(current, types.ModuleType) else _MISSING
+            path = f"{path}.{name}"
+        elif op in ("LOAD_GLOBAL", "LOAD_NAME"):
             current = globals_.get(name, getattr(builtins, name, _MISSING))
             path = name
         elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
-            current, path = cells.get(name, _MISSING), name
+            current, path = cells.get(name, imported.get(name, _MISSING)), name
+        elif op == "LOAD_FAST" and name in imported:
+            current, path = imported[name], name
+            continue  # reported when it was imported; its attributes are followed
         elif op in ("LOAD_ATTR", "LOAD_METHOD") and current is not _MISSING:
             current = getattr(current, name, _MISSING) if isinstance(current, types.ModuleType) else _MISSING
             path = f"{path}.{name}"
             if current is not _MISSING and name in forbidden_names:
                 found.add(path)
+        elif op == "LOAD_CONST" and _names_package(name):
+            found.add(repr(name)[:60])
+            continue
         else:
+            if op in ("LOAD_ATTR", "LOAD_METHOD") and name == "__dict__":
+                uses_getattr = True
             current = _MISSING
+            continue
+        if current is _MISSING:
             continue
         if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF") and name in forbidden_names:
             found.add(name)
-        if current is not _MISSING:
-            _library_uses(current, seen, found, forbidden_names, globals_, allowed)
+        if id(current) in dynamic:
+            found.add(f"{path} (code fetched by a name computed at run time)")
+        if current is builtins.getattr:
+            uses_getattr = True
+        if isinstance(current, types.ModuleType) and _is_library(current):
+            reaches_package_module = True
+        _library_uses(current, seen, found, forbidden_names, globals_, allowed)
+    if uses_getattr and reaches_package_module:
+        found.add("getattr on a course module")
     for const in code.co_consts:
         if isinstance(const, types.CodeType):  # lambdas, comprehensions and inner functions
             _scan_code(const, globals_, {}, seen, found, forbidden_names, allowed)

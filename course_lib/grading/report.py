@@ -125,9 +125,9 @@ def feedback_markdown(student: str, problem_set: str, results) -> str:
             if not o.passed and o.message:
                 message = clean_text(o.message).replace("~~~~", "~ ~ ~ ~")
                 lines += ["", "  ~~~~", *("  " + line for line in message.splitlines()), "  ~~~~", ""]
-        if getattr(r, "capped", False):
-            lines += ["", f"Capped at {r.points:g} points: a technique test failed, and a correct result computed "
-                          "without the technique the question teaches earns at most that.", ""]
+        # How the tests' points became the question's (scaling, the technique cap), so that they add up.
+        for note in r.arithmetic() if hasattr(r, "arithmetic") else ():
+            lines += ["", clean_text(note, newlines=False) + ".", ""]
         lines.append("")
     return "\n".join(lines)
 

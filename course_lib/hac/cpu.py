@@ -1,10 +1,14 @@
 """Compiled CPU versions of the thesis's algorithm (Numba).
 
 * :func:`average_link_cpu` - the fast one, the strong CPU baseline: the same merges in
-  the same order, but each cluster keeps a list of its pairs and the largest affinity
-  comes from a binary heap (stale entries skipped when popped), so a merge costs the
-  degrees of the two clusters and a few heap operations instead of passes over all M
-  entries.
+  the same order, but each cluster keeps a list of its pairs, so a merge costs the
+  degrees of the two clusters instead of passes over all M entries. The largest affinity
+  comes from one of two selections, picked by size: up to :data:`SCAN_UP_TO` elements,
+  each cluster's best pair, kept up to date, and a scan over the clusters per merge (O(N)
+  per merge, on contiguous arrays); above, a heap of pairs (stale entries skipped when
+  popped), whose cost does not grow with N per merge. On the planted graphs the heap pops
+  about a hundred stale entries per merge (every merge re-pushes all of the new cluster's
+  pairs), more than the scan reads up to the thesis's size.
 * :func:`average_link_scan` - the thesis's sequential C design compiled: every
   iteration scans the M entries for the maximum, the suppression, the weighting and
   the collection, then sorts k's entries to fuse the duplicates.
@@ -23,7 +27,14 @@ from .._validate import check_dtype
 from ._dendrogram import Dendrogram
 from ._graph import as_graph
 
-__all__ = ["average_link_cpu", "average_link_scan"]
+__all__ = ["SCAN_UP_TO", "average_link_cpu", "average_link_scan"]
+
+#: Largest number of elements for which :func:`average_link_cpu` selects merges by scanning the
+#: clusters' best pairs instead of popping a heap of pairs (the scan costs O(N) per merge, so
+#: it loses on much larger graphs). Chosen from paired runs of both selections on planted
+#: graphs of 400 to 12,119 elements, where the scan was the faster at every size; re-measure
+#: with ``python -m course_lib.bench hac`` on a quiet machine before moving it.
+SCAN_UP_TO = 16_000
 
 
 # --------------------------------------------------------------------------------------
@@ -193,6 +204,79 @@ def _push(heap, size, bits, key, pair, stamp):
 
 
 @njit(cache=True)
+def _merge_lists(i, j, k, fi, fj, pair_a, pair_b, pair_w, pair_key, alive, mark, active, adj_start, adj_len, pool,
+                 pool_end):
+    """Weighting, relabelling and fusion of i's and j's pairs into k's list, appended to the pool.
+
+    Returns ``(pool, pool_end, start, count)``: the pool (a larger one after a compaction),
+    its new end, and where k's ``count`` live pairs start. ``mark[other]`` holds k's pair to
+    ``other`` on return (the caller resets it).
+    """
+    n_nodes = adj_start.size
+    need = adj_len[i] + adj_len[j]
+    if pool_end + need > pool.size:
+        # Compact the lists of the active clusters into a larger pool.
+        total = need
+        for c in range(n_nodes):
+            if active[c]:
+                total += adj_len[c]
+        fresh = np.empty(2 * total + 16, pool.dtype)
+        end = 0
+        for c in range(n_nodes):
+            if active[c]:
+                kept = 0
+                for idx in range(adj_start[c], adj_start[c] + adj_len[c]):
+                    if alive[pool[idx]]:
+                        fresh[end + kept] = pool[idx]
+                        kept += 1
+                adj_start[c] = end
+                adj_len[c] = kept
+                end += kept
+        pool = fresh
+        pool_end = end
+    start = pool_end
+    count = 0
+    # Weighting and relabelling of i's pairs.
+    for idx in range(adj_start[i], adj_start[i] + adj_len[i]):
+        r = pool[idx]
+        if not alive[r]:
+            continue
+        if pair_a[r] == i:
+            other = pair_b[r]
+            pair_a[r] = k
+        else:
+            other = pair_a[r]
+            pair_b[r] = k
+        pair_w[r] = pair_w[r] * fi
+        mark[other] = r
+        pool[start + count] = r
+        count += 1
+    # j's pairs: fused with i's pair to the same neighbour when there is one.
+    for idx in range(adj_start[j], adj_start[j] + adj_len[j]):
+        r = pool[idx]
+        if not alive[r]:
+            continue
+        other = pair_b[r] if pair_a[r] == j else pair_a[r]
+        weighted = pair_w[r] * fj
+        kept = mark[other]
+        if kept >= 0:
+            pair_w[kept] = pair_w[kept] + weighted
+            if pair_key[r] < pair_key[kept]:
+                pair_key[kept] = pair_key[r]
+            alive[r] = False
+        else:
+            if pair_a[r] == j:
+                pair_a[r] = k
+            else:
+                pair_b[r] = k
+            pair_w[r] = weighted
+            mark[other] = r
+            pool[start + count] = r
+            count += 1
+    return pool, pool_end, start, count
+
+
+@njit(cache=True)
 def _fast_merges(n, n_merges, pair_a, pair_b, pair_w, pair_key, adj_start, adj_len, pool, parent, height, pop):
     n_pairs = pair_w.size
     n_nodes = parent.size
@@ -244,66 +328,8 @@ def _fast_merges(n, n_merges, pair_a, pair_b, pair_w, pair_key, adj_start, adj_l
         pop[k] = pop[i] + pop[j]
         fi = pop[i] / pop[k]
         fj = pop[j] / pop[k]
-        need = adj_len[i] + adj_len[j]
-        if pool_end + need > pool.size:
-            # Compact the lists of the active clusters into a larger pool.
-            total = need
-            for c in range(n_nodes):
-                if active[c]:
-                    total += adj_len[c]
-            fresh = np.empty(2 * total + 16, pool.dtype)
-            end = 0
-            for c in range(n_nodes):
-                if active[c]:
-                    kept = 0
-                    for idx in range(adj_start[c], adj_start[c] + adj_len[c]):
-                        if alive[pool[idx]]:
-                            fresh[end + kept] = pool[idx]
-                            kept += 1
-                    adj_start[c] = end
-                    adj_len[c] = kept
-                    end += kept
-            pool = fresh
-            pool_end = end
-        start = pool_end
-        count = 0
-        # Weighting and relabelling of i's pairs.
-        for idx in range(adj_start[i], adj_start[i] + adj_len[i]):
-            r = pool[idx]
-            if not alive[r]:
-                continue
-            if pair_a[r] == i:
-                other = pair_b[r]
-                pair_a[r] = k
-            else:
-                other = pair_a[r]
-                pair_b[r] = k
-            pair_w[r] = pair_w[r] * fi
-            mark[other] = r
-            pool[start + count] = r
-            count += 1
-        # j's pairs: fused with i's pair to the same neighbour when there is one.
-        for idx in range(adj_start[j], adj_start[j] + adj_len[j]):
-            r = pool[idx]
-            if not alive[r]:
-                continue
-            other = pair_b[r] if pair_a[r] == j else pair_a[r]
-            weighted = pair_w[r] * fj
-            kept = mark[other]
-            if kept >= 0:
-                pair_w[kept] = pair_w[kept] + weighted
-                if pair_key[r] < pair_key[kept]:
-                    pair_key[kept] = pair_key[r]
-                alive[r] = False
-            else:
-                if pair_a[r] == j:
-                    pair_a[r] = k
-                else:
-                    pair_b[r] = k
-                pair_w[r] = weighted
-                mark[other] = r
-                pool[start + count] = r
-                count += 1
+        pool, pool_end, start, count = _merge_lists(i, j, k, fi, fj, pair_a, pair_b, pair_w, pair_key, alive,
+                                                    mark, active, adj_start, adj_len, pool, pool_end)
         active[i] = False
         active[j] = False
         active[k] = True
@@ -322,6 +348,100 @@ def _fast_merges(n, n_merges, pair_a, pair_b, pair_w, pair_key, adj_start, adj_l
         q += 1
 
 
+@njit(cache=True, inline="always")
+def _pair_before(pair_w, pair_key, a, b):
+    """Pair a comes before pair b: larger weight, then lower key (the heap's order, on the values)."""
+    return pair_w[a] > pair_w[b] or (pair_w[a] == pair_w[b] and pair_key[a] < pair_key[b])
+
+
+@njit(cache=True)
+def _best_of(c, pair_w, pair_key, alive, adj_start, adj_len, pool):
+    """The first live pair of cluster c's list in merge order, -1 if it has none."""
+    best = -1
+    for idx in range(adj_start[c], adj_start[c] + adj_len[c]):
+        r = pool[idx]
+        if alive[r] and (best < 0 or _pair_before(pair_w, pair_key, r, best)):
+            best = r
+    return best
+
+
+@njit(cache=True)
+def _scan_best_merges(n, n_merges, pair_a, pair_b, pair_w, pair_key, adj_start, adj_len, pool, parent, height,
+                      pop):
+    """The merges of :func:`_fast_merges`, selected by a scan over each cluster's best pair.
+
+    ``best[c]`` is cluster c's first live pair in merge order; the global first is the
+    first of those. After a merge only k's neighbours can change: a neighbour whose best
+    pair was changed or fused away looks through its list again, any other compares its
+    best with its new pair to k.
+    """
+    n_pairs = pair_w.size
+    n_nodes = parent.size
+    alive = np.ones(n_pairs, np.bool_)
+    mark = np.full(n_nodes, -1, np.int64)
+    active = np.zeros(n_nodes, np.bool_)
+    active[:n] = True
+    best = np.full(n_nodes, -1, np.int64)
+    for c in range(n):
+        best[c] = _best_of(c, pair_w, pair_key, alive, adj_start, adj_len, pool)
+    pool_end = adj_start[n - 1] + adj_len[n - 1] if n > 0 else 0
+    # The weight and key of each cluster's best pair, side by side: the scan reads two
+    # contiguous arrays (no gather); -inf marks a cluster without one (merged, or done).
+    best_w = np.full(n_nodes, -np.inf, pair_w.dtype)
+    best_key = np.zeros(n_nodes, np.int64)
+    for c in range(n):
+        if best[c] >= 0:
+            best_w[c] = pair_w[best[c]]
+            best_key[c] = pair_key[best[c]]
+    for q in range(n_merges):
+        # Matching: the first of the clusters' best pairs.
+        top = 0
+        for c in range(1, n + q):
+            if best_w[c] > best_w[top] or (best_w[c] == best_w[top] and best_key[c] < best_key[top]):
+                top = c
+        p = best[top]
+        i = pair_a[p]
+        j = pair_b[p]
+        k = n + q
+        height[k] = pair_w[p]
+        alive[p] = False  # suppression
+        parent[i] = k
+        parent[j] = k
+        pop[k] = pop[i] + pop[j]
+        fi = pop[i] / pop[k]
+        fj = pop[j] / pop[k]
+        pool, pool_end, start, count = _merge_lists(i, j, k, fi, fj, pair_a, pair_b, pair_w, pair_key, alive,
+                                                    mark, active, adj_start, adj_len, pool, pool_end)
+        active[i] = False
+        active[j] = False
+        active[k] = True
+        adj_start[k] = start
+        adj_len[k] = count
+        pool_end = start + count
+        for c in (i, j):
+            best[c] = -1
+            best_w[c] = -np.inf
+        best_k = -1
+        for idx in range(start, start + count):
+            r = pool[idx]
+            other = pair_b[r] if pair_a[r] == k else pair_a[r]
+            mark[other] = -1
+            if best_k < 0 or _pair_before(pair_w, pair_key, r, best_k):
+                best_k = r
+            b = best[other]
+            if b < 0 or b == r or not alive[b]:  # its best pair changed weight or was fused away: look again
+                b = _best_of(other, pair_w, pair_key, alive, adj_start, adj_len, pool)
+            elif _pair_before(pair_w, pair_key, r, b):
+                b = r
+            best[other] = b
+            best_w[other] = pair_w[b]
+            best_key[other] = pair_key[b]
+        best[k] = best_k
+        if best_k >= 0:
+            best_w[k] = pair_w[best_k]
+            best_key[k] = pair_key[best_k]
+
+
 def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
     """The fast compiled version: the thesis's merges, found with a heap and per-cluster pair lists.
 
@@ -333,7 +453,8 @@ def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
     Returns
     -------
     Dendrogram
-        Identical to :func:`~course_lib.hac.reference.average_link_reference` in the same dtype.
+        Identical to :func:`~course_lib.hac.reference.average_link_reference` in the same dtype,
+        whichever selection ran (a scan up to :data:`SCAN_UP_TO` elements, a heap above).
 
     Examples
     --------
@@ -342,8 +463,16 @@ def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
     >>> tree.parent.tolist()
     [4, 4, 5, 6, 5, 6, 6]
     """
+    return _average_link(graph, dtype, "auto")
+
+
+def _average_link(graph, dtype, selection):
+    """:func:`average_link_cpu` with the selection named: ``"heap"``, ``"scan"`` or ``"auto"`` (by size)."""
     g, dtype, parent, height, pop = _prepare(graph, dtype)
     n = g.n_elements
+    if selection == "auto":
+        selection = "scan" if n <= SCAN_UP_TO else "heap"
+    merges = _scan_best_merges if selection == "scan" else _fast_merges
     # One pair per entry (a, b) with a < b. Entries are sorted by (src, dst), so (a, b)
     # comes before its reverse (b, a): its index is the pair's key, the lower of the two.
     upper = g.src < g.dst
@@ -362,6 +491,6 @@ def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
     adj_start[1:n] = np.cumsum(adj_len[:n])[:-1]
     n_merges = n - g.n_components
     if n_merges:
-        _fast_merges(np.int64(n), np.int64(n_merges), pair_a, pair_b, pair_w, pair_key, adj_start, adj_len,
-                     pool, parent, height, pop)
+        merges(np.int64(n), np.int64(n_merges), pair_a, pair_b, pair_w, pair_key, adj_start, adj_len, pool, parent,
+               height, pop)
     return Dendrogram(n, parent, height, "cpu")

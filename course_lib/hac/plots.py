@@ -7,7 +7,7 @@ import numpy as np
 from ._dendrogram import Dendrogram
 from .model import amdahl_speedup
 
-__all__ = ["plot_amdahl", "plot_bundles", "plot_dendrogram", "plot_precision", "plot_stage_times"]
+__all__ = ["cut_distance", "plot_amdahl", "plot_bundles", "plot_dendrogram", "plot_precision", "plot_stage_times"]
 
 
 def _axes(ax, projection=None, figsize=(6, 4)):
@@ -19,6 +19,43 @@ def _axes(ax, projection=None, figsize=(6, 4)):
     return fig.add_subplot(111, projection=projection)
 
 
+def cut_distance(tree: Dendrogram, n_clusters) -> tuple[float, bool]:
+    """The distance at which a horizontal cut of ``tree.linkage()`` leaves ``n_clusters`` clusters.
+
+    Cutting into k clusters applies the first N - k merges (rows 0 .. N - k - 1 of Z, in increasing
+    distance) and none of the others, so the cut lies halfway between row N - k - 1 and row N - k.
+    When those two rows tie (two merges at the same affinity) no single height separates them:
+    the tree's order (the lowest entry first) decides, and the cut is drawn at the tie.
+
+    Parameters
+    ----------
+    tree : Dendrogram
+    n_clusters : int
+        From nC (the components) to N.
+
+    Returns
+    -------
+    distance : float
+        ``scipy.cluster.hierarchy.fcluster(Z, distance, "distance")`` gives ``n_clusters`` clusters
+        whenever ``exact``.
+    exact : bool
+        False when a tie makes the cut ambiguous.
+    """
+    from .._validate import check_int
+
+    n = tree.n_elements
+    n_clusters = check_int(n_clusters, "n_clusters", minimum=max(1, tree.n_components), maximum=n)
+    z = tree.linkage()
+    if z.shape[0] == 0:
+        return 0.0, True
+    d = z[:, 2]
+    applied = n - n_clusters  # merges below the cut
+    gap = max(float(d[-1]) * 0.02, 1e-9)
+    below = float(d[applied - 1]) if applied > 0 else float(d[0]) - 2 * gap
+    above = float(d[applied]) if applied < d.size else float(d[-1]) + 2 * gap
+    return (below + above) / 2, below < above
+
+
 def plot_dendrogram(tree: Dendrogram, ax=None, *, n_clusters=None, max_leaves=60, labels=None):
     """Draw the tree with SciPy's ``dendrogram`` (distance = c - affinity, c the largest merge affinity).
 
@@ -27,7 +64,8 @@ def plot_dendrogram(tree: Dendrogram, ax=None, *, n_clusters=None, max_leaves=60
     tree : Dendrogram
     ax : matplotlib Axes, optional
     n_clusters : int, optional
-        Colour the branches of this many clusters and draw the cut.
+        Colour the branches of exactly this many clusters (those of ``tree.labels(n_clusters)``)
+        and draw the cut (:func:`cut_distance`; dotted where a tie leaves it ambiguous).
     max_leaves : int
         Trees with more leaves are truncated to their top ``max_leaves`` clusters.
     labels : sequence of str, optional
@@ -35,22 +73,39 @@ def plot_dendrogram(tree: Dendrogram, ax=None, *, n_clusters=None, max_leaves=60
     Returns
     -------
     dict
-        SciPy's dendrogram output (``ivl``, ``leaves``, ...).
+        SciPy's dendrogram output (``ivl``, ``leaves``, ...), plus ``cut`` (the distance of the
+        cut line, or None) and ``cut_exact``.
     """
     from scipy.cluster.hierarchy import dendrogram
 
     ax = _axes(ax, figsize=(8, 4))
     z = tree.linkage()
-    threshold = None
-    if n_clusters is not None and 1 <= n_clusters < tree.n_elements and z.size:
-        threshold = float(np.sort(z[:, 2])[-n_clusters] + np.sort(z[:, 2])[-n_clusters - 1]) / 2 \
-            if n_clusters < z.shape[0] else float(z[0, 2]) / 2
-        ax.axhline(threshold, color="k", ls="--", lw=1)
-    truncate = {"truncate_mode": "lastp", "p": max_leaves} if tree.n_elements > max_leaves else {}
-    out = dendrogram(z, ax=ax, color_threshold=threshold, labels=labels, no_labels=tree.n_elements > max_leaves,
-                     **truncate)
+    n = tree.n_elements
+    cut, exact, link_color = None, True, None
+    if n_clusters is not None and z.size:
+        cut, exact = cut_distance(tree, n_clusters)
+        ax.axhline(cut, color="k", ls="--" if exact else ":", lw=1)
+        # Colour by the clusters themselves, not by height: exact even where merges tie.
+        applied = n - n_clusters
+        cluster_of = tree.labels(n_clusters=n_clusters)
+        first_leaf = np.zeros(2 * n - 1, np.int64)
+        first_leaf[:n] = np.arange(n)
+        for q in range(z.shape[0]):
+            first_leaf[n + q] = first_leaf[int(z[q, 0])]
+        palette = [f"C{i}" for i in range(10)]
+
+        def link_color(link):
+            if link - n >= applied:
+                return "0.6"
+            return palette[int(cluster_of[first_leaf[link]]) % len(palette)]
+    truncate = {"truncate_mode": "lastp", "p": max_leaves} if n > max_leaves else {}
+    out = dendrogram(z, ax=ax, labels=labels, no_labels=n > max_leaves, link_color_func=link_color, **truncate)
     ax.set_ylabel("distance = c - affinity")
-    ax.set_title(f"{tree.method}: {tree.n_elements} elements, {tree.n_merges} merges")
+    title = f"{tree.method}: {n} elements, {tree.n_merges} merges"
+    if n_clusters is not None:
+        title += f"; cut into {n_clusters} clusters" + ("" if exact else " (merges tie at the cut)")
+    ax.set_title(title)
+    out["cut"], out["cut_exact"] = cut, exact
     return out
 
 

@@ -5,9 +5,22 @@
   stays in registers (``shfl_up_sync``) and the carry from one chunk of 32 keys to the next is a
   broadcast from lane 31. Answer: ``check("ps5.q1", fusion_warp)``, a kernel launched as
   ``fusion_warp[1, 32](keys, weights, src, dst)``. Graded on results (guarded buffers) on awkward
-  inputs, the race and warp checker, and the profiler: shuffles and no atomics, and few memory
-  requests per 32 keys (no scan through shared memory, no lane looping over a run), so atomics,
-  a serial loop or the lesson's shared-memory scan earn at most half.
+  inputs, the race and warp checker, and the technique's signature (``WARP_SCAN_SIGNATURE``) measured
+  by the profiler on two inputs (long runs crossing the chunks; 37 short runs, a partial last chunk;
+  the launch is one warp by the statement, so no block of several warps). Features and bounds, from
+  the cost model of a segmented Hillis-Steele scan in registers (log2(32) = 5 steps, each shifting 2 to
+  4 values by ``shfl_up_sync``, then up to 8 broadcasts of the carry from lane 31; every lane handles
+  its own key):
+
+  * warp shuffles per chunk of 32 keys: between 5 x 2 = 10 and 5 x 4 + 8 = 28 (a shared-memory scan
+    has none, lane 0 fetching the others' values one by one has 31 or more per value);
+  * atomic operations: none;
+  * global and shared memory requests per chunk: between 1 and 16 (a key, a weight and the next key
+    loaded, three tombstone stores and the sum: about 7; a scan through shared memory needs two or
+    more per step, a lane looping over the keys one per key);
+  * thread span (busiest lane's statements / mean): at most 1.3 (every lane does the same steps);
+  * SIMT efficiency (active lanes per warp instruction / 32): at least 0.8 (work one lane does while
+    the others wait lowers it).
 - ``ps5.q2`` (4 points): measure and explain. Answer: ``{"amdahl": f(stage_seconds,
   accelerated, speedup), "copies": g(method, n, seed)}``: Amdahl's law from measured stage
   times, and the host<->device copies (both directions) of one iteration of each GPU loop,
@@ -19,8 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..grading.core import TestFailure
-from ..grading.harness import Launch, calls_test, function, kernel, question, race_test, result_test, \
-    technique_test
+from ..grading.harness import Launch, calls_test, function, kernel, question, race_test, result_test
+from ..grading.signature import Feature, at_most, between, signature_test
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
@@ -30,9 +43,6 @@ PROBLEM_SET = "ps5"
 WARP = 32
 #: Relative tolerance of a run's sum against the float64 reference (float32, any order of additions).
 RTOL = 1e-5
-#: Warp-level shuffles per chunk of 32 keys: a scan needs at least log2(32) steps; the upper end is loose
-#: (the solution makes 18: three values shifted per step, three broadcast for the carry).
-SHUFFLES_PER_CHUNK = (5, 64)
 #: Global and shared memory requests per chunk of 32 keys: a key, a weight and the next key loaded, three
 #: tombstone stores and the sum (the solution: about 7). A scan through shared memory needs at least two requests
 #: per step (17 or more in all); one lane looping over the keys makes one request per key (32 or more).
@@ -153,16 +163,28 @@ def _chunks(data):
     return max(1, -(-len(data["keys"]) // WARP))
 
 
-def shuffles_without_atomics(metrics, data):
-    """Warp-level shuffles per chunk of 32 keys, or -1 when the kernel used atomics (out of range either way)."""
-    return -1.0 if metrics["atomics"] > 0 else metrics["shuffles"] / _chunks(data)
-
-
 def memory_requests(metrics, data):
     """Global and shared memory requests (loads and stores) per chunk of 32 keys."""
     requests = metrics["global_load_requests"] + metrics["global_store_requests"] + metrics["shared_requests"]
     return requests / _chunks(data)
 
+
+WARP_SCAN_SIGNATURE = (
+    Feature("warp shuffles per 32 keys", lambda m, d: m["shuffles"] / _chunks(d), between(10, 28),
+            "5 scan steps, each shifting the neighbour, the running sum (and the first entry) one, 2, 4, 8, 16 lanes "
+            "down with cuda.shfl_up_sync, then the carry broadcast from lane 31",
+            "5 steps x 2-4 values + up to 8 broadcasts"),
+    Feature("atomic operations", lambda m, d: m["atomics"], between(0, 0),
+            "the run's last lane writes its sum; no atomics", "one writer per run"),
+    Feature("memory requests per 32 keys", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),
+            "one key per lane and chunk, the scan in registers (no shared-memory scan, no lane looping over a run)",
+            "about 7 loads and stores per chunk"),
+    Feature("thread span (busiest lane's statements / mean)", lambda m, d: m["thread_span"], at_most(1.3),
+            "every lane takes the same scan steps for its own key", "the same work per lane"),
+    Feature("SIMT efficiency (active lanes per warp instruction / 32)", lambda m, d: m["simt_efficiency"],
+            between(0.8, 1.0), "all 32 lanes scan together; no lane works alone while the others wait",
+            "every lane active in the scan"),
+)
 
 _FUSION = kernel("fusion_warp")
 _Q1 = dict(launch=launch_fusion, expect=expected_fusion, compare=compare_fusion)
@@ -203,17 +225,9 @@ Q1 = question(
                                                          0, int(rng.integers(1 << 30))), **_Q1),
         race_test("race and warp check", 1, technique=True, inputs=case(5, lambda r: r.integers(1, WARP + 9)),
                   launch=launch_fusion, expect=expected_fusion, compare=compare_fusion),
-        technique_test("a scan in registers: shuffles, no atomics (profiler)", 1,
-                       inputs=case(2, _long_runs), **_Q1, measure=shuffles_without_atomics,
-                       limit=lambda data: SHUFFLES_PER_CHUNK,
-                       unit="warp shuffles per 32 keys (-1 with atomics)",
-                       technique="a segmented scan by warp shuffles, without atomics"),
-        technique_test("the lanes share the work: memory requests per 32 keys (profiler)", 0.5,
-                       inputs=case(2, _long_runs), **_Q1, measure=memory_requests,
-                       limit=lambda data: (1, MAX_REQUESTS_PER_CHUNK),
-                       unit="global and shared memory requests per 32 keys",
-                       technique="one key per lane and chunk, the scan in registers (no shared-memory scan, no lane "
-                                 "looping over a run)"),
+        signature_test("the warp-scan technique, measured (profiler; long runs and 37 short ones)", 1.5,
+                       configs=[case(2, _long_runs), case(37, pairs)], **_Q1, features=WARP_SCAN_SIGNATURE,
+                       label=lambda d: f"for {len(d['keys'])} keys"),
     ])
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .reference import adjusted_rand_index
 from .data import fiber_bundles
+from .plots import cut_distance
+from .reference import adjusted_rand_index
 
 __all__ = ["bundle_explorer", "cut_report"]
 
@@ -17,7 +18,15 @@ def cut_report(fiber_graph, tree, n_clusters) -> str:
     sizes = np.bincount(fibers)
     heights = tree.merge_heights
     applied = tree.n_elements - n_clusters
-    cut = f"merges with affinity >= {heights[applied - 1]:.3g} applied" if applied > 0 else "no merge applied"
+    if applied == 0:
+        cut = "no merge applied"
+    elif not cut_distance(tree, n_clusters)[1]:
+        # A tie at the cut (in the plot's distances c - affinity, as fcluster sees them): no threshold
+        # separates the merges, the merge order does.
+        cut = (f"the first {applied} merges applied; the next one ties at affinity {heights[applied - 1]:.3g}, "
+               "so no threshold gives exactly this cut")
+    else:
+        cut = f"merges with affinity >= {heights[applied - 1]:.3g} applied"
     text = f"{n_clusters} clusters of parcels ({cut}); fibers per bundle: {sorted(sizes.tolist(), reverse=True)}"
     known = fiber_graph.fibers.bundle
     if known is not None:

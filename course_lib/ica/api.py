@@ -15,7 +15,7 @@ __all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL"
 
 #: ``"cpu"``: the fast CPU version; ``"reference"``: float64 NumPy; ``"fused"``, ``"custom"``,
 #: ``"blas"``: the course's kernels (fused minibatch, the thesis's custom kernels, drop-in
-#: BLAS-style); ``"cupy"``: CuPy/cuBLAS (GPU machines with CuPy only).
+#: port, one call per sample, with naive kernels); ``"cupy"``: CuPy/cuBLAS (GPU machines with CuPy only).
 METHODS = ("cpu", "reference", "fused", "custom", "blas", "cupy")
 KERNEL_METHODS = ("fused", "custom", "blas")
 GPU_METHODS = KERNEL_METHODS + ("cupy",)
@@ -43,7 +43,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         ``"cpu"``: minibatches through BLAS in a compiled loop (the fast CPU version);
         ``"reference"``: the float64 NumPy reference; ``"fused"``: two kernel launches per
         minibatch; ``"custom"``: the thesis's custom kernels (6 launches per minibatch);
-        ``"blas"``: drop-in BLAS-style kernels, one GEMV launch per sample (B + 5);
+        ``"blas"``: the drop-in port with naive kernels, one GEMV launch per sample (B + 5);
         ``"cupy"``: CuPy on cuBLAS (a GPU and CuPy needed). In the simulator the kernel
         methods run, slowly: use small inputs.
     batch : int, optional

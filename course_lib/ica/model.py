@@ -15,10 +15,34 @@ from dataclasses import dataclass
 
 from .._validate import check_choice, check_int
 
-__all__ = ["ARCHS", "Arch", "flops_per_step", "launches_per_minibatch", "launches_per_step", "occupancy",
-           "simt_efficiency"]
+__all__ = ["ARCHS", "Arch", "THESIS", "flops_per_step", "launches_per_minibatch", "launches_per_step", "occupancy",
+           "simt_efficiency", "times_from_increase"]
 
 WARP = 32
+
+#: Figures of the thesis (Raimondo, 2011). Its speed-ups are written as *increases* of performance:
+#: "+350 %" is "4.5 veces" (its section 7.2), so an increase of p % is a factor of 1 + p / 100.
+#: Its CUDA kernels computed in float (its Ejemplos 9 and 14), the BLAS it beat in double (dgemv, dgemm).
+THESIS = {
+    "gemv_increase_percent": {32: 260, 96: 460},  # custom matrix-vector vs BLAS on an i7 (section 6.1)
+    "gemm_increase_percent": {32: (350, 380), 96: 485},  # custom matrix-matrix vs BLAS (section 6.2)
+    "full_increase_percent_96_channels": 350,  # whole Infomax vs BLAS on an i7, "4.5 veces" (section 7.2)
+    "full_times_128_channels": {"i5": 6.0, "i7": 3.5},  # whole Infomax, CUDA vs BLAS (section 7.1)
+    "hours_256_channels_105_min": {"blas": 87 + 14 / 60, "cuda": 24 + 9 / 60},  # 512 steps (section 7.1)
+    "cublas_active_warps_below": 0.12,  # cuBLAS matrix-vector: < 12 % active warps, heavy DRAM reads
+    "occupancy_32_channels": 0.17,
+}
+
+
+def times_from_increase(percent):
+    """The factor an increase of ``percent`` % means: 1 + percent / 100 (the thesis's convention).
+
+    >>> times_from_increase(350)
+    4.5
+    """
+    from .._validate import check_float
+
+    return 1.0 + check_float(percent, "percent", minimum=-100) / 100.0
 
 
 @dataclass(frozen=True)

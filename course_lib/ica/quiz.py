@@ -13,10 +13,11 @@ QUIZ = quiz_dict({
     ),
     "cublas_no_gain": Quiz(
         "Replacing every BLAS call by the same cuBLAS call gave no speed-up in the thesis. Why?",
-        ("double precision is slow on GPUs", "thousands of tiny launches (one GEMV per sample), few active warps",
-         "PCIe transfers of W every minibatch"), 1,
-        "One GEMV launch per permuted sample multiplies a C x C matrix by one vector: a few microseconds of launch "
-        "for a few thousand flops, and too few warps to hide memory latency (< 12 % active warps measured).",
+        ("double precision is slow on GPUs", "each small matrix-vector product kept few warps active and "
+         "streamed its operands from device memory (DRAM)", "PCIe transfers of W every minibatch"), 1,
+        "The thesis's profiler measured cuBLAS's matrix-vector products at < 12 % active warps, with heavy DRAM "
+        "reads and little use of shared memory: one C x C by one vector per call is too little work to fill the "
+        "GPU or to reuse what it loads. (One launch per sample also costs a few microseconds each.)",
     ),
     "broadcast": Quiz(
         "In the custom GEMV all threads of a block read sample[k] from shared memory at the same time. This is...",

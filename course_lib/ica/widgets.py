@@ -57,6 +57,7 @@ def convergence_explorer(n_samples=5000):
     launches a GPU step would need, and the convergence plot.
     """
     import ipywidgets as widgets
+    from ..controls import aligned
     import matplotlib.pyplot as plt
     from IPython.display import display
 
@@ -83,4 +84,6 @@ def convergence_explorer(n_samples=5000):
     for w in (channels, batch_factor, lrate_factor):
         w.observe(update, "value")
     update()
-    return widgets.VBox([widgets.HBox([channels, batch_factor, lrate_factor]), text, plot])
+    aligned(channels, batch_factor, lrate_factor)  # whole descriptions, one width
+    sliders = widgets.HBox([channels, batch_factor, lrate_factor], layout={"flex_flow": "row wrap"})
+    return widgets.VBox([sliders, text, plot])

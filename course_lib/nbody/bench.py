@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from ..bench import cupy_time, gpu_time, plot_series, series, summary_text, time_call
+from ..bench import LOADED_NOTE, cupy_time, gpu_time, paired, plot_series, series, summary_text, timing_suffix
 from ..bench import results as bench_results
 from .api import pack_bodies
 from .cpu import accelerations_cpu
@@ -21,6 +21,8 @@ from .reference import accelerations_reference
 
 SOFTENING = 0.01
 GOAL_INTERACTIONS_PER_S = 2.0e12
+#: Timed rounds of the paired CPU measurement.
+REPEAT = 5
 
 
 def _row(variant, n, seconds, tile=None, peak=None):
@@ -37,10 +39,12 @@ def _cpu_rows(quick):
     for n in ([512, 2048] if quick else [1024, 4096, 16384, 32768]):
         pos, _, mass = plummer_sphere(n, seed=1)
         bodies = pack_bodies(pos, mass)
-        rows.append(_row("cpu_numba_parallel", n, time_call(lambda: accelerations_cpu(bodies, SOFTENING**2))))
-        if n <= 4096:
-            rows.append(_row("numpy_float64", n, time_call(lambda: accelerations_reference(pos, mass, SOFTENING),
-                                                           repeat=2)))
+        calls = {"cpu_numba_parallel": lambda: accelerations_cpu(bodies, SOFTENING**2)}
+        if n <= 4096:  # the NumPy peer (all pairs, broadcast in float64) on the same bodies
+            calls["numpy_float64"] = lambda: accelerations_reference(pos, mass, SOFTENING)
+        timings = paired(calls, course="cpu_numba_parallel", repeat=REPEAT, warmup=1)
+        for variant, timing in timings.items():
+            rows.append({**_row(variant, n, timing["seconds"]), **timing})
     return rows
 
 
@@ -107,13 +111,16 @@ def run(*, quick=False):
         }
         return gpu, summary, []
 
-    return bench_results(cpu_rows, gpu_part)
+    out = bench_results(cpu_rows, gpu_part)
+    out["notes"].append(LOADED_NOTE)
+    return out
 
 
 def _format_row(r):
     return (f"{r['variant']:<20} N={r['n']:<8} tile={r['tile'] or '-':<5} "
             f"{r['interactions_per_s']:.3e} interactions/s  {r['gflops']:.1f} GFLOP/s"
-            + (f"  {100 * r['fraction_of_fp32_peak']:.0f}% of FP32 peak" if "fraction_of_fp32_peak" in r else ""))
+            + (f"  {100 * r['fraction_of_fp32_peak']:.0f}% of FP32 peak" if "fraction_of_fp32_peak" in r else "")
+            + timing_suffix(r))
 
 
 def summary(results):

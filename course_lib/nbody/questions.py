@@ -3,11 +3,31 @@
 - ``ps1.q1`` (6 points): tiling with **two destination bodies per thread**. Answer:
   ``check("ps1.q1", make_two_body_kernel)``, a function of the tile size P returning a kernel
   launched as ``kernel[ceil(N / (2 P)), P](bodies, softening_sq, acc)``. Graded on results
-  (guarded buffers), the race and barrier checker, and the profiler: each source body must be
-  loaded from global memory once per block (about 1 / (2P) body records per interaction).
+  (guarded buffers), the race and barrier checker (blocks of 64 threads, where a warp barrier is
+  not a block barrier), and the technique's signature, measured by the profiler on two
+  configurations (P = 64 with a partial last block, and P = 24, N = 101: not a power of two,
+  partial warps, a partial last tile). Features and bounds (``TWO_BODY_SIGNATURE``), from the cost
+  model of tiling (every block stages the N sources once, P records per tile, each thread one
+  record per tile; every thread then computes 2 N interactions from shared memory):
+
+  * global loads, in 16-byte body records per interaction: at most 1.25 x (blocks N + N) / N^2
+    (sources once per block, destinations once; 25% for padding and partial tiles);
+  * shared bytes allocated per block: more than 0 and at most 2 P records of 16 bytes (a tile, or a
+    double-buffered one; never the whole input);
+  * global load bytes per request: at least 32, i.e. 8 lanes of 4 bytes (the block stages the tile
+    together, one record per thread; one thread staging it issues 1-lane requests);
+  * block barriers per block: between ceil(N / 2P) (one per round of staging, 2P records at most)
+    and 2 ceil(N / P) + 2 (two per tile);
+  * thread span (busiest thread over the mean): at most 1.5 x 2P blocks / N (every thread computes
+    the same 2 N interactions; threads past N may skip theirs, hence the factor of slots to bodies);
+  * atomic operations: none (each destination is owned and stored by one thread).
 - ``ps1.q2`` (2 points): predict, then measure the kernel's global loads. Answer:
-  ``{"kernel": make_two_body_kernel, "predicted_bytes": f(n, tile), "measure": g(tile)}``, where
-  ``g`` measures the bytes per interaction of the student's kernel at N = 64 with the profiler.
+  ``{"kernel": make_two_body_kernel, "predicted_bytes": f(n, tile), "measure": g(make_kernel, n, tile)}``,
+  where ``g`` measures with the profiler the bytes per interaction of ``make_kernel(tile)`` launched on
+  n bodies. The grader calls ``g`` on the student's factory and on decoys of its own (a two-body
+  kernel reading every source from global memory, and the lesson's one-destination kernel launched
+  the same way), for sizes and tiles drawn at grading time, and measures each launch itself: a
+  number that was not measured on the kernel given cannot match.
 - ``ps1.q3`` (2 points): the tile size for the two-body kernel on a device. Answer:
   ``choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm)``.
 """
@@ -15,12 +35,15 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import cuda, float32
 
-from ..grading.harness import (Launch, calls_test, close, function, kernel_factory, measured_test, measurement,
-                               question, race_test, result_test, sign_flipped, technique_test)
+from ..grading.harness import (Launch, calls_test, close, function, kernel_factory, measurement,
+                               question, race_test, result_test, sign_flipped)
+from ..grading.measuring import kernel_measurement_test
+from ..grading.signature import Feature, at_least, at_most, between, signature_test
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube
-from .kernels import interaction
+from .kernels import interaction, nbody_tiled_kernel
 from .reference import accelerations_reference
 
 PROBLEM_SET = "ps1"
@@ -68,6 +91,41 @@ def staged_once_per_block(data):
     return 0.0, 1.25 * once
 
 
+def _blocks(data):
+    return -(-len(data["bodies"]) // (2 * data["tile"]))
+
+
+def _tiles(data):
+    return -(-len(data["bodies"]) // data["tile"])
+
+
+TWO_BODY_SIGNATURE = (
+    Feature("global loads (body records per interaction)", records_per_interaction,
+            lambda data: staged_once_per_block(data),
+            "every block loads each source body once, into shared memory, and reads it from there for both "
+            "destinations", "tiling's cost model: N sources per block of 2P destinations, plus the destinations"),
+    Feature("shared bytes allocated per block", lambda m, data: m["shared_bytes_per_block"],
+            between(1, lambda data: 2 * data["tile"] * 16),
+            "a block stages one tile of P body records (16 bytes each) at a time, not the whole input",
+            "one tile of P float32 (x, y, z, m) records; a second one for double buffering"),
+    Feature("global load bytes per request", lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1),
+            at_least(32),
+            "the threads of the block stage the tile together, each loading its own record, so every load "
+            "request serves the lanes of a warp", "a request serves the active lanes of a warp: >= 8 of 4 bytes"),
+    Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"],
+            between(_blocks, lambda data: 2 * _tiles(data) + 2),
+            "a block barrier after the tile is staged and one before it is overwritten; a warp barrier does not "
+            "order the warps of a block", "one or two syncthreads per tile"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
+            at_most(lambda data: 1.5 * 2 * data["tile"] * _blocks(data) / len(data["bodies"])),
+            "every thread does the same work: its two destinations against every source",
+            "2 N interactions per thread; threads past N may skip theirs"),
+    Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0),
+            "each thread owns its two destinations and stores their sums once, with plain stores",
+            "one owner per destination"),
+)
+
+
 def _n_label(data):
     return f"for N = {len(data['bodies'])}, tile {data['tile']}"
 
@@ -99,12 +157,13 @@ Q1 = question(
                     inputs=case(lambda p, r: 5 * p + 3, 4, uniform_cube), **_Q1),
         result_test("hidden: random N and tile 16", 0.5, hidden=True,
                     inputs=case(lambda p, r: int(r.integers(2, 5 * p)), 16), **_Q1),
-        race_test("race and barrier check (N = 4 tile - 3)", 1, technique=True, inputs=case(lambda p, r: 4 * p - 3, 4),
-                  launch=launch_two_body, expect=expected_acc, compare=_COMPARE),
-        technique_test("sources loaded once per block (profiler)", 2, inputs=case(lambda p, r: 8 * p + 3, 4),
-                       launch=launch_two_body, expect=expected_acc, compare=_COMPARE, measure=records_per_interaction,
-                       limit=staged_once_per_block, unit="body records loaded per interaction",
-                       technique="sources staged in shared memory, each loaded once per block of 2P destinations"),
+        race_test("race and barrier check (N = 2 tile + 5, tile 64: two warps per block)", 1, technique=True,
+                  inputs=case(lambda p, r: 2 * p + 5, 64), launch=launch_two_body, expect=expected_acc,
+                  compare=_COMPARE),
+        signature_test("the tiling technique, measured (profiler; tile 64 and tile 24)", 2,
+                       configs=[case(lambda p, r: 3 * p + 8, 64), case(lambda p, r: 4 * p + 5, 24, uniform_cube)],
+                       launch=launch_two_body, expect=expected_acc, compare=_COMPARE, label=_n_label,
+                       features=TWO_BODY_SIGNATURE),
     ])
 
 
@@ -114,16 +173,47 @@ def predicted_bytes(n, tile):
     return 16 * n * -(-n // (2 * tile)) + 12 * n
 
 
-def _measure_inputs(rng, info):
-    return {"params": list(MEASURE_TILES), "n": MEASURE_N}
+def global_two_body(tile):
+    """A decoy for ``measure``: two destinations per thread, every source read from global memory
+    (16 bytes per source and destination pair: about 16 bytes per interaction)."""
+    @cuda.jit
+    def kernel(bodies, softening_sq, acc):
+        n = bodies.shape[0]
+        first = 2 * tile * cuda.blockIdx.x + cuda.threadIdx.x
+        for d in (first, first + tile):
+            if d < n:
+                sx = sy = sz = float32(0.0)
+                for s in range(n):
+                    g = interaction(bodies[d, 0], bodies[d, 1], bodies[d, 2], bodies[s, 0], bodies[s, 1],
+                                    bodies[s, 2], bodies[s, 3], softening_sq)
+                    sx += g[0]
+                    sy += g[1]
+                    sz += g[2]
+                acc[d, 0], acc[d, 1], acc[d, 2] = sx, sy, sz
+
+    return kernel
 
 
-def _measure_launch(answer, data, tile):
-    return launch_two_body(answer["kernel"], bodies_case(data["n"], tile, seed=1))
+#: The grader's own kernels that ``measure`` must measure as well (their traffic differs from the technique's).
+MEASURE_DECOYS = {"a kernel reading every source from global memory": global_two_body,
+                  "the lesson's one-destination tiled kernel": nbody_tiled_kernel}
 
 
-def _bytes_per_interaction(metrics, data, tile):
-    return metrics["global_load_bytes"] / data["n"] ** 2
+def _measure_configs(rng, info):
+    return [(MEASURE_N, int(rng.choice([4, 8]))), (int(rng.integers(33, 80)), int(rng.choice([4, 8, 16])))]
+
+
+def _measure_launch(make, config):
+    """The launch of the problem statement, ceil(n / 2P) blocks of P threads, for the kernel ``make(tile)``."""
+    n, tile = config
+    bodies = bodies_case(n, tile, seed=1)["bodies"]
+    return Launch(make(tile), max(1, -(-n // (2 * tile))), tile,
+                  {"bodies": bodies, "softening_sq": np.float32(SOFTENING**2), "acc": np.zeros((n, 3), np.float32)},
+                  outputs=("acc",))
+
+
+def _bytes_per_interaction(metrics, config):
+    return metrics["global_load_bytes"] / config[0] ** 2
 
 
 Q2 = question(
@@ -131,15 +221,19 @@ Q2 = question(
     answer={"kernel": _KERNEL, "predicted_bytes": function("predicted_bytes"),
             "measure": measurement("measure")},
     tolerance="predictions within 5% of the model; measurements within 1% of the course's profiler",
+    hints={"measure": "measure(make_kernel, n, tile): build make_kernel(tile), launch it under profile() on n "
+                      "bodies with ceil(n / (2 tile)) blocks of tile threads, and return "
+                      "report.total.global_load_bytes / n**2"},
     tests=[
         calls_test("the prediction, bytes loaded for N bodies and tile P", 1, key="predicted_bytes", rtol=0.05,
                    args=lambda rng, info: [(64, 4), (1000, 16), (4096, 128), (int(rng.integers(300, 5000)), 32)],
                    expect=predicted_bytes,
                    explain=lambda a, want: "count the sources once per block of 2P destinations, plus each "
                                            "destination once"),
-        measured_test("your measurements, bytes per interaction at N = 64", 1, key="measure",
-                      inputs=_measure_inputs, launch=_measure_launch, measure=_bytes_per_interaction, rtol=0.01,
-                      hint="profile(kernel, grid, block, ...).total.global_load_bytes / N**2 for each tile"),
+        kernel_measurement_test("your measure(), on your kernel and on the grader's, at drawn sizes", 1,
+                                key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS,
+                                configs=_measure_configs, launch=_measure_launch, measure=_bytes_per_interaction,
+                                rtol=0.01),
     ])
 
 

@@ -62,6 +62,7 @@ def tile_explorer(sm_count=None):
         the simulator.
     """
     import ipywidgets as widgets
+    from ..controls import aligned
 
     if sm_count is None:
         sm_count = device.info().sm_count if device.is_gpu() else 132
@@ -78,4 +79,5 @@ def tile_explorer(sm_count=None):
     n.observe(update, "value")
     tile.observe(update, "value")
     update()
-    return widgets.VBox([widgets.HBox([n, tile]), out])
+    aligned(n, tile)  # whole descriptions, one width
+    return widgets.VBox([widgets.HBox([n, tile], layout={"flex_flow": "row wrap"}), out])

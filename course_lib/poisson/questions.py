@@ -5,9 +5,23 @@
   ``(y + x) % 2 == colour``; one iteration is a launch for colour 0 then one for colour 1
   (:func:`run_red_black`). Graded on the cloned image against a NumPy red-black reference (two
   tolerances), a clean race check of one launch (in place but race-free, proven by the checker),
-  and the profiler: a launch stores only its colour's pixels.
+  and the technique's signature (``RED_BLACK_SIGNATURE``), measured by the profiler on two launches
+  (a 16 x 24 image in 8 x 8 blocks of 64 threads; a 13 x 11 one, partial blocks on both axes).
+  Features and bounds, from the cost model of one red-black half-step (one thread per pixel, which
+  updates its own pixel when it is strict interior and of the launch's colour, from its four
+  neighbours of the other colour):
+
+  * global bytes stored: exactly 12 per strict-interior pixel of the colour (3 float32);
+  * atomic operations: none (each pixel is written by its own thread);
+  * global load sectors per request: at most 8 (a warp of an 8 x 8 block covers 4 rows of 8
+    consecutive pixels, at most 2 sectors a row);
+  * thread span (busiest thread over the mean): at most 2 x the model's (10 statements for a pixel
+    updated, 1 for any other thread): one thread sweeping many pixels shows here.
 - ``ps4.q2`` (2 points): predict and measure the bytes one launch stores and loads. Answer:
-  ``{"kernel": red_black_kernel, "predicted_store_bytes": f(labels, colour), "measure": g(colour)}``.
+  ``{"kernel": red_black_kernel, "predicted_store_bytes": f(labels, colour), "measure": g(kernel, problem,
+  colour)}``. The grader calls ``g`` on the student's kernel and on decoys of its own (kernels with the same
+  arguments and another traffic, updating nothing), on problems and colours drawn at grading time, and
+  measures each launch itself.
 - ``ps4.q3`` (2 points): classify the mask's pixels (NumPy). Answer: ``classify(mask)``.
 """
 
@@ -16,9 +30,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import cuda
 
-from ..grading.harness import (Launch, calls_test, fail, function, guarded, inner, kernel, measured_test,
-                               measurement, question, race_test, result_test, technique_test, unguard)
+from ..grading.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel, measurement,
+                               question, race_test, result_test, unguard)
+from ..grading.measuring import kernel_measurement_test
+from ..grading.signature import Feature, at_most, between, signature_test
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compare_images, compose, jacobi_step_reference, prepare
 
@@ -136,6 +153,39 @@ def _stores_own_colour(d):
     return own, own
 
 
+def model_span(d):
+    """Busiest thread over the mean of one thread per pixel: 10 for a pixel updated, 1 for any other thread."""
+    labels = np.asarray(d["labels"])
+    updated = colour_pixels(labels, d["colour"])
+    gx, gy = _grid(labels.shape)
+    threads = gx * gy * BLOCK[0] * BLOCK[1]
+    return 10 * threads / (10 * updated + threads - updated) if updated else 1.0
+
+
+RED_BLACK_SIGNATURE = (
+    Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _stores_own_colour,
+            "a launch updates only its colour's strict-interior pixels, in place, 3 float32 each",
+            "12 bytes per pixel of the colour"),
+    Feature("atomic operations", lambda m, d: m["atomics"], between(0, 0),
+            "every pixel is updated by its own thread with a plain store", "one owner per pixel"),
+    Feature("global load sectors per request", lambda m, d: m["load_sectors_per_request"], at_most(8),
+            "consecutive lanes (threadIdx.x) take consecutive pixels of a row (x), so a warp's loads share sectors",
+            "4 rows of 8 pixels per warp, <= 2 sectors each"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, d: m["thread_span"],
+            at_most(lambda d: 2 * model_span(d)),
+            "one thread per pixel, each updating at most its own pixel", "10 statements per pixel updated"),
+)
+
+
+def signature_launch(shape, seed, colour):
+    def make(rng, info):
+        d = clone_case(*synthetic_pair(*shape, seed=seed), 1)
+        d["colour"] = colour
+        return d
+
+    return make
+
+
 def _close_images(got, expected, name):
     err = np.abs(np.asarray(got, np.float64) - np.asarray(expected, np.float64))
     if err.size and err.max() > 1e-3 * 255:
@@ -178,11 +228,12 @@ Q1 = question(
         clone_test("hidden: the classic pair", 0.5, lambda rng: cat_in_coffee((20, 30)), 3, hidden=True),
         race_test("in place but race-free: the checker on one launch", 1.5, technique=True, inputs=one_launch,
                   launch=launch_colour, expect=expect_colour, compare=_close_images),
-        technique_test("a launch stores only its colour (profiler)", 1, inputs=lambda rng, info: one_launch(rng, info, 1),
+        signature_test("the red-black technique, measured (profiler; 16 x 24 and 13 x 11 images)", 1,
+                       configs=[signature_launch((16, 24), 4, 1), signature_launch((13, 11), 5, 0)],
                        launch=launch_colour, expect=expect_colour, compare=_close_images,
-                       measure=lambda metrics, d: metrics["global_store_bytes"], limit=_stores_own_colour,
-                       unit="bytes stored", technique="red-black ordering: one colour's strict-interior pixels per "
-                                                      "launch, 12 bytes each"),
+                       features=RED_BLACK_SIGNATURE,
+                       label=lambda d: f"{np.shape(d['labels'])[0]} x {np.shape(d['labels'])[1]} image, colour "
+                                       f"{d['colour']}"),
     ])
 
 
@@ -196,10 +247,47 @@ def _store_args(rng, info):
     return [(classify_mask(m), colour) for m in masks for colour in (0, 1)]
 
 
-def _measure_launch(answer, d, colour):
-    c = clone_case(*measure_problem(), 1)
+@cuda.jit
+def read_rhs_and_labels(image, rhs, labels, colour):
+    """A decoy for ``measure`` (traffic only, nothing updated): every pixel reads its label and its three rhs."""
+    x, y = cuda.grid(2)
+    h, w = labels.shape
+    if y < h and x < w and labels[y, x] + rhs[0, y, x] + rhs[1, y, x] + rhs[2, y, x] < -1e30:
+        image[0, y, x] = 0
+
+
+@cuda.jit
+def read_four_neighbours(image, rhs, labels, colour):
+    """A decoy for ``measure`` (traffic only, nothing updated): every inner pixel reads its 4 neighbours' red."""
+    x, y = cuda.grid(2)
+    h, w = labels.shape
+    if 0 < y < h - 1 and 0 < x < w - 1:
+        s = image[0, y - 1, x] + image[0, y + 1, x] + image[0, y, x - 1] + image[0, y, x + 1]
+        if s < -1e30:
+            image[0, y, x] = 0
+
+
+#: The grader's own kernels that ``measure`` must measure as well (their traffic differs from the technique's).
+MEASURE_DECOYS = {"a kernel reading the labels and rhs": read_rhs_and_labels,
+                  "a kernel reading four neighbours": read_four_neighbours}
+
+
+def _measure_configs(rng, info):
+    """(height, width, seed, colour): the measured problem with a colour drawn now, and a problem drawn now."""
+    return [(*MEASURE_SHAPE, MEASURE_SEED, int(rng.integers(2))),
+            (int(rng.integers(8, 15)), int(rng.integers(8, 15)), int(rng.integers(1 << 20)), int(rng.integers(2)))]
+
+
+def _measure_arguments(config):
+    h, w, seed, colour = config
+    return synthetic_pair(h, w, seed=seed), colour
+
+
+def _measure_launch(kernel_obj, config):
+    h, w, seed, colour = config
+    c = clone_case(*synthetic_pair(h, w, seed=seed), 1)
     c["colour"] = colour
-    return launch_colour(answer["kernel"], c)
+    return launch_colour(Answer(kernel_obj, {}), c)
 
 
 Q2 = question(
@@ -210,11 +298,12 @@ Q2 = question(
         calls_test("the predicted bytes stored by one launch", 1, key="predicted_store_bytes", args=_store_args,
                    expect=lambda labels, colour: 12 * colour_pixels(labels, colour),
                    hint="3 float32 values for each strict-interior pixel of the launch's colour"),
-        measured_test("your measurements, bytes loaded per launch", 1, key="measure", rtol=0.01,
-                      inputs=lambda rng, info: {"params": [0, 1]}, launch=_measure_launch,
-                      measure=lambda metrics, d, colour: metrics["global_load_bytes"],
-                      hint="profile(red_black_kernel, grid, (8, 8), image, rhs, labels, colour)"
-                           ".total.global_load_bytes"),
+        kernel_measurement_test("your measure(), on your kernel and on the grader's, on drawn problems", 1,
+                                key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+                                arguments=_measure_arguments, launch=_measure_launch,
+                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+                                hint="measure(kernel, problem, colour): poisson.prepare(*problem), one launch of "
+                                     "`kernel` on (8, 8) blocks under profile(), report.total.global_load_bytes"),
     ])
 
 

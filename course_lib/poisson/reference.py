@@ -61,6 +61,7 @@ __all__ = [
     "jacobi_step_reference",
     "neighbour_counts",
     "opencv_clone",
+    "opencv_inputs",
     "prepare",
     "residual",
 ]
@@ -420,6 +421,25 @@ def opencv_clone(source, target, mask):
     """
     import cv2
 
+    src, dst, m, center, pad = opencv_inputs(source, target, mask)
+    out = cv2.seamlessClone(src, dst, m, center, cv2.NORMAL_CLONE)
+    return np.ascontiguousarray(out[pad:-pad, pad:-pad, ::-1])
+
+
+def opencv_inputs(source, target, mask):
+    """The arguments of ``cv2.seamlessClone`` for a problem, as :func:`opencv_clone` passes them.
+
+    Separate so that a benchmark can time the bare library call on ready input.
+
+    Returns
+    -------
+    src, dst : ndarray of shape (H + 2 pad, W + 2 pad, 3), uint8
+        BGR, padded by edge replication (seamlessClone wants room around the patch).
+    mask255 : ndarray of shape (H + 2 pad, W + 2 pad), uint8
+    center : tuple of int
+        (x, y) where OpenCV centres the mask's bounding box: the object stays in place.
+    pad : int
+    """
     source, target, mask = check_problem(source, target, mask)
     rows = np.nonzero(mask.any(axis=1))[0]
     cols = np.nonzero(mask.any(axis=0))[0]
@@ -434,8 +454,7 @@ def opencv_clone(source, target, mask):
     # OpenCV centres the mask's bounding box on `center`; this keeps the object in place.
     y0, y1, x0, x1 = rows[0] + pad, rows[-1] + pad, cols[0] + pad, cols[-1] + pad
     center = (int(x0 + (x1 - x0 + 1) // 2), int(y0 + (y1 - y0 + 1) // 2))
-    out = cv2.seamlessClone(src[..., ::-1].copy(), dst[..., ::-1].copy(), m, center, cv2.NORMAL_CLONE)
-    return np.ascontiguousarray(out[pad:-pad, pad:-pad, ::-1])
+    return src[..., ::-1].copy(), dst[..., ::-1].copy(), m, center, pad
 
 
 # ---- comparing results: the classic two tolerances

@@ -75,6 +75,7 @@ def diff_explorer(student, reference, *, titles=("yours", "reference")):
     ipywidgets.VBox
     """
     import ipywidgets as widgets
+    from ..controls import aligned
     import matplotlib.pyplot as plt
 
     from .plots import diff_viewer
@@ -96,4 +97,5 @@ def diff_explorer(student, reference, *, titles=("yours", "reference")):
     for w in (max_diff, fraction):
         w.observe(draw, names="value")
     draw()
+    aligned(max_diff, fraction)  # whole descriptions, one width
     return widgets.VBox([max_diff, fraction, out])

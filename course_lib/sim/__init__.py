@@ -13,12 +13,32 @@ Taught in ``lessons/00_seeing_the_gpu.ipynb``.
   alive lane named in a mask that never arrives raises :class:`WarpError` (never a
   hang). The scheduler is fair: a thread spinning on a flag that another warp sets lets
   it run, so every kernel that ends on a GPU ends here.
+* **Blocks as a GPU runs them.** Blocks interleave: a block spinning on a flag that
+  another block sets lets it run, and a launch in which no block can make progress is
+  stopped within :data:`~course_lib.sim._engine.HANG_SECONDS` with :class:`HangError`
+  naming the blocks and lines. ``cuda.cg.this_grid().sync()`` is a grid barrier, as in a
+  cooperative launch; a grid over :func:`max_cooperative_grid_blocks` raises
+  :class:`CooperativeLaunchError`. Blocks, and the warps of a block, start in an order
+  drawn from a seeded generator (:func:`set_seed`, environment variable
+  ``COURSE_SIM_SEED``; the grader draws a seed per grading run), not always in index order.
+* **Intrinsics as compiled.** ``cuda.fma`` rounds once, ``cuda.cbrt`` of a negative
+  number is negative, ``brev``/``clz``/``ffs``/``popc`` follow the argument's bit width,
+  ``max``/``min`` ignore a NaN operand (PTX ``max.f32``), ``match_*_sync`` compare bit
+  patterns, and ``cuda.event`` timestamps give ``elapsed_time`` in milliseconds of
+  simulation (see :mod:`course_lib.sim._intrinsics`).
+* **Numba's types.** Before a launch the kernel is typed by numba-cuda as for a GPU
+  (:mod:`course_lib.sim._typing`): what would not compile is refused with Numba's
+  message, and arithmetic runs in the types Numba gives it (a ``0.0`` accumulator
+  summing float32 is float64, ``int32 * int32`` is int64, ``math.sqrt`` of a float32 is
+  float32), wrapping silently as on a GPU.
 * :func:`check` reports races (shared and global memory; a plain access and an atomic
   race too), barriers not reached by the whole block, out-of-bounds indices, negative
   indices (which Numba wraps, on a GPU too), reads of never-written device memory and
-  warp misuse, optionally with a seeded shuffle of the order of blocks and threads.
+  warp misuse and float64 arithmetic in a kernel whose arrays are float32, optionally with
+  a seeded shuffle of the order of blocks and threads.
 * :func:`profile` counts what a profiler shows, per kernel and per source line: global
-  requests and 32-byte sectors, shared-memory bank conflicts, atomics, SIMT efficiency.
+  requests and 32-byte sectors, shared-memory bank conflicts, atomics, SIMT efficiency,
+  float64 and float32 operations.
 * :func:`record` logs host<->device (and device<->device) copies and kernel launches.
 
 ``check`` and ``profile`` also work on a GPU machine: the launch runs under the
@@ -36,7 +56,8 @@ True
 """
 
 from ._check import CheckReport, Problem, check
-from ._engine import FULL_MASK, WARP_SIZE, BarrierError, WarpError
+from ._engine import (FULL_MASK, WARP_SIZE, BarrierError, CooperativeLaunchError, HangError, WarpError, get_seed,
+                      max_cooperative_grid_blocks, set_seed)
 from ._hooks import HookError, install, installed, uninstall, verify
 from ._profile import LineProfile, ProfileReport, profile
 from ._record import Launch, Record, Transfer, record
@@ -46,6 +67,8 @@ __all__ = [
     "WARP_SIZE",
     "BarrierError",
     "CheckReport",
+    "CooperativeLaunchError",
+    "HangError",
     "HookError",
     "Launch",
     "LineProfile",
@@ -55,10 +78,13 @@ __all__ = [
     "Transfer",
     "WarpError",
     "check",
+    "get_seed",
     "install",
     "installed",
+    "max_cooperative_grid_blocks",
     "profile",
     "record",
+    "set_seed",
     "uninstall",
     "verify",
 ]

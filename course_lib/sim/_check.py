@@ -33,7 +33,7 @@ import linecache
 import os
 from dataclasses import dataclass, field
 
-from . import _engine
+from . import _engine, _typing
 from ._instrument import Observer, launch, py_function
 
 __all__ = ["CheckReport", "Problem", "check"]
@@ -74,7 +74,8 @@ class Problem:
 
     Attributes
     ----------
-    kind : {"race", "barrier", "out-of-bounds", "negative-index", "uninitialized", "warp"}
+    kind : {"race", "barrier", "out-of-bounds", "negative-index", "uninitialized", "warp", "float64"}
+        ("float64" only in :attr:`CheckReport.performance`)
     message : str
         One sentence saying what happens.
     array : str or None
@@ -117,6 +118,10 @@ class CheckReport:
         One entry per distinct defect (kind, array, source lines), in order of discovery.
     seed : int or None
         The seed that shuffled the order of blocks and threads, if any.
+    performance : list of Problem
+        Lines that compute in float64 on a GPU in a kernel whose arrays are float32 (kind
+        ``"float64"``, with the fix). They do not make the report fail: the results are what
+        the GPU computes, only slower (float64 runs at 1/64 of the float32 rate on most GPUs).
     """
 
     kernel: str
@@ -124,6 +129,7 @@ class CheckReport:
     blockdim: tuple
     problems: list
     seed: int | None = None
+    performance: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -141,15 +147,17 @@ class CheckReport:
         head = f"check {self.kernel}[{self.griddim}, {self.blockdim}]"
         if self.seed is not None:
             head += f" (order shuffled, seed {self.seed})"
+        slow = "".join(f"\nperformance: {p}" for p in self.performance)
         if self.ok:
-            return f"{head}: no races, barrier, bounds, initialization or warp problems found."
+            return f"{head}: no races, barrier, bounds, initialization or warp problems found.{slow}"
         body = "\n".join(str(p) for p in self.problems)
-        return f"{head}: {len(self.problems)} problem(s)\n{body}"
+        return f"{head}: {len(self.problems)} problem(s)\n{body}{slow}"
 
     def _repr_html_(self):
         head = html.escape(str(self).splitlines()[0])
+        slow = "".join(f"<p><b>performance</b> <pre>{html.escape(str(p))}</pre></p>" for p in self.performance)
         if self.ok:
-            return f"<p><b>OK</b> {head}</p>"  # plain marks: emoji need a font students may lack
+            return f"<p><b>OK</b> {head}</p>{slow}"  # plain marks: emoji need a font students may lack
         rows = "".join(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>".format(
                 html.escape(p.kind), html.escape(p.message), html.escape(str(p.array or "")),
@@ -159,7 +167,7 @@ class CheckReport:
         )
         return (
             f"<p><b>FAIL</b> {head}</p><table><tr><th>kind</th><th>what</th><th>array</th><th>lines</th>"
-            f"<th>times</th></tr>{rows}</table>"
+            f"<th>times</th></tr>{rows}</table>{slow}"
         )
 
 
@@ -170,8 +178,8 @@ class _Checker(Observer):
         super().__init__()
         self.problems = {}
         self.global_shadow = {}
-        self.shared_shadow = {}
-        self.exited = []
+        self.shared_shadows = {}  # block -> shadow of its shared memory (blocks may interleave)
+        self.exited = {}  # block -> its threads that have exited
 
     def _add(self, key, make):
         problem = self.problems.get(key)
@@ -189,8 +197,8 @@ class _Checker(Observer):
         line = self.sites.get((id(frame.f_code), frame.f_lasti)) or self.site_line(frame)
         if array.uninit is not None:
             self._initcheck(array, offset, write, index, line)
-        rec = (v, v.epoch, v.clock, line, index, write, atomic is not None)
-        shadow = self.shared_shadow if array.space == "shared" else self.global_shadow
+        rec = (v, v.epoch, v.clock, line, index, write, atomic is not None, v.grid_epoch)
+        shadow = self.shared_shadows[v.block] if array.space == "shared" else self.global_shadow
         key = (array.alloc, offset)
         state = shadow.get(key)
         if state is None:
@@ -200,7 +208,8 @@ class _Checker(Observer):
         if last_write is not None:
             writer = last_write[0]
             # _unordered(last_write, rec), inlined: this runs at every access.
-            if writer is not v and not (atomic is not None and last_write[6]) and (writer.block is not v.block or (
+            if writer is not v and not (atomic is not None and last_write[6]) and ((
+                    writer.block is not v.block and last_write[7] == rec[7]) or (writer.block is v.block and
                     last_write[1] == rec[1] and (writer.warp != v.warp or v.seen.get(writer.lane, 0) < last_write[2]))):
                 self._race(array, last_write, rec)
         if write:
@@ -313,23 +322,28 @@ class _Checker(Observer):
 
     # Barriers -----------------------------------------------------------------
     def block_started(self, grid_point, threads):
-        self.shared_shadow = {}
-        self.exited = []
+        self.shared_shadows[threads[0].block] = {}
+        self.exited[threads[0].block] = []
+
+    def block_finished(self, grid_point):
+        for block in [b for b in self.exited if b == grid_point]:
+            del self.exited[block], self.shared_shadows[block]
 
     def thread_exited(self, v):
-        self.exited.append(v)
+        self.exited[v.block].append(v)
 
     def barrier(self, waiting, threads):
         lines = sorted({v.wait_line for v in waiting})
-        if self.exited:
-            gone = self.exited[0]
+        exited = self.exited.get(threads[0].block)
+        if exited:
+            gone = exited[0]
             key = ("barrier", "exit", tuple(lines))
 
             def make():
                 return Problem(
                     "barrier",
                     f"syncthreads reached by {len(waiting)} of the {len(threads)} threads of block "
-                    f"{tuple(gone.blockIdx)}: {len(self.exited)} had exited, e.g. thread {tuple(gone.threadIdx)} "
+                    f"{tuple(gone.blockIdx)}: {len(exited)} had exited, e.g. thread {tuple(gone.threadIdx)} "
                     "(a barrier must be reached by every thread of the block)",
                     threads=[_thread(gone), _thread(waiting[0])], lines=[_source(line) for line in lines],
                 )
@@ -354,7 +368,7 @@ def _unordered(a, b):
     """True if nothing orders access record a before record b (different threads, b now)."""
     va, vb = a[0], b[0]
     if va.block is not vb.block:
-        return True
+        return a[7] == b[7]  # a grid barrier between them orders them (a cooperative launch's grid.sync)
     if a[1] != b[1]:
         return False
     return va.warp != vb.warp or vb.seen.get(va.lane, 0) < a[2]
@@ -373,7 +387,8 @@ def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
     seed : int, optional
         Shuffle the order in which blocks start, and threads start and leave barriers,
         with this seed (exposes results that depend on the order). By default the
-        simulator's order is kept.
+        simulator's own order is kept: blocks and warps start in an order drawn from
+        :func:`course_lib.sim.set_seed`'s generator, threads leave barriers in index order.
     sharedmem : int
         Bytes of dynamic shared memory.
 
@@ -387,7 +402,10 @@ def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
     -----
     Indexing is what Numba compiles for a GPU: a negative index ``-size <= i < 0`` wraps
     around to ``i + size`` (reported as ``"negative-index"``); an index outside the
-    array is reported (reads give 0, writes are dropped). On a GPU machine
+    array is reported (reads give 0, writes are dropped). A line that computes in float64 on a GPU
+    in a kernel whose arrays are float32 (a ``0.0`` accumulator, a ``0.1`` literal) is listed in
+    ``.performance`` (kind ``"float64"``, with the fix; the report stays ``ok``) (numba's typing: :mod:`course_lib.sim._typing`); a kernel a
+    GPU would not compile raises :class:`~course_lib.sim._typing.GPUTypingError`. On a GPU machine
     the launch runs in a child process under the simulator (see
     :mod:`course_lib.sim.remote`); the arguments are then not modified.
 
@@ -413,4 +431,8 @@ def check(kernel, griddim, blockdim, *args, seed=None, sharedmem=0):
         message, kind = str(err), "barrier" if isinstance(err, _engine.BarrierError) else "warp"
         if not any(key[0] == "warp" for key in checker.problems):
             checker._add(("deadlock", message), lambda: Problem(kind, message))
-    return CheckReport(py_function(kernel).__name__, tuple(grid), tuple(block), list(checker.problems.values()), seed)
+    fn = py_function(kernel)
+    slow = [Problem("float64", f"{'; '.join(dict.fromkeys(what))}: this line {_typing.FLOAT64_FIX}.",
+                    lines=[_source((fn.__code__.co_filename, lineno))], count=len(what))
+            for lineno, what in _typing.float64_lines(fn, args)]  # the float64 pitfall (course_lib.sim._typing)
+    return CheckReport(fn.__name__, tuple(grid), tuple(block), list(checker.problems.values()), seed, slow)

@@ -17,6 +17,11 @@ Three things of numba-cuda's simulator are changed, all reversibly:
    ``shfl_xor_sync``, ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``,
    ``match_any_sync``, ``match_all_sync``, ``syncwarp``, ``activemask`` and
    ``lanemask_lt``, and a ``popc`` that counts negative values' bits as a GPU does;
+   ``fma``, ``cbrt``, ``brev``, ``clz`` and ``ffs`` as the GPU computes them
+   (:mod:`~course_lib.sim._intrinsics`); ``cuda.shared`` answers with the running block's
+   own allocator (blocks interleave: see :func:`~course_lib.sim._engine.run_grid`);
+   ``cuda.cg.this_grid().sync()`` is a grid barrier, ``max_cooperative_grid_blocks``
+   reports the simulated GPU's limit, and events record timestamps;
 3. for :func:`course_lib.sim.record` only, transfer and launch functions are wrapped
    for the duration of the ``with`` block (see :mod:`course_lib.sim._record`).
 
@@ -31,7 +36,7 @@ import functools
 
 import numpy as np
 
-from . import _engine, _instrument
+from . import _engine, _instrument, _intrinsics, _typing
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -100,11 +105,47 @@ def popc(self, val):
     return bin(int(val) & ((1 << width) - 1)).count("1")
 
 
+def _shared(self):
+    """``cuda.shared`` of the running block (each block has its own shared memory)."""
+    import threading
+
+    t = threading.current_thread()
+    if type(t) is _engine.Carrier and t.manager is not None and t.manager.shared is not None:
+        return t.manager.shared
+    return self._shared
+
+
+def grid_sync(self):
+    """Simulated ``cuda.cg.this_grid().sync()``: every thread of every block arrives before any passes."""
+    _current().grid_sync(_engine._caller_line(2))
+
+
+def max_cooperative_grid_blocks(self, blockdim):
+    """Largest cooperative grid of blocks of ``blockdim`` threads on the simulated GPU."""
+    return _engine.max_cooperative_grid_blocks(blockdim)
+
+
 @functools.lru_cache(maxsize=None)
 def _warp_methods():
     methods = {name: _collective(name) for name in _WARP_NAMES if name.endswith("_sync")}
-    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt, popc=popc)
+    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt, popc=popc,
+                   fma=_intrinsics.fma, cbrt=_intrinsics.cbrt, brev=_intrinsics.brev, clz=_intrinsics.clz,
+                   ffs=_intrinsics.ffs, shared=property(_shared))
     return methods
+
+
+def _class_methods():
+    """(class, name, replacement) of the other simulator classes the hooks change."""
+    from numba.cuda.simulator import api, kernel, kernelapi
+
+    return [
+        (kernelapi.GridGroup, "sync", grid_sync),
+        (kernel.FakeOverload, "max_cooperative_grid_blocks", max_cooperative_grid_blocks),
+        (api.Event, "__init__", _intrinsics.event_init),
+        (api.Event, "record", _intrinsics.event_record),
+        (api.Event, "query", _intrinsics.event_query),
+        (api.Event, "elapsed_time", _intrinsics.event_elapsed_time),
+    ]
 
 
 def _device_call(stock_call):
@@ -132,6 +173,7 @@ def _device_call(stock_call):
                 for arg in args:  # an unobserved launch may write its arguments
                     if isinstance(arg, fake_array):
                         forget(arg)
+            _typing.before_launch(self.fn, args, self._debug)  # refuses what a GPU would not compile
             return stock_call(self, *args)
 
     __call__.__doc__ = stock_call.__doc__
@@ -221,6 +263,16 @@ def verify():
         problems.append("numba.cuda.simulator.kernelapi._swap_refcount is gone")
     if not hasattr(kernelapi, "FakeCUDAShared") or not hasattr(kernelapi, "FakeCUDAAtomic"):
         problems.append("FakeCUDAShared / FakeCUDAAtomic are gone")
+    if not callable(getattr(getattr(kernelapi, "GridGroup", None), "sync", None)):
+        problems.append("kernelapi.GridGroup.sync is gone")
+    if not callable(getattr(getattr(kernel, "FakeOverload", None), "max_cooperative_grid_blocks", None)):
+        problems.append("kernel.FakeOverload.max_cooperative_grid_blocks is gone")
+    from numba.cuda.simulator import api
+
+    if not callable(getattr(getattr(api, "Event", None), "elapsed_time", None)):
+        problems.append("api.Event.elapsed_time is gone")
+    if not hasattr(kernel, "_get_kernel_context"):
+        problems.append("numba.cuda.simulator.kernel._get_kernel_context is gone")
     if problems:
         raise HookError(
             "course_lib.sim cannot hook Numba's CUDA simulator: " + "; ".join(problems) + ". "
@@ -249,6 +301,10 @@ def install():
     for name, method in _warp_methods().items():
         saved["methods"][name] = module.__dict__.get(name, _MISSING)
         setattr(module, name, method)
+    saved["classes"] = []
+    for cls, name, method in _class_methods():
+        saved["classes"].append((cls, name, cls.__dict__.get(name, _MISSING)))
+        setattr(cls, name, method)
     for name in _ATOMIC_NAMES:
         op = kernelapi.FakeCUDAAtomic.__dict__.get(name)
         if op is not None:
@@ -273,6 +329,8 @@ def install():
     for name, method in saved["array_methods"].items():
         setattr(array_type, name, _writing(method))
     _saved = saved
+    # numba's typing process (course_lib.sim._typing) starts at the first launch that needs it, not here:
+    # importing course_lib starts no process (a grader's sandbox counts and kills the processes it did not start).
 
 
 def uninstall():
@@ -290,6 +348,11 @@ def uninstall():
             setattr(module, name, original)
     for name, op in _saved["atomics"].items():
         setattr(kernelapi.FakeCUDAAtomic, name, op)
+    for cls, name, original in _saved["classes"]:
+        if original is _MISSING:
+            delattr(cls, name)
+        else:
+            setattr(cls, name, original)
     kernel.BlockManager = _saved["BlockManager"]
     kernel.FakeCUDAKernel.__call__ = _saved["call"]
     kernel.FakeCUDAKernel.__getitem__ = _saved["getitem"]

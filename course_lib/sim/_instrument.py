@@ -22,7 +22,7 @@ import numpy as np
 from numba.cuda import types
 from numba.cuda.np import numpy_support
 
-from . import _engine
+from . import _engine, _typing
 
 __all__ = ["Observer", "TracedArray", "forget_uninitialized", "launch", "py_function", "is_kernel_code",
            "track_uninitialized"]
@@ -139,6 +139,10 @@ class Observer:
 
     def atomic(self, array, frame):
         """Thread :attr:`current` starts an atomic operation on ``array``."""
+
+    def shared_allocated(self, nbytes, dynamic):
+        """A block's ``cuda.shared.array`` of ``nbytes`` is declared (once per source line, as compiled);
+        ``dynamic`` for a view of the launch's dynamic shared memory."""
 
 
 class TracedArray:
@@ -335,6 +339,16 @@ class _TracedShared:
         self._obs = observer
         self._allocations = {}
         self._dynamic = next(_alloc_ids)  # every dynamic shared array is a view of one buffer
+        self._alloc_of_line = {}  # (file, line) -> allocation id, the same in every block of the launch
+
+    def for_block(self):
+        """The allocator of one block: its own arrays (shared memory belongs to a block), with the
+        launch's allocation ids (a report names one shared array, whichever block races on it)."""
+        from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+        block = _TracedShared(FakeCUDAShared(self._stock._dynshared_size), self._obs)
+        block._dynamic, block._alloc_of_line = self._dynamic, self._alloc_of_line
+        return block
 
     def array(self, shape, dtype, alignment=None):
         frame = sys._getframe(1)
@@ -351,8 +365,12 @@ class _TracedShared:
                 if isinstance(dtype, types.Type):
                     dtype = numpy_support.as_dtype(dtype)
                 raw = np.zeros(shape, dtype)
-                traced = TracedArray(raw, name, "shared", self._obs)
+                alloc = self._alloc_of_line.get(key)
+                if alloc is None:
+                    alloc = self._alloc_of_line[key] = next(_alloc_ids)
+                traced = TracedArray(raw, name, "shared", self._obs, alloc=alloc)
             self._allocations[key] = traced
+            self._obs.shared_allocated(raw.nbytes, shape == 0)
         return traced
 
 
@@ -451,7 +469,8 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
     observer : Observer
     seed : int, optional
         Shuffle the order in which blocks start, threads start and threads leave
-        barriers, with this seed. ``None`` keeps the simulator's order.
+        barriers, with this seed. ``None`` keeps the simulator's order (blocks and warps in
+        an order drawn from :data:`course_lib.sim._engine.order_rng`).
     sharedmem : int
         Bytes of dynamic shared memory.
     """
@@ -468,12 +487,13 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
     names = list(inspect.signature(fn).parameters)
     if len(names) != len(args):
         raise ValueError(f"{fn.__name__} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+    _typing.before_launch(fn, args)  # refuses what a GPU would not compile (course_lib.sim._typing)
     module = kernelapi.FakeCUDAModule(grid_dim, block_dim, sharedmem)
     module._shared = _TracedShared(module._shared, observer)
     module._atomic = _TracedAtomic(module._atomic, observer)
     rng = np.random.default_rng(seed) if seed is not None else None
     blocks = list(np.ndindex(*grid_dim))
-    if rng is not None:
+    if rng is not None:  # else run_grid draws the simulator's own order
         rng.shuffle(blocks)
     with _engine.launch_lock:  # one simulated launch at a time (see _engine.launch_lock)
         initcheck = getattr(observer, "initcheck", False)
@@ -503,8 +523,8 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
             with sim_kernel.swapped_cuda_module(fn, module):
                 _engine.observer, _engine.thread_order_rng = observer, rng
                 try:
-                    for grid_point in blocks:
-                        sim_kernel.BlockManager(fn, grid_dim, block_dim, False).run(grid_point, *fake_args)
+                    _engine.run_grid(fn, grid_dim, block_dim, False, fake_args, module,
+                                     order=blocks if rng is not None else None)
                 finally:
                     _engine.observer, _engine.thread_order_rng = None, None
             for write_back in retr:

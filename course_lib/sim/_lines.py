@@ -17,6 +17,13 @@ progress independently on a GPU. :func:`with_ticks` (and :func:`counted`, which 
 both) puts a call of the scheduler's ``tick`` at the start of every loop body, i.e. at
 every loop back-edge.
 
+The copies also see ``max`` and ``min`` as a kernel compiles them (a NaN operand is
+ignored, as by ``max.f32``; see :mod:`course_lib.sim._intrinsics`) unless the function's
+module defines names of its own for them.
+Every copy also computes its arithmetic in the types numba gives it on a GPU
+(:func:`course_lib.sim._typing.rewrite`), inside a floating-point state that lets overflow
+and division by zero give inf/NaN silently, as on a GPU.
+
 Line numbers are those of the original file, so frames, reports and the source text
 agree; the copy shares the original's globals and closure cells. Functions whose source
 cannot be read (or no longer matches their code) are not rewritten: the callers fall
@@ -30,6 +37,8 @@ import inspect
 import textwrap
 import types
 from collections import defaultdict
+
+from . import _typing
 
 __all__ = ["LineCounter", "counted", "with_ticks"]
 
@@ -114,13 +123,20 @@ def _rewrite(fn, counter, tick):
     fdef.decorator_list = []
     ast.increment_lineno(tree, start - 1)
     filename = code.co_filename
+    _typing.rewrite(fdef)  # arithmetic in numba's types (before the counters, which stay plain Python)
     _Insert(filename, counter, tick is not None).generic_visit(fdef)
+    _typing.wrap_quiet(fdef)
     # The copy is compiled inside a factory whose parameters are the original's free
     # variables and the injected names, so its code has them as free variables too;
     # the function is then made with the original's own cells (later rebindings of a
     # closure variable are seen, as by the original).
-    injected = [_COUNTER, _TICK]
+    from ._intrinsics import gpu_max, gpu_min
+
+    typed = _typing.typed_copy_names()
     freevars = list(code.co_freevars)
+    builtins_as_compiled = {name: value for name, value in (("max", gpu_max), ("min", gpu_min))
+                            if name not in fn.__globals__ and name not in freevars}
+    injected = [_COUNTER, _TICK, *builtins_as_compiled, *typed]
     factory = ast.FunctionDef(
         name="__course_factory__",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in injected + freevars],
@@ -139,6 +155,9 @@ def _rewrite(fn, counter, tick):
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     cells[_COUNTER] = types.CellType(counter)
     cells[_TICK] = types.CellType(tick)
+    for name, value in builtins_as_compiled.items():
+        cells[name] = types.CellType(value)
+    cells.update((name, types.CellType(value)) for name, value in typed.items())
     if any(name not in cells for name in inner.co_freevars) or inner.co_argcount != code.co_argcount:
         return None  # the source no longer matches the function
     copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__,

@@ -16,7 +16,12 @@ each lane, and the same position among the accesses of that line. From them:
   the element size (2 wavefronts per float64 request are not a 2-way conflict);
 * atomics: operations, per line;
 * shuffles: warp-level ``shfl_*_sync`` instructions (one per warp, whatever the lanes taking part);
-* SIMT efficiency: active lanes per warp-level instruction / 32.
+* SIMT efficiency: active lanes per warp-level instruction / 32;
+* span: the most statements any one thread ran, and the most warp-level instructions
+  any one warp issued, against the totals (work one thread does serially shows here);
+* barriers: block-wide ``syncthreads`` completed (per block), and ``syncwarp``;
+* shared memory allocated per block (the static arrays the kernel declares, plus the
+  launch's dynamic bytes).
 
 Shared arrays are assumed to start on bank 0 (any 128-byte alignment gives the same
 conflicts). The counts do not depend on the order in which threads run.
@@ -31,7 +36,7 @@ import threading
 from collections import defaultdict
 from dataclasses import asdict, dataclass, fields
 
-from . import _engine
+from . import _engine, _typing
 from ._instrument import Observer, is_kernel_code, launch, py_function
 from ._lines import LineCounter, counted
 
@@ -73,6 +78,11 @@ class LineProfile:
         Atomic operations (one per lane).
     shuffles : int
         Warp-level shuffle instructions (``shfl_*_sync``; one per warp and execution).
+    float64_ops, float32_ops : int
+        Warp-level floating-point operations (arithmetic and ``math`` calls) in float64 and
+        in float32, as numba types the kernel for a GPU (:mod:`course_lib.sim._typing`): the
+        line's executions times its operations of that precision. Lines of the kernel itself
+        (device functions are not typed on their own).
     """
 
     file: str
@@ -91,6 +101,8 @@ class LineProfile:
     shared_ideal_wavefronts: int = 0
     atomics: int = 0
     shuffles: int = 0
+    float64_ops: int = 0
+    float32_ops: int = 0
 
     @property
     def simt_efficiency(self) -> float:
@@ -157,6 +169,8 @@ _COLUMNS = (
     ("bank confl (x ideal)", "bank_conflict_degree", "{:.1f}"),
     ("atomics", "atomics", "{}"),
     ("shuffles", "shuffles", "{}"),
+    ("fp64 ops", "float64_ops", "{}"),
+    ("fp32 ops", "float32_ops", "{}"),
 )
 
 
@@ -179,6 +193,22 @@ class ProfileReport:
         The whole kernel.
     lines : list of LineProfile
         One per source line that ran, in file and line order.
+    blocks : int
+        Blocks that ran.
+    threads : int
+        Threads launched (blocks x threads per block), those that exit early included.
+    max_thread_instructions : int
+        The most statements (line executions) one thread ran: the serial path of the launch.
+    max_warp_instructions : int
+        The most warp-level instructions one warp issued.
+    barriers : int
+        Block-wide barriers (``syncthreads`` and its ``_count/_and/_or`` forms) completed, all
+        blocks together; ``max_block_barriers`` the most in one block.
+    syncwarps : int
+        Warp-level ``syncwarp`` completed (one per warp and execution).
+    shared_bytes_per_block : int
+        Bytes of shared memory a block allocates: the static ``cuda.shared.array`` the kernel
+        declared (each source line once, as the compiler allocates them) plus ``sharedmem``.
     """
 
     kernel: str
@@ -186,6 +216,48 @@ class ProfileReport:
     blockdim: tuple
     total: LineProfile
     lines: list
+    blocks: int = 0
+    threads: int = 0
+    max_thread_instructions: int = 0
+    max_warp_instructions: int = 0
+    barriers: int = 0
+    max_block_barriers: int = 0
+    syncwarps: int = 0
+    shared_bytes_per_block: int = 0
+
+    @property
+    def thread_span(self) -> float:
+        """The busiest thread's statements over the mean per launched thread: about 1 when the
+        work is spread evenly, up to the number of threads when one thread does it all (nan if
+        nothing ran)."""
+        total = self.total.active_lanes
+        return self.max_thread_instructions * self.threads / total if total else float("nan")
+
+    @property
+    def warp_span(self) -> float:
+        """The busiest warp's instructions over the mean per warp (warps of the launch, partial ones
+        counted whole): about 1 when warps share the work evenly (nan if nothing ran)."""
+        total = self.total.warp_instructions
+        return self.max_warp_instructions * self.warps / total if total else float("nan")
+
+    @property
+    def warps(self) -> int:
+        """Warps launched (a partial last warp of a block counts as one)."""
+        per_block = -(-_volume(self.blockdim) // 32)
+        return self.blocks * per_block
+
+    @property
+    def barriers_per_block(self) -> float:
+        """Block-wide barriers per block (nan if no block ran)."""
+        return self.barriers / self.blocks if self.blocks else float("nan")
+
+    def launch_metrics(self) -> dict:
+        """The launch-wide counts and ratios (span, barriers, shared bytes) as a plain dict."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)[5:]}
+        for name in ("thread_span", "warp_span", "warps", "barriers_per_block"):
+            out[name] = getattr(self, name)
+        out["threads_per_block"] = _volume(self.blockdim)
+        return out
 
     def line(self, text: str) -> LineProfile:
         """The profile of the first executed statement line whose source contains ``text``.
@@ -242,11 +314,22 @@ class _Profiler(Observer):
         self.atomic_counts = {}  # (filename, line) -> count
         self.shuffle_counts = defaultdict(int)  # (filename, line) -> warp-level shuffles
         self.stats = {}  # (filename, line) -> LineProfile
+        self.blocks = {}  # grid point -> (threads, mem) of a block in flight (blocks may interleave)
+        self.finished_blocks = 0
+        self.max_thread = 0
+        self.max_warp = 0
+        self.barriers = 0
+        self.block_barriers = defaultdict(int)  # grid point -> barriers of a block in flight
+        self.max_block_barriers = 0
+        self.syncwarps = 0
+        self.shared_static = defaultdict(int)  # grid point -> static shared bytes the block declared
 
     # Observation ----------------------------------------------------------------
     def resumed(self, v):
         self.current = v
         self.counter.d = v.line_count
+        if self.threads is not self.blocks[v.block][0]:  # another block's thread: its accesses go to its block
+            self.threads, self.mem = self.blocks[v.block]
 
     def thread_tracer(self, v):
         """Line tracer, only for kernels whose source could not be recompiled with counters."""
@@ -290,12 +373,23 @@ class _Profiler(Observer):
     def warp_operation(self, coll):
         if coll.kind.startswith("shfl"):
             self.shuffle_counts[coll.line] += 1
+        elif coll.kind == "syncwarp":
+            self.syncwarps += 1
+
+    def barrier(self, waiting, threads):
+        self.barriers += 1
+        self.block_barriers[threads[0].block] += 1
+
+    def shared_allocated(self, nbytes, dynamic):
+        if not dynamic:  # the dynamic buffer is the launch's sharedmem, counted once
+            # Each block declares its own arrays (blocks may interleave): kept per block, the largest reported.
+            current = getattr(self, "current", None)
+            self.shared_static[current.block if current is not None else None] += nbytes
 
     def block_started(self, grid_point, threads):
         for v in threads:
             v.line_count = defaultdict(int)
-        self.threads = threads
-        self.mem = {}
+        self.threads, self.mem = self.blocks[threads[0].block] = (threads, {})
 
     # Aggregation, once per block ----------------------------------------------------
     def _row(self, filename, lineno):
@@ -310,16 +404,25 @@ class _Profiler(Observer):
         # Execution k of a line by a warp is one warp-level instruction, shared by the
         # lanes that ran the line at least k times: per warp and line, the instructions
         # are the largest count of a lane, the active lanes the sum of the counts.
+        self.threads, self.mem = self.blocks.pop(grid_point)
         per_warp = {}
         for v in self.threads:
+            statements = 0
             for key, n in v.line_count.items():
                 slot = per_warp.setdefault((v.warp, key), [0, 0])
                 slot[0] = max(slot[0], n)
                 slot[1] += n
-        for (_warp, (filename, lineno)), (instructions, lanes) in per_warp.items():
+                statements += n
+            self.max_thread = max(self.max_thread, statements)
+        warp_totals = defaultdict(int)
+        for (warp, (filename, lineno)), (instructions, lanes) in per_warp.items():
             row = self._row(filename, lineno)
             row.warp_instructions += instructions
             row.active_lanes += lanes
+            warp_totals[warp] += instructions
+        self.max_warp = max(self.max_warp, max(warp_totals.values(), default=0))
+        self.finished_blocks += 1
+        self.max_block_barriers = max(self.max_block_barriers, self.block_barriers.pop(grid_point, 0))
         for (space, write, _alloc, size, _warp, line, _occ, _ordinal), offsets in self.mem.items():
             row = self._row(*line)
             if space == "shared":
@@ -340,7 +443,13 @@ class _Profiler(Observer):
         self.threads = []
         self.mem = {}
 
-    def report(self, name, grid, block):
+    def report(self, name, grid, block, sharedmem=0, typing=None, kernel_file=None):
+        if typing is not None:  # float64/float32 operations per execution of each kernel line
+            for lineno, counts in typing.float_lines.items():
+                row = self.stats.get((kernel_file, lineno))
+                if row is not None:
+                    row.float64_ops += row.warp_instructions * counts["float64"]
+                    row.float32_ops += row.warp_instructions * counts["float32"]
         for (filename, lineno), n in self.atomic_counts.items():
             key = (filename, lineno)
             if key not in self.stats:
@@ -352,7 +461,18 @@ class _Profiler(Observer):
         total = LineProfile(os.path.basename(lines[0].file) if lines else "", 0, "(whole kernel)")
         for row in lines:
             total.add(row)
-        return ProfileReport(name, tuple(grid), tuple(block), total, lines)
+        return ProfileReport(name, tuple(grid), tuple(block), total, lines, blocks=self.finished_blocks,
+                             threads=self.finished_blocks * _volume(block), max_thread_instructions=self.max_thread,
+                             max_warp_instructions=self.max_warp, barriers=self.barriers,
+                             max_block_barriers=self.max_block_barriers, syncwarps=self.syncwarps,
+                             shared_bytes_per_block=max(self.shared_static.values(), default=0) + int(sharedmem))
+
+
+def _volume(dims):
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
 
 
 def _wavefronts(offsets, size):
@@ -381,7 +501,8 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
     ProfileReport
         ``.total`` for the kernel, ``.lines`` per source line, ``.line(text)`` to find
         one: global requests and sectors per request, shared requests and bank-conflict
-        degree, atomics, shuffles, SIMT efficiency.
+        degree, atomics, shuffles, SIMT efficiency; for the launch, the span
+        (``max_thread_instructions``, ``thread_span``...), barriers and shared bytes per block.
 
     Examples
     --------
@@ -411,7 +532,7 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
         finally:
             for dev, original in originals.items():
                 dev.fn = original
-    return profiler.report(fn.__name__, grid, block)
+    return profiler.report(fn.__name__, grid, block, sharedmem, _typing.float_ops(fn, args), fn.__code__.co_filename)
 
 
 def _device_functions(fn):

@@ -5,6 +5,11 @@ simulator, the simulator with course_lib's block scheduler (what every launch us
 after ``import course_lib``), under :func:`~course_lib.sim.check` and under
 :func:`~course_lib.sim.profile`. Goal: instrumented runs at most 3x the plain
 simulator. Simulator timings only: there is nothing to time on a GPU here.
+
+The cost of numba's typing (:mod:`course_lib.sim._typing`) is measured apart: the plain
+launch again with Python/NumPy arithmetic (``untyped_s``; ``typing_overhead`` is
+``plain_s / untyped_s``), and the wall-clock seconds numba-cuda takes to type the kernel the
+first time, with no cache (``first_typing_s``; later launches find it cached).
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ def _seconds(fn, repeat):
 
 def run(*, quick: bool) -> dict:
     """Time each case four ways; ``rows`` has the seconds and the overhead ratios."""
-    from . import _hooks, check, profile
+    from . import _hooks, _typing, check, profile
+    from ._profile import _device_functions
 
     if not device.is_simulator():
         return {"rows": [], "notes": "The simulator tools are timed in simulator mode (COURSE_BACKEND=sim)."}
@@ -72,6 +78,10 @@ def run(*, quick: bool) -> dict:
         finally:
             _hooks.install()
         scheduled = _seconds(plain, repeat)
+        fn = kernel.py_func
+        with _typing.untyped(fn, *(dev.fn for dev in _device_functions(fn))):
+            untyped = _seconds(plain, repeat)
+        first_typing = _typing.first_typing_seconds(fn, make_args())
         checked = _seconds(lambda: check(kernel, grid, block, *make_args()), repeat)
         profiled = _seconds(lambda: profile(kernel, grid, block, *make_args()), repeat)
         rows.append({
@@ -79,6 +89,7 @@ def run(*, quick: bool) -> dict:
             "check_overhead": checked / scheduled, "profile_overhead": profiled / scheduled,
             "check_vs_stock": checked / stock if stock else None,
             "profile_vs_stock": profiled / stock if stock else None,
+            "untyped_s": untyped, "typing_overhead": scheduled / untyped, "first_typing_s": first_typing,
         })
     worst = max(max(r["check_overhead"], r["profile_overhead"]) for r in rows)
     return {"rows": rows, "goal_overhead": GOAL_OVERHEAD, "worst_overhead": worst,
@@ -90,12 +101,14 @@ def summary(results) -> str:
     if not results["rows"]:
         return results["notes"]
     lines = [f"{'case':28s} {'stock s':>8s} {'plain s':>8s} {'check s':>8s} {'prof s':>8s} {'check x':>8s} "
-             f"{'prof x':>8s} {'prof/stock':>10s}"]
+             f"{'prof x':>8s} {'prof/stock':>10s} {'untyped s':>9s} {'typing x':>8s} {'type 1st s':>10s}"]
     for r in results["rows"]:
         stock = f"{r['stock_s']:8.3f}" if r["stock_s"] is not None else f"{'-':>8s}"
+        first = f"{r['first_typing_s']:10.3f}" if r.get("first_typing_s") is not None else f"{'-':>10s}"
         lines.append(f"{r['case']:28s} {stock} {r['plain_s']:8.3f} {r['check_s']:8.3f} "
                      f"{r['profile_s']:8.3f} {r['check_overhead']:8.2f} {r['profile_overhead']:8.2f} "
-                     + (f"{r['profile_vs_stock']:10.2f}" if r["profile_vs_stock"] else f"{'-':>10s}"))
+                     + (f"{r['profile_vs_stock']:10.2f}" if r["profile_vs_stock"] else f"{'-':>10s}")
+                     + f" {r['untyped_s']:9.3f} {r['typing_overhead']:8.2f} {first}")
     ok = "meets" if results["worst_overhead"] <= results["goal_overhead"] else "MISSES"
     lines.append(f"worst overhead {results['worst_overhead']:.2f}x: {ok} the goal of "
                  f"<= {results['goal_overhead']:.0f}x the plain simulator")

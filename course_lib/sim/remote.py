@@ -7,6 +7,10 @@ the host) to a fresh Python with ``COURSE_BACKEND=sim``, which runs
 back. The kernel and its device functions travel with cloudpickle: those of
 ``course_lib`` by name (the child imports its own simulator versions), the others -
 kernels written in a notebook - by value, with the source lines that reports quote.
+Code objects travel as :mod:`marshal` data rather than through cloudpickle's own
+reducer: the child is the same interpreter, and marshal keeps what reports rely on
+(the file name and the line table), which cloudpickle 3.1.3 and later replace with
+``<dynamic-code>``.
 The arguments are updated with the child's results, as a launch would update them.
 
 Run as ``python -m course_lib.sim.remote`` (reads the request on stdin).
@@ -15,10 +19,12 @@ Run as ``python -m course_lib.sim.remote`` (reads the request on stdin).
 from __future__ import annotations
 
 import linecache
+import marshal
 import os
 import pickle
 import subprocess
 import sys
+import types
 
 import numpy as np
 
@@ -44,6 +50,10 @@ def _rebuild_kernel(py_func, device):
     return cuda.jit(device=device)(py_func)
 
 
+def _load_code(data):
+    return marshal.loads(data)
+
+
 def _by_name(obj):
     """(module, qualname) if ``obj`` is a course_lib module attribute, else None."""
     module = getattr(obj, "__module__", None) or getattr(getattr(obj, "py_func", None), "__module__", None)
@@ -61,6 +71,9 @@ def _dumps(payload, functions):
 
     class Pickler(cloudpickle.CloudPickler):
         def reducer_override(self, obj):
+            if isinstance(obj, types.CodeType):
+                # Same interpreter on both sides (sys.executable): marshal is exact, file name and lines included.
+                return _load_code, (marshal.dumps(obj),)
             py_func = getattr(obj, "py_func", None)
             if py_func is not None and type(obj).__module__.startswith("numba"):
                 named = _by_name(obj)
@@ -73,7 +86,8 @@ def _dumps(payload, functions):
     registered = []
     for fn in functions:
         module = sys.modules.get(fn.__module__)
-        if module is not None and fn.__module__ != "__main__" and not fn.__module__.startswith("course_lib"):
+        if (module is not None and module not in registered and fn.__module__ != "__main__"
+                and not fn.__module__.startswith("course_lib")):
             cloudpickle.register_pickle_by_value(module)
             registered.append(module)
     try:

@@ -3,11 +3,28 @@
 - ``ps2.q1`` (6 points): the **sub-warp CSR-vector** kernel, L lanes per row reduced by warp shuffles.
   Answer: ``check("ps2.q1", make_subwarp_kernel)``, a function of L returning a kernel launched as
   ``kernel[ceil(R * L / block), block](indptr, indices, data, x, y)``. Graded on results (guarded
-  buffers), the checker (warp and bounds problems), and the profiler: coalesced loads (warp-level
-  load requests near the model of L lanes per row) and no atomics.
+  buffers), the checker (warp and bounds problems), and the technique's signature
+  (``SUBWARP_SIGNATURE``), measured by the profiler on two configurations (L = 8 with blocks of 64
+  threads, and L = 16 with blocks of 96 threads and a partial last block, power-law rows). Its
+  features and bounds, from the cost model of L lanes per row (lane l of a row's group reads
+  entries l, l + L, ...; the group's L partial sums are added by log2(L) warp shuffles):
+
+  * global load sectors: at most 1.15 x the sectors of that access pattern (:func:`subwarp_sectors`:
+    indptr, then per step the L consecutive indices and values of each row and their x, per warp)
+    plus 1 per warp; a thread per row or a blocked split of the row reads scattered entries;
+  * global load requests per warp: at most 1.5 (3 ceil(longest / L) + 2) + 1;
+  * shuffles (one per warp and instruction): between log2(L) per warp holding a row and log2(L) + 2
+    per warp launched (2 more for a broadcast of the row's bounds); a shared-memory tree has none,
+    lane 0 fetching the L - 1 others serially has L - 1;
+  * thread span: at most 1.75 x the span of the model (each thread's ceil(length / L) steps plus 3,
+    the busiest over the mean): one lane doing the row's work serially shows here;
+  * atomics: none (each row's sum is owned and stored by one lane).
 - ``ps2.q2`` (2 points): predict the loop steps of the warps, measure the global load sectors of the
   kernel for each L, and pick the L with the least traffic. Answer: ``{"kernel": ..., "predicted_steps":
-  f(row_lengths, lanes), "measure": g(lanes), "best_lanes": L}``.
+  f(row_lengths, lanes), "measure": g(make_kernel, A, lanes), "best_lanes": L}``. The grader calls ``g`` on
+  the student's factory and on decoys of its own (thread per row, and lane 0 of each group walking its row),
+  on matrices and L drawn at grading time, and measures each launch itself; ``best_lanes`` must be the L
+  its own measurements of the student's kernel on ``MEASURE_MATRIX`` pick.
 - ``ps2.q3`` (2 points): the hybrid's cost model and a K minimising it. Answer:
   ``{"hyb_cost": cost(row_lengths, K), "choose_k": f(row_lengths)}``.
 """
@@ -16,9 +33,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import cuda, float32
 
-from ..grading.harness import (Launch, calls_test, close, function, integer, kernel_factory, measured_test,
-                               measurement, question, race_test, result_test, sign_flipped, technique_test)
+from ..grading.harness import (Answer, Launch, calls_test, close, function, integer, kernel_factory, measurement,
+                               question, race_test, result_test, sign_flipped)
+from ..grading.measuring import best_parameter_test, kernel_measurement_test
+from ..grading.signature import Feature, at_most, between, signature_test
 from .api import as_csr
 from .data import empty_rows_and_long_row, laplacian, power_law_rows, random_balanced, row_length_family
 from .model import SPEED_RATIO, k_sweep
@@ -80,6 +100,73 @@ def atomics(metrics, data):
     return metrics["atomics"]
 
 
+def _row_groups(data):
+    """Row of each launched thread (-1 past the last row), its lane in the row's group, and the row lengths."""
+    n_rows, lanes, block = data["shape"][0], data["lanes"], data["block"]
+    threads = max(1, -(-n_rows * lanes // block)) * block
+    t = np.arange(threads)
+    row = t // lanes
+    return np.where(row < n_rows, row, -1), t % lanes, np.diff(np.asarray(data["indptr"], np.int64))
+
+
+def subwarp_sectors(data):
+    """Global load sectors of the technique's access pattern: per warp, indptr[row] and indptr[row + 1] of its
+    rows, then per step s the index and value of entry start + s L + lane of each row and x at its column."""
+    row, lane, lengths = _row_groups(data)
+    indptr, indices = np.asarray(data["indptr"], np.int64), np.asarray(data["indices"], np.int64)
+    lanes, total = data["lanes"], 0
+    for w in range(0, row.size, WARP):
+        r, l = row[w:w + WARP], lane[w:w + WARP]
+        live = r >= 0
+        if not live.any():
+            continue
+        total += len({int(indptr[k]) // 8 for k in r[live]}) + len({int(indptr[k + 1]) // 8 for k in r[live]})
+        steps = -(-int(lengths[r[live]].max()) // lanes)
+        for s in range(steps):
+            j = indptr[r[live]] + s * lanes + l[live]
+            j = j[j < indptr[r[live] + 1]]
+            total += 2 * len(set((j // 8).tolist())) + len(set((indices[j] // 8).tolist()))
+    return total
+
+
+def model_span(data):
+    """Busiest thread over the mean of the model: ceil(length / L) steps plus 3 per thread (0 steps past R)."""
+    row, _, lengths = _row_groups(data)
+    steps = np.where(row >= 0, -(-lengths[np.maximum(row, 0)] // data["lanes"]), 0) + 3
+    return float(steps.max() / steps.mean())
+
+
+def _warps_launched(data):
+    n_rows, lanes, block = data["shape"][0], data["lanes"], data["block"]
+    return max(1, -(-n_rows * lanes // block)) * -(-block // WARP)
+
+
+def _shuffle_bounds(data):
+    steps = int(np.log2(data["lanes"]))
+    holding = -(-data["shape"][0] * data["lanes"] // WARP)
+    return steps * holding, (steps + 2) * _warps_launched(data)
+
+
+SUBWARP_SIGNATURE = (
+    Feature("global load sectors", lambda m, data: m["global_load_sectors"],
+            at_most(lambda data: 1.15 * subwarp_sectors(data) + _warps_launched(data)),
+            "lane l of a row's group reads entries l, l + L, l + 2L...: at each step the group reads L consecutive "
+            "entries, which share sectors", "the sectors of the interleaved access pattern, counted per warp"),
+    Feature("global load requests per warp", load_requests_per_warp, lanes_model,
+            "L lanes split each row, so a warp needs ceil(longest / L) steps of 3 requests",
+            "3 requests per step of L entries, 2 for indptr"),
+    Feature("warp shuffles", lambda m, data: m["shuffles"], _shuffle_bounds,
+            "log2(L) shuffle steps (offsets L/2, ..., 1) add the group's L partial sums in registers, every lane "
+            "of the group taking part", "log2(L) per warp"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
+            at_most(lambda data: 1.75 * model_span(data)),
+            "the L lanes of a group share the row's entries and the reduction, no lane doing the group's work alone",
+            "ceil(length / L) steps per lane"),
+    Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0),
+            "lane 0 of each group stores its row's sum, once; no atomics", "one owner per row"),
+)
+
+
 def _label(data):
     return f"for a {data['shape'][0]} x {data['shape'][1]} matrix, {data['lanes']} lanes per row"
 
@@ -110,14 +197,10 @@ Q1 = question(
                                                          seed=int(r.integers(1 << 30))), 2), **_Q1),
         race_test("warp, race and bounds check", 1, technique=True,
                   inputs=case(lambda r: empty_rows_and_long_row(11, 19, seed=3), 4), **_Q1),
-        technique_test("L lanes read consecutive entries (profiler: load requests per warp)", 1.5,
-                       inputs=case(lambda r: equal_rows(24, 13), 4), **_Q1, measure=load_requests_per_warp,
-                       limit=lanes_model, unit="global load requests per warp",
-                       technique="L lanes per row reading consecutive entries, 3 requests per step of L entries"),
-        technique_test("partial sums added by shuffles (profiler: atomics)", 1,
-                       inputs=case(lambda r: equal_rows(16, 9), 8), **_Q1, measure=atomics,
-                       limit=lambda data: (0, 0), unit="atomic operations",
-                       technique="a shuffle reduction within each group of L lanes"),
+        signature_test("the sub-warp technique, measured (profiler; L = 8 and L = 16)", 2.5,
+                       configs=[case(lambda r: equal_rows(21, 19), 8, 64),
+                                case(lambda r: power_law_rows(23, 12.0, 2.0, seed=int(r.integers(1 << 30))), 16, 96)],
+                       **_Q1, label=_label, features=SUBWARP_SIGNATURE),
     ])
 
 
@@ -142,16 +225,68 @@ def _steps_args(rng, info):
     return [(lengths[i], lanes) for i in range(3) for lanes in (1, 4, 32)] + [(lengths[0], 8)]
 
 
-def _measure_inputs(rng, info):
-    return {"params": list(MEASURE_LANES)}
-
-
-def _measure_launch(answer, data, lanes):
+def _measure_launch(answer, lanes):
     return launch_subwarp(answer["kernel"], matrix_case(measure_matrix(), lanes, 64, seed=1))
 
 
-def _sectors(metrics, data, lanes):
+def _sectors(metrics, lanes):
     return metrics["global_load_sectors"]
+
+
+@cuda.jit
+def _thread_per_row(indptr, indices, data, x, y):
+    row = cuda.grid(1)
+    if row < y.shape[0]:
+        total = float32(0.0)
+        for j in range(indptr[row], indptr[row + 1]):
+            total += data[j] * x[indices[j]]
+        y[row] = total
+
+
+def group_leader_walks_row(lanes):
+    """A decoy for ``measure``: lane 0 of each group of L walks its whole row (thread per row, spread out)."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        if g % lanes == 0 and row < y.shape[0]:
+            total = float32(0.0)
+            for j in range(indptr[row], indptr[row + 1]):
+                total += data[j] * x[indices[j]]
+            y[row] = total
+
+    return kernel
+
+
+def thread_per_row(lanes):
+    """A decoy for ``measure``: one thread per row whatever L (the lanes past the rows do nothing)."""
+    return _thread_per_row
+
+
+#: The grader's own kernel factories that ``measure`` must measure as well (their traffic differs).
+MEASURE_DECOYS = {"thread per row": thread_per_row, "lane 0 of each group walking its row": group_leader_walks_row}
+
+
+def _measure_configs(rng, info):
+    """(seed, rows, L): the measured matrix at two L drawn now, and a power-law matrix of a size drawn now."""
+    lanes = [int(v) for v in rng.choice(MEASURE_LANES, 2, replace=False)]
+    return [(MEASURE_SEED, 48, lanes[0]), (MEASURE_SEED, 48, lanes[1]),
+            (int(rng.integers(1 << 20)), int(rng.integers(20, 60)), int(rng.choice(MEASURE_LANES)))]
+
+
+def _measured_matrix(seed, rows):
+    return as_csr(power_law_rows(rows, 10.0, 2.0, seed=seed), np.float32)
+
+
+def _measure_arguments(config):
+    seed, rows, lanes = config
+    return _measured_matrix(seed, rows), lanes
+
+
+def _decoy_launch(make, config):
+    seed, rows, lanes = config
+    data = matrix_case(_measured_matrix(seed, rows), lanes, 64, seed=1)
+    return launch_subwarp(Answer(make, {}, lambda factory, *a: factory(*a)), data)
 
 
 Q2 = question(
@@ -159,14 +294,19 @@ Q2 = question(
     answer={"kernel": _KERNEL, "predicted_steps": function("predicted_steps"), "measure": measurement(),
             "best_lanes": integer("best_lanes", minimum=1, maximum=WARP)},
     tolerance="steps exact; measurements within 1% of the course's profiler",
+    hints={"measure": "measure(make_kernel, A, lanes): launch make_kernel(lanes) on the CSR matrix A with "
+                      "ceil(R L / 64) blocks of 64 under profile() and return report.total.global_load_sectors"},
     tests=[
         calls_test("the predicted loop steps of the warps", 1, key="predicted_steps", args=_steps_args,
                    expect=warp_steps, hint="a warp holds 32 / L rows and runs as long as its longest row needs: "
                                            "ceil(length / L) steps"),
-        measured_test("your measurements and the L with the least traffic", 1, key="measure",
-                      inputs=_measure_inputs, launch=_measure_launch, measure=_sectors, rtol=0.01,
-                      best_key="best_lanes", best=min,
-                      hint="profile(kernel, grid, 64, ...).total.global_load_sectors for each L"),
+        kernel_measurement_test("your measure(), on your kernel and on the grader's, on drawn matrices and L", 0.5,
+                                key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+                                arguments=_measure_arguments, launch=_decoy_launch,
+                                measure=lambda metrics, config: metrics["global_load_sectors"], rtol=0.01),
+        best_parameter_test("the L with the least traffic for your kernel", 0.5, key="best_lanes",
+                            params=MEASURE_LANES, launch=_measure_launch, measure=_sectors, best=min,
+                            hint="profile(make_kernel(L), grid, 64, ...).total.global_load_sectors for each L"),
     ])
 
 

@@ -63,6 +63,7 @@ def explorer(n_rows=None, seed=0):
     ipywidgets.VBox
     """
     import ipywidgets as widgets
+    from ..controls import aligned
     import matplotlib.pyplot as plt
 
     n_rows = device.pick(sim=4096, gpu=1 << 20) if n_rows is None else n_rows
@@ -104,4 +105,6 @@ def explorer(n_rows=None, seed=0):
     for w in (skew, mean, auto_k, k_slider):
         w.observe(draw, names="value")
     draw()
-    return widgets.VBox([widgets.HBox([skew, mean]), widgets.HBox([auto_k, k_slider]), out])
+    aligned(skew, mean, auto_k, k_slider)  # whole descriptions, one width
+    wrap = {"flex_flow": "row wrap"}
+    return widgets.VBox([widgets.HBox([skew, mean], layout=wrap), widgets.HBox([auto_k, k_slider], layout=wrap), out])

@@ -5,6 +5,7 @@ import json
 import matplotlib
 import pytest
 from course_lib import bfs, device
+from course_lib.bench import LOADED_NOTE
 from course_lib.bench.__main__ import main
 from course_lib.bfs import data
 
@@ -21,8 +22,12 @@ def test_bfs_bench_quick_writes_results(tmp_path, capsys):
     for row in results["rows"]:
         assert row["gteps"] > 0 and 0 < row["traversed_edges"] <= row["edges"]
         assert abs(row["gteps"] - row["traversed_edges"] / row["seconds"] / 1e9) < 1e-9 * row["gteps"]
+        if row["variant"] in ("scipy_breadth_first_order", "cpu_numba_queue", "networkx"):  # paired, one run
+            assert row["repetitions"] == 5 and row["seconds_min"] <= row["seconds"] <= row["seconds_max"]
+            assert row["ratio_to_course"] > 0
+    assert all(r["prepare_seconds"] > 0 for r in results["rows"] if r["variant"] == "networkx")
     if device.is_simulator():
-        assert results["notes"] == ["no GPU: only the CPU variants were measured"]
+        assert results["notes"] == ["no GPU: only the CPU variants were measured", LOADED_NOTE]
     else:
         assert {"frontier_atomic", "frontier_scan", "direction_optimizing", "edge_quadratic"} <= variants
         assert "goal_met" in results["summary"]

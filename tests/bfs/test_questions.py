@@ -39,7 +39,9 @@ def test_the_host_loop_reports_each_level():
 
 def test_no_early_exit_is_capped_with_the_bytes_measured():
     result = grade(_kernel("no_early_exit"))
-    assert result.points == 3 and "expected technique: each unvisited vertex stops" in str(result)
+    said = " ".join(str(result).split())
+    assert result.points == 3 and "global bytes loaded: measured" in said
+    assert "stops scanning its in-neighbours at the first one in the frontier" in said
 
 
 def test_check_then_act_is_caught_by_the_count_and_the_checker():
@@ -70,3 +72,25 @@ def test_chain_counts_are_measured_and_not_the_lessons():
             run, measured = measure_search(chain, n // 2, method)
             assert expected == sum(m.edges_examined for m in measured) == run.total_edges_examined
     assert quadratic_on_chain(10) != 10 * 9 and frontier_on_chain(10) != 2 * 9  # V (V - 1) and 2E, lesson 3
+
+
+def _q2_function(name):
+    from course_lib.sim import profile
+
+    namespace = {"cuda": cuda, "np": np, "bfs": bfs, "profile": profile}
+    exec(make_fixtures.answer_cell("ps3", "right", "ps3_q2_answer"), namespace)
+    return namespace[name]
+
+
+def test_only_a_measure_that_runs_the_step_it_is_given_passes():
+    """measure(kernel, graph, level) is called on the grader's own steps and on graphs drawn at grading time."""
+    step, predict, measure = _kernel("right"), _q2_function("predicted_edges"), _q2_function("measure")
+    answer = {"kernel": step, "predicted_edges": predict}
+    assert run_tests(get_question("ps3.q2"), {**answer, "measure": measure}, hidden=True, seed=2).points == 2
+    fixed = bfs.random_graph(120, 12, seed=4)
+    cheats = {"pasted": lambda kernel, graph, level: {1: 3000, 2: 1500, 3: 900}.get(level, 1000),
+              "always its own step on the fixed graph": lambda kernel, graph, level: measure(step, fixed, level)}
+    for what, cheat in cheats.items():
+        result = run_tests(get_question("ps3.q2"), {**answer, "measure": cheat}, hidden=True, seed=2)
+        said = " ".join(str(result).split())
+        assert result.points == 1 and "but the course's profiler measures" in said, (what, said)

@@ -1,42 +1,237 @@
-"""Answers to problem set 7 for the grader tests: the solution, a wrong technique and typical bugs."""
+"""Answers to problem set 7 for the grader tests: the solution, right answers written differently, wrong
+techniques and typical bugs. Each is a factory ``make_compact_kernel(block)`` as the question asks; the ps7
+fixtures of ``tests/grading/make_fixtures.py`` put the same sources into notebooks (:func:`source_of`)."""
 
-from numba import cuda
+import ast
+from pathlib import Path
 
-
-@cuda.jit
-def solution_kernel(flags, offsets, phis, types, out_phis, out_types):
-    """Right: recorded cell i goes to slot offsets[i]."""
-    i = cuda.grid(1)
-    if i < flags.shape[0] and flags[i] == 1:
-        out_phis[offsets[i]] = phis[i]
-        out_types[offsets[i]] = types[i]
+from numba import cuda, int32
 
 
-@cuda.jit
-def recount_kernel(flags, offsets, phis, types, out_phis, out_types):
-    """Wrong technique: right result, but each thread counts the flags before it instead of reading offsets."""
-    i = cuda.grid(1)
-    if i < flags.shape[0] and flags[i] == 1:
-        slot = 0
-        for j in range(i):
-            slot += flags[j]
-        out_phis[slot] = phis[i]
-        out_types[slot] = types[i]
+def make_solution(block):
+    """Right: Hillis-Steele scan of the flags in shared memory, the last thread reserves the block's slots."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        scanned = cuda.shared.array(block, int32)
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        i = cuda.blockIdx.x * block + t
+        mine = flags[i] if i < flags.shape[0] else 0
+        scanned[t] = mine
+        cuda.syncthreads()
+        distance = 1
+        while distance < block:
+            from_left = scanned[t - distance] if t >= distance else 0
+            cuda.syncthreads()
+            scanned[t] += from_left
+            cuda.syncthreads()
+            distance *= 2
+        if t == block - 1:
+            start[0] = cuda.atomic.add(counter, 0, scanned[block - 1])
+        cuda.syncthreads()
+        if mine == 1:
+            slot = start[0] + scanned[t] - 1
+            out_ids[slot] = i
+            out_phis[slot] = phis[i]
+
+    return compact_recorded
 
 
-@cuda.jit
-def unguarded_kernel(flags, offsets, phis, types, out_phis, out_types):
-    """Bug: no flag test: every cell writes (unrecorded ones overwrite the next recorded one, and past the end)."""
-    i = cuda.grid(1)
-    if i < flags.shape[0]:
-        out_phis[offsets[i]] = phis[i]
-        out_types[offsets[i]] = types[i]
+def make_blelloch(block):
+    """Right, another scan: Blelloch's work-efficient up-sweep and down-sweep (exclusive), thread 0 reserves."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        tree = cuda.shared.array(block, int32)
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        i = cuda.blockIdx.x * block + t
+        flag = 0
+        if i < flags.shape[0]:
+            flag = flags[i]
+        tree[t] = flag
+        cuda.syncthreads()
+        stride = 1
+        while stride < block:  # up-sweep: partial sums at the right end of each 2 * stride segment
+            right = (t + 1) * 2 * stride - 1
+            if right < block:
+                tree[right] += tree[right - stride]
+            stride *= 2
+            cuda.syncthreads()
+        if t == 0:
+            start[0] = cuda.atomic.add(counter, 0, tree[block - 1])
+            tree[block - 1] = 0
+        cuda.syncthreads()
+        stride = block // 2
+        while stride >= 1:  # down-sweep: exclusive sums
+            right = (t + 1) * 2 * stride - 1
+            if right < block:
+                left_sum = tree[right - stride]
+                tree[right - stride] = tree[right]
+                tree[right] += left_sum
+            stride //= 2
+            cuda.syncthreads()
+        if flag != 0:
+            out_ids[start[0] + tree[t]] = i
+            out_phis[start[0] + tree[t]] = phis[i]
+
+    return compact_recorded
 
 
-@cuda.jit
-def inclusive_offset_kernel(flags, offsets, phis, types, out_phis, out_types):
-    """Bug: treats the offsets as an inclusive scan (slot offsets[i] - 1)."""
-    i = cuda.grid(1)
-    if i < flags.shape[0] and flags[i] == 1:
-        out_phis[offsets[i] - 1] = phis[i]
-        out_types[offsets[i] - 1] = types[i]
+def make_double_buffer(block):
+    """Right, written differently: a ping-pong Hillis-Steele scan (one barrier per step), thread 0 reads the
+    total and makes the block's atomic only when the block has a recorded cell."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        buf = cuda.shared.array((2, block), int32)
+        base = cuda.shared.array(1, int32)
+        tid = cuda.threadIdx.x
+        cell = cuda.blockIdx.x * cuda.blockDim.x + tid
+        recorded = cell < flags.shape[0] and flags[cell] == 1
+        buf[0, tid] = 1 if recorded else 0
+        cuda.syncthreads()
+        src = 0
+        d = 1
+        while d < block:
+            value = buf[src, tid]
+            if tid >= d:
+                value += buf[src, tid - d]
+            buf[1 - src, tid] = value
+            src = 1 - src
+            d *= 2
+            cuda.syncthreads()
+        if tid == 0 and buf[src, block - 1] > 0:
+            base[0] = cuda.atomic.add(counter, 0, buf[src, block - 1])
+        cuda.syncthreads()
+        if recorded:
+            k = base[0] + buf[src, tid] - 1
+            out_phis[k] = phis[cell]
+            out_ids[k] = cell
+
+    return compact_recorded
+
+
+def make_atomic_per_cell(block):
+    """Wrong technique: right packed set, but one global atomic per recorded cell and no scan."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        i = cuda.grid(1)
+        if i < flags.shape[0] and flags[i] == 1:
+            slot = cuda.atomic.add(counter, 0, 1)
+            out_ids[slot] = i
+            out_phis[slot] = phis[i]
+
+    return compact_recorded
+
+
+def make_serial_scan(block):
+    """Wrong technique: thread 0 scans the whole block alone (block steps on one lane), then reserves."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        offsets = cuda.shared.array(block, int32)
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        first = cuda.blockIdx.x * block
+        if t == 0:
+            running = 0
+            for k in range(block):
+                offsets[k] = running
+                if first + k < flags.shape[0]:
+                    running += flags[first + k]
+            start[0] = cuda.atomic.add(counter, 0, running)
+        cuda.syncthreads()
+        i = first + t
+        if i < flags.shape[0] and flags[i] == 1:
+            out_ids[start[0] + offsets[t]] = i
+            out_phis[start[0] + offsets[t]] = phis[i]
+
+    return compact_recorded
+
+
+def make_recount(block):
+    """Wrong technique: each recorded cell counts the flags before it in its block from global memory."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        first = cuda.blockIdx.x * block
+        i = first + t
+        if t == 0:
+            total = 0
+            for k in range(first, min(first + block, flags.shape[0])):
+                total += flags[k]
+            start[0] = cuda.atomic.add(counter, 0, total)
+        cuda.syncthreads()
+        if i < flags.shape[0] and flags[i] == 1:
+            before = 0
+            for k in range(first, i):
+                before += flags[k]
+            out_ids[start[0] + before] = i
+            out_phis[start[0] + before] = phis[i]
+
+    return compact_recorded
+
+
+def make_shifted(block):
+    """Bug: the inclusive scan used as the exclusive one (slot start + scanned[t], one too far)."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        scanned = cuda.shared.array(block, int32)
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        i = cuda.blockIdx.x * block + t
+        mine = flags[i] if i < flags.shape[0] else 0
+        scanned[t] = mine
+        cuda.syncthreads()
+        distance = 1
+        while distance < block:
+            from_left = scanned[t - distance] if t >= distance else 0
+            cuda.syncthreads()
+            scanned[t] += from_left
+            cuda.syncthreads()
+            distance *= 2
+        if t == block - 1:
+            start[0] = cuda.atomic.add(counter, 0, scanned[block - 1])
+        cuda.syncthreads()
+        if mine == 1:
+            out_ids[start[0] + scanned[t]] = i
+            out_phis[start[0] + scanned[t]] = phis[i]
+
+    return compact_recorded
+
+
+def make_missing_barrier(block):
+    """Bug: no barrier between a step's reads and its writes (a shared-memory race)."""
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        scanned = cuda.shared.array(block, int32)
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        i = cuda.blockIdx.x * block + t
+        mine = flags[i] if i < flags.shape[0] else 0
+        scanned[t] = mine
+        cuda.syncthreads()
+        distance = 1
+        while distance < block:
+            from_left = scanned[t - distance] if t >= distance else 0
+            scanned[t] += from_left
+            cuda.syncthreads()
+            distance *= 2
+        if t == block - 1:
+            start[0] = cuda.atomic.add(counter, 0, scanned[block - 1])
+        cuda.syncthreads()
+        if mine == 1:
+            slot = start[0] + scanned[t] - 1
+            out_ids[slot] = i
+            out_phis[slot] = phis[i]
+
+    return compact_recorded
+
+
+def source_of(name: str) -> str:
+    """The source of one factory above, renamed ``make_compact_kernel`` (the name the question asks for)."""
+    text = Path(__file__).read_text()
+    (node,) = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name]
+    lines = text.splitlines()
+    docstring = node.body[0]  # every factory above has one: the notebook's cell does not
+    body = lines[docstring.end_lineno:node.end_lineno]
+    return "def make_compact_kernel(block):\n" + "\n".join(body) + "\n"

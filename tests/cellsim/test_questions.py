@@ -4,11 +4,12 @@ The instructor grader's rows for whole notebooks are the ps7 fixtures of tests/g
 """
 
 
+import numpy as np
 import pytest
 
 from course_lib.cellsim import model, questions
-from course_lib.cellsim.kernels import scatter_daughters_kernel
 from course_lib.grading import get_question, run_tests
+from course_lib.sim import profile
 
 from . import submissions as subs
 
@@ -18,7 +19,7 @@ def grade(question_id, answer):
 
 
 def failures(result):
-    return " | ".join(o.message for o in result.outcomes if not o.passed)
+    return " | ".join(" ".join(o.message.split()) for o in result.outcomes if not o.passed)
 
 
 def test_every_test_is_split_and_points_add_up():
@@ -27,31 +28,62 @@ def test_every_test_is_split_and_points_add_up():
         assert sum(t.points for t in q.tests) == q.points
 
 
-def test_the_solution_kernel_gets_full_marks():
-    result = grade("ps7.q1", subs.solution_kernel)
+@pytest.mark.parametrize("factory", [subs.make_solution, subs.make_blelloch, subs.make_double_buffer])
+def test_right_answers_get_full_marks_whatever_the_scan(factory):
+    result = grade("ps7.q1", factory)
     assert result.points == 6, failures(result)
 
 
-def test_recounting_the_flags_is_the_wrong_technique_and_earns_at_most_half():
-    result = grade("ps7.q1", subs.recount_kernel)
-    assert result.points <= 3
-    assert "bytes loaded per cell" in failures(result) and "quadratic work" in failures(result)
+@pytest.mark.parametrize("factory, feature, unit", [
+    (subs.make_atomic_per_cell, "one global atomic per block", "atomics per block"),
+    (subs.make_serial_scan, "a parallel scan", "SIMT efficiency"),
+    (subs.make_recount, "each cell's data loaded once", "global bytes loaded per cell"),
+])
+def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(factory, feature, unit):
+    result = grade("ps7.q1", factory)
+    assert result.points == 3, failures(result)
+    assert f"missed feature: {feature}" in failures(result) and unit in failures(result)
+    assert "the expected technique gives [" in failures(result)
 
 
-def test_inclusive_offsets_lose_the_result_tests_with_the_cause():
-    result = grade("ps7.q1", subs.inclusive_offset_kernel)
-    assert result.points < 2
-    assert "exclusive prefix sum" in failures(result)
+def test_the_technique_bounds_follow_the_cost_model():
+    """The solution sits inside every bound and each wrong technique outside its own, by a margin."""
+    from course_lib.grading.harness import Answer, profile_launch
+
+    for block, n, p in questions.TECHNIQUE_CASES:
+        assert block >= 64 and n % block != 0  # a full-size block and a partial last block
+        data = questions.cells_case(n, p, block, seed=3)
+        measured = {}
+        for factory in (subs.make_solution, subs.make_atomic_per_cell, subs.make_serial_scan, subs.make_recount):
+            metrics = profile_launch(questions.launch_compact(Answer(factory, {}, lambda f, b: f(b)), data))["metrics"]
+            measured[factory.__name__] = {name: measure(metrics, data) for name, _, measure, _, _ in
+                                          questions.FEATURES}
+        atomics, loads, simt = (f[0] for f in questions.FEATURES)
+        blocks = -(-n // block)
+        assert measured["make_solution"][atomics] == 1
+        assert measured["make_atomic_per_cell"][atomics] == data["flags"].sum() / blocks > 10
+        assert measured["make_solution"][loads] == pytest.approx(4 + 8 * data["flags"].sum() / n)
+        assert measured["make_recount"][loads] > 3 * questions.load_bytes_bound(data)[1]
+        assert measured["make_solution"][simt] > 0.9
+        assert measured["make_serial_scan"][simt] < questions.MIN_SIMT / 2
 
 
-def test_no_flag_test_writes_past_the_end():
-    result = grade("ps7.q1", subs.unguarded_kernel)
-    assert result.points < 3
-    assert "write only where flags[i] == 1" in failures(result)
+def test_the_inclusive_scan_used_as_exclusive_writes_past_the_end():
+    result = grade("ps7.q1", subs.make_shifted)
+    assert result.points < 1
+    assert "EXCLUSIVE prefix" in failures(result) or "bounds" in failures(result)
+
+
+def test_a_missing_barrier_is_a_shared_memory_race():
+    result = grade("ps7.q1", subs.make_missing_barrier)
+    assert result.points < 1
+    assert "write-read race on shared array" in failures(result)
 
 
 def test_the_course_kernel_is_not_an_answer():
-    assert "course" in grade("ps7.q1", scatter_daughters_kernel).error
+    from course_lib.cellsim.kernels import scan_block_kernel
+
+    assert "course" in grade("ps7.q1", lambda block: scan_block_kernel(block)).error
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +92,24 @@ def measured():
             "compact_dtoh_bytes": questions.measured_dtoh_bytes("compact", questions.Q2_BUDGET)}
 
 
+def measure_with(factory, extra=0):
+    """A student's ``measure_load_bytes``: the profiler's global load bytes of ``factory``'s kernel (+ extra)."""
+    def measure_load_bytes(n):
+        cells = questions.measure_case(n)
+        flags, block = cells["flags"], cells["block"]
+        recorded = int(flags.sum())
+        report = profile(factory(block), -(-n // block), block, flags, cells["phis"], np.zeros(1, np.int32),
+                         np.zeros(recorded, np.int32), np.zeros(recorded))
+        return report.total.global_load_bytes + extra
+
+    return measure_load_bytes
+
+
 def _q2(measured, **changes):
     answer = {"tree_step_bytes": lambda n, g: 72 * n * 2**g,
-              "first_level_over": lambda n, b: next(g for g in range(200) if 72 * n * 2**g > b), **measured}
+              "first_level_over": lambda n, b: next(g for g in range(200) if 72 * n * 2**g > b), **measured,
+              "make_compact_kernel": subs.make_solution, "predicted_load_bytes": lambda n, r: 4 * n + 8 * r,
+              "measure_load_bytes": measure_with(subs.make_solution)}
     answer.update(changes)
     return grade("ps7.q2", answer)
 
@@ -85,12 +132,40 @@ def test_q2_counting_one_level_only_is_explained(measured):
 
 
 def test_q2_calling_the_course_model_earns_nothing(measured):
+    # Only the tests of that part earn nothing: each part of the answer is graded on its own.
     result = _q2(measured, tree_step_bytes=lambda n, g: model.tree_peak_bytes(n, g + 1))
-    assert result.points == 0 and "course's own" in result.error
+    failed = [o for o in result.outcomes if not o.passed]
+    assert result.points == 4 - sum(o.max_points for o in failed) < 4 and not result.error
+    assert all("course's own" in o.message and "the part `tree_step_bytes`" in o.message for o in failed)
 
 
 def test_q2_unmeasured_or_wrong_numbers_fail(measured):
     result = _q2(measured, tree_dtoh_bytes=None)
-    assert result.points == 0 and "must be an integer" in result.error
+    failed = [o for o in result.outcomes if not o.passed]
+    assert failed and result.points == 4 - sum(o.max_points for o in failed) < 4
+    assert all("must be an integer" in o.message and "the part `tree_dtoh_bytes`" in o.message for o in failed)
     result = _q2(measured, compact_dtoh_bytes=measured["compact_dtoh_bytes"] + 4)
-    assert result.points == 3 and "record()" in failures(result)
+    assert result.points == 3.5 and "record()" in failures(result)
+
+
+def test_q2_measurements_are_compared_with_the_graders_own_at_drawn_sizes(measured):
+    """The student's kernel is measured at sizes drawn at grading time: another seed, other sizes."""
+    sizes = [questions._measure_inputs(np.random.default_rng(seed), {})["params"] for seed in (7, 8)]
+    assert sizes[0] != sizes[1] and all(n % questions.MEASURE_BLOCK for pair in sizes for n in pair)
+    # a wasteful kernel measured honestly keeps the points of the measurement (its prediction is the model's)
+    assert _q2(measured, make_compact_kernel=subs.make_recount,
+               measure_load_bytes=measure_with(subs.make_recount)).points == 4
+    # numbers that are not the kernel's own measurement lose them
+    result = _q2(measured, measure_load_bytes=measure_with(subs.make_solution, extra=64))
+    assert result.points == 3.25 and "the course's profiler measures" in failures(result)
+    result = _q2(measured, measure_load_bytes=measure_with(subs.make_recount))
+    assert result.points == 3.25
+
+
+def test_q2_prediction_is_the_cost_model():
+    assert questions.predicted_load_bytes(197, 97) == 4 * 197 + 8 * 97
+    data = questions.measure_case(197)
+    from course_lib.grading.harness import Answer, profile_launch
+
+    metrics = profile_launch(questions.launch_compact(Answer(subs.make_solution, {}, lambda f, b: f(b)), data))
+    assert metrics["metrics"]["global_load_bytes"] == questions.predicted_load_bytes(197, int(data["flags"].sum()))

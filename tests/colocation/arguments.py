@@ -42,10 +42,10 @@ ARGUMENTS = {
     "instance_table_reference": Call(lambda: {"points": _POINTS, "features": _FEATURES, "r": 1.0, "pattern": (0, 1)},
                                      points="real_array", features="index_array", r="positive"),
     # method="reference" keeps the valid call cheap; every option is checked before any work.
-    "mine": Call(_mining(n_features=2, method="reference", max_size=2, preprocess="host", batched=True, pinned=False,
-                         block=32),
+    "mine": Call(_mining(n_features=2, method="reference", max_size=2, preprocess="host", batched=True,
+                         host_memory="pageable", block=32),
                  **_MINING_KINDS, n_features="count?", method="choice", max_size="count?", preprocess="choice",
-                 batched="flag", pinned="flag", block="block?"),
+                 batched="flag", host_memory="choice", block="block?"),
     # One feature: no candidate, so the valid call needs no compilation.
     "mine_cpu": Call(lambda: {"points": _POINTS, "features": np.zeros(3, np.int32), "r": 1.0, "threshold": 0.5,
                               "n_features": 1, "max_size": 2},

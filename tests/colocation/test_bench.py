@@ -3,6 +3,7 @@
 import json
 
 from course_lib import device
+from course_lib.bench import LOADED_NOTE
 from course_lib.bench.__main__ import main
 
 
@@ -19,10 +20,16 @@ def test_colocation_bench_quick_writes_results(tmp_path, capsys):
     assert all(r["patterns"] >= 3 for r in cpu)
     (reference,) = [r for r in rows if r["variant"].startswith("reference")]
     assert reference["agrees"] is True and reference["instances"] == 5_000
+    # paired with the compiled miner in one run: median of REPEAT rounds, spread, ratio
+    cpu_5k = next(r for r in cpu if r["instances"] == 5_000)
+    assert reference["repetitions"] == cpu_5k["repetitions"] == 3
+    assert reference["ratio_to_course"] == reference["seconds"] / cpu_5k["seconds"]
+    assert reference["round_ratio_min"] <= reference["round_ratio_median"] <= reference["round_ratio_max"]
     out = capsys.readouterr().out
     assert "cpu (numba, all cores)" in out
     if device.is_simulator():
-        assert results["notes"] == ["no GPU: only the CPU variants were measured"] and results["summary"] == {}
+        assert results["notes"] == ["no GPU: only the CPU variants were measured", LOADED_NOTE]
+        assert results["summary"] == {}
 
 
 def test_gpu_part_runs_every_version_and_reports_the_goal(monkeypatch):
@@ -39,7 +46,7 @@ def test_gpu_part_runs_every_version_and_reports_the_goal(monkeypatch):
     monkeypatch.setattr(bench, "copy_bandwidth", lambda sizes: [dict(memory="pinned", mib=16, gb_per_s=20.0)])
     results = bench.run(quick=True)
     gpu = [r for r in results["rows"] if r["variant"].startswith("gpu")]
-    assert [r["variant"] for r in gpu] == ["gpu v0", "gpu v1", "gpu v2", "gpu v3"]
+    assert [r["variant"] for r in gpu] == ["gpu v0", "gpu v1", "gpu v2", "gpu v3", "gpu v4"]
     cpu_patterns = next(r["patterns"] for r in results["rows"] if r["variant"].startswith("cpu"))
     assert all(r["patterns"] == cpu_patterns for r in gpu)
     goal = results["summary"]["goal"]

@@ -3,6 +3,7 @@
 import pytest
 
 from course_lib import colocation as co
+from course_lib.colocation import profiling
 from course_lib.colocation.profiling import FILTER_KERNELS, REFINE_KERNELS, kernel_launches, measure_versions
 from course_lib.sim import record
 
@@ -37,3 +38,32 @@ def test_versions_measure_fewer_copies_as_the_source_optimises():
     # Batching: copies and launches no longer grow with the number of candidates.
     assert rows["v2"]["HtoD_count"] < rows["v1"]["HtoD_count"] and rows["v2"]["launches"] < rows["v1"]["launches"]
     assert rows["v2"]["DtoH_count"] < rows["v1"]["DtoH_count"]
+
+
+def test_pinned_staging_allocates_per_upload_once_or_never():
+    """Does "pinned_reused" pin once and reuse, where "pinned_per_upload" pins every upload?"""
+    data = co.planted_colocations(120, 4, groups=((0, 1, 2),), seed=5)
+    runs = {memory: co.mine(data.points, data.features, 1.0, 0.4, method="gpu", host_memory=memory)
+            for memory in co.HOST_MEMORY}
+    assert len({str(r.patterns) for r in runs.values()}) == 1
+    per_upload, reused, pageable = (runs[m].stats for m in ("pinned_per_upload", "pinned_reused", "pageable"))
+    assert per_upload["pinned_allocations"] == per_upload["uploads"] > 3
+    assert reused["pinned_allocations"] == 1 and reused["uploads"] == per_upload["uploads"]
+    assert reused["pinned_bytes"] < per_upload["pinned_bytes"]
+    assert pageable["pinned_allocations"] == pageable["pinned_bytes"] == 0
+
+
+def test_phase_traffic_adds_up_to_the_whole_run():
+    """Do the per-phase logs hold every copy and launch of the run, once?"""
+    data = co.planted_colocations(120, 4, groups=((0, 1, 2),), seed=5)
+    traffic = profiling.phase_traffic(data.points, data.features, 1.0, 0.4, block=32)
+    with record() as log:
+        whole = co.mine(data.points, data.features, 1.0, 0.4, method="gpu", block=32)
+    total = log.summary()
+    for key in ("HtoD_count", "HtoD_bytes", "DtoH_count", "DtoH_bytes", "launches"):
+        assert sum(traffic[phase][key] for phase in profiling.PHASES) == total[key], key
+    assert traffic["result"].patterns == whole.patterns
+    assert traffic["filter"]["runs"] == len(whole.levels)
+    assert profiling.table_bytes_per_level(whole) == [lv.rows * (lv.size + 1) * 4 for lv in whole.levels]
+    with pytest.raises(ValueError, match="pinned"):
+        profiling.phase_traffic(data.points, data.features, 1.0, 0.4, pinned=True)

@@ -10,10 +10,8 @@ from pathlib import Path
 import numpy as np
 from numba import cuda, float32
 
-from course_lib import colocation as co
 from course_lib.colocation import questions
 from course_lib.grading import get_question, run_tests
-from course_lib.sim import record
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
 import make_fixtures  # noqa: E402
@@ -79,28 +77,38 @@ def test_coalesced_limit_holds_the_model_and_rejects_a_strided_mapping():
     assert low == 0 and 3 * 20 <= high < 3 * 32 * 3  # 3 warps: 20 sectors each coalesced, 96 each strided
 
 
-def test_the_graders_measurement_matches_the_lessons_model():
-    counts = questions.measured_counts()
-    n_features = questions.MEASURE_FEATURES
-    assert counts["per_candidate_filter_launches"] == co.filter_launches(n_features, 2, batched=False) == 20
-    assert counts["batched_filter_launches"] == co.filter_launches(n_features, 2, batched=True) == 2
-    assert counts["per_candidate_htod_copies"] > counts["batched_htod_copies"]
-    # The same numbers a student gets with record() (and the cache is a copy).
-    data = questions.measure_data()
-    with record() as log:
-        co.mine(data.points, data.features, 1.0, 0.2, method="gpu", batched=True, max_size=2)
-    assert log.summary()["HtoD_count"] == counts["batched_htod_copies"]
-    counts["batched_htod_copies"] = -1
-    assert questions.measured_counts()["batched_htod_copies"] == log.summary()["HtoD_count"]
-
-
-def test_q2_wrong_prediction_and_one_kernel_counted():
+def _q2_answer(fixture):
+    """The q2 answer of a fixture, with the q1 kernel it measures."""
     namespace = {}
     exec(make_fixtures._solution_cell("ps8", "ps8_setup"), namespace)
-    exec(make_fixtures.answer_cell("ps8", "swapped_axes", "ps8_q2_answer"), namespace)
-    answer = {k: namespace[k] for k in ("predicted_filter_launches", "per_candidate_filter_launches",
-                                        "per_candidate_htod_copies", "batched_filter_launches",
-                                        "batched_htod_copies")}
-    result = grade(answer, "ps8.q2")
-    assert result.points == 1.5
-    assert "the grader measures 20 with record()" in _failed(result, "measured: per candidate filter").message
+    exec(make_fixtures.answer_cell("ps8", fixture, "ps8_q1_answer"), namespace)
+    exec(make_fixtures.answer_cell("ps8", fixture, "ps8_q2_answer"), namespace)
+    return {k: namespace[k] for k in ("cell_count_kernel", "predicted_load_sectors", "measure_load_sectors")}
+
+
+def test_the_q2_model_is_what_the_profiler_measures_for_the_solution():
+    answer = _q2_answer("right")
+    for n in (1, 31, 32, 33, 97, 200):
+        assert questions.predicted_load_sectors(n) == answer["measure_load_sectors"](n)
+    assert questions.predicted_load_sectors(96) == 3 * 20  # three full warps: 8 + 8 + 4 sectors each
+
+
+def test_q2_measurements_are_drawn_at_grading_time_and_never_a_multiple_of_32():
+    sizes = [questions._measure_inputs(np.random.default_rng(seed), {})["params"] for seed in range(20)]
+    assert len({tuple(s) for s in sizes}) > 10
+    assert all(len(s) == 2 and all(n % 32 for n in s) for s in sizes)
+
+
+def test_q2_right_answers_written_differently_get_full_marks():
+    for fixture in ("right", "right_but_different", "strided"):
+        result = grade(_q2_answer(fixture), "ps8.q2")
+        assert result.points == 4, [o.message for o in result.outcomes if not o.passed]
+
+
+def test_q2_full_warps_and_an_unmeasured_number_lose_their_part():
+    result = grade(_q2_answer("swapped_axes"), "ps8.q2")
+    assert result.points == 2
+    assert "predicted_load_sectors(1) = 20, expected 3" in _failed(result, "the prediction").message
+    result = grade(_q2_answer("strided_not_measured"), "ps8.q2")
+    assert result.points == 2
+    assert "the course's profiler measures" in _failed(result, "your measurements").message

@@ -142,7 +142,7 @@ def predicted_bytes(n, tile):
     return 16 * n * n // (2 * tile)  # forgets the destinations and the rounding up
 
 
-def measure(tile):
+def measure(make_kernel, n, tile):
     return 1.0  # not measured
 '''
 
@@ -171,13 +171,14 @@ def _ps1() -> dict:
         "naive": Fixture(
             "right results, sources read from global memory by every thread: the technique test caps q1 at half",
             {q1: PS1_NAIVE}, (3, 2, 2),
-            says={"ps1.q1": "expected technique: sources staged in shared memory"},
+            says={"ps1.q1": "the tiling technique, measured"},
             feedback=("Likely cause: technique", "Capped at 3 points", "measured 1.75")),
         "missing_barrier": Fixture(
             "the second syncthreads forgotten: wrong results, and the race checker names the lines",
             {q1: _edit("ps1", q1, ("            cuda.syncthreads()  # nobody overwrites the tile while others "
                                    "still read it\n", ""))}, (0, 2, 2),
-            says={"ps1.q1": "race and barrier check (N = 4 tile - 3): the checker found 1 problem(s) (race)"},
+            says={"ps1.q1": "race and barrier check (N = 2 tile + 5, tile 64: two warps per block): the checker "
+                            "found 1 problem(s) (race)"},
             feedback=("[race] write-read race on shared array staged", "Likely cause: barrier",
                       "Hint: one syncthreads after staging a tile and one before the next tile overwrites it")),
         "sign": Fixture(
@@ -190,8 +191,7 @@ def _ps1() -> dict:
             (0, 0, 0),
             says={"ps1.q1": "values are wrong", "ps1.q2": "predicted_bytes(64, 4) = 8192, expected 8960",
                   "ps1.q3": "choose_tile(65536, 108, 1024, 2048) = 512, expected 256"},
-            feedback=("Likely cause: sign", "Hint: r_ij = p_j - p_i", "measure(4) = 1, but the course's profiler "
-                      "measures 2.188")),
+            feedback=("Likely cause: sign", "Hint: r_ij = p_j - p_i", "but the course's profiler measures")),
         "bounds": Fixture(
             "stores not guarded: the second destination is written past the end of acc (the technique still "
             "earns its points)",
@@ -212,7 +212,7 @@ def _ps1() -> dict:
                               "        if i < acc.shape[0]:\n            for c in range(3):\n"
                               "                acc[i, c] = 0.0\n\n    return kernel\n",
              "ps1_q2_answer": "MEASURE_N = 64\nMEASURE_TILES = (4, 8, 16)\npredicted_bytes = lambda n, tile: "
-                              "Anything()\nmeasure = lambda tile: Anything()\n",
+                              "Anything()\nmeasure = lambda make_kernel, n, tile: Anything()\n",
              "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"},
             (0, 0, 0), says={"ps1.q1": "refused for tampering", "ps1.q3": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0, 0),
@@ -288,12 +288,12 @@ def _ps2() -> dict:
                 "    group_steps = [(int(n) + lanes - 1) // lanes for n in row_lengths]",
                 "    group_steps = [-(-int(n) // lanes) for n in row_lengths] or [0]"))}, (6, 2, 2)),
         "naive": Fixture("lane 0 of each group does the whole row: capped at half; its traffic is least at L = 2, "
-                         "not at the solution's best_lanes", {q1: PS2_NAIVE}, (3, 1, 2),
-                         says={"ps2.q1": "expected technique: L lanes per row reading consecutive entries"},
+                         "not at the solution's best_lanes", {q1: PS2_NAIVE}, (3, 1.5, 2),
+                         says={"ps2.q1": "the sub-warp technique, measured"},
                          feedback=("Likely cause: technique", "Capped at 3 points")),
         "atomics_only": Fixture("partial sums added with atomics, not shuffles: capped at half", {q1: PS2_ATOMICS},
-                                (3, 2, 2), says={"ps2.q1": "expected technique: a shuffle reduction"},
-                                feedback=("measured 128",)),
+                                (3, 2, 2), says={"ps2.q1": "the sub-warp technique, measured"},
+                                feedback=("atomic operations",)),
         "early_exit": Fixture(
             "whole groups of lanes past the last row return before the shuffles: exited lanes take no part in a "
             "shuffle (CUDA programming guide), and the remaining groups shuffle only among themselves, so this "
@@ -314,7 +314,7 @@ def _ps2() -> dict:
                        ("best_lanes = 8", "best_lanes = 32")),
              q3: _edit("ps2", q3, ("return row_lengths.size * K + 3 * int(np.maximum(row_lengths - K, 0).sum())",
                                    "return row_lengths.size * K + int(np.maximum(row_lengths - K, 0).sum())"))},
-            (0, 0, 1), says={"ps2.q1": "values are wrong", "ps2.q3": "hyb_cost("},
+            (0, 0.5, 1), says={"ps2.q1": "values are wrong", "ps2.q3": "hyb_cost("},
             feedback=("Hint: lane l sums entries l, l + L",)),
         "patched_judges": Fixture(
             "a kernel writing zeros, with NumPy, the references and every judge patched in the notebook",
@@ -392,7 +392,7 @@ def _ps3() -> dict:
              q3: _edit("ps3", q3, ("    return (n - 1) * iterations", "    return iterations * (n - 1)"))}, (6, 2, 2)),
         "no_early_exit": Fixture("every in-neighbour scanned after the parent is found: capped at half",
                                  {q1: PS3_NO_EARLY_EXIT}, (3, 2, 2),
-                                 says={"ps3.q1": "expected technique: each unvisited vertex stops"},
+                                 says={"ps3.q1": "the bottom-up technique, measured"},
                                  feedback=("Likely cause: technique", "Capped at 3 points")),
         "racy": Fixture("top-down check-then-act: vertices counted several times, the checker sees the races; the "
                         "results are right in the simulator (capped at half)",
@@ -670,11 +670,11 @@ def _ps5() -> dict:
                                    "    return 1.0 / ((1.0 - f) + f / speedup)"))},
             (6, 4)),
         "atomics_only": Fixture("right sums from atomics instead of a segmented scan: capped at half",
-                                {q1: PS5_ATOMICS_ONLY}, (3, 4), says={"ps5.q1": "expected technique"},
-                                feedback=("measured -1", "Capped at 3 points")),
+                                {q1: PS5_ATOMICS_ONLY}, (3, 4), says={"ps5.q1": "the warp-scan technique, measured"},
+                                feedback=("atomic operations: measured", "Capped at 3 points")),
         "shared_scan": Fixture("right sums from the lesson's technique (a scan in shared memory, no shuffles): capped "
-                               "at half", {q1: PS5_SHARED_SCAN}, (3, 4), says={"ps5.q1": "expected technique"},
-                               feedback=("measured 0 with the course's profiler", "Capped at 3 points")),
+                               "at half", {q1: PS5_SHARED_SCAN}, (3, 4), says={"ps5.q1": "the warp-scan technique, measured"},
+                               feedback=("cuda.shfl_up_sync", "Capped at 3 points")),
         "no_carry": Fixture("the scan by shuffles, runs crossing a chunk boundary not carried over",
                             {q1: ps5_no_carry()}, (2, 4), says={"ps5.q1": "race and warp check"},
                             feedback=("Likely cause: chunk", "cuda.shfl_sync(mask, value, 31)")),
@@ -694,151 +694,114 @@ def _ps5() -> dict:
 
 
 # =========================================================================== PS6
-#: Correct, written differently: one (2, 256) shared array, a sample count per block, an early return after the barrier.
-PS6_DIFFERENT = '''MAX_CHANNELS = 256
+def _ps6_source(name: str) -> str:
+    """A ``minibatch_gemm_kernel`` answer from tests/ica/submissions.py (the grader tests' answers)."""
+    import importlib.util
 
-
-@cuda.jit
-def two_sample_gemv(Wt, Xt, perm, start, U):
-    staged = cuda.shared.array((2, MAX_CHANNELS), float64)
-    c = cuda.threadIdx.x
-    first = 2 * cuda.blockIdx.x
-    count = min(2, U.shape[0] - first)
-    n_channels = Wt.shape[0]
-    for s in range(count):
-        if c < n_channels:
-            staged[s, c] = Xt[perm[start + first + s], c]
-    cuda.syncthreads()
-    if c >= n_channels:
-        return
-    a = 0.0
-    b = 0.0
-    for k in range(n_channels):
-        w = Wt[k, c]
-        a += w * staged[0, k]
-        if count == 2:
-            b += w * staged[1, k]
-    U[first, c] = a
-    if count == 2:
-        U[first + 1, c] = b
-'''
-
-#: Right results, wrong technique: one sample at a time, W read again for the second one.
-PS6_ONE_SAMPLE_AT_A_TIME = '''MAX_CHANNELS = 256
-
-
-@cuda.jit
-def two_sample_gemv(Wt, Xt, perm, start, U):
-    sample = cuda.shared.array(MAX_CHANNELS, float64)
-    c = cuda.threadIdx.x
-    for b in range(2 * cuda.blockIdx.x, min(2 * cuda.blockIdx.x + 2, U.shape[0])):
-        if c < Wt.shape[0]:
-            sample[c] = Xt[perm[start + b], c]
-        cuda.syncthreads()
-        if c < Wt.shape[0]:
-            total = 0.0
-            for k in range(Wt.shape[0]):
-                total += Wt[k, c] * sample[k]
-            U[b, c] = total
-        cuda.syncthreads()
-'''
-
-#: The typical bug: an even B assumed (the last block of an odd B reads and writes one sample too far).
-PS6_EVEN_BATCH_ONLY = '''MAX_CHANNELS = 256
-
-
-@cuda.jit
-def two_sample_gemv(Wt, Xt, perm, start, U):
-    first = cuda.shared.array(MAX_CHANNELS, float64)
-    second = cuda.shared.array(MAX_CHANNELS, float64)
-    c = cuda.threadIdx.x
-    b = 2 * cuda.blockIdx.x
-    if c < Wt.shape[0]:
-        first[c] = Xt[perm[start + b], c]
-        second[c] = Xt[perm[start + b + 1], c]
-    cuda.syncthreads()
-    if c < Wt.shape[0]:
-        total0 = 0.0
-        total1 = 0.0
-        for k in range(Wt.shape[0]):
-            total0 += Wt[k, c] * first[k]
-            total1 += Wt[k, c] * second[k]
-        U[b, c] = total0
-        U[b + 1, c] = total1
-'''
+    spec = importlib.util.spec_from_file_location("_ps6_submissions", ROOT / "tests" / "ica" / "submissions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return "TILE = 16\n\n\n" + module.source_of(name)
 
 
 def _ps6() -> dict:
     q1 = "ps6_q1_answer"
+    capped = ("Capped at 3 points", "the expected technique gives [")
     return {
         "right": Fixture("the solution", {}, (6, 4)),
-        "right_but_different": Fixture("correct, written differently (one 2-D shared array, an early return)",
-                                       {q1: PS6_DIFFERENT}, (6, 4)),
-        "one_sample_at_a_time": Fixture("right results, W read once per sample: capped at half",
-                                        {q1: PS6_ONE_SAMPLE_AT_A_TIME}, (3, 4), says={"ps6.q1": "technique"},
-                                        feedback=("Wt loaded once per block", "Capped at 3 points")),
-        "even_batch_only": Fixture("the second sample unguarded: out of bounds when B is odd",
-                                   {q1: PS6_EVEN_BATCH_ONLY}, (1, 4), says={"ps6.q1": "out-of-bounds"},
-                                   feedback=("second sample",)),
+        "right_but_different": Fixture("correct, another register block: four samples of one channel per thread, "
+                                       "chunks of 8 along k, a local array", {q1: _ps6_source("four_by_one")},
+                                       (6, 4)),
+        "right_plain_names": Fixture("correct, written differently: the course's-style 2 x 2 block with other names "
+                                     "and a conditional expression per staged element",
+                                     {q1: _ps6_source("solution")}, (6, 4)),
+        "naive": Fixture("right results, every output's operands read from global memory: capped at half",
+                         {q1: _ps6_source("naive")}, (3, 4),
+                         says={"ps6.q1": "missed feature: operands staged in shared memory"},
+                         feedback=capped),
+        "registers_only": Fixture("right results, the 2 x 2 register block read straight from global memory: "
+                                  "capped at half", {q1: _ps6_source("registers_only")}, (3, 4),
+                                  says={"ps6.q1": "missed feature: operands staged in shared memory"},
+                                  feedback=capped),
+        "shared_no_registers": Fixture("right results, shared tiles but no value reused from a register: capped at "
+                                       "half", {q1: _ps6_source("shared_no_registers")}, (3, 4),
+                                       says={"ps6.q1": "missed feature: register blocking"},
+                                       feedback=("shared-memory accesses per multiply-add", *capped)),
+        "missing_barrier": Fixture("no barrier after the products: the next chunk overwrites tiles still read",
+                                   {q1: _ps6_source("missing_barrier")}, (1, 4),
+                                   feedback=("write-read race on shared array",)),
         "patched_judges": Fixture(
             "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
             {"ps6_setup": _solution_cell("ps6", "ps6_setup") + "\n\n" + PATCH_JUDGES.format(unit="ica"),
-             q1: "MAX_CHANNELS = 256\n\n\n@cuda.jit\ndef two_sample_gemv(Wt, Xt, perm, start, U):\n"
+             q1: "TILE = 16\n\n\n@cuda.jit\ndef minibatch_gemm_kernel(Wt, Xt, perm, start, U):\n"
                  "    if cuda.threadIdx.x < U.shape[1]:\n        U[0, cuda.threadIdx.x] = 7.0\n",
-             "ps6_q2_answer": "SIMT_CHANNELS = (20, 32, 40)\nlaunches_per_step = occupancy = lambda *args: Anything()\n"
-                              "simt = Anything()\n"},
+             "ps6_q2_answer": "launches_per_step = occupancy = predicted_load_bytes = lambda *args: Anything()\n"
+                              "measure_load_bytes = lambda n_channels: Anything()\n"},
             (0, 0), says={"ps6.q1": "refused for tampering", "ps6.q2": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
-                           says={"ps6.q1": "not answered yet", "ps6.q2": "simt must have the keys [20, 32, 40], got []"}),
+                           says={"ps6.q1": "not answered yet", "ps6.q2": "not answered yet"}),
     }
 
 
 # =========================================================================== PS7
-#: Correct, written differently: an early return, the flag tested against zero, the types written first.
-PS7_DIFFERENT = '''@cuda.jit
-def compact_recorded_kernel(flags, offsets, phis, types, out_phis, out_types):
-    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    if i >= flags.shape[0]:
-        return
-    if flags[i] != 0:
-        where = offsets[i]
-        out_types[where] = types[i]
-        out_phis[where] = phis[i]
-'''
+def _ps7_source(name: str) -> str:
+    """A ``make_compact_kernel`` answer from tests/cellsim/submissions.py (the grader tests' answers)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_ps7_submissions", ROOT / "tests" / "cellsim" / "submissions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.source_of(name)
 
 
 def _ps7() -> dict:
     q1, q2 = "ps7_q1_answer", "ps7_q2_answer"
+    capped = ("Capped at 3 points", "the expected technique gives [")
     return {
         "right": Fixture("the solution", {}, (6, 4)),
-        "right_but_different": Fixture("correct, written differently (early return; 72 bytes per slot of the level "
-                                       "in q2)", {q1: PS7_DIFFERENT, q2: _edit("ps7", q2, (
+        "right_but_different": Fixture("correct, another scan: Blelloch's up-sweep and down-sweep, thread 0 "
+                                       "reserving (72 bytes per slot of the level in q2)",
+                                       {q1: _ps7_source("make_blelloch"), q2: _edit("ps7", q2, (
                                            "(n_initial * 2**level + n_initial * 2 ** (level + 1)) * 24",
                                            "72 * n_initial * 2**level"))}, (6, 4)),
-        "recount": Fixture("right results, but each thread counts the flags before it instead of reading the "
-                           "offsets: quadratic work, capped at half",
-                           {q1: _edit("ps7", q1, ("        slot = offsets[i]\n",
-                                                  "        slot = 0\n        for j in range(i):\n"
-                                                  "            slot += flags[j]\n"))}, (3, 4),
-                           says={"ps7.q1": "expected technique"}, feedback=("bytes loaded per cell", "quadratic work")),
-        "inclusive_offsets": Fixture("the offsets read as an inclusive scan (slot offsets[i] - 1)",
-                                     {q1: _edit("ps7", q1, ("slot = offsets[i]", "slot = offsets[i] - 1"))},
-                                     (0.5, 4), says={"ps7.q1": "values differ"},
-                                     feedback=("exclusive prefix sum", "(negative-index)")),
-        "no_flag_test": Fixture("no flag test: every cell writes (unrecorded ones race with the next recorded one "
-                                "for its slot), past the end of the packed arrays",
-                                {q1: _edit("ps7", q1, (" and flags[i] == 1:", ":"))}, (3, 4),
-                                says={"ps7.q1": "IndexError"},
-                                feedback=("write only where flags[i] == 1", "Likely cause: race")),
+        "right_double_buffer": Fixture("correct, written differently: a ping-pong scan with one barrier per step, "
+                                       "no atomic for a block without recorded cells",
+                                       {q1: _ps7_source("make_double_buffer")}, (6, 4)),
+        "atomic_per_cell": Fixture("right packed cells, but one global atomic per recorded cell and no scan: "
+                                   "capped at half", {q1: _ps7_source("make_atomic_per_cell")}, (3, 4),
+                                   says={"ps7.q1": "missed feature: one global atomic per block"},
+                                   feedback=("atomics per block",
+                                             *capped)),
+        "serial_scan": Fixture("right result, but thread 0 scans its whole block alone: capped at half",
+                               {q1: _ps7_source("make_serial_scan")}, (3, 4),
+                               says={"ps7.q1": "missed feature: a parallel scan"},
+                               feedback=("SIMT efficiency", *capped)),
+        "recount": Fixture("right result, but each cell counts the flags before it from global memory (quadratic "
+                           "work): capped at half", {q1: _ps7_source("make_recount")}, (3, 4),
+                           says={"ps7.q1": "missed feature: each cell's data loaded once"},
+                           feedback=("global bytes loaded per cell",
+                                     *capped)),
+        "shifted_scan": Fixture("the inclusive scan used as the exclusive one: every slot one too far",
+                                {q1: _ps7_source("make_shifted")}, (0.25, 4),
+                                feedback=("Likely cause: bounds", "IndexError")),
+        "missing_barrier": Fixture("no barrier between a scan step's reads and writes",
+                                   {q1: _ps7_source("make_missing_barrier")}, (0.25, 4),
+                                   feedback=("write-read race on shared array",)),
         "one_level": Fixture("the tree's step counted for the new level only",
                              {q2: _edit("ps7", q2, ("(n_initial * 2**level + n_initial * 2 ** (level + 1)) * 24",
-                                                    "n_initial * 2 ** (level + 1) * 24"))}, (6, 2),
+                                                    "n_initial * 2 ** (level + 1) * 24"))}, (6, 2.5),
                              says={"ps7.q2": "count both levels"}),
+        "prediction_all_cells": Fixture("the load prediction counts a fluorescence for every cell, recorded or not",
+                                        {q2: _edit("ps7", q2, ("return 4 * n + 8 * n_recorded",
+                                                               "return 12 * n"))}, (6, 3.25),
+                                        says={"ps7.q2": "predicted_load_bytes(197, 97) = 2364"}),
         "patched_judges": Fixture(
             "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
             {"ps7_setup": _solution_cell("ps7", "ps7_setup") + "\n\n" + PATCH_JUDGES.format(unit="cellsim"),
-             q1: "@cuda.jit\ndef compact_recorded_kernel(flags, offsets, phis, types, out_phis, out_types):\n"
-                 "    i = cuda.grid(1)\n    if i < flags.shape[0]:\n        out_phis[0] = 7.0\n",
+             q1: "def make_compact_kernel(block):\n    @cuda.jit\n"
+                 "    def compact(flags, phis, counter, out_ids, out_phis):\n"
+                 "        i = cuda.grid(1)\n        if i < flags.shape[0]:\n            out_phis[0] = 7.0\n\n"
+                 "    return compact\n",
              q2: "tree_step_bytes = first_level_over = lambda *args: Anything()\n"
                  "tree_dtoh_bytes = compact_dtoh_bytes = Anything()\n"},
             (0, 0), says={"ps7.q1": "refused for tampering", "ps7.q2": "refused for tampering"}),
@@ -902,53 +865,37 @@ def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
             count_map[row * n_cols + column, features[i]] += 1
 '''
 
-#: Correct q2, written differently: math.comb for the prediction, the lesson's helper to count launches.
-PS8_Q2_DIFFERENT = '''DATA = co.questions.measure_data()
+#: Correct q2, written differently: the sectors counted warp by warp; device arrays for the measurement.
+PS8_Q2_DIFFERENT = '''def predicted_load_sectors(n):
+    total = 0
+    for first in range(0, n, 32):
+        lanes = min(32, n - first)
+        total += 2 * math.ceil(8 * lanes / 32) + math.ceil(4 * lanes / 32)
+    return total
 
 
-def predicted_filter_launches(n_features, batched):
-    candidates = math.comb(n_features, 2)
-    return 2 if batched else 2 * candidates
-
-
-counts = {}
-for version in (False, True):
-    with record() as log:
-        co.mine(DATA.points, DATA.features, 1.0, 0.2, method="gpu", batched=version, max_size=2)
-    per_kernel = co.profiling.kernel_launches(log)
-    counts[version] = (per_kernel["quadruplet_filter_kernel"] + per_kernel["candidate_bound_kernel"],
-                       log.summary()["HtoD_count"])
-per_candidate_filter_launches, per_candidate_htod_copies = counts[False]
-batched_filter_launches, batched_htod_copies = counts[True]
+def measure_load_sectors(n):
+    case = co.questions.measure_case(n)
+    n_cells = int(case["n_cols"]) * int(case["n_rows"])
+    args = [cuda.to_device(case["x"]), cuda.to_device(case["y"]), cuda.to_device(case["features"]), case["x0"],
+            case["y0"], case["cell"], np.int32(case["n_cols"]), cuda.to_device(np.zeros(n, np.int32)),
+            cuda.to_device(np.zeros((n_cells, 3), np.int32))]
+    return profile(cell_count_kernel, (n + 31) // 32, 32, *args).total.global_load_sectors
 '''
-
-#: Typical q2 slips: one launch per candidate predicted, and only one of the two filter kernels counted.
-PS8_Q2_ONE_KERNEL = '''DATA = co.questions.measure_data()
-
-
-def predicted_filter_launches(n_features, batched):
-    return 1 if batched else math.comb(n_features, 2)
-
-
-counts = {}
-for version in (False, True):
-    with record() as log:
-        co.mine(DATA.points, DATA.features, 1.0, 0.2, method="gpu", batched=version, max_size=2)
-    names = [launch.kernel for launch in log.launches]
-    counts[version] = (names.count("candidate_bound_kernel"), log.summary()["HtoD_count"])
-per_candidate_filter_launches, per_candidate_htod_copies = counts[False]
-batched_filter_launches, batched_htod_copies = counts[True]
-'''
-
 
 def _ps8() -> dict:
     q1, q2 = "ps8_q1_answer", "ps8_q2_answer"
+    # Typical q2 slip: every warp counted as full (the partial last warp's sectors overestimated).
+    full_warps = _edit("ps8", q2, ("return 2 * math.ceil(n / 4) + math.ceil(n / 8)", "return 20 * math.ceil(n / 32)"))
+    # A q2 "measurement" that returns the prediction instead of profiling the kernel.
+    not_measured = _edit("ps8", q2, ("    return report.total.global_load_sectors\n",
+                                     "    return predicted_load_sectors(n)\n"))
     body = "    if i < features.shape[0]:"
     return {
         "right": Fixture("the solution", {}, (6, 4)),
-        "right_but_different": Fixture("correct, written differently (early return, truncation; math.comb and the "
-                                       "lesson's launch counter in q2)", {q1: PS8_DIFFERENT, q2: PS8_Q2_DIFFERENT},
-                                       (6, 4)),
+        "right_but_different": Fixture("correct, written differently (early return, truncation; the sectors "
+                                       "counted warp by warp and device arrays in q2)",
+                                       {q1: PS8_DIFFERENT, q2: PS8_Q2_DIFFERENT}, (6, 4)),
         "not_atomic": Fixture("count_map[cell, f] += 1: right in the simulator, the checker sees the race (and the "
                               "extra loads): capped at half", {q1: PS8_NOT_ATOMIC}, (3, 4),
                               says={"ps8.q1": "race"}, feedback=("Likely cause: race", "Capped at 3 points")),
@@ -956,6 +903,9 @@ def _ps8() -> dict:
                            "capped at half", {q1: PS8_STRIDED}, (3, 4),
                            says={"ps8.q1": "expected technique: one thread per instance"},
                            feedback=("Likely cause: technique", "Capped at 3 points")),
+        "strided_not_measured": Fixture("the strided kernel of q1, and a q2 measurement that returns the prediction "
+                                        "instead of profiling that kernel", {q1: PS8_STRIDED, q2: not_measured},
+                                        (3, 2), says={"ps8.q2": "the course's profiler measures"}),
         "serial": Fixture("right results from a single thread: no race, nothing parallel, capped at half",
                           {q1: PS8_SERIAL}, (3, 4), says={"ps8.q1": "expected technique"}),
         "float32": Fixture("cells computed in float32: points on some cell edges land in the next cell",
@@ -966,8 +916,8 @@ def _ps8() -> dict:
         "swapped_axes": Fixture("cells numbered column by column, and q2 counting one launch per candidate",
                                 {q1: _edit("ps8", q1, ("where = row * n_cols + column",
                                                        "where = column * (count_map.shape[0] // n_cols) + row")),
-                                 q2: PS8_Q2_ONE_KERNEL}, (2.5, 1.5),
-                                says={"ps8.q2": "predicted_filter_launches"},
+                                 q2: full_warps}, (2.5, 2),
+                                says={"ps8.q2": "predicted_load_sectors(1) = 20"},
                                 feedback=("Likely cause: axes", "cells are numbered row by row")),
         "bounds": Fixture("no i < N guard: threads past the last instance read and write outside the arrays",
                           {q1: _edit("ps8", q1, (body, "    if True:"))}, (1, 4), says={"ps8.q1": "(out-of-bounds)"}),
@@ -976,12 +926,10 @@ def _ps8() -> dict:
             {"ps8_setup": _solution_cell("ps8", "ps8_setup") + "\n\n" + PATCH_JUDGES.format(unit="colocation"),
              q1: "@cuda.jit\ndef cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):\n"
                  "    i = cuda.grid(1)\n    if i < x.shape[0]:\n        cell_of[i] = 7\n",
-             q2: "DATA = None\npredicted_filter_launches = lambda *args: Anything()\n"
-                 "per_candidate_filter_launches = per_candidate_htod_copies = Anything()\n"
-                 "batched_filter_launches = batched_htod_copies = Anything()\n"},
+             q2: "predicted_load_sectors = measure_load_sectors = lambda *args: Anything()\n"},
             (0, 0), says={"ps8.q1": "refused for tampering", "ps8.q2": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
-                           says={"ps8.q1": "not answered yet", "ps8.q2": "must be an integer, got None"}),
+                           says={"ps8.q1": "not answered yet", "ps8.q2": "not answered yet"}),
     }
 
 

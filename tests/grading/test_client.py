@@ -72,3 +72,44 @@ def test_a_daemon_left_by_a_submission_dies_with_its_worker_whoever_starts_it():
                           env=dict(os.environ, PYTHONPATH=ROOT))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["[]", "0"], done.stdout
+
+
+def test_a_worker_runs_the_simulator_with_the_order_seed_it_was_given():
+    """The grader draws the simulator's block and warp order per grading run (course_lib.sim.set_seed)."""
+    worker = Worker("ps1", GradeOptions(), Sandbox("none", "sandbox: off"), sim_seed=987654)
+    try:
+        worker.wait_ready()
+        cells = [[0, "from course_lib import sim\nassert sim.get_seed() == 987654, sim.get_seed()"],
+                 [1, "assert sim.get_seed() == 1, 'the control: a wrong seed is noticed'"]]
+        errors = worker.request({"cmd": "load", "cells": cells, "answers": {}}, 120)["cell_errors"]
+        assert len(errors) == 1 and "the control" in str(errors[0]), errors
+    finally:
+        worker.close()
+
+
+def test_each_grading_seed_gives_the_workers_its_own_order_seed(monkeypatch):
+    from course_lib.grading import grader
+
+    seen = []
+
+    class NoWorker:
+        def __init__(self, problem_set, options, sandbox, sim_seed=None):
+            seen.append(sim_seed)
+
+        def wait_ready(self):
+            raise client.WorkerFault("not started in this test")
+
+        def close(self):
+            pass
+
+        def kill(self):
+            pass
+
+    monkeypatch.setattr(grader, "Worker", NoWorker)
+    specs = grader.answer_specs("ps1")
+    for seed in (1, 1, 2):
+        try:
+            grader._grade_cells("ps1", [], seed, GradeOptions(), specs, Sandbox("none", "sandbox: off"))
+        except client.MachineTrouble:
+            pass
+    assert seen[0] == seen[1] != seen[2] and all(isinstance(s, int) and s >= 0 for s in seen)

@@ -84,8 +84,15 @@ def _assert_classic_rows(rows, feedback, points, reason):
     assert "[race] write-read race on shared array staged" in race_feedback and "<cell 3>:29:" in race_feedback, \
         race_feedback
 
-    for student, question in (("infinite_kernel", "ps1.q1"), ("deadlock", "ps1.q1"), ("infinite_python", "ps1.q3")):
-        assert rows[student, question]["points"] == "0" and f"timed out after {TIMEOUT} s" in reason(student, question)
+    # A kernel in which no block can progress is stopped by the simulator (HangError, naming the blocks and
+    # lines, after course_lib.sim._engine.HANG_SECONDS) or, on a loaded machine, by the grader's timeout first;
+    # Python that never ends times out.
+    for student, question in (("infinite_kernel", "ps1.q1"), ("deadlock", "ps1.q1")):
+        why = reason(student, question)
+        assert rows[student, question]["points"] == "0"
+        assert "HangError: no thread of any block" in why or f"timed out after {TIMEOUT} s" in why, why
+    assert rows["infinite_python", "ps1.q3"]["points"] == "0"
+    assert f"timed out after {TIMEOUT} s" in reason("infinite_python", "ps1.q3")
     # q2 measures the q1 kernel: its measurement times out too; a fresh process grades the rest
     assert points("infinite_kernel")[1:] == [1, 2] and points("deadlock")[1:] == [1, 2]
     assert points("infinite_python")[:2] == [6, 2]  # a fresh process took over after the timeout
@@ -156,7 +163,7 @@ def _assert_hostile_rows(rows, feedback, points, reason, mode):
 
     # Text that would break a file or run in a spreadsheet: cleaned and neutralised, in that student's rows only.
     formula = "'=HYPERLINK(\"x\")"
-    assert points(formula) == [0, 0, 2]  # q2 measures the q1 kernel
+    assert points(formula) == [0, 1, 2]  # q2 measures the q1 kernel; its prediction, a part of its own, still counts
     assert rows[formula, "ps1.q1"]["status"] == "error"
     assert reason(formula, "ps1.q1").startswith("'=HYPERLINK(\"http://example.invalid\",\"click\"): \\udcff")
     assert "\\x1b[2J" in reason(formula, "ps1.q1")

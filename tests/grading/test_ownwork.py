@@ -1,6 +1,7 @@
 """Answers that are, or merely call, the course's own code are rejected; NumPy is fine."""
 
 import functools
+import os
 
 import numpy as np
 import pytest
@@ -77,3 +78,88 @@ def test_a_students_own_kernel_launch_is_allowed():
 
     assert as_student_function(counts_with_a_kernel, "count") is counts_with_a_kernel
     assert counts_with_a_kernel(4) == 4
+
+
+# ----------------------------------------------------------------------------- routes around a plain name
+def import_inside_a_function(n, *args):
+    from course_lib.nbody.questions import two_body_tile as rule
+
+    return rule(n, *args)
+
+
+def import_module_inside_a_function(n, *args):
+    import course_lib.nbody.questions
+
+    return course_lib.nbody.questions.two_body_tile(n, *args)
+
+
+def dunder_import(n, *args):
+    return __import__("course_lib.nbody.questions", fromlist=["x"]).two_body_tile(n, *args)
+
+
+def dunder_import_of_a_computed_name(n, *args):
+    name = "course" + "_lib.nbody.questions"
+    return __import__(name, fromlist=["x"]).two_body_tile(n, *args)
+
+
+def importlib_route(n, *args):
+    import importlib
+
+    return importlib.import_module(".".join(["course", "lib"]).replace(".", "_") + ".nbody.questions").two_body_tile(
+        n, *args)
+
+
+def sys_modules_route(n, *args):
+    import sys
+
+    module = [m for k, m in sys.modules.items() if k.endswith("nbody.questions")][0]
+    return module.two_body_tile(n, *args)
+
+
+def attribute_walk_from_another_module(n, *args):
+    module = [m for k, m in os.sys.modules.items() if k.endswith("nbody.questions")][0]
+    return module.two_body_tile(n, *args)
+
+
+def getattr_on_a_course_module(n, *args):
+    return getattr(getattr(nbody, "ques" + "tions"), "two_body_tile")(n, *args)
+
+
+def globals_route(n, *args):
+    return globals()["two_body_tile"](n, *args)
+
+
+def eval_route(n, *args):
+    return eval("two_" + "body_tile")(n, *args)
+
+
+@pytest.mark.parametrize("answer", [import_inside_a_function, import_module_inside_a_function, dunder_import,
+                                    dunder_import_of_a_computed_name, importlib_route, sys_modules_route,
+                                    attribute_walk_from_another_module, getattr_on_a_course_module, globals_route,
+                                    eval_route], ids=lambda f: f.__name__)
+def test_every_route_to_the_course_code_is_found(answer):
+    """Each route does reach the course's rule (it gives the right answer), and each is refused."""
+    assert answer(1 << 20, 132, 1024, 2048) == two_body_tile(1 << 20, 132, 1024, 2048)
+    with pytest.raises(TestFailure, match="uses the course's own"):
+        as_student_function(answer, "choose_tile")
+
+
+def test_a_route_hidden_in_a_helper_or_a_lambda_is_found_too():
+    def helper(n, *args):
+        import importlib
+
+        return importlib.import_module("course_lib.nbody.questions").two_body_tile(n, *args)
+
+    with pytest.raises(TestFailure, match="uses the course's own"):
+        as_student_function(lambda *a: helper(*a), "choose_tile")
+
+
+def test_imports_of_other_packages_inside_a_function_are_fine():
+    def own(values):
+        import math
+
+        from numpy import asarray
+
+        return math.fsum(asarray(values).tolist())
+
+    assert as_student_function(own, "total") is own

@@ -17,7 +17,7 @@ def test_solution_region_becomes_not_implemented():
 
 def test_stub_lines_replace_a_top_level_region():
     source = "### BEGIN SOLUTION\n# STUB: answer = None\nanswer = 42\n### END SOLUTION\nprint(answer)"
-    assert strip_solutions(source) == "# YOUR CODE HERE\nanswer = None\nprint(answer)"
+    assert strip_solutions(source) == "answer = None\n# YOUR CODE HERE\nprint(answer)"
 
 
 def test_markdown_answer():

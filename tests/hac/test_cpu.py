@@ -30,7 +30,40 @@ def test_identical_to_reference(version, name, dtype):
     assert np.array_equal(got.height, expected.height)
 
 
-def test_bigger_planted_graph_with_heap_rebuilds():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", GRAPHS)
+@pytest.mark.parametrize("selection", ["heap", "scan"])
+def test_both_selections_identical_to_reference(selection, name, dtype):
+    """average_link_cpu picks its selection by size; each one alone makes the reference's merges."""
+    from course_lib.hac.cpu import _average_link
+
+    g = GRAPHS[name]()
+    expected = hac.average_link_reference(g, dtype)
+    got = _average_link(g, dtype, selection)
+    assert np.array_equal(got.parent, expected.parent) and np.array_equal(got.height, expected.height)
+
+
+@pytest.mark.parametrize("selection", ["heap", "scan"])
+def test_bigger_planted_graph_with_heap_rebuilds(selection):
+    from course_lib.hac.cpu import _average_link
+
     g, _ = data.planted_graph(1500, 45_000, n_groups=5, seed=7)
-    a, b = hac.average_link_cpu(g, np.float32), hac.average_link_scan(g, np.float32)
+    a, b = _average_link(g, np.float32, selection), hac.average_link_scan(g, np.float32)
     assert np.array_equal(a.parent, b.parent) and np.array_equal(a.height, b.height)
+
+
+def test_selection_by_size(monkeypatch):
+    """Up to SCAN_UP_TO elements the scan runs, above it the heap; the same tree either way."""
+    from course_lib.hac import cpu
+
+    used = []
+    for name in ("_scan_best_merges", "_fast_merges"):
+        original = getattr(cpu, name)
+        monkeypatch.setattr(cpu, name, lambda *args, original=original, name=name: (used.append(name),
+                                                                                       original(*args))[1])
+    g, _ = data.planted_graph(200, 2000, n_groups=3, seed=4)
+    small = cpu.average_link_cpu(g)
+    monkeypatch.setattr(cpu, "SCAN_UP_TO", 199)
+    large = cpu.average_link_cpu(g)
+    assert used == ["_scan_best_merges", "_fast_merges"]
+    assert np.array_equal(small.parent, large.parent) and np.array_equal(small.height, large.height)

@@ -27,3 +27,46 @@ def test_plots(fibers):
         hac.plots.plot_bundles(fg, np.zeros(3))
     for number in set(plt.get_fignums()) - open_before:  # only this test's figures
         plt.close(number)
+
+
+@pytest.mark.parametrize("n_parcels", [24, 60])
+def test_the_cut_leaves_the_asked_number_of_clusters_at_every_slider_position(n_parcels):
+    """At every position of the explorer's slider (nC .. N), is the drawn cut the asked one?"""
+    from scipy.cluster.hierarchy import fcluster
+
+    from course_lib.hac.plots import cut_distance
+
+    fg = hac.fiber_graph(hac.load_fibers("bundles", subject=1), n_parcels=n_parcels, seed=0)
+    tree = hac.cluster(fg.graph, "reference")
+    z = tree.linkage()
+    ties = 0
+    for k in range(tree.n_components, tree.n_elements + 1):
+        cut, exact = cut_distance(tree, k)
+        applied = tree.n_elements - k
+        tie = 0 < applied < z.shape[0] and z[applied - 1, 2] == z[applied, 2]
+        assert exact == (not tie), k
+        ties += tie
+        if exact:
+            flat = fcluster(z, cut, "distance")
+            assert np.unique(flat).size == k, k
+            # the same partition as the tree's own labels
+            assert hac.adjusted_rand_index(flat, tree.labels(n_clusters=k)) == pytest.approx(1.0), k
+    assert ties < (tree.n_elements - tree.n_components) / 2
+    with pytest.raises(ValueError, match="n_clusters"):
+        cut_distance(tree, tree.n_components - 1)
+
+
+def test_plotted_colours_name_exactly_the_asked_clusters():
+    import matplotlib.pyplot as plt
+
+    tree = hac.cluster(hac.fiber_graph(hac.load_fibers("bundles", subject=1), n_parcels=24, seed=0).graph, "reference")
+    for k in (tree.n_components, 3, 4, 7, tree.n_elements):
+        fig = plt.figure()
+        out = hac.plots.plot_dendrogram(tree, fig.add_subplot(111), n_clusters=k)
+        plt.close(fig)
+        labels = tree.labels(n_clusters=k)
+        # every leaf of one coloured link belongs to one cluster; links above the cut are grey
+        coloured = [c for c in out["color_list"] if c != "0.6"]
+        assert len(coloured) == tree.n_elements - k
+        assert out["cut"] is not None
+        assert np.unique(labels).size == k

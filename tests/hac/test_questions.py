@@ -59,14 +59,14 @@ def test_solution_gets_full_marks():
 def test_atomics_give_right_sums_but_at_most_half():
     result = grade("ps5.q1", _answers(make_fixtures.PS5_ATOMICS_ONLY)["fusion_warp"])
     assert result.points == 3, str(result)
-    assert "without atomics" in text(result) and "measured -1" in text(result)
+    assert "atomic operations: measured" in text(result) and "no atomics" in text(result)
 
 
 def test_the_lessons_shared_memory_scan_is_the_wrong_technique():
     result = grade("ps5.q1", _answers(make_fixtures.PS5_SHARED_SCAN)["fusion_warp"])
     assert result.points == 3, str(result)
-    assert "warp shuffles per 32 keys" in text(result) and "measured 0 with" in text(result)
-    assert "global and shared memory requests per 32 keys" in text(result)
+    assert "warp shuffles per 32 keys: measured 0," in text(result)
+    assert "memory requests per 32 keys: measured" in text(result)
 
 
 def test_serial_loop_in_one_thread_is_the_wrong_technique():
@@ -147,7 +147,10 @@ def test_the_course_kernel_and_functions_are_rejected():
     assert result.points == 0 and "course's own" in result.error
     lib = _answers(make_fixtures.PS5_COURSE_OWN)
     result = grade("ps5.q2", {"amdahl": lib["amdahl"], "copies": lib["copies"]})
-    assert result.points == 0 and "course's own" in result.error
+    # Each part is refused on its own (both are the course's here): every test fails, naming its part.
+    assert result.points == 0 and all("course's own" in o.message and "the part `" in o.message
+                                      for o in result.outcomes if not o.hidden), str(result)
+    assert all("a part of your answer this test uses is missing" in o.message for o in result.outcomes if o.hidden)
 
 
 def test_amdahl_with_the_limit_formula_instead_of_the_speedup_fails():

@@ -1,8 +1,9 @@
 """Problem set 6 in one process: right answers get full marks, typical wrong ones partial or 0 with the cause named.
 
-Solution: full marks; W read per sample (wrong technique): at most half of q1; the second sample unguarded:
-partial, with the bounds hint. The instructor grader's verdict on every fixture (the same kernels, in notebooks)
-is asserted in tests/grading/test_problem_sets.py.
+q1: the solution and two other register blocks get full marks; operands from global memory, or shared tiles
+without register reuse (wrong techniques), at most half, with the feature named; a missing barrier fails under
+the checker. The instructor grader's verdict on every fixture (the same kernels, in notebooks) is asserted in
+tests/grading/test_problem_sets.py.
 """
 
 import functools
@@ -10,10 +11,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numba import cuda, float64
 
 from course_lib.grading import get_question, run_tests
-from course_lib.ica import kernels
+from course_lib.grading.harness import Answer, profile_launch
+from course_lib.ica import kernels, questions
+
+from . import submissions as subs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
 import make_fixtures  # noqa: E402
@@ -23,42 +28,68 @@ def _kernel(fixture):
     """The q1 kernel of a PS6 fixture (tests/grading/make_fixtures.py), compiled as the notebook does."""
     namespace = {"cuda": cuda, "float64": float64, "np": np}
     exec(make_fixtures.answer_cell("ps6", fixture, "ps6_q1_answer"), namespace)
-    return namespace["two_sample_gemv"]
+    return namespace["minibatch_gemm_kernel"]
 
 
 def _no_permutation():
-    """Wrong: the solution with the permutation forgotten (reads samples start + b in order)."""
+    """Wrong: the solution with the permutation forgotten (reads samples in order from start)."""
     namespace = {"cuda": cuda, "float64": float64, "np": np}
-    exec(make_fixtures._edit("ps6", "ps6_q1_answer", ("Xt[perm[start + b], c]", "Xt[start + b, c]"),
-                             ("Xt[perm[start + b + 1], c]", "Xt[start + b + 1, c]")), namespace)
-    return namespace["two_sample_gemv"]
+    exec(make_fixtures._edit("ps6", "ps6_q1_answer", ("Xt[perm[start + sample], k]", "Xt[start + sample, k]")),
+         namespace)
+    return namespace["minibatch_gemm_kernel"]
 
 
 def grade(question_id, answer):
     return run_tests(get_question(question_id), answer, hidden=True, seed=7)
 
 
-def test_solution_gets_full_marks():
-    result = grade("ps6.q1", _kernel("right"))
-    assert result.passed and result.points == 6, str(result)
+def failures(result):
+    return " | ".join(" ".join(o.message.split()) for o in result.outcomes if not o.passed)
 
 
-def test_reading_w_per_sample_is_capped_at_half():
-    result = grade("ps6.q1", _kernel("one_sample_at_a_time"))
-    assert 0 < result.points <= 3, str(result)
-    assert "expected technique" in str(result) and "Wt loaded once per block" in str(result)
+@pytest.mark.parametrize("answer", ["right", subs.four_by_one, subs.solution])
+def test_register_blocked_answers_get_full_marks(answer):
+    result = grade("ps6.q1", _kernel(answer) if isinstance(answer, str) else answer)
+    assert result.passed and result.points == 6, failures(result)
 
 
-def test_unguarded_odd_batch_fails_with_the_bounds_hint():
-    result = grade("ps6.q1", _kernel("even_batch_only"))
-    assert result.points < 6 and not result.outcomes[1].passed, str(result)
-    assert "second sample" in str(result)
+@pytest.mark.parametrize("kernel, feature, unit", [
+    (subs.naive, "operands staged in shared memory", "global bytes loaded / the tiled model"),
+    (subs.registers_only, "operands staged in shared memory", "global bytes loaded / the tiled model"),
+    (subs.shared_no_registers, "register blocking", "shared-memory accesses per multiply-add"),
+])
+def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(kernel, feature, unit):
+    result = grade("ps6.q1", kernel)
+    assert result.points == 3, failures(result)
+    assert f"missed feature: {feature}" in failures(result) and unit in failures(result)
+
+
+def test_the_technique_bounds_follow_the_cost_model():
+    """The tiled model is exact for the solution; each wrong technique misses its bound by a margin."""
+    for n_channels, batch in questions.TECHNIQUE_CASES:
+        assert n_channels % questions.TILE and batch % questions.TILE  # partial tiles both ways
+        data = questions.gemv_case(n_channels, batch, 3, seed=1)
+        loads, shared = (f[2] for f in questions.FEATURES)
+
+        def measured(kernel, feature):
+            report = profile_launch(questions.launch_gemm(Answer(kernel, {}), data))
+            return feature(report["metrics"], data)
+
+        assert measured(subs.solution, loads) == pytest.approx(1.0)
+        assert measured(subs.solution, shared) < 1.2
+        assert measured(subs.registers_only, loads) > 4 * 1.25
+        assert measured(subs.shared_no_registers, shared) > 2 > questions.MAX_SHARED_PER_FMA
+
+
+def test_a_missing_barrier_is_a_shared_memory_race():
+    result = grade("ps6.q1", subs.missing_barrier)
+    assert result.points <= 1 and "write-read race on shared array" in failures(result)
 
 
 def test_forgotten_permutation_scores_nothing_but_hints():
     result = grade("ps6.q1", _no_permutation())
-    assert result.points <= 1, str(result)
-    assert "permutation" in str(result)
+    assert result.points <= 1, failures(result)
+    assert "permutation" in failures(result)
 
 
 def test_the_lessons_kernel_is_not_an_answer():
@@ -68,19 +99,20 @@ def test_the_lessons_kernel_is_not_an_answer():
 
 @functools.lru_cache(maxsize=None)
 def _q2():
-    """The solution's q2 cell, run as the notebook runs it: launches_per_step, occupancy and the measured simt."""
+    """The solution's q1 and q2 cells, run as the notebook runs them."""
     from course_lib import ica
     from course_lib.sim import profile
 
-    namespace = {"np": np, "ica": ica, "profile": profile}
+    namespace = {"np": np, "ica": ica, "profile": profile, "cuda": cuda, "float64": float64}
+    exec(make_fixtures.answer_cell("ps6", "right", "ps6_q1_answer"), namespace)
     exec(make_fixtures.answer_cell("ps6", "right", "ps6_q2_answer"), namespace)
     return namespace
 
 
 def _answers(**replaced):
     q2 = _q2()
-    answers = {"launches_per_step": q2["launches_per_step"], "occupancy": q2["occupancy"], "simt": dict(q2["simt"])}
-    return {**answers, **replaced}
+    keys = ("launches_per_step", "occupancy", "minibatch_gemm_kernel", "predicted_load_bytes", "measure_load_bytes")
+    return {**{k: q2[k] for k in keys}, **replaced}
 
 
 def test_q2_right_answers():
@@ -94,13 +126,41 @@ def test_q2_occupancy_without_the_block_limit_loses_its_points():
 
     occupancy = _q2()["occupancy"]
     result = grade("ps6.q2", _answers(occupancy=no_block_limit))
-    assert result.points == 2, str(result)
+    assert result.points == 2.5, str(result)
     assert "block limit" in str(result)
 
 
-def test_q2_guessed_simt_fails():
-    result = grade("ps6.q2", _answers(simt={20: 1.0, 32: 1.0, 40: 1.0}))
-    assert result.points == 3, str(result)
+def test_q2_prediction_is_the_tiled_model_and_the_solution_loads_it():
+    measure, predict = _q2()["measure_load_bytes"], _q2()["predicted_load_bytes"]
+    for n_channels in (1, 17, 40):
+        batch = questions.MEASURE_BATCH
+        assert measure(n_channels) == predict(n_channels, batch) == questions.predicted_load_bytes(n_channels, batch)
+
+
+def test_q2_channel_counts_are_drawn_at_grading_time_with_partial_tiles():
+    drawn = [questions._measure_inputs(np.random.default_rng(seed), {})["params"] for seed in range(10)]
+    assert len({tuple(d) for d in drawn}) > 5
+    assert all(n % questions.TILE for d in drawn for n in d) and questions.MEASURE_BATCH % questions.TILE
+
+
+def test_q2_a_guessed_measurement_fails_and_one_tile_per_sample_is_not_the_model():
+    predict = _q2()["predicted_load_bytes"]
+    result = grade("ps6.q2", _answers(measure_load_bytes=lambda c: 1.1 * predict(c, questions.MEASURE_BATCH)))
+    assert result.points == 3.25 and "the course's profiler measures" in str(result)
+    result = grade("ps6.q2", _answers(predicted_load_bytes=lambda c, b: 8 * c * c * b + 12 * b * c))
+    assert result.points == 3.25, str(result)
+
+
+def test_q2_an_honest_measurement_of_a_wasteful_kernel_keeps_its_points():
+    def measure(n_channels):
+        from course_lib.sim import profile
+
+        d = questions.measure_case(n_channels)
+        b = d["batch"]
+        return profile(subs.naive, (-(-n_channels // 16), -(-b // 16)), (8, 8), d["Wt"], d["Xt"], d["perm"],
+                       np.int64(d["start"]), np.zeros((b, n_channels))).total.global_load_bytes
+
+    assert grade("ps6.q2", _answers(minibatch_gemm_kernel=subs.naive, measure_load_bytes=measure)).points == 4
 
 
 def test_q2_wrong_form():

@@ -5,6 +5,7 @@ import json
 import matplotlib
 import numpy as np
 from course_lib import device, poisson
+from course_lib.bench import LOADED_NOTE
 from course_lib.bench.__main__ import main as bench_main
 
 matplotlib.use("Agg")
@@ -23,8 +24,11 @@ def test_bench_quick_writes_results(tmp_path, capsys):
             expected = row["interior_pixels"] * row["iterations"] / row["seconds"]
             assert np.isclose(row["pixel_iterations_per_s"], expected)
             assert np.isclose(row["effective_gbps"], expected * 37 / 1e9)
+    opencv = [r for r in results["rows"] if r["variant"] == "opencv_seamlessClone"]
+    assert opencv and all(r["prepare_seconds"] > 0 and r["repetitions"] == 5 and r["ratio_to_course"] > 0
+                          for r in opencv)
     if device.is_simulator():
-        assert results["notes"] == ["no GPU: only the CPU variants were measured"]
+        assert results["notes"] == ["no GPU: only the CPU variants were measured", LOADED_NOTE]
     else:
         assert {"jacobi", "jacobi_fused"} <= variants and "goal_met" in results["summary"]
 

@@ -59,3 +59,26 @@ def test_red_black_reference_converges_to_the_exact_solution_faster_than_jacobi(
 def test_colour_pixels_split_the_interior():
     labels = poisson.classify_mask(np.ones((5, 6), bool))
     assert colour_pixels(labels, 0) + colour_pixels(labels, 1) == int(np.sum(labels == poisson.INTERIOR))
+
+
+def _q2_function(name):
+    from course_lib.sim import profile
+
+    namespace = {"cuda": cuda, "float32": float32, "np": np, "poisson": poisson, "profile": profile,
+                 "INTERIOR": poisson.INTERIOR}
+    exec(make_fixtures.answer_cell("ps4", "right", "ps4_q2_answer"), namespace)
+    return namespace[name]
+
+
+def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
+    """measure(kernel, problem, colour) is called on the grader's own kernels and on problems drawn at grading time."""
+    kernel, predict, measure = _kernel("right"), _q2_function("predicted_store_bytes"), _q2_function("measure")
+    answer = {"kernel": kernel, "predicted_store_bytes": predict}
+    assert run_tests(get_question("ps4.q2"), {**answer, "measure": measure}, hidden=True, seed=2).points == 2
+    fixed = poisson.synthetic_pair(12, 14, seed=6)
+    cheats = {"pasted": lambda k, problem, colour: [1500, 1520][colour],
+              "always its own kernel on the fixed problem": lambda k, problem, colour: measure(kernel, fixed, colour)}
+    for what, cheat in cheats.items():
+        result = run_tests(get_question("ps4.q2"), {**answer, "measure": cheat}, hidden=True, seed=2)
+        said = " ".join(str(result).split())
+        assert result.points == 1 and "but the course's profiler measures" in said, (what, said)

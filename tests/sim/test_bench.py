@@ -20,4 +20,6 @@ def test_sim_bench_quick_writes_results(tmp_path, capsys):
         assert row["plain_s"] > 0 and row["check_s"] > 0 and row["profile_s"] > 0
         assert row["check_overhead"] == row["check_s"] / row["plain_s"]
         assert (row["stock_s"] is None) == (row["case"] == "warp shuffle sum")  # no warp primitives in the stock one
+        assert row["untyped_s"] > 0 and row["typing_overhead"] == row["plain_s"] / row["untyped_s"]
+        assert row["first_typing_s"] is not None  # numba-cuda typed the kernel (its toolkit wheels are installed)
     assert "worst overhead" in capsys.readouterr().out

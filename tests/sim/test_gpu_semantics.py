@@ -479,7 +479,8 @@ def test_reading_never_written_device_memory_is_reported():
     d_total = cuda.device_array(40, np.float32)  # BUG: garbage on a GPU; accumulate reads it
     report = check(accumulate, 2, 32, x, d_total)
     p = assert_flags(report, "uninitialized", accumulate, "total[i] += x[i]", array="total")
-    assert p.count == 40 and p.index == (0,)
+    # Reported at the first read: thread 0 of whichever block starts first (a GPU promises no block order).
+    assert p.count == 40 and p.index in {(0,), (32,)}
     d_total = cuda.device_array(40, np.float32)
     assert check(assign, 2, 32, x, d_total).ok  # written first
     assert check(accumulate, 2, 32, x, d_total).ok  # then read: check saw the writes

@@ -148,3 +148,94 @@ def test_atomics_are_counted_per_lane_and_totals_add_up():
     assert "total" in str(report) and "<table>" in report._repr_html_()
     with pytest.raises(ValueError, match="no executed line"):
         report.line("not in the kernel")
+
+
+# ----------------------------------------------------------------------------- span, barriers, shared bytes
+@cuda.jit
+def one_thread_sums(x, out):
+    """Thread 0 of each block sums the whole array; the others only return."""
+    t = cuda.threadIdx.x
+    if t != 0:
+        return
+    acc = 0.0
+    for k in range(x.size):
+        acc += x[k]
+    out[cuda.blockIdx.x] = acc
+
+
+def test_span_counts_the_statements_of_the_busiest_thread_and_warp():
+    x = np.ones(10, np.float32)
+    report = profile(one_thread_sums, 2, 64, x, np.zeros(2, np.float32))
+    # Thread 0: t =, if, acc =, the loop header (counted once), 10 adds, the store = 15 statements;
+    # the others: t =, if, return.
+    assert report.max_thread_instructions == 15
+    assert report.total.active_lanes == 2 * (15 + 63 * 3)
+    assert report.blocks == 2 and report.threads == 128 and report.warps == 4
+    # Warp 0 of a block issues the 15 instructions of its lane 0 plus its other lanes' return.
+    assert report.max_warp_instructions == 16
+    assert report.total.warp_instructions == 2 * (16 + 3)  # warp 1: t =, if, return
+    assert report.thread_span == pytest.approx(15 * 128 / (2 * (15 + 63 * 3)))
+    assert report.warp_span == pytest.approx(16 * 4 / (2 * 19))
+    assert report.barriers == 0 and report.barriers_per_block == 0 and report.shared_bytes_per_block == 0
+
+
+@cuda.jit
+def even_copy(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i]
+
+
+def test_span_of_evenly_shared_work_is_one():
+    x = np.arange(128, dtype=np.float32)
+    report = profile(even_copy, 2, 64, x, np.zeros(128, np.float32))
+    assert report.max_thread_instructions == 3 and report.thread_span == 1.0 and report.warp_span == 1.0
+
+
+@cuda.jit
+def staged_twice(x, out):
+    """Two shared tiles (64 float32 + 16 x 2 float64 = 512 bytes), three barriers per block,
+    one syncwarp per warp."""
+    tile = cuda.shared.array(64, float32)
+    pairs = cuda.shared.array((16, 2), np.float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    tile[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    if t < 16:
+        pairs[t, 0] = tile[t] + tile[t + 16]
+        pairs[t, 1] = 0
+    cuda.syncthreads()
+    cuda.syncwarp()
+    if t == 0:
+        out[cuda.blockIdx.x] = pairs[0, 0]
+    cuda.syncthreads()
+
+
+def test_barriers_syncwarps_and_shared_bytes_per_block_are_counted():
+    x = np.arange(150, dtype=np.float32)  # 3 blocks of 64, the last one partial
+    out = np.zeros(3, np.float32)
+    report = profile(staged_twice, 3, 64, x, out)
+    assert report.shared_bytes_per_block == 64 * 4 + 16 * 2 * 8
+    assert report.barriers == 9 and report.max_block_barriers == 3 and report.barriers_per_block == 3
+    assert report.syncwarps == 3 * 2
+    np.testing.assert_array_equal(out, [x[0] + x[16], x[64] + x[80], x[128] + x[144]])
+    metrics = report.launch_metrics()
+    assert metrics["shared_bytes_per_block"] == 512 and metrics["threads_per_block"] == 64
+
+
+@cuda.jit
+def dynamic_tile(x, out):
+    tile = cuda.shared.array(0, float32)
+    t = cuda.threadIdx.x
+    tile[t] = x[t]
+    cuda.syncthreads()
+    out[t] = tile[31 - t]
+
+
+def test_dynamic_shared_memory_counts_the_launch_bytes_once():
+    x = np.arange(32, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    report = profile(dynamic_tile, 1, 32, x, out, sharedmem=32 * 4)
+    assert report.shared_bytes_per_block == 128 and report.barriers == 1
+    np.testing.assert_array_equal(out, x[::-1])

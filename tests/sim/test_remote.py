@@ -89,3 +89,28 @@ def test_check_and_profile_dispatch_to_the_child_on_the_gpu_backend(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300,
                           cwd=os.getcwd())
     assert proc.stdout.strip() == "ok gpu", proc.stderr[-3000:]
+
+
+def test_a_pickled_kernel_keeps_its_file_and_lines_whatever_the_pickler_does():
+    """cloudpickle 3.1.3 and later write ``<dynamic-code>`` as the file of a function sent by value:
+    the course sends code objects itself, so reports still quote the student's file and line."""
+    import pickle
+
+    import cloudpickle
+
+    from course_lib.sim.remote import _dumps
+
+    def nested_kernel(x):
+        def inner(v):
+            return v + 1
+        return inner(x)
+
+    original = histogram_plain.py_func
+    rebuilt_kernel, rebuilt_nested = pickle.loads(_dumps((histogram_plain, nested_kernel), [original, nested_kernel]))
+    for before, after in ((original, rebuilt_kernel.py_func), (nested_kernel, rebuilt_nested)):
+        assert after.__code__.co_filename == before.__code__.co_filename == __file__, cloudpickle.__version__
+        assert after.__code__.co_firstlineno == before.__code__.co_firstlineno
+        assert list(after.__code__.co_lines()) == list(before.__code__.co_lines())
+    inner = [c for c in rebuilt_nested.__code__.co_consts if hasattr(c, "co_filename")]
+    assert inner and inner[0].co_filename == __file__  # nested code objects too
+    assert rebuilt_nested(41) == 42

@@ -237,7 +237,7 @@ def test_lanes_of_a_2d_block_are_numbered_x_fastest():
 @cuda.jit
 def syncthreads_vote_kernel(x, out):
     i = cuda.threadIdx.x
-    p = x[i] > 0
+    p = 1 if x[i] > 0 else 0  # an integer: numba-cuda's syncthreads_count/and/or refuse a bool
     out[0] = cuda.syncthreads_count(p)
     out[1] = cuda.syncthreads_and(p)
     out[2] = cuda.syncthreads_or(p)

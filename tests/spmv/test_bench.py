@@ -2,7 +2,7 @@
 
 import json
 
-from course_lib import device
+from course_lib import bench, device
 from course_lib.bench.__main__ import main
 
 
@@ -16,6 +16,9 @@ def test_spmv_bench_quick_writes_results(tmp_path, capsys):
     assert {"scipy", "cpu_numba_parallel", "cpu_numba_serial"} <= variants
     for row in results["rows"]:
         assert row["seconds"] > 0
+        if row["variant"] in ("scipy", "cpu_numba_parallel", "cpu_numba_serial"):  # paired in one run
+            assert row["repetitions"] == 7 and row["seconds_min"] <= row["seconds"] <= row["seconds_max"]
+            assert row["ratio_to_course"] > 0 and row["round_ratio_min"] <= row["round_ratio_max"]
         assert abs(row["gflops"] - 2 * row["nnz"] / row["seconds"] / 1e9) < 1e-6 * row["gflops"]
         assert abs(row["gbs"] - row["bytes"] / row["seconds"] / 1e9) < 1e-6 * row["gbs"]
     cpu = results["summary"]["cpu_time_over_scipy"]
@@ -23,7 +26,7 @@ def test_spmv_bench_quick_writes_results(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "best Numba time / scipy time" in out
     if device.is_simulator():
-        assert results["notes"] == ["no GPU: only the CPU variants were measured"]
+        assert results["notes"] == ["no GPU: only the CPU variants were measured", bench.LOADED_NOTE]
     else:
         assert {"csr_scalar", "hyb", "coo"} <= variants
 

@@ -18,7 +18,9 @@ import make_fixtures  # noqa: E402
 
 
 def _answer(fixture, grade_id="ps2_q1_answer", name="make_subwarp_kernel"):
-    namespace = {"cuda": cuda, "float32": float32, "int32": int32, "np": np, "spmv": spmv}
+    from course_lib.sim import profile
+
+    namespace = {"cuda": cuda, "float32": float32, "int32": int32, "np": np, "spmv": spmv, "profile": profile}
     exec(make_fixtures.answer_cell("ps2", fixture, grade_id), namespace)
     return namespace[name]
 
@@ -34,9 +36,11 @@ def test_right_and_different_kernels_get_full_marks():
 
 def test_thread_per_row_and_atomics_are_capped_at_half_with_what_was_measured():
     naive = grade("ps2.q1", _answer("naive"))
-    assert naive.points == 3 and "measured 41" in str(naive)
+    said = " ".join(str(naive).split())
+    assert naive.points == 3 and "warp shuffles: measured 0" in said and "thread span" in said
     atomics = grade("ps2.q1", _answer("atomics_only"))
-    assert atomics.points == 3 and "measured 128" in str(atomics) and "atomic operations" in str(atomics)
+    said = " ".join(str(atomics).split())
+    assert atomics.points == 3 and "atomic operations: measured" in said and "no atomics" in said
 
 
 def test_groups_of_lanes_leaving_before_the_shuffle_are_right():
@@ -57,3 +61,21 @@ def test_warp_steps_model():
     assert warp_steps([], 4) == 0
     lengths = np.array([5, 0, 12, 3], np.int64)
     assert best_cost(lengths) <= min(modelled_cost(lengths, k) for k in range(13))
+
+
+def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
+    """measure(make_kernel, A, lanes) is called on the grader's own kernels and matrices drawn at grading time:
+    pasted numbers, or measuring one's own kernel on the fixed matrix whatever is given, fail."""
+    make = _answer("right")
+    predict = _answer("right", "ps2_q2_answer", "predicted_steps")
+    measure = _answer("right", "ps2_q2_answer", "measure")
+    answer = {"kernel": make, "predicted_steps": predict, "best_lanes": 8}
+    assert grade("ps2.q2", {**answer, "measure": measure}).points == 2
+    fixed = spmv.as_csr(spmv.power_law_rows(48, 10.0, 2.0, seed=5), np.float32)
+    pasted = {2: 300, 4: 250, 8: 240, 16: 260, 32: 330}
+    cheats = {"pasted": lambda make_kernel, A, lanes: pasted[lanes],
+              "always its own kernel on the fixed matrix": lambda make_kernel, A, lanes: measure(make, fixed, lanes)}
+    for what, cheat in cheats.items():
+        result = grade("ps2.q2", {**answer, "measure": cheat})
+        said = " ".join(str(result).split())
+        assert result.points == 1.5 and "but the course's profiler measures" in said, (what, said)

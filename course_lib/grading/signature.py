@@ -1,0 +1,181 @@
+"""Technique signatures: a question's technique judged by several measured features together.
+
+One profiler figure at one small size cannot tell a technique from its imitations (one thread
+staging the whole tile loads as few bytes as the whole block staging it). A *signature* is a
+list of :class:`Feature`: each a figure the course's profiler measures (global traffic,
+coalescing, shared bytes allocated per block, barriers per block, atomics, shuffles, SIMT
+efficiency, span), with the range the technique's cost model gives it — derived from the
+model, not from one solution's exact count, so another correct loop order or thread mapping
+lands inside. :func:`signature_test` measures every feature on two or more launch
+configurations (blocks of several warps, and an awkward size with a partial last block) and
+fails with the first feature that misses: its name, the measured value against the bound, and
+what the technique would do — never the answer.
+
+A question's docstring lists its features, their bounds and where they come from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .harness import Launch, _judge_outputs, _test, exact, fail
+
+__all__ = ["Feature", "at_least", "at_most", "between", "profile_signature", "signature_test"]
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One measured feature of a technique and the range its cost model allows.
+
+    Attributes
+    ----------
+    name : str
+        What is measured, in the feedback (``"shared bytes allocated per block"``).
+    measure : callable
+        ``measure(metrics, data) -> float`` (grader side), from the profile's counts: the kernel
+        totals of :class:`course_lib.sim.LineProfile` (``global_load_bytes``, ``atomics``,
+        ``shuffles``, ``active_lanes``...) and the launch's (``thread_span``, ``barriers_per_block``,
+        ``shared_bytes_per_block``, ``threads``, ``blocks``... of :class:`course_lib.sim.ProfileReport`).
+    bound : callable
+        ``bound(data) -> (low, high)``: the range the technique gives on these inputs.
+    technique : str
+        What the technique does that this feature shows (``"each block stages one tile of P
+        records, not the whole input"``), told when the feature misses.
+    source : str
+        Where the bound comes from (the cost model), for the question's docstring.
+    """
+
+    name: str
+    measure: object
+    bound: object
+    technique: str
+    source: str = ""
+
+    def judge(self, metrics, data):
+        """None when the measured value lies in the bound, else the failure message."""
+        value = self.measure(metrics, data)
+        low, high = self.bound(data)
+        if isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) and \
+                low <= value <= high:
+            return None
+        shown = f"{value:.3g}" if isinstance(value, (int, float, np.integer, np.floating)) else repr(value)
+        if low == -math.inf:
+            wanted = f"at most {high:.3g}"
+        elif high == math.inf:
+            wanted = f"at least {low:.3g}"
+        else:
+            wanted = f"in [{low:.3g}, {high:.3g}]"
+        return f"{self.name}: measured {shown}, the technique gives {wanted} here. The technique: {self.technique}"
+
+
+def at_most(high):
+    """A bound ``(-inf, high(data))``; ``high`` is a number or a function of the data."""
+    return lambda data: (-math.inf, high(data) if callable(high) else high)
+
+
+def at_least(low):
+    """A bound ``(low(data), inf)``; ``low`` is a number or a function of the data."""
+    return lambda data: (low(data) if callable(low) else low, math.inf)
+
+
+def between(low, high):
+    """A bound ``(low, high)``; each a number or a function of the data."""
+    return lambda data: (low(data) if callable(low) else low, high(data) if callable(high) else high)
+
+
+def profile_signature(launch: Launch) -> dict:
+    """Run a launch under the course's profiler (in the simulator, on any backend): the kernel totals
+    and the launch's counts (span, barriers, shared bytes per block) in one dict, and the outputs."""
+    from .trusted import trusted_profile
+
+    args = {name: np.array(v) if isinstance(v, np.ndarray) else v for name, v in launch.args.items()}
+    report = trusted_profile(launch.kernel, launch.grid, launch.block, *args.values())
+    metrics = {k: float(v) for k, v in report.total.as_dict().items() if isinstance(v, (int, float))}
+    metrics.update({k: float(v) for k, v in report.launch_metrics().items() if isinstance(v, (int, float))})
+    return {"metrics": metrics, "outputs": {name: args[name] for name in launch.outputs}}
+
+
+def _measurement(features, metrics, data):
+    """``{"measured", "low", "high", "unit"}`` of the first feature out of its bound, else of the first
+    feature; a bound open below starts at 0 (every feature is a count or a ratio); features with no upper
+    bound are left out. None if no feature has a finite range (the report then shows no measurement)."""
+    first = None
+    for feature in features:
+        value = feature.measure(metrics, data)
+        low, high = feature.bound(data)
+        low = 0.0 if low == -math.inf else low
+        if not isinstance(value, (int, float, np.integer, np.floating)) or not all(
+                math.isfinite(x) for x in (value, low, high)):
+            continue
+        entry = {"measured": float(value), "low": float(low), "high": float(high), "unit": feature.name}
+        first = first or entry
+        if not low <= value <= high:
+            return entry
+    return first
+
+
+def signature_test(name: str, points: float, *, configs, launch, expect, features, compare=None, label=None,
+                   hidden=False, hint="", hints=None):
+    """The technique test of a question: every feature of its signature on every configuration.
+
+    Parameters
+    ----------
+    name : str
+    points : float
+    configs : sequence of callable
+        ``inputs(rng, info) -> data``, one per configuration; at least two (one with blocks of
+        several warps, one with an awkward size and a partial last block: the grader's tests
+        check each question's configurations for both).
+    launch : callable
+        ``launch(answer, data) -> Launch``.
+    expect : callable
+        ``expect(data) -> {output: array}``: the result under the profiler must be right too (a
+        kernel that does nothing passes no technique test).
+    features : sequence of Feature
+    compare : callable, optional
+        As in :func:`course_lib.grading.harness.result_test`.
+    label : callable, optional
+        ``label(data) -> str`` naming the configuration in messages (visible tests only).
+
+    A failure caps the question's points (``technique=True``).
+    """
+    configs, features = tuple(configs), tuple(features)
+    if len(configs) < 2:
+        raise ValueError(f"test {name!r}: a technique is judged on at least two configurations")
+    if not features:
+        raise ValueError(f"test {name!r}: a signature has at least one feature")
+    compare = compare or exact
+
+    def inputs(rng, info):
+        return {"configs": [make(rng, info) for make in configs]}
+
+    def produce(answer, data):
+        return [profile_signature(launch(answer, config)) for config in data["configs"]]
+
+    def judge(data, got, info):
+        if type(got) is not list or len(got) != len(data["configs"]):
+            raise fail("the profiler's counts did not come back")
+        shown = None  # the measurement the class report plots: the first feature that missed, else the first
+        for config, result in zip(data["configs"], got):
+            if not isinstance(result, dict) or not isinstance(result.get("metrics"), dict):
+                raise fail("the profiler's counts did not come back")
+            where = "" if hidden or label is None else f" ({label(config)})"
+            _judge_outputs(result.get("outputs"), expect(config), config, compare, judge.rules,
+                           "under the profiler" + where, None)
+            metrics = {k: v for k, v in result["metrics"].items() if type(v) in (int, float)}
+            missed = [m for m in (feature.judge(metrics, config) for feature in features) if m]
+            measured = _measurement(features, metrics, config)
+            shown = shown or measured
+            if missed:
+                failure = fail(f"the course's profiler (course_lib.sim.profile){where}: " + "\n".join(missed),
+                               "technique", public=True)
+                failure.measurement = measured
+                raise failure
+        return shown
+
+    judge.rules = ()
+    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
+                 technique=True)

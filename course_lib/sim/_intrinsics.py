@@ -1,0 +1,168 @@
+"""CUDA intrinsics computed as the GPU computes them (installed into the simulator by :mod:`._hooks`).
+
+The stock simulator's versions are Python one-liners that differ from the GPU in corner
+cases. What the GPU computes is taken from what numba-cuda compiles (``compile_ptx``,
+numba-cuda 0.30.4, cc 8.0) and from the PTX ISA's definition of those instructions:
+
+* ``cuda.fma(a, b, c)`` compiles to ``fma.rn.f32`` / ``fma.rn.f64``: ``a * b + c`` rounded
+  once (PTX ISA, "fma"). The stock ``a * b + c`` rounds twice.
+* ``cuda.cbrt`` calls libdevice's ``__nv_cbrtf`` / ``__nv_cbrt``: the real cube root,
+  negative for a negative argument (``cbrt(-8) == -2``); the stock ``a ** (1/3)`` gives NaN.
+* ``cuda.brev`` of a uint64 compiles to ``brev.b64``; of any other integer (int64 and
+  Python ints included) to ``brev.b32`` of the low 32 bits. ``cuda.clz`` and ``cuda.popc``
+  of a 64-bit integer (a Python int is typed int64) compile to ``clz.b64`` / ``popc.b64``;
+  ``cuda.ffs`` of one to ``64 - clz.b64(x & -x)``: 1 + the index of the lowest set bit, 0
+  for 0. The stock versions format the value as 32 bits (and a negative one as ``-...``).
+* ``max(a, b)`` / ``min(a, b)`` of floats in a kernel compile to ``max.f32`` / ``min.f32``
+  (``.f64``): when one operand is NaN the result is the other one, NaN only when both are
+  (PTX ISA, "max", "min"). Python's builtins return the first operand when the comparison
+  with a NaN is false: ``max(nan, 1.0)`` is NaN in Python and 1.0 on the GPU.
+* ``cuda.event(timing=True)``: ``record`` takes the host's clock (every simulated
+  operation is synchronous, so an event is reached when it is recorded) and
+  ``elapsed_time`` returns the milliseconds between two recorded events: the time the
+  simulator took, not a GPU's.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["brev", "cbrt", "clz", "ffs", "fma", "gpu_max", "gpu_min"]
+
+
+def _float_dtype(*values):
+    """The float type numba gives an operation on these values (float32 only when all are float32)."""
+    if all(isinstance(v, (np.float32, np.float16)) for v in values):
+        return np.float32
+    return np.float64
+
+
+def _round_to_float32(exact: Fraction) -> np.float32:
+    """``exact`` rounded once to float32 (via float64 rounded to odd, which cannot round twice wrongly)."""
+    nearest = float(exact)
+    if Fraction(nearest) != exact and np.float64(nearest).view(np.int64) & 1 == 0:
+        # Rounding to odd at 53 bits keeps the information that 24-bit rounding needs.
+        nearest = float(np.nextafter(nearest, np.inf if exact > Fraction(nearest) else -np.inf))
+    return np.float32(nearest)
+
+
+def fma(self, a, b, c):
+    """Simulated ``cuda.fma``: ``a * b + c`` with a single rounding, as ``fma.rn`` does."""
+    dtype = _float_dtype(a, b, c)
+    x, y, z = float(a), float(b), float(c)
+    if not all(np.isfinite((x, y, z))):
+        with np.errstate(all="ignore"):  # inf * 0 is NaN on the GPU too, silently
+            return dtype(np.float64(x) * np.float64(y) + np.float64(z))  # inf and NaN follow IEEE 754 alike
+    exact = Fraction(x) * Fraction(y) + Fraction(z)
+    if exact == 0:
+        # The sign of an exact zero: +0 unless both the product and c are -0 (IEEE 754, round to nearest).
+        return dtype(np.float64(x) * np.float64(y) + np.float64(z))
+    if dtype is np.float32:
+        return _round_to_float32(exact)
+    try:
+        return np.float64(float(exact))
+    except OverflowError:
+        return np.float64(np.inf if exact > 0 else -np.inf)
+
+
+def cbrt(self, a):
+    """Simulated ``cuda.cbrt``: the real cube root (negative for a negative argument)."""
+    return np.cbrt(_float_dtype(a)(a))
+
+
+def _bits(val):
+    """(unsigned value, width in bits) of an integer as numba types it (a Python int is an int64)."""
+    if isinstance(val, np.integer):
+        width = np.dtype(val.dtype).itemsize * 8
+    else:
+        width = 64
+    return int(val) & ((1 << width) - 1), width
+
+
+def brev(self, val):
+    """Simulated ``cuda.brev``: ``brev.b64`` for a uint64, ``brev.b32`` of the low 32 bits otherwise."""
+    if isinstance(val, np.uint64):
+        return np.uint64(int(f"{int(val):064b}"[::-1], 2))
+    low = int(val) & 0xFFFFFFFF
+    reversed32 = int(f"{low:032b}"[::-1], 2)
+    return np.uint32(reversed32)  # numba types brev of anything but a uint64 as uint32 -> uint32
+
+
+def clz(self, val):
+    """Simulated ``cuda.clz``: leading zeros of the value's 32- or 64-bit pattern."""
+    bits, width = _bits(val)
+    width = max(width, 32)
+    return width - bits.bit_length()
+
+
+def ffs(self, val):
+    """Simulated ``cuda.ffs``: 1 + the index of the lowest set bit, 0 when no bit is set."""
+    bits, _ = _bits(val)
+    return (bits & -bits).bit_length()
+
+
+def _isnan(x):
+    return x != x
+
+
+def gpu_max(*args, **kwargs):
+    """``max`` as a kernel computes it: a NaN operand is ignored unless all are NaN (``max.f32``)."""
+    if kwargs or len(args) < 2:
+        return builtins.max(*args, **kwargs)  # max(iterable): not compiled by numba-cuda anyway
+    result = args[0]
+    for x in args[1:]:
+        if _isnan(result) or (not _isnan(x) and x > result):
+            result = x
+    return result
+
+
+def gpu_min(*args, **kwargs):
+    """``min`` as a kernel computes it: a NaN operand is ignored unless all are NaN (``min.f32``)."""
+    if kwargs or len(args) < 2:
+        return builtins.min(*args, **kwargs)
+    result = args[0]
+    for x in args[1:]:
+        if _isnan(result) or (not _isnan(x) and x < result):
+            result = x
+    return result
+
+
+# Events -------------------------------------------------------------------------------
+class EventNotRecorded(RuntimeError):
+    """``elapsed_time`` of an event that has no timestamp (never recorded, or made with timing=False)."""
+
+
+def event_init(self, timing=True):
+    """``cuda.event(timing=True)``: an event whose ``elapsed_time`` measures the simulator's time."""
+    self.timing = bool(timing)
+    self._recorded_ns = None
+
+
+def event_record(self, stream=0):
+    """Timestamp the event (the simulator runs every operation synchronously)."""
+    self._recorded_ns = time.perf_counter_ns()
+
+
+def event_query(self):
+    """True: everything the simulator was asked to do before ``record`` is done."""
+    return True
+
+
+def event_elapsed_time(self, event):
+    """Milliseconds from this event to ``event``, both recorded (the simulator's time, not a GPU's).
+
+    Raises
+    ------
+    EventNotRecorded
+        Either event was made with ``timing=False`` or never recorded (CUDA refuses both).
+    """
+    for e, name in ((self, "the start event"), (event, "the end event")):
+        if not getattr(e, "timing", True):
+            raise EventNotRecorded(f"{name} was made with cuda.event(timing=False): it has no timestamp")
+        if getattr(e, "_recorded_ns", None) is None:
+            raise EventNotRecorded(f"{name} was never recorded (call .record() before elapsed_time)")
+    return (event._recorded_ns - self._recorded_ns) / 1e6

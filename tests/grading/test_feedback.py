@@ -1,0 +1,141 @@
+"""Feedback a student can act on: each part of a dict answer graded on its own, causes in the
+student's words, and points that add up (or a note saying how they were scaled or capped)."""
+
+import numpy as np
+import pytest
+
+from course_lib.grading import questions_of
+from course_lib.grading.core import (QuestionResult, TestOutcome, cause_of, get_question, run_tests, score)
+from course_lib.grading.core import _problem_set_modules
+from course_lib.grading.harness import calls_test, fail, function, integer, number_map, question, value_test
+from course_lib.grading.report import feedback_markdown
+
+PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
+
+
+# --------------------------------------------------------------------------- parts of an answer
+def _two_parts():
+    return question("ps9.q1", "two parts", 3, answer={"double": function("double"), "count": integer("count")},
+                    tests=[calls_test("double(x)", 2, key="double", args=lambda rng, info: [(1,), (-4,)],
+                                      expect=lambda x: 2 * x),
+                           value_test("the count", 1, key="count", expect=lambda answer_info: 7)])
+
+
+def test_a_missing_part_names_itself_and_the_other_parts_are_still_graded():
+    def double(x):
+        return 2 * x
+
+    result = run_tests(_two_parts(), {"double": double})
+    assert not result.error and result.points == 2
+    (failed,) = [o for o in result.outcomes if not o.passed]
+    assert failed.name == "the count"
+    assert "count is missing" in failed.message and "'count'" in failed.message
+    assert "Likely cause: the part `count` of your answer" in failed.message
+    assert "Likely cause: answer\n" not in failed.message + "\n"
+
+
+def test_a_malformed_part_fails_only_its_own_tests():
+    result = run_tests(_two_parts(), {"double": lambda x: 3 * x, "count": 7.5})
+    by_name = {o.name: o for o in result.outcomes}
+    assert not by_name["double(x)"].passed and "the part" not in by_name["double(x)"].message  # graded, just wrong
+    assert "count must be an integer" in by_name["the count"].message
+    assert "the part `count`" in by_name["the count"].message
+    message, hint = by_name["the count"].message.split("\nHint: ")
+    assert cause_of(message) == "answer" and "check the form of your answer" in hint  # that cause's hint
+
+
+def test_problem_set_6_q2_grades_launches_and_occupancy_while_the_measurement_is_missing():
+    """Parts not written yet do not hide the grading of the parts that are: each missing part is named."""
+    def launches_per_step(method, n_samples, batch):
+        return (n_samples // batch) * {"blas": batch + 5, "custom": 6, "fused": 2}[method]
+
+    def occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, limits):
+        warps = -(-threads_per_block // 32)
+        unit = limits["register_unit"]
+        registers = -(-registers_per_thread * 32 // unit) * unit * warps
+        shared = shared_bytes_per_block + limits["shared_reserved"]
+        shared = -(-shared // limits["shared_unit"]) * limits["shared_unit"]
+        blocks = min(limits["max_blocks"], limits["max_warps"] // warps, limits["registers"] // registers,
+                     limits["shared_bytes"] // shared)
+        return blocks * warps / limits["max_warps"]
+
+    q2 = get_question("ps6.q2")
+    result = run_tests(q2, {"launches_per_step": launches_per_step, "occupancy": occupancy})
+    by_name = {o.name: o for o in result.outcomes}
+    assert not result.error
+    assert [o.passed for o in result.outcomes] == [True, True, False, False], {n: o.message for n, o in by_name.items()}
+    assert result.points == 2.5
+    for part, outcome in zip(("predicted_load_bytes", "measure_load_bytes"), result.outcomes[2:]):
+        assert f"{part} is missing" in outcome.message and f"the part `{part}` of your answer" in outcome.message
+
+
+def test_a_whole_answer_of_the_wrong_form_is_still_one_error_in_words():
+    result = run_tests(_two_parts(), 42)
+    assert result.error and "answer with a dict" in result.error
+    assert result.error.rstrip().endswith("Likely cause: the form of your answer")
+    assert cause_of(str(fail("x", "answer"))) == "answer" and cause_of(str(fail("x", "sign"))) == "sign"
+
+
+# --------------------------------------------------------------------------- points that add up
+def _outcomes(q, passed):
+    return [TestOutcome(t.name, passed(t), hidden=t.hidden) for t in q.tests if not t.hidden]
+
+
+def _shown_sum(result):
+    return sum(o.points for o in result.outcomes)
+
+
+@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
+@pytest.mark.parametrize("case", ["all visible pass", "technique fails", "first fails"])
+def test_points_shown_add_up_or_the_feedback_says_how(problem_set, case):
+    """For every question: the listed tests' points sum to the points shown, or a note explains the difference
+    with the numbers (x points/available, or the cap), in the notebook and in the Markdown feedback."""
+    for q in questions_of(problem_set):
+        visible = [t for t in q.tests if not t.hidden]
+        first = visible[0].name
+        rule = {"all visible pass": lambda t: True, "technique fails": lambda t: not t.technique,
+                "first fails": lambda t: t.name != first}[case]
+        result = QuestionResult(q.id, q.title, 0.0, q.points, outcomes=_outcomes(q, rule))
+        score(q, result, len(result.outcomes))
+        text, markdown = str(result), feedback_markdown("s", problem_set, [result])
+        if abs(_shown_sum(result) - result.points) > 1e-9:
+            assert result.arithmetic(), (q.id, case, text)
+            for note in result.arithmetic():
+                assert note.split(":")[0] in text and note.split(":")[0] in markdown
+        if result.capped:
+            assert f"Capped at {result.points:g} points instead of" in text
+        if abs(result.available - q.points) > 1e-9:
+            assert (f"carry {result.available:g} points" in text
+                    and f"x {q.points:g}/{result.available:g} = " in text), text
+
+
+def test_a_scaled_check_spells_out_the_arithmetic():
+    q = question("ps9.q2", "scaled", 6, answer=integer("n"),
+                 tests=[value_test("visible a", 3, key=None, expect=lambda info: 1),
+                        value_test("visible b", 2.5, key=None, expect=lambda info: 1),
+                        value_test("hidden c", 0.5, key=None, expect=lambda info: 1, hidden=True)])
+    result = run_tests(q, 1)
+    assert result.points == 6 and _shown_sum(result) == 5.5
+    assert ("Scaled: the tests above carry 5.5 points; you passed 5.5 of them, x 6/5.5 = 6 of the question's 6 "
+            "points (the hidden tests, run when the problem set is graded, carry the other 0.5") in \
+        str(result).replace("\n   ", "").replace("  ", " ")
+    graded = run_tests(q, 1, hidden=True, seed=1)
+    assert graded.points == 6 == _shown_sum(graded) and not graded.arithmetic()
+
+
+def test_no_note_when_the_points_simply_add_up():
+    result = run_tests(_two_parts(), {"double": lambda x: 2 * x, "count": 7})
+    assert result.points == 3 == _shown_sum(result) and result.arithmetic() == []
+
+
+def test_a_hidden_test_of_a_missing_part_says_so_without_showing_anything_else():
+    from course_lib.grading.core import HIDDEN_PART_FAILURE, failed_outcome
+
+    q = question("ps9.q3", "hidden part", 2, answer={"a": integer("a"), "b": integer("b")},
+                 tests=[value_test("a", 1, key="a", expect=lambda info: 1),
+                        value_test("hidden b", 1, key="b", expect=lambda info: 1, hidden=True)])
+    result = run_tests(q, {"a": 1}, hidden=True, seed=3)
+    assert result.points == 1 and " ".join(result.outcomes[1].message.split()) == HIDDEN_PART_FAILURE
+    # The text is fixed: a message from the student's process that only looks like a part failure shows nothing.
+    forged = failed_outcome(q.tests[1], "the hidden inputs are 4, 8, 15\nLikely cause: the part `b` of your answer")
+    assert " ".join(forged.message.split()) == HIDDEN_PART_FAILURE

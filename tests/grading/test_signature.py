@@ -1,0 +1,59 @@
+"""Technique signatures: does a failure name the feature, the measured value against the bound and the technique,
+and does every signature run on configurations that separate (blocks of several warps, a partial last block)?"""
+
+import math
+
+import numpy as np
+import pytest
+
+from course_lib.grading import get_question
+from course_lib.grading.signature import Feature, at_least, at_most, between, signature_test
+
+
+def test_a_feature_inside_its_bound_passes_and_outside_says_what_missed():
+    feature = Feature("shared bytes allocated per block", lambda m, d: m["shared_bytes_per_block"],
+                      between(1, lambda d: 16 * d["tile"]), "a block stages one tile, not the whole input")
+    assert feature.judge({"shared_bytes_per_block": 128.0}, {"tile": 8}) is None
+    message = feature.judge({"shared_bytes_per_block": 4096.0}, {"tile": 8})
+    assert message == ("shared bytes allocated per block: measured 4.1e+03, the technique gives in [1, 128] here. "
+                       "The technique: a block stages one tile, not the whole input")
+    assert "at most 2" in Feature("x", lambda m, d: 3, at_most(2), "t").judge({}, {})
+    assert "at least 32" in Feature("x", lambda m, d: 3, at_least(32), "t").judge({}, {})
+    # A value that is not a finite number never passes.
+    assert Feature("x", lambda m, d: math.nan, at_most(2), "t").judge({}, {}) is not None
+
+
+def test_a_signature_needs_two_configurations_and_a_feature():
+    feature = Feature("x", lambda m, d: 0, at_most(1), "t")
+    one = [lambda rng, info: {}]
+    with pytest.raises(ValueError, match="at least two configurations"):
+        signature_test("t", 1, configs=one, launch=None, expect=None, features=[feature])
+    with pytest.raises(ValueError, match="at least one feature"):
+        signature_test("t", 1, configs=one * 2, launch=None, expect=None, features=[])
+
+
+def _configs(question_id):
+    (test,) = [t for t in get_question(question_id).tests if t.name.startswith("the ") and "technique, measured"
+               in t.name]
+    return test.inputs(np.random.default_rng(0), {})["configs"]
+
+
+def _blocks(threads, block):
+    """(threads per block, whether the last block is partial) of a 1-D launch over ``threads`` items."""
+    return block, threads % block != 0
+
+
+SEPARATING = {
+    "ps1.q1": lambda c: (c["tile"], len(c["bodies"]) % (2 * c["tile"]) != 0),  # a block covers 2P bodies
+    "ps2.q1": lambda c: _blocks(c["shape"][0] * c["lanes"], c["block"]),
+    "ps3.q1": lambda c: _blocks(len(c["depth"]), c["block"]),
+    "ps4.q1": lambda c: (64, np.shape(c["labels"])[0] % 8 != 0 or np.shape(c["labels"])[1] % 8 != 0),
+}
+
+
+@pytest.mark.parametrize("question_id", sorted(SEPARATING))
+def test_every_signature_runs_on_blocks_of_several_warps_and_on_a_partial_last_block(question_id):
+    shapes = [SEPARATING[question_id](c) for c in _configs(question_id)]
+    assert len(shapes) >= 2
+    assert any(block >= 64 for block, _ in shapes), shapes
+    assert any(partial for _, partial in shapes), shapes

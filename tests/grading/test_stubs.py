@@ -1,0 +1,150 @@
+"""Does the student version keep the student's work?
+
+Every ``# YOUR CODE HERE`` region of every released problem set is followed by nothing that
+rebinds the names the solution defines there (read with ``ast``, not by pattern), and a student
+version with the solution's lines pasted below each marker gets full marks from the instructor grader.
+"""
+
+import csv
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from course_lib.grading import questions_of
+from course_lib.grading.core import _problem_set_modules
+from course_lib.grading.release import (_regions, check_no_shadowing, rebound_after, region_names, release_notebook,
+                                        solution_path, strip_solutions, student_path)
+
+PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
+MARKER = "# YOUR CODE HERE"
+NOT_IMPLEMENTED = "raise NotImplementedError()"
+
+
+def _answer_cells(problem_set):
+    """``(solution cell, student cell)`` pairs of the answer cells, in order."""
+    solution = nbformat.read(solution_path(problem_set), as_version=4)
+    student = nbformat.read(student_path(problem_set), as_version=4)
+    assert len(solution.cells) == len(student.cells)
+    return list(zip(solution.cells, student.cells)), student
+
+
+def _marker_lines(source):
+    return [number for number, line in enumerate(source.splitlines(), 1) if line.strip() == MARKER]
+
+
+@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
+def test_nothing_after_your_code_here_rebinds_the_students_names(problem_set):
+    pairs, student = _answer_cells(problem_set)
+    code = [c for c in student.cells if c.cell_type == "code"]
+    problems, regions_seen = [], 0
+    for solution_cell, student_cell in pairs:
+        if student_cell.cell_type != "code":
+            continue
+        regions = _regions(solution_cell.source)
+        markers = _marker_lines(student_cell.source)
+        assert len(regions) == len(markers), f"{problem_set}: one marker per solution region"
+        later = code[code.index(student_cell) + 1:]
+        for (indent, _, region), line in zip(regions, markers):
+            regions_seen += 1
+            names = region_names(region)
+            where = student_cell.metadata["nbgrader"]["grade_id"]
+            problems += [f"{where} line {n} rebinds {name}"
+                         for name, n in rebound_after(student_cell.source, line, names)]
+            if not indent:  # a top-level answer: later cells must not rebind it either
+                for cell in later:
+                    problems += [f"a later cell, line {n}, rebinds {name}" for name, n in rebound_after(cell.source, 0, names)]
+    assert regions_seen, f"{problem_set} has no answer region"
+    assert not problems, problems
+
+
+def test_a_stub_line_never_follows_the_marker():
+    """The cause of a wiped answer: a stub line after the marker resets what the student writes there."""
+    source = "### BEGIN SOLUTION\n# STUB: simt = {}\nsimt = {}\nsimt[1] = 0.5\n### END SOLUTION\nprint(simt)"
+    stubbed = strip_solutions(source)
+    assert stubbed == "simt = {}\n# YOUR CODE HERE\nprint(simt)"
+    assert rebound_after(stubbed, _marker_lines(stubbed)[0], {"simt"}) == []
+
+
+def _solution_cell(source, grade_id="q_answer"):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": grade_id}
+    return cell
+
+
+@pytest.mark.parametrize("cells,rebinds", [
+    # ps6's former shape: the answer reset after its region, in the same cell
+    (["simt = {}\n### BEGIN SOLUTION\n# STUB: simt = {}\nsimt[20] = 0.6\n### END SOLUTION\nsimt = {}\nprint(simt)"], "'simt'"),
+    # ... or in a later cell
+    (["### BEGIN SOLUTION\nbest = 4\n### END SOLUTION", "best = None"], "'best'"),
+    # ... or by a loop variable after the region inside a function
+    (["def f(n):\n    ### BEGIN SOLUTION\n    total = n\n    ### END SOLUTION\n    for total in range(2):\n"
+      "        pass\n    return total"], "'total'"),
+])
+def test_release_refuses_a_solution_that_would_discard_the_answer(cells, rebinds):
+    nb = nbformat.v4.new_notebook(cells=[_solution_cell(cells[0])] +
+                                  [nbformat.v4.new_code_cell(c) for c in cells[1:]])
+    with pytest.raises(ValueError, match=f"q_answer.*discard the student's answer.*{rebinds}"):
+        release_notebook(nb)
+
+
+def test_reading_a_name_after_the_region_is_fine():
+    nb = nbformat.v4.new_notebook(cells=[_solution_cell(
+        "### BEGIN SOLUTION\n# STUB: simt = {}\nsimt = {20: 0.6}\n### END SOLUTION\nsimt[32] = simt.get(20)\nprint(simt)")])
+    check_no_shadowing(nb)
+
+
+def paste_solution(problem_set):
+    """The released student version with the solution's lines typed below each marker (stub
+    ``raise NotImplementedError()`` lines deleted, as the student is told to), Markdown answers filled in."""
+    pairs, student = _answer_cells(problem_set)
+    for solution_cell, student_cell in pairs:
+        regions = _regions(solution_cell.source)
+        if not regions:
+            continue
+        lines, out, region_index = student_cell.source.splitlines(), [], 0
+        answer_line = MARKER if student_cell.cell_type == "code" else "YOUR ANSWER HERE"
+        skip_stub = False
+        for line in lines:
+            if skip_stub and line.strip() == NOT_IMPLEMENTED:
+                skip_stub = False
+                continue
+            skip_stub = False
+            if line.strip() == answer_line:
+                indent, _, region = regions[region_index]
+                region_index += 1
+                typed = [r for r in region.splitlines() if not r.strip().startswith("# STUB:")]
+                out += [line, *typed] if student_cell.cell_type == "code" else typed
+                skip_stub = True
+            else:
+                out.append(line)
+        assert region_index == len(regions), f"{problem_set}: every region has its marker"
+        student_cell.source = "\n".join(out)
+    return student
+
+
+@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
+def test_solution_pasted_into_the_student_version_gets_full_marks(problem_set, tmp_path):
+    pasted = tmp_path / "pasted.ipynb"
+    nbformat.write(paste_solution(problem_set), pasted)
+    out = tmp_path / "grades.csv"
+    command = [sys.executable, "-m", "course_lib.grading", "grade", problem_set, str(pasted), "--out", str(out),
+               "--timeout", "120", "--quiet", "--seed", "11"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(out, newline="") as f:
+        rows = {r["question"]: r for r in csv.DictReader(f)}
+    for question in questions_of(problem_set):
+        assert float(rows[question.id]["points"]) == question.points, (question.id, rows[question.id]["reason"])
+
+
+def test_a_region_at_the_end_of_a_function_is_checked_against_that_function_only():
+    """The END marker after a function's last statement lies outside the function in the syntax tree:
+    a name local to the function, bound again by later module code, discards nothing."""
+    source = ("def measure(n):\n    ### BEGIN SOLUTION\n    flags = n + 1\n    return flags\n    ### END SOLUTION\n"
+              "\n\nfor n in (1, 2):\n    flags = measure(n)\n")
+    check_no_shadowing(nbformat.v4.new_notebook(cells=[_solution_cell(source)]))
+    leaking = "### BEGIN SOLUTION\nflags = 1\n### END SOLUTION\nflags = 2\n"
+    with pytest.raises(ValueError, match="rebinds 'flags'"):
+        check_no_shadowing(nbformat.v4.new_notebook(cells=[_solution_cell(leaking)]))

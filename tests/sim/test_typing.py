@@ -1,0 +1,287 @@
+"""Does the simulator compute in the types numba gives a kernel on a GPU?
+
+Each expectation names its source: numba-cuda's typing of the kernel (what
+``numba.cuda.compiler.compile_cuda`` infers, and the PTX ``compile_ptx`` makes from it),
+numba-cuda's lowering code, or the CUDA C++ Programming Guide. Values are compared
+bit for bit: these operations are deterministic on a GPU.
+"""
+
+import math
+import re
+from math import sqrt
+
+import numpy as np
+import pytest
+from numba import cuda, float32, uint32, uint64
+
+from course_lib.sim import _typing, check, profile
+
+
+# float64 where a float32 kernel does not expect it ------------------------------------------------------
+@cuda.jit
+def sum_rows_from_python_zero(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = 0.0
+        for j in range(x.shape[1]):
+            acc += x[i, j]
+        out[i] = acc
+
+
+@cuda.jit
+def sum_rows_from_float32_zero(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = float32(0.0)
+        for j in range(x.shape[1]):
+            acc += x[i, j]
+        out[i] = acc
+
+
+def _rows(n, m):
+    # Values whose float32 and float64 sums differ in the last bits.
+    return (np.random.default_rng(7).random((n, m)) * 1000).astype(np.float32) + np.float32(0.1)
+
+
+def test_a_python_float_accumulator_sums_in_float64_as_numba_types_it():
+    """numba types the literal 0.0 as float64 and float64 + float32 as float64 (compile_ptx: add.f64)."""
+    x = _rows(5, 333)
+    out = np.zeros(5, np.float64)
+    sum_rows_from_python_zero[1, 32](x, out)
+    expected = np.zeros(5)
+    for i in range(5):
+        acc = 0.0  # Python floats are IEEE float64, as the GPU's add.f64
+        for v in x[i]:
+            acc += float(v)
+        expected[i] = acc
+    np.testing.assert_array_equal(out, expected)
+    float32_sum = np.zeros(5, np.float64)
+    sum_rows_from_float32_zero[1, 32](x, float32_sum)
+    assert not np.array_equal(float32_sum, expected)  # the two accumulations really differ here
+
+
+def test_the_float64_accumulator_is_what_compile_ptx_makes():
+    """The PTX numba-cuda makes for the kernel adds in f64 (no GPU needed to compile)."""
+    from course_lib.compile_check import compile_kernel
+
+    ptx = compile_kernel(sum_rows_from_python_zero, "void(float32[:, ::1], float32[::1])").ptx
+    assert re.search(r"\badd(\.rn)?\.f64\b", ptx)
+    ptx32 = compile_kernel(sum_rows_from_float32_zero, "void(float32[:, ::1], float32[::1])").ptx
+    assert not re.search(r"\badd(\.rn)?\.f64\b", ptx32) and re.search(r"\badd(\.rn)?\.f32\b", ptx32)
+
+
+@cuda.jit
+def scale_by_python_float(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * 0.1
+
+
+def test_a_float32_times_a_python_float_is_a_float64_product():
+    """numba's typing: float32 * float64 -> float64 (the literal 0.1 is float64)."""
+    x = _rows(1, 37)[0]
+    out = np.zeros(37, np.float64)
+    scale_by_python_float[2, 32](x, out)
+    np.testing.assert_array_equal(out, [float(v) * 0.1 for v in x])
+
+
+def test_check_reports_float64_arithmetic_in_a_float32_kernel_with_line_and_fix():
+    x = _rows(40, 8)
+    out = np.zeros(40, np.float32)
+    report = check(sum_rows_from_python_zero, 2, 32, x, out)
+    assert report.ok  # correct, only slow: a performance note, not a defect
+    (note,) = report.performance
+    assert note.kind == "float64" and any("acc += x[i, j]" in line for line in note.lines)
+    assert "float64 + float32 -> float64" in note.message and "float32(0.0)" in note.message
+    assert "performance: [float64]" in str(report)
+    assert check(sum_rows_from_float32_zero, 2, 32, x, out).performance == []
+
+
+def test_check_does_not_report_float64_in_a_float64_kernel():
+    x = _rows(40, 8).astype(np.float64)
+    assert check(sum_rows_from_python_zero, 2, 32, x, np.zeros(40)).performance == []
+
+
+def test_profile_counts_float64_operations_apart_from_float32_ones():
+    """One warp-level add per execution of the accumulating line: 2 warps x 16 columns."""
+    x = _rows(40, 16)
+    out = np.zeros(40, np.float32)
+    wide = profile(sum_rows_from_python_zero, 2, 32, x, out)
+    narrow = profile(sum_rows_from_float32_zero, 2, 32, x, out)
+    assert (wide.total.float64_ops, wide.total.float32_ops) == (32, 0)
+    assert (narrow.total.float64_ops, narrow.total.float32_ops) == (0, 32)
+    assert wide.line("acc += x[i, j]").float64_ops == 32
+
+
+# Integers ------------------------------------------------------------------------------------------------
+@cuda.jit
+def integer_products(a, out):
+    out[0] = a[0] * a[1]  # int32 * int32
+    h = uint32(a[2])
+    out[1] = (h * uint32(2654435761)) >> 16  # Knuth's multiplicative hash, as students write it
+    y = uint32(a[2])
+    y ^= y << 13  # the first step of a textbook xorshift32
+    y ^= y >> 17
+    y ^= y << 5
+    out[2] = y
+
+
+def test_integer_arithmetic_widens_as_numba_types_it():
+    """numba: int32 * int32 -> int64; uint32 * uint32 -> uint64; uint32 << int -> uint64 (its typing of
+    the kernel), so the products and shifts do not wrap at 32 bits as NumPy's would."""
+    a = np.array([100_000, 100_000, np.uint32(3_000_000_000).view(np.int32)], np.int32)
+    out = np.zeros(3, np.int64)
+    integer_products[1, 1](a, out)
+    mask64 = (1 << 64) - 1
+    y = 3_000_000_000
+    y ^= (y << 13) & mask64
+    y ^= y >> 17
+    y ^= (y << 5) & mask64
+    assert out.tolist() == [10**10, (3_000_000_000 * 2654435761) >> 16, np.uint64(y).view(np.int64)]
+    typing = _typing.float_ops(integer_products.py_func, (a, out))
+    from numba.core import types
+
+    assert typing.ops[("mul", (types.int32, types.int32))][1] == types.int64
+    assert typing.ops[("lshift", (types.uint32, types.int64))][1] == types.uint64
+
+
+@cuda.jit
+def lcg_steps(seed, steps, out):
+    s = seed[0]
+    for _ in range(steps):
+        s = s * uint64(6364136223846793005) + uint64(1442695040888963407)
+    out[0] = s
+    t = seed[1]
+    out[1] = t * t  # int64 overflow wraps on a GPU (two's complement, no trap)
+
+
+def test_wrap_arounds_the_gpu_does_silently_raise_no_warning():
+    """Integer arithmetic wraps modulo 2**64 on a GPU (PTX mul.lo/add are modular); the suite turns
+    NumPy's overflow warnings into errors, so any warning would fail here."""
+    seed = np.array([12345, 2**40], np.uint64)
+    out = np.zeros(2, np.uint64)
+    lcg_steps[1, 1](seed, 50, out)
+    s = 12345
+    for _ in range(50):
+        s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
+    assert int(out[0]) == s
+    assert int(out[1]) == (2**40 * 2**40) % 2**64
+
+
+@cuda.jit
+def divide(x, k, out):
+    out[0] = x[0] / x[1]
+    out[1] = k[0] // k[1]
+
+
+def test_division_by_zero_gives_inf_and_zero_without_an_exception():
+    """Float: IEEE 754 division by zero gives inf (CUDA guide, floating-point standard). Integer: numba-cuda's
+    default "numpy" error model returns 0 (numba/cuda/cpython/numbers.py, _int_divmod_impl)."""
+    out = np.zeros(2, np.float64)
+    divide[1, 1](np.array([1.0, 0.0], np.float32), np.array([7, 0], np.int32), out)
+    assert out[0] == math.inf and out[1] == 0
+
+
+def test_a_debug_launch_raises_on_integer_division_by_zero():
+    """With debug=True numba-cuda uses the "python" error model: ZeroDivisionError."""
+    debug_divide = cuda.jit(debug=True, opt=False)(divide.py_func)
+    with pytest.raises(ZeroDivisionError):
+        debug_divide[1, 1](np.array([1.0, 2.0], np.float32), np.array([7, 0], np.int32), np.zeros(2))
+
+
+# math ----------------------------------------------------------------------------------------------------
+@cuda.jit
+def roots(x, out32, out64):
+    i = cuda.grid(1)
+    if i < x.size:
+        out32[i] = math.sqrt(x[i])  # float32 -> float32 (sqrt.rn.f32)
+        out64[i] = math.sqrt(x[i] * 1.0)  # float64 -> float64
+
+
+def test_math_sqrt_of_a_float32_is_a_float32():
+    """numba-cuda's math typing: sqrt(float32) -> float32, correctly rounded (CUDA guide, table of
+    single-precision functions: sqrtf has 0 ulp error)."""
+    x = _rows(1, 33)[0]
+    out32 = np.zeros(33, np.float64)
+    out64 = np.zeros(33, np.float64)
+    roots[2, 32](x, out32, out64)
+    np.testing.assert_array_equal(out32, np.sqrt(x).astype(np.float64))
+    np.testing.assert_array_equal(out64, np.sqrt(x.astype(np.float64)))
+    assert not np.array_equal(out32, out64)
+
+
+@cuda.jit
+def roots_imported_by_name(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = sqrt(x[i])  # from math import sqrt: the same float32 square root
+
+
+def test_a_math_function_imported_by_name_is_typed_too():
+    x = _rows(1, 5)[0]
+    out = np.zeros(5, np.float64)
+    roots_imported_by_name[1, 32](x, out)
+    np.testing.assert_array_equal(out, np.sqrt(x).astype(np.float64))
+
+
+# What a GPU would not compile -------------------------------------------------------------------------
+@cuda.jit
+def count_positive_with_a_bool(x, out):
+    out[0] = cuda.syncthreads_count(x[cuda.threadIdx.x] > 0)
+
+
+def test_a_kernel_a_gpu_would_not_compile_is_refused_with_numbas_message():
+    """numba-cuda's syncthreads_count takes an integer predicate (numba/cuda/intrinsics.py); a bool is a
+    typing error when compiling for a GPU."""
+    with pytest.raises(_typing.GPUTypingError, match=r"syncthreads_count\(bool\)"):
+        count_positive_with_a_bool[1, 32](np.ones(32, np.float32), np.zeros(1, np.int32))
+    with pytest.raises(_typing.GPUTypingError):
+        check(count_positive_with_a_bool, 1, 32, np.ones(32, np.float32), np.zeros(1, np.int32))
+
+
+# The cache -----------------------------------------------------------------------------------------------
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+def test_a_kernel_is_typed_once_per_source_and_argument_types(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(_typing, "_memory", {})
+    before = _typing.stats()
+    for n in (3, 5, 8):
+        x = np.zeros(n, np.int32)
+        add_one[1, 32](x)
+        np.testing.assert_array_equal(x, 1)
+    after = _typing.stats()
+    assert after["typed"] - before["typed"] == 1 and after["memory_hits"] - before["memory_hits"] == 2
+    add_one[1, 32](np.zeros(3, np.float32))  # other argument types: typed again
+    assert _typing.stats()["typed"] - before["typed"] == 2
+    monkeypatch.setattr(_typing, "_memory", {})  # a new process: the disk cache answers
+    add_one[1, 32](np.zeros(3, np.int32))
+    assert _typing.stats()["typed"] - before["typed"] == 2 and _typing.stats()["disk_hits"] > before["disk_hits"]
+
+
+def test_the_runtime_typing_follows_numba_for_operand_types_it_has_not_seen():
+    """Operators outside any typed kernel use numba's typing rules for scalars."""
+    assert type(_typing.binop("mul", np.int32(3), np.int32(4))) is np.int64
+    assert type(_typing.binop("add", np.float32(1), 0.5)) is np.float64
+    assert type(_typing.binop("mul", np.uint32(3), np.uint32(4))) is np.uint64
+    assert type(_typing.call(math.sqrt, np.float32(2))) is np.float32
+    assert _typing.binop("add", [1], [2]) == [1, 2]  # not numbers: Python's own operator
+
+
+def test_typing_leaves_the_grading_machinery_unchanged():
+    """The grader refuses a notebook after which a course class changed; pickling a typing (for the disk
+    cache, or a report) must not add __slotnames__ to KernelTyping."""
+    import pickle
+
+    from course_lib.grading.tamper import Snapshot
+
+    snapshot = Snapshot()
+    add_one[1, 32](np.zeros(4, np.int32))
+    typing = _typing.float_ops(add_one.py_func, (np.zeros(4, np.int32),))
+    assert pickle.loads(pickle.dumps(typing)) == typing
+    assert snapshot.changes() == []

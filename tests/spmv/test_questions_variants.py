@@ -1,0 +1,220 @@
+"""Does ps2.q1 grade the sub-warp technique rather than one solution?
+
+Kernels written from the problem statement (L lanes per row, lane l reading entries l, l + L, ...,
+the partial sums added by shuffles; ``kernel[ceil(R L / block), block](indptr, indices, data, x, y)``):
+wrong techniques with right results earn at most half, right ones written differently full marks.
+"""
+
+import pytest
+from numba import cuda, float32
+
+from course_lib.grading import get_question, run_tests
+
+POINTS = 6
+FULL = 0xFFFFFFFF
+
+
+def grade(factory):
+    return run_tests(get_question("ps2.q1"), factory, hidden=True, seed=5)
+
+
+# ----------------------------------------------------------------------------- wrong techniques
+def thread_per_row(lanes):
+    """Lane 0 of each group walks the whole row; the other lanes idle."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        if g % lanes == 0 and row < y.shape[0]:
+            total = float32(0.0)
+            for j in range(indptr[row], indptr[row + 1]):
+                total += data[j] * x[indices[j]]
+            y[row] = total
+
+    return kernel
+
+
+def shared_tree(lanes):
+    """Interleaved reads, but the L partial sums are added by a tree in shared memory."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        parts = cuda.shared.array(1024, float32)
+        t = cuda.threadIdx.x
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        acc = float32(0.0)
+        if row < y.shape[0]:
+            for j in range(indptr[row] + lane, indptr[row + 1], lanes):
+                acc += data[j] * x[indices[j]]
+        parts[t] = acc
+        cuda.syncthreads()
+        half = lanes // 2
+        while half > 0:
+            if lane < half:
+                parts[t] += parts[t + half]
+            cuda.syncthreads()
+            half //= 2
+        if lane == 0 and row < y.shape[0]:
+            y[row] = parts[t]
+
+    return kernel
+
+
+def lane0_gathers_serially(lanes):
+    """Interleaved reads; then lane 0 fetches each other lane's sum with one shuffle per lane."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        acc = float32(0.0)
+        if row < y.shape[0]:
+            for j in range(indptr[row] + lane, indptr[row + 1], lanes):
+                acc += data[j] * x[indices[j]]
+        total = acc
+        base = cuda.laneid - lane
+        for k in range(1, lanes):
+            other = cuda.shfl_sync(FULL, acc, base + k)
+            total += other
+        if lane == 0 and row < y.shape[0]:
+            y[row] = total
+
+    return kernel
+
+
+def blocked_split(lanes):
+    """Each lane sums a contiguous chunk of its row (blocked, not interleaved), then shuffles."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        acc = float32(0.0)
+        if row < y.shape[0]:
+            start, stop = indptr[row], indptr[row + 1]
+            chunk = (stop - start + lanes - 1) // lanes
+            for j in range(start + lane * chunk, min(start + (lane + 1) * chunk, stop)):
+                acc += data[j] * x[indices[j]]
+        off = lanes // 2
+        while off > 0:
+            acc += cuda.shfl_down_sync(FULL, acc, off)
+            off //= 2
+        if lane == 0 and row < y.shape[0]:
+            y[row] = acc
+
+    return kernel
+
+
+def atomics_into_y(lanes):
+    """Interleaved reads; each lane adds its part to y[row] atomically."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        part = float32(0.0)
+        if row < y.shape[0]:
+            if lane == 0:
+                y[row] = 0.0
+            for j in range(indptr[row] + lane, indptr[row + 1], lanes):
+                part += data[j] * x[indices[j]]
+        cuda.syncwarp()
+        if row < y.shape[0]:
+            cuda.atomic.add(y, row, part)
+
+    return kernel
+
+
+WRONG = [thread_per_row, shared_tree, lane0_gathers_serially, blocked_split, atomics_into_y]
+
+
+# ----------------------------------------------------------------------------- right, written differently
+def broadcast_bounds(lanes):
+    """Lane 0 of the group reads the row's bounds and shuffles them to the others; shfl_down reduction."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        inside = row < y.shape[0]
+        lo = hi = 0
+        if lane == 0 and inside:
+            lo = indptr[row]
+            hi = indptr[row + 1]
+        leader = cuda.laneid - lane
+        lo = cuda.shfl_sync(FULL, lo, leader)
+        hi = cuda.shfl_sync(FULL, hi, leader)
+        s = float32(0.0)
+        k = lo + lane
+        while k < hi:
+            s += x[indices[k]] * data[k]
+            k += lanes
+        step = lanes // 2
+        while step >= 1:
+            s += cuda.shfl_down_sync(FULL, s, step)
+            step //= 2
+        if lane == 0 and inside:
+            y[row] = s
+
+    return kernel
+
+
+def xor_with_for_loops(lanes):
+    """Thread index arithmetic by hand, a for loop over the row, a butterfly with precomputed offsets."""
+    levels = lanes.bit_length() - 1
+
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        tid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        r, l = divmod(tid, lanes)
+        v = float32(0.0)
+        if r < y.shape[0]:
+            for e in range(indptr[r] + l, indptr[r + 1], lanes):
+                v += data[e] * x[indices[e]]
+        for level in range(levels):
+            v += cuda.shfl_xor_sync(FULL, v, lanes >> (level + 1))
+        if l == 0 and r < y.shape[0]:
+            y[r] = v
+
+    return kernel
+
+
+def last_lane_stores(lanes):
+    """The butterfly leaves the sum in every lane: the group's last lane stores it."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        total = float32(0.0)
+        if row < y.shape[0]:
+            j = indptr[row] + lane
+            end = indptr[row + 1]
+            while j < end:
+                total += data[j] * x[indices[j]]
+                j += lanes
+        mask = 1
+        while mask < lanes:
+            total += cuda.shfl_xor_sync(FULL, total, mask)
+            mask *= 2
+        if lane == lanes - 1 and row < y.shape[0]:
+            y[row] = total
+
+    return kernel
+
+
+RIGHT = [broadcast_bounds, xor_with_for_loops, last_lane_stores]
+
+
+@pytest.mark.parametrize("factory", WRONG, ids=lambda f: f.__name__)
+def test_a_wrong_technique_with_right_results_earns_at_most_half(factory):
+    result = grade(factory)
+    assert result.points <= POINTS / 2, str(result)
+    assert any(o.technique and not o.passed for o in result.outcomes), str(result)
+
+
+@pytest.mark.parametrize("factory", RIGHT, ids=lambda f: f.__name__)
+def test_the_technique_written_differently_earns_full_marks(factory):
+    result = grade(factory)
+    assert result.points == POINTS, str(result)
