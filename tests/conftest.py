@@ -50,6 +50,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 gpu_only = pytest.mark.skipif(device.is_simulator(), reason="needs a real GPU: the simulator has no timings")
+sim_only = pytest.mark.skipif(not device.is_simulator(),
+                              reason="tests the simulator's own machinery (a GPU has none to test)")
 
 
 class NotebookRunner:

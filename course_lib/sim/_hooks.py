@@ -12,6 +12,8 @@ Three things of numba-cuda's simulator are changed, all reversibly:
    and so do the simulator's atomics, so that spinning threads let the others run;
    ``kernel[grid, block]`` returns a configured copy (as on a GPU) and launches from
    several host threads run one at a time (:data:`~course_lib.sim._engine.launch_lock`);
+   ``cuda.jit`` keeps an explicit signature, and a call converts its scalar arguments to
+   the signature's types, as numba does (:func:`_signed`);
 2. ``FakeCUDAModule`` (what ``cuda`` means inside a simulated kernel) gains the warp
    primitives it lacks: ``shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``,
    ``shfl_xor_sync``, ``ballot_sync``, ``all_sync``, ``any_sync``, ``eq_sync``,
@@ -160,8 +162,12 @@ def _device_call(stock_call):
 
     forget = _instrument.forget_uninitialized
     fake_array = devicearray.FakeCUDAArray
+    convert = _typing.convert_arguments
 
     def __call__(self, *args):
+        argtypes = self.__dict__.get(SIGNATURE)
+        if argtypes is not None:  # an explicit signature: numba converts the scalars to its types
+            args = convert(argtypes, args)
         if self._device or on_carrier():  # a call from kernel code (or a device function from host code)
             fn = self.fn
             if swapped.get(id(fn.__globals__)):
@@ -178,6 +184,37 @@ def _device_call(stock_call):
 
     __call__.__doc__ = stock_call.__doc__
     return __call__
+
+
+#: Attribute of a simulated kernel that holds the argument types of its explicit signature.
+SIGNATURE = "_course_signature_argtypes"
+
+
+def _signed(stock_jit):
+    """``cuda.jit`` that remembers an explicit signature on the kernel it makes.
+
+    The stock simulator drops the signature, so a kernel compiled for ``void(int32[:], int32)``
+    and launched with a Python int computes with a 64-bit value; on a GPU numba converts the
+    argument to int32 first. The launch converts scalars to the signature's types (see
+    :func:`course_lib.sim._typing.convert_arguments`).
+    """
+
+    @functools.wraps(stock_jit)
+    def jit(func_or_sig=None, *args, **kwargs):
+        made = stock_jit(func_or_sig, *args, **kwargs)
+        argtypes = _typing.signature_argtypes(func_or_sig)
+        if argtypes is None or not callable(made):
+            return made
+
+        @functools.wraps(made)
+        def jitwrapper(fn):
+            kernel = made(fn)
+            kernel.__dict__[SIGNATURE] = argtypes
+            return kernel
+
+        return jitwrapper
+
+    return jit
 
 
 def _configured(stock_getitem):
@@ -324,6 +361,15 @@ def install():
     for m in saved["modules"]:
         m.device_array = _allocating(allocate)
     saved["device_array"] = allocate
+    from numba.cuda.simulator import api
+
+    stock_jit = api.jit
+    saved["jit_modules"] = [m for m in list(sys.modules.values())
+                            if getattr(m, "jit", None) is stock_jit and m.__name__.startswith("numba")]
+    signed = _signed(stock_jit)
+    for m in saved["jit_modules"]:
+        m.jit = signed
+    saved["jit"] = stock_jit
     array_type = devicearray.FakeCUDAArray
     saved["array_methods"] = {name: array_type.__dict__[name] for name in ("__setitem__", "copy_to_device")}
     for name, method in saved["array_methods"].items():
@@ -358,6 +404,8 @@ def uninstall():
     kernel.FakeCUDAKernel.__getitem__ = _saved["getitem"]
     for m in _saved["modules"]:
         m.device_array = _saved["device_array"]
+    for m in _saved["jit_modules"]:
+        m.jit = _saved["jit"]
     from numba.cuda.simulator.cudadrv import devicearray
 
     for name, method in _saved["array_methods"].items():

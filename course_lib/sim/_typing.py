@@ -32,8 +32,9 @@ apart from float32 ones.
 
 Limits: values carry the type of the operation that made them, so a variable that numba
 unifies across paths (float32 on one branch, float64 on the other) keeps each value's own
-type here; the builtins ``min``, ``max``, ``abs`` and ``round`` run as Python runs them; the
-float64 lines of :func:`float_ops` are the kernel's own (device functions are not listed).
+type here; the builtins ``min``, ``max`` and ``abs``, and ``round`` with one argument, run as
+Python runs them; the float64 lines of :func:`float_ops` are the kernel's own (device functions
+are not listed).
 Kernels whose source cannot be read, or whose arguments numba cannot type, run with the
 runtime typing only. ``COURSE_SIM_TYPING=0`` switches both parts off.
 """
@@ -57,7 +58,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["ENV_SWITCH", "FLOAT64_FIX", "GPUTypingError", "KernelTyping", "argument_type", "before_launch", "binop",
-           "call", "first_typing_seconds", "float64_lines", "float_ops", "kernel_typing", "prestart", "quiet", "rewrite", "stats",
+           "call", "convert_arguments", "first_typing_seconds", "float64_lines", "float_ops", "kernel_typing", "prestart", "quiet", "rewrite", "signature_argtypes", "stats",
            "typed_copy_names", "unop", "untyped", "wait_ready", "wrap_quiet"]
 
 #: Set to "0" to run kernels without numba's typing (Python/NumPy semantics, as the stock simulator).
@@ -181,6 +182,69 @@ def argument_type(arg):
     return None
 
 
+def signature_argtypes(func_or_sig):
+    """The argument types of an explicit ``cuda.jit`` signature, or None.
+
+    Parameters
+    ----------
+    func_or_sig : str, numba Signature, list or other
+        The first argument of ``cuda.jit``: ``"void(float32[:], int32)"``, ``void(float32[:], int32)``
+        or a list holding one of these. Anything else (a function, None, several signatures,
+        among which numba would choose per launch) gives None.
+    """
+    if isinstance(func_or_sig, (list, tuple)):
+        if len(func_or_sig) != 1:
+            return None
+        func_or_sig = func_or_sig[0]
+    if not isinstance(func_or_sig, str) and type(func_or_sig).__name__ != "Signature":
+        return None
+    from numba.core import sigutils
+
+    try:
+        args, _ = sigutils.normalize_signature(func_or_sig)
+    except Exception:  # numba's own jit reports a malformed signature at compile time, as it does here
+        return None
+    return tuple(args)
+
+
+def convert_arguments(argtypes, args):
+    """Scalar arguments converted to the types of an explicit signature, as numba converts them.
+
+    A kernel (or device function) compiled for ``void(int32[:], int32)`` receives an int32
+    even when it is launched with a Python int, and ``void(float32[:], float32)`` a float32
+    for a Python float: the kernel computes with the signature's types, not the caller's.
+
+    Parameters
+    ----------
+    argtypes : tuple of numba types
+        The signature's argument types (:func:`signature_argtypes`).
+    args : tuple
+        The call's arguments; arrays and values of other kinds are passed unchanged.
+
+    Returns
+    -------
+    tuple
+        The arguments, with numbers converted (integers wrap to the width, as a C cast does).
+    """
+    if len(argtypes) != len(args):
+        return args  # numba refuses the call; the simulator reports the wrong count its own way
+    types = _numba_types()
+    out = list(args)
+    for i, (nbtype, value) in enumerate(zip(argtypes, args)):
+        if not isinstance(nbtype, (types.Integer, types.Float, types.Boolean, types.Complex)):
+            continue
+        if not isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+            continue
+        if isinstance(nbtype, types.Integer) and isinstance(value, (float, complex, np.inexact)):
+            continue  # not a conversion numba makes implicitly
+        if isinstance(nbtype, types.Boolean):
+            out[i] = bool(value)
+            continue
+        dtype = np.dtype(str(nbtype))
+        out[i] = np.asarray(value).astype(dtype)[()]
+    return tuple(out)
+
+
 # ---------------------------------------------------------------------------------------------
 # Static typing in a child process, cached
 # ---------------------------------------------------------------------------------------------
@@ -199,11 +263,7 @@ def _globals_fingerprint(fn):
     """Simple values the kernel reads from its globals/closure (they change its typing)."""
     out = []
     code = fn.__code__
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, type(code)):
-            names.update(const.co_names)
-    for name in sorted(names):
+    for name in sorted(_global_names(code)):
         value = fn.__globals__.get(name)
         if isinstance(value, (bool, int, float, str, tuple, np.dtype, np.number)) or isinstance(value, type):
             out.append((name, repr(value)))
@@ -219,6 +279,76 @@ def _globals_fingerprint(fn):
         except ValueError:
             pass
     return out
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            names |= _global_names(const)
+    return names
+
+
+def _referenced(fn):
+    """(name, value) of the globals and closure variables the function's code reads."""
+    out = [(name, fn.__globals__.get(name)) for name in sorted(_global_names(fn.__code__))]
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out.append((name, cell.cell_contents))
+        except ValueError:  # a cell not filled yet
+            pass
+    return out
+
+
+def _registered_overloads():
+    """Ids of the Python functions given a numba implementation with ``overload`` in this process."""
+    from numba.core.typing import templates as core_templates
+
+    ids = set()
+    registries = [core_templates.builtin_registry]
+    try:
+        from numba.cuda.typing import templates as cuda_templates
+
+        registries.append(cuda_templates.builtin_registry)
+    except ImportError:
+        pass
+    for registry in registries:
+        ids.update(id(value) for value, _ in getattr(registry, "globals", ()))
+    return ids
+
+
+def unreproducible_global(fn, _seen=None):
+    """The name of a global (or closure variable) the typing process cannot see as this process does, or None.
+
+    The typing process compiles with the real CUDA target, so it cannot type what exists
+    only in this one: a function given a numba implementation here with ``overload``, or an
+    object of the simulator itself (its vector types, say). Such a kernel runs with the
+    runtime typing only, rather than being refused for what a GPU would compile.
+    """
+    seen = set() if _seen is None else _seen
+    if id(fn) in seen:
+        return None
+    seen.add(id(fn))
+    overloads = None
+    for name, value in _referenced(fn):
+        if value is None or isinstance(value, (bool, int, float, str, np.number)):
+            continue
+        kind = type(value).__name__
+        owner = value.__module__ if isinstance(value, type) else type(value).__module__
+        simulated = isinstance(owner, str) and owner.startswith("numba.cuda.simulator")
+        if simulated and kind not in ("FakeCUDAKernel", "FakeCUDAModule"):
+            return name
+        dev = getattr(value, "py_func", None) or (getattr(value, "fn", None) if kind == "FakeCUDAKernel" else None)
+        if callable(dev) and hasattr(dev, "__code__"):
+            inner = unreproducible_global(dev, seen)
+            if inner is not None:
+                return f"{name}.{inner}"
+        elif callable(value) and hasattr(value, "__code__"):
+            if overloads is None:
+                overloads = _registered_overloads()
+            if id(value) in overloads:
+                return name
+    return None
 
 
 def _key(fn, argtypes, debug):
@@ -246,6 +376,10 @@ def kernel_typing(fn, argtypes, debug=False):
         return found
     import time
 
+    if unreproducible_global(fn) is not None:
+        _stats["unavailable"] += 1
+        _memory[key] = False
+        return None
     start = time.perf_counter()
     disk_key = _key(fn, argtypes, debug)
     path = os.path.join(_cache_dir(), disk_key + ".pickle") if disk_key else None
@@ -770,6 +904,11 @@ def _scalar_ctor(nbtype):
     return np.dtype(str(nbtype)).type
 
 
+def _int_arg(ctor):
+    """An integer argument of a ``math`` function: wrapped to its numba type, passed as a Python int."""
+    return lambda v: int(ctor(v))
+
+
 def _make_int(pyop, result, name, python_ints=False):
     """``python_ints``: the operands are Python ints and the result int64, which stays a Python int
     (within int64's range: the simulator's indices are Python ints, and they are cheaper)."""
@@ -845,7 +984,8 @@ def _make(name, given, pytypes):
     if name.startswith("math."):
         fname = name[5:]
         ufunc = _UFUNCS.get(fname)
-        casts = [_scalar_ctor(t) for t in args]
+        # ``math`` functions take their integer arguments (ldexp's exponent) as Python ints only.
+        casts = [_int_arg(_scalar_ctor(t)) if isinstance(t, types.Integer) else _scalar_ctor(t) for t in args]
         if isinstance(result, types.Float):
             out = _scalar_ctor(result)
             if ufunc is not None and all(isinstance(t, types.Float) for t in args):
@@ -902,8 +1042,36 @@ def unop(name, a):
     return impl(a)
 
 
+def _round_ndigits(x, ndigits):
+    """``round(x, ndigits)`` of a float as numba-cuda lowers it (``cudaimpl.round_to_impl``: CPython's
+    fallback ``double_round``, in float64 whatever ``x``'s type, the result in ``x``'s type)."""
+    out = type(x) if isinstance(x, np.floating) else float
+    value = float(x)
+    if math.isinf(value) or math.isnan(value):
+        return x
+    if ndigits >= 0:
+        pow1, pow2 = (10.0 ** (ndigits - 22), 1e22) if ndigits > 22 else (10.0 ** ndigits, 1.0)
+        y = (value * pow1) * pow2
+        if math.isinf(y):
+            return x
+    else:
+        pow1 = 10.0 ** (-ndigits)
+        y = value / pow1
+    z = float(round(y))  # half to even, as the GPU's rint
+    if math.fabs(y - z) == 0.5:
+        z = 2.0 * round(y / 2.0)
+    z = (z / pow2) / pow1 if ndigits >= 0 else z * pow1
+    return out(z)
+
+
 def call(fn, *args):
-    """``fn(*args)``; a function of the ``math`` module is computed in the types numba gives it."""
+    """``fn(*args)``; a function of the ``math`` module, and ``round(x, ndigits)`` of a float, are
+    computed in the types numba gives them."""
+    if fn is round:
+        if len(args) == 2 and isinstance(args[0], (float, np.floating)) \
+                and isinstance(args[1], (int, np.integer)) and not isinstance(args[1], bool):
+            return _round_ndigits(args[0], int(args[1]))
+        return fn(*args)
     if getattr(fn, "__module__", None) != "math" or not args:
         return fn(*args)
     name = "math." + fn.__name__
@@ -1017,7 +1185,8 @@ class TypedOps(ast.NodeTransformer):
         func = node.func
         # math.sqrt(x), or sqrt(x) after `from math import sqrt` (call() checks that it is math's).
         named = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "math") \
-            or (isinstance(func, ast.Name) and func.id in _MATH_NAMES)
+            or (isinstance(func, ast.Name) and func.id in _MATH_NAMES) \
+            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) == 2)
         if named and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
             call_ = ast.Call(ast.Name(_CALL, ast.Load()), [func, *node.args], [])
             return ast.copy_location(call_, node)

@@ -15,6 +15,7 @@ import pytest
 from numba import cuda, float32, uint32, uint64
 
 from course_lib.sim import _typing, check, profile
+from tests.conftest import sim_only
 
 
 # float64 where a float32 kernel does not expect it ------------------------------------------------------
@@ -222,6 +223,127 @@ def test_a_math_function_imported_by_name_is_typed_too():
     out = np.zeros(5, np.float64)
     roots_imported_by_name[1, 32](x, out)
     np.testing.assert_array_equal(out, np.sqrt(x).astype(np.float64))
+
+
+@cuda.jit
+def scale_by_powers_of_two(x, e, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = math.ldexp(x[i], e[i])  # ldexp(float32, int32) -> float32
+
+
+def test_a_math_function_with_an_integer_argument_takes_array_elements():
+    """numba-cuda types ldexp(float32, int32) as float32 (libdevice __nv_ldexpf); Python's math.ldexp
+    accepts only Python ints as the exponent, so an int32 element must reach it as one."""
+    x = np.array([0.785375, -1.5, 3.0, 0.0, np.inf], np.float32)
+    e = np.array([2, -3, 0, 7, 1], np.int32)
+    out = np.zeros(5, np.float32)
+    scale_by_powers_of_two[1, 32](x, e, out)
+    np.testing.assert_array_equal(out, np.ldexp(x, e))
+
+
+# Explicit signatures: numba converts the arguments to the signature's types -------------------------------
+@cuda.jit("void(float64[:], float32)")
+def store_a_float32_argument(out, x):
+    out[0] = x
+
+
+@cuda.jit("void(int32[:], int32)")
+def leading_zeros_of_an_int32(out, x):
+    out[0] = cuda.clz(x)
+
+
+@cuda.jit("void(float32[:], float32, int32)")
+def ldexp_with_a_signature(out, x, e):
+    out[0] = math.ldexp(x, e)
+
+
+def test_an_explicit_signature_converts_scalar_arguments_as_numba_does():
+    """A kernel compiled for ``void(float64[:], float32)`` receives a float32 even when launched with a
+    Python float, and one compiled for ``int32`` an int32 (numba-cuda's dispatcher converts the
+    arguments to the compiled signature): clz of a 32-bit zero is 32, not 64."""
+    out = np.zeros(1)
+    store_a_float32_argument[1, 1](out, 0.1)
+    assert out[0] == float(np.float32(0.1)) != 0.1
+    zeros = np.zeros(1, np.int32)
+    leading_zeros_of_an_int32[1, 1](zeros, 0)
+    assert zeros[0] == 32
+    leading_zeros_of_an_int32[1, 1](zeros, 1)
+    assert zeros[0] == 31
+    scaled = np.zeros(1, np.float32)
+    ldexp_with_a_signature[1, 1](scaled, 0.785375, 2)
+    assert scaled[0] == np.float32(3.1415)
+
+
+@cuda.jit
+def round_to_digits(x, out, ndigits):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = round(x[i], ndigits)
+
+
+def test_round_to_digits_of_a_float32_scales_in_float64_as_numba_cuda_lowers_it():
+    """numba-cuda lowers round(float32, int) with CPython's fallback algorithm in float64
+    (cudaimpl.round_to_impl): float32(0.3425) is 0.34250000119..., so it rounds up to 0.343; scaling
+    in float32 (NumPy's round) gives exactly 342.5 and rounds it to even, 0.342."""
+    x = np.array([0.3425, 2.675, -1.0625, 0.0, 12345.678], np.float32)
+    out = np.zeros(5, np.float32)
+    round_to_digits[1, 32](x, out, 3)
+    expected = np.array([round(float(v), 3) for v in x], np.float32)
+    np.testing.assert_array_equal(out, expected)
+    assert out[0] == np.float32(0.343) and np.round(x[0], 3) == np.float32(0.342)
+
+
+@sim_only
+def test_signature_argtypes_reads_the_forms_cuda_jit_takes():
+    from numba import int32, void
+
+    assert _typing.signature_argtypes("void(int32[:], float32)")[1] == float32
+    assert _typing.signature_argtypes(void(int32[:], int32)) == (int32[:], int32)
+    assert _typing.signature_argtypes(["void(int32)"]) == (int32,)
+    assert _typing.signature_argtypes(["void(int32)", "void(float32)"]) is None  # numba picks per call
+    assert _typing.signature_argtypes(add_one_py) is None
+    converted = _typing.convert_arguments((int32, float32, int32), (2**32 + 5, 0.1, 2.5))
+    assert converted[0] == 5 and type(converted[0]) is np.int32  # wraps as a C cast
+    assert type(converted[1]) is np.float32 and converted[2] == 2.5  # no implicit float -> int
+
+
+def add_one_py(x):
+    return x + 1
+
+
+# Functions the typing process cannot see as the simulator does ------------------------------------------------
+def test_a_function_given_a_cuda_implementation_with_overload_runs():
+    """``numba.cuda.extending.overload`` gives a Python function a CUDA implementation in this process;
+    a GPU compiles a kernel that calls it, so the simulator must not refuse it."""
+    from numba.cuda.extending import overload
+
+    def answer(a):
+        return 42
+
+    @overload(answer)
+    def _answer(a):
+        return lambda a: a * 0 + 42
+
+    @cuda.jit
+    def ask(out):
+        out[0] = answer(out[0])
+
+    out = np.zeros(1, np.int64)
+    ask[1, 1](out)
+    assert out[0] == 42
+
+
+@sim_only
+def test_a_plain_python_function_called_from_a_kernel_is_still_refused():
+    """Without a CUDA implementation numba cannot type a call of a Python function: refused as on a GPU."""
+
+    @cuda.jit
+    def call_python(out):
+        out[0] = add_one_py(out[0])
+
+    with pytest.raises(_typing.GPUTypingError, match="add_one_py"):
+        call_python[1, 1](np.zeros(1, np.int64))
 
 
 # What a GPU would not compile -------------------------------------------------------------------------
