@@ -1,5 +1,8 @@
 """Blocks as a GPU runs them: grid-wide barriers, blocks waiting for blocks, no tidy start order.
 
+Tests of the simulator's own scheduler (limits, errors, seeds, check and profile) run in the
+simulator only; the results of grid-synchronised and flag-waiting kernels are checked on a GPU too.
+
 Expectations and their sources:
 
 * CUDA C++ Programming Guide, "Cooperative Groups", "Grid Synchronization": ``grid.sync()``
@@ -25,6 +28,7 @@ from numba import cuda
 
 from course_lib import sim
 from course_lib.sim import _engine, check
+from tests.conftest import sim_only
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -81,6 +85,7 @@ def test_a_grid_wide_reduction_with_grid_sync_is_exact(blocks):
     assert out[0] == x.sum()
 
 
+@sim_only
 def test_max_cooperative_grid_blocks_is_what_the_simulated_gpu_holds():
     overload = reverse_across_blocks.overloads[None]
     per_sm = min(_engine.MAX_BLOCKS_PER_SM, _engine.MAX_THREADS_PER_SM // 256)
@@ -91,6 +96,7 @@ def test_max_cooperative_grid_blocks_is_what_the_simulated_gpu_holds():
         sim.max_cooperative_grid_blocks(0)
 
 
+@sim_only
 def test_the_largest_cooperative_grid_runs_and_one_more_block_is_refused():
     limit = sim.max_cooperative_grid_blocks(32)
     n = limit * 32
@@ -115,6 +121,7 @@ def syncs_in_a_device_function(out):
     out[cuda.grid(1)] = 1
 
 
+@sim_only
 def test_a_grid_barrier_in_a_device_function_over_the_limit_is_refused_too():
     limit = sim.max_cooperative_grid_blocks(64)
     with pytest.raises(sim.CooperativeLaunchError, match="max_cooperative_grid_blocks"):
@@ -131,6 +138,7 @@ def only_block_zero_syncs(out):
     out[cuda.grid(1)] = 1
 
 
+@sim_only
 def test_a_grid_barrier_that_some_blocks_never_reach_is_an_error_not_a_hang():
     with pytest.raises(sim.BarrierError, match="reached by 1 of the 3 blocks"):
         only_block_zero_syncs[3, 32](np.zeros(96, np.int64))
@@ -145,6 +153,7 @@ def grid_sync_against_syncthreads(out):
     out[cuda.grid(1)] = 1
 
 
+@sim_only
 def test_threads_of_a_block_split_between_grid_sync_and_syncthreads_is_an_error_naming_both():
     with pytest.raises(sim.BarrierError, match="grid.sync .* while others wait at syncthreads") as err:
         grid_sync_against_syncthreads[2, 32](np.zeros(64, np.int64))
@@ -174,6 +183,7 @@ def race_after_grid_sync(x, out):
     out[0] = i  # every thread of every block writes out[0]: a race across blocks, barrier or not
 
 
+@sim_only
 def test_check_treats_grid_sync_as_ordering_across_blocks():
     n = 4 * 32
     x = np.arange(n, dtype=np.int64)
@@ -183,6 +193,7 @@ def test_check_treats_grid_sync_as_ordering_across_blocks():
     assert report.ok, str(report)
 
 
+@sim_only
 def test_check_still_reports_races_across_blocks_without_or_after_a_grid_barrier():
     n = 4 * 32
     x = np.arange(n, dtype=np.int64)
@@ -194,6 +205,7 @@ def test_check_still_reports_races_across_blocks_without_or_after_a_grid_barrier
     assert any("out[0] = i" in line for p in report.problems for line in p.lines)
 
 
+@sim_only
 def test_profile_keeps_blocks_that_meet_at_a_grid_barrier_apart():
     """Each warp's 32 int64 loads are one request of 8 sectors (256 contiguous bytes), whichever
     blocks run between its two halves (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory")."""
@@ -247,6 +259,7 @@ def spin_forever(flag):
         pass
 
 
+@sim_only
 def test_a_launch_in_which_no_block_progresses_is_stopped_naming_the_blocks_and_the_line(monkeypatch):
     monkeypatch.setattr(_engine, "HANG_SECONDS", 0.5)
     start = time.monotonic()
@@ -294,6 +307,7 @@ def restore_seed():
     sim.set_seed(seed)
 
 
+@sim_only
 def test_blocks_and_warps_start_in_an_order_a_gpu_could_use_not_index_order(restore_seed):
     sim.set_seed(7)
     out = _compact()
@@ -311,6 +325,7 @@ def test_blocks_and_warps_start_in_an_order_a_gpu_could_use_not_index_order(rest
     assert len(firsts) > 1  # different blocks start first in different launches
 
 
+@sim_only
 def test_the_order_repeats_for_a_seed_and_differs_between_seeds(restore_seed):
     sim.set_seed(11)
     first = _compact()
@@ -320,12 +335,14 @@ def test_the_order_repeats_for_a_seed_and_differs_between_seeds(restore_seed):
     assert not np.array_equal(_compact(), first)
 
 
+@sim_only
 def test_set_seed_refuses_what_is_not_a_non_negative_integer():
     for bad in (-1, 1.5, "3", True):
         with pytest.raises(ValueError, match="non-negative integer"):
             sim.set_seed(bad)
 
 
+@sim_only
 def test_the_seed_comes_from_course_sim_seed_in_a_fresh_process():
     code = "import course_lib; from course_lib import sim; print(sim.get_seed())"
     env = dict(os.environ, COURSE_SIM_SEED="4242", NUMBA_ENABLE_CUDASIM="1", COURSE_BACKEND="sim")
@@ -346,6 +363,7 @@ def long_serial_sum(n, out):
     out[0] = s
 
 
+@sim_only
 def test_a_long_loop_that_works_is_not_taken_for_a_hang(monkeypatch):
     monkeypatch.setattr(_engine, "HANG_SECONDS", 0.02)
     out = np.zeros(1, np.int64)

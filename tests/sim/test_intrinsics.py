@@ -32,6 +32,7 @@ import pytest
 from numba import cuda
 
 from course_lib.sim import _intrinsics
+from tests.conftest import sim_only
 
 
 @cuda.jit
@@ -206,6 +207,7 @@ def test_timing_events_measure_a_positive_elapsed_time():
     assert end.query()
 
 
+@sim_only
 def test_elapsed_time_is_refused_for_events_without_a_timestamp():
     untimed, timed = cuda.event(timing=False), cuda.event(timing=True)
     untimed.record()

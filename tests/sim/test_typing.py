@@ -86,6 +86,7 @@ def test_a_float32_times_a_python_float_is_a_float64_product():
     np.testing.assert_array_equal(out, [float(v) * 0.1 for v in x])
 
 
+@sim_only
 def test_check_reports_float64_arithmetic_in_a_float32_kernel_with_line_and_fix():
     x = _rows(40, 8)
     out = np.zeros(40, np.float32)
@@ -98,11 +99,13 @@ def test_check_reports_float64_arithmetic_in_a_float32_kernel_with_line_and_fix(
     assert check(sum_rows_from_float32_zero, 2, 32, x, out).performance == []
 
 
+@sim_only
 def test_check_does_not_report_float64_in_a_float64_kernel():
     x = _rows(40, 8).astype(np.float64)
     assert check(sum_rows_from_python_zero, 2, 32, x, np.zeros(40)).performance == []
 
 
+@sim_only
 def test_profile_counts_float64_operations_apart_from_float32_ones():
     """One warp-level add per execution of the accumulating line: 2 warps x 16 columns."""
     x = _rows(40, 16)
@@ -352,6 +355,7 @@ def count_positive_with_a_bool(x, out):
     out[0] = cuda.syncthreads_count(x[cuda.threadIdx.x] > 0)
 
 
+@sim_only
 def test_a_kernel_a_gpu_would_not_compile_is_refused_with_numbas_message():
     """numba-cuda's syncthreads_count takes an integer predicate (numba/cuda/intrinsics.py); a bool is a
     typing error when compiling for a GPU."""
@@ -369,6 +373,7 @@ def add_one(x):
         x[i] += 1
 
 
+@sim_only
 def test_a_kernel_is_typed_once_per_source_and_argument_types(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(_typing, "_memory", {})
@@ -395,6 +400,7 @@ def test_the_runtime_typing_follows_numba_for_operand_types_it_has_not_seen():
     assert _typing.binop("add", [1], [2]) == [1, 2]  # not numbers: Python's own operator
 
 
+@sim_only
 def test_typing_leaves_the_grading_machinery_unchanged():
     """The grader refuses a notebook after which a course class changed; pickling a typing (for the disk
     cache, or a report) must not add __slotnames__ to KernelTyping."""
