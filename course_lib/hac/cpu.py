@@ -318,23 +318,9 @@ def _fast_merges(n, n_merges, pair_a, pair_b, pair_w, pair_key, adj_start, adj_l
                     heap[size, 2] = (r << 32) | stamp[r]
                     size += 1
                     _sift_up(heap, size - 1)
-        i = pair_a[p]
-        j = pair_b[p]
         k = n + q
-        height[k] = pair_w[p]
-        alive[p] = False  # suppression
-        parent[i] = k
-        parent[j] = k
-        pop[k] = pop[i] + pop[j]
-        fi = pop[i] / pop[k]
-        fj = pop[j] / pop[k]
-        pool, pool_end, start, count = _merge_lists(i, j, k, fi, fj, pair_a, pair_b, pair_w, pair_key, alive,
-                                                    mark, active, adj_start, adj_len, pool, pool_end)
-        active[i] = False
-        active[j] = False
-        active[k] = True
-        adj_start[k] = start
-        adj_len[k] = count
+        i, j, pool, start, count = _fuse(p, k, pair_a, pair_b, pair_w, pair_key, alive, mark, active, adj_start,
+                                         adj_len, pool, pool_end, parent, height, pop)
         pool_end = start + count
         # The new pairs of k go on the heap; their old entries are now stale.
         for idx in range(start, start + count):
@@ -346,6 +332,30 @@ def _fast_merges(n, n_merges, pair_a, pair_b, pair_w, pair_key, adj_start, adj_l
             heap = _push(heap, size, scratch_bits[0], pair_key[r], r, stamp[r])
             size += 1
         q += 1
+
+
+@njit(cache=True, inline="always")
+def _fuse(p, k, pair_a, pair_b, pair_w, pair_key, alive, mark, active, adj_start, adj_len, pool, pool_end, parent,
+          height, pop):
+    """Fuse the two clusters of pair ``p`` into the new cluster ``k`` (its height, parents, population
+    and list of pairs); returns (i, j, pool, start, count): k's list is ``pool[start:start + count]``."""
+    i = pair_a[p]
+    j = pair_b[p]
+    height[k] = pair_w[p]
+    alive[p] = False  # suppression
+    parent[i] = k
+    parent[j] = k
+    pop[k] = pop[i] + pop[j]
+    fi = pop[i] / pop[k]
+    fj = pop[j] / pop[k]
+    pool, pool_end, start, count = _merge_lists(i, j, k, fi, fj, pair_a, pair_b, pair_w, pair_key, alive,
+                                                mark, active, adj_start, adj_len, pool, pool_end)
+    active[i] = False
+    active[j] = False
+    active[k] = True
+    adj_start[k] = start
+    adj_len[k] = count
+    return i, j, pool, start, count
 
 
 @njit(cache=True, inline="always")
@@ -400,23 +410,9 @@ def _scan_best_merges(n, n_merges, pair_a, pair_b, pair_w, pair_key, adj_start, 
             if best_w[c] > best_w[top] or (best_w[c] == best_w[top] and best_key[c] < best_key[top]):
                 top = c
         p = best[top]
-        i = pair_a[p]
-        j = pair_b[p]
         k = n + q
-        height[k] = pair_w[p]
-        alive[p] = False  # suppression
-        parent[i] = k
-        parent[j] = k
-        pop[k] = pop[i] + pop[j]
-        fi = pop[i] / pop[k]
-        fj = pop[j] / pop[k]
-        pool, pool_end, start, count = _merge_lists(i, j, k, fi, fj, pair_a, pair_b, pair_w, pair_key, alive,
-                                                    mark, active, adj_start, adj_len, pool, pool_end)
-        active[i] = False
-        active[j] = False
-        active[k] = True
-        adj_start[k] = start
-        adj_len[k] = count
+        i, j, pool, start, count = _fuse(p, k, pair_a, pair_b, pair_w, pair_key, alive, mark, active, adj_start,
+                                         adj_len, pool, pool_end, parent, height, pop)
         pool_end = start + count
         for c in (i, j):
             best[c] = -1
