@@ -1,0 +1,164 @@
+"""The typing process of :mod:`course_lib.sim._typing`: numba-cuda's compiler with the real CUDA target.
+
+Started by the simulator as ``python -m course_lib.sim._typing_child`` with the simulator
+off; it reads pickled requests (a kernel and its argument types) on its input and answers
+each with a :class:`~course_lib.sim._typing.KernelTyping` (typing and LLVM lowering only:
+no NVVM, no GPU).
+"""
+
+from __future__ import annotations
+
+import operator
+import pickle
+import struct
+import sys
+
+from ._typing import KernelTyping, _warm_up
+
+_OPERATOR_NAMES = {
+    operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "truediv",
+    operator.floordiv: "floordiv", operator.mod: "mod", operator.pow: "pow", operator.lshift: "lshift",
+    operator.rshift: "rshift", operator.and_: "and_", operator.or_: "or_", operator.xor: "xor",
+    operator.iadd: "add", operator.isub: "sub", operator.imul: "mul", operator.itruediv: "truediv",
+    operator.ifloordiv: "floordiv", operator.imod: "mod", operator.ipow: "pow", operator.ilshift: "lshift",
+    operator.irshift: "rshift", operator.iand: "and_", operator.ior: "or_", operator.ixor: "xor",
+    operator.neg: "neg", operator.pos: "pos", operator.invert: "invert",
+}
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+           "lshift": "<<", "rshift": ">>", "and_": "&", "or_": "|", "xor": "^", "neg": "-", "pos": "+",
+           "invert": "~"}
+
+
+def _analyse(cres, argtypes):
+    """A :class:`KernelTyping` from numba's compile result (child side)."""
+    from numba.core import types
+
+    try:  # numba-cuda keeps its own copy of numba's IR
+        from numba.cuda.core import ir
+    except ImportError:  # pragma: no cover
+        from numba.core import ir
+
+    typemap, calltypes = cres.fndesc.typemap, cres.fndesc.calltypes
+    out = KernelTyping()
+    out.array_dtypes = tuple(str(t.dtype) for t in argtypes if isinstance(t, types.Array))
+
+    def operand_types(names):
+        return tuple(types.unliteral(typemap[n]) for n in names)
+
+    # Operations on constants only (-math.inf, 2.0 * math.pi) are folded by the compiler: no instruction.
+    definition = {}
+    annotation = getattr(cres, "type_annotation", None)
+    for block in (getattr(annotation, "blocks", None) or {}).values():
+        for stmt in block.body:
+            if isinstance(stmt, ir.Assign):
+                definition.setdefault(stmt.target.name, stmt.value)
+
+    def constant(name, depth=0):
+        value = definition.get(name)
+        if depth > 8 or value is None:
+            return False
+        if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
+            return True
+        if isinstance(value, ir.Var):
+            return constant(value.name, depth + 1)
+        if isinstance(value, ir.Expr):
+            if value.op == "getattr":
+                return constant(value.value.name, depth + 1)
+            if value.op in ("binop", "inplace_binop"):
+                return constant(value.lhs.name, depth + 1) and constant(value.rhs.name, depth + 1)
+            if value.op == "unary":
+                return constant(value.value.name, depth + 1)
+        return False
+
+    for inst, sig in calltypes.items():
+        if not isinstance(inst, ir.Expr) or sig is None:
+            continue
+        name, operands = None, None
+        if inst.op in ("binop", "inplace_binop"):
+            name = _OPERATOR_NAMES.get(inst.fn)
+            operands = (inst.lhs.name, inst.rhs.name)
+        elif inst.op == "unary":
+            name = _OPERATOR_NAMES.get(inst.fn)
+            operands = (inst.value.name,)
+        elif inst.op == "call":
+            key = getattr(typemap.get(inst.func.name), "typing_key", None)  # math.sqrt itself, for math calls
+            if getattr(key, "__module__", None) == "math" and not inst.kws:
+                name = "math." + key.__name__
+                operands = tuple(v.name for v in inst.args)
+        if name is None or any(n not in typemap for n in operands):
+            continue
+        given = operand_types(operands)
+        result = sig.return_type
+        out.ops.setdefault((name, given), (tuple(sig.args), result))
+        if all(constant(n) for n in operands):
+            continue
+        kinds = [t for t in (*sig.args, result) if isinstance(t, types.Float)]
+        if not kinds:
+            continue
+        line = inst.loc.line
+        counts = out.float_lines.setdefault(line, {"float64": 0, "float32": 0})
+        width = max(t.bitwidth for t in kinds)
+        if width == 64:
+            counts["float64"] += 1
+            sym = _SYMBOL.get(name)
+            if sym is None:
+                what = f"{name}({', '.join(map(str, given))}) -> {result}"
+            elif len(given) == 1:
+                what = f"{sym}{given[0]} -> {result}"
+            else:
+                what = f"{given[0]} {sym} {given[1]} -> {result}"
+            out.float64_details.setdefault(line, []).append(what)
+        elif width == 32:
+            counts["float32"] += 1
+    return out
+
+
+def _serve():  # pragma: no cover - runs in the child
+    from course_lib import device
+
+    device.configure(force="gpu")
+    try:
+        from numba.core import errors
+        from numba.cuda.compiler import compile_cuda
+    except Exception:
+        compile_cuda = None
+    from .remote import _lookup
+
+    if compile_cuda is not None:  # warm numba's typing and lowering up while the parent gets on with its work
+        try:
+            from numba.core import types
+
+            compile_cuda(_warm_up, None, (types.float32[::1],), cc=(8, 0))
+        except Exception:
+            pass
+    inp, outp = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        head = inp.read(8)
+        if len(head) != 8:
+            return
+        (size,) = struct.unpack("<Q", head)
+        try:
+            request = pickle.loads(inp.read(size))
+            kind, target = request["target"]
+            kernel = _lookup(*target) if kind == "name" else target
+            py_func = getattr(kernel, "py_func", kernel)
+            if compile_cuda is None:
+                reply = {"unavailable": "numba-cuda's compiler cannot be loaded"}
+            else:
+                try:
+                    cres = compile_cuda(py_func, None, request["argtypes"], debug=request["debug"], cc=(8, 0))
+                    reply = {"typing": _analyse(cres, request["argtypes"])}
+                except errors.NumbaError as err:
+                    reply = {"typing": KernelTyping(error=str(err).strip())}
+        except Exception as err:  # anything else: the parent runs without static typing
+            reply = {"unavailable": f"{type(err).__name__}: {err}"}
+        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        outp.write(struct.pack("<Q", len(data)) + data)
+        outp.flush()
+
+
+if __name__ == "__main__":
+    # Under ``python -m`` this module is __main__: serve with the importable one.
+    from course_lib.sim._typing_child import _serve as serve
+
+    serve()
