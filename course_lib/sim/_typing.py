@@ -431,19 +431,15 @@ def before_launch(fn, args, debug=False):
     KernelTyping or None
         None when the typing is switched off (``COURSE_SIM_TYPING=0``) or cannot be had.
     """
-    if not enabled():
+    typing = float_ops(fn, args, debug)
+    if typing is None:
         return None
-    fn = _original(fn)
-    argtypes = [argument_type(a) for a in args]
-    if any(t is None for t in argtypes):
-        return None
-    typing = kernel_typing(fn, argtypes, debug)
-    if typing and typing.ops:
+    if typing.ops:
         launch_ops.update(typing.ops)
-    if typing and typing.error:
+    if typing.error:
         raise GPUTypingError(
-            f"{fn.__name__}({', '.join(map(str, argtypes))}) would not compile for a GPU; numba-cuda says:\n"
-            f"{typing.error}"
+            f"{_original(fn).__name__}({', '.join(str(argument_type(a)) for a in args)}) would not compile for a "
+            f"GPU; numba-cuda says:\n{typing.error}"
         )
     return typing
 
@@ -463,8 +459,7 @@ def float_ops(fn, args, debug=False):
     argtypes = [argument_type(a) for a in args]
     if any(t is None for t in argtypes):
         return None
-    typing = kernel_typing(fn, argtypes, debug)
-    return typing or None
+    return kernel_typing(fn, argtypes, debug) or None
 
 
 def float64_lines(fn, args, debug=False):
