@@ -395,15 +395,36 @@ def _type_in_child(fn, argtypes, debug):
                     _child.discard()
                 _child = _Child()
             reply = _child.ask(payload)
-        except Exception:  # it died, hangs or answered nonsense: no static typing in this process any more
+        except Exception as err:  # it died, hangs or answered nonsense: no static typing in this process any more
             if _child is not None:
                 _child.close() if _child.owner == os.getpid() else _child.discard()
             _child = None
             _broken = True
+            _say_unavailable(f"{type(err).__name__}: {err}")
             return None
     if "unavailable" in reply:
+        _say_unavailable(reply["unavailable"])
         return None
     return reply["typing"]
+
+
+_said: list = []
+
+
+def _say_unavailable(reason):
+    """Tell once per process that kernels run without numba's static typing, and why.
+
+    A kernel then still computes in numba's types operation by operation, but what a GPU
+    would not compile is no longer refused, and a variable keeps each value's own type.
+    Printed to stderr, not warned: a warning would fail a test suite that turns warnings
+    into errors because of a busy machine, not because of the kernel.
+    """
+    if _said:
+        return
+    _said.append(reason)
+    print(f"course_lib.sim: numba's typing process is unavailable ({reason}); kernels run with the runtime "
+          f"typing only (what would not compile for a GPU is not refused). Set {ENV_SWITCH}=0 to silence this, "
+          "or restart the kernel to try again.", file=sys.stderr)
 
 
 def _shutdown():

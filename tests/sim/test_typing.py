@@ -391,6 +391,41 @@ def test_a_kernel_is_typed_once_per_source_and_argument_types(tmp_path, monkeypa
     assert _typing.stats()["typed"] - before["typed"] == 2 and _typing.stats()["disk_hits"] > before["disk_hits"]
 
 
+@sim_only
+def test_a_typing_process_that_does_not_answer_is_reported_once_and_kernels_still_run(monkeypatch, capsys, tmp_path):
+    class Silent:
+        owner = None
+
+        def __init__(self):
+            import os
+
+            self.owner = os.getpid()
+
+        def usable(self):
+            return True
+
+        def ask(self, payload):
+            raise TimeoutError("no typing within 30.0 s")
+
+        def close(self):
+            pass
+
+        discard = close
+
+    monkeypatch.setattr(_typing, "_Child", Silent)
+    monkeypatch.setattr(_typing, "_child", None)
+    monkeypatch.setattr(_typing, "_broken", False)
+    monkeypatch.setattr(_typing, "_memory", {})
+    monkeypatch.setattr(_typing, "_said", [])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty cache: the typing process is asked
+    x = np.zeros(5, np.int32)
+    add_one[1, 32](x)
+    add_one[1, 32](x)
+    np.testing.assert_array_equal(x, 2)
+    err = capsys.readouterr().err
+    assert err.count("typing process is unavailable (TimeoutError: no typing within 30.0 s)") == 1
+
+
 def test_the_runtime_typing_follows_numba_for_operand_types_it_has_not_seen():
     """Operators outside any typed kernel use numba's typing rules for scalars."""
     assert type(_typing.binop("mul", np.int32(3), np.int32(4))) is np.int64
