@@ -505,7 +505,7 @@ def wait_ready() -> bool:
 
 def _type_in_child(fn, argtypes, debug):
     global _child
-    from .remote import _by_name, _dumps
+    from ._transport import _by_name, _dumps
 
     named = _by_name(fn)
     target = ("name", named) if named else ("function", fn)
@@ -578,7 +578,7 @@ def before_launch(fn, args, debug=False):
 
 def _original(fn):
     """The kernel as written, not a copy recompiled by course_lib.sim._lines (counters, ticks)."""
-    from ._lines import REWRITTEN
+    from ._marks import REWRITTEN
 
     return getattr(fn, REWRITTEN, None) or fn
 
@@ -635,7 +635,7 @@ class untyped:
         self.functions = functions
 
     def _forget_copies(self):
-        from ._engine import _FAIR
+        from ._marks import _FAIR
 
         for fn in self.functions:
             getattr(fn, "__dict__", {}).pop(_FAIR, None)
@@ -799,7 +799,7 @@ def _serve():  # pragma: no cover - runs in the child
         from numba.cuda.compiler import compile_cuda
     except Exception:
         compile_cuda = None
-    from .remote import _lookup
+    from ._transport import _lookup
 
     if compile_cuda is not None:  # warm numba's typing and lowering up while the parent gets on with its work
         try:
