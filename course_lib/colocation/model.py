@@ -19,8 +19,8 @@ import numpy as np
 from .._validate import check_array, check_flag, check_int
 from ._checks import check_features, check_neighbour_distance, check_pattern, check_points
 
-__all__ = ["MAX_CELLS_TIMES_FEATURES", "Grid", "cell_index", "count_map", "feature_local_ids", "filter_launches", "grid_for", "level_plan",
-           "pi_upper_bound", "qualifying_cells"]
+__all__ = ["MAX_CELLS_TIMES_FEATURES", "Grid", "cell_index", "count_map", "feature_local_ids", "filter_launches",
+           "grid_for", "level_plan", "pi_upper_bound", "qualifying_cells"]
 
 #: The CountMap holds one int32 per (cell, feature): refuse grids above 2**27 entries (512 MiB).
 MAX_CELLS_TIMES_FEATURES = 1 << 27

@@ -11,13 +11,13 @@
   (n_i + n_j) is exactly UPGMA's update of c - s.
 
 Comparing dendrograms by their structure (:func:`compare_dendrograms`, which the thesis's precision
-study :func:`~course_lib.hac.api.precision_study` uses). Two correct runs can differ parent by parent: a rounding difference changes which of
-two nearly equal affinities is the maximum, so later clusters get other numbers (the
-thesis saw about 10% of the parents differ between its GPU and CPU versions). The
-comparisons here look at what the tree means instead: the cophenetic correlation (do
-both trees put each pair of elements together at similar heights?) and the agreement
-of the flat clusters obtained by cutting both trees into the same number of clusters
-(adjusted Rand index, 1 = identical partitions).
+study :func:`~course_lib.hac.api.precision_study` uses). Two correct runs can differ parent by
+parent: a rounding difference changes which of two nearly equal affinities is the maximum, so later
+clusters get other numbers (the thesis saw about 10% of the parents differ between its GPU and CPU
+versions). The comparisons here look at what the tree means instead: the cophenetic correlation (do
+both trees put each pair of elements together at similar heights?) and the agreement of the flat
+clusters obtained by cutting both trees into the same number of clusters (adjusted Rand index, 1 =
+identical partitions).
 """
 
 from __future__ import annotations
