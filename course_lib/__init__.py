@@ -25,21 +25,9 @@ if device.backend() == "sim":
     _sim.install()
 
 from .device import backend, info, pick  # noqa: E402  (must follow configure())
+from ._units import UNITS  # noqa: E402
 from .show import kernel_source, show_kernel  # noqa: E402
 
 __version__ = "0.1.0"
-
-#: The course units, in teaching order: name of the subpackage -> lesson notebook.
-UNITS = {
-    "sim": "lessons/00_seeing_the_gpu.ipynb",
-    "nbody": "lessons/01_nbody.ipynb",
-    "spmv": "lessons/02_spmv.ipynb",
-    "bfs": "lessons/03_bfs.ipynb",
-    "poisson": "lessons/04_poisson.ipynb",
-    "hac": "lessons/05_hac.ipynb",
-    "ica": "lessons/06_ica.ipynb",
-    "cellsim": "lessons/07_cellsim.ipynb",
-    "colocation": "lessons/08_colocation.ipynb",
-}
 
 __all__ = ["UNITS", "backend", "device", "info", "kernel_source", "pick", "show_kernel"]

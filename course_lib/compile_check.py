@@ -174,8 +174,8 @@ def compile_kernel(kernel, signature: str, *, cc=(9, 0), fastmath: bool = False,
     RuntimeError
         If the child process fails (the message carries its error).
     """
-    from .sim.remote import _by_name, _dumps
     from .sim._instrument import py_function
+    from .sim._transport import _by_name, _dumps
 
     fn = py_function(kernel)
     named = _by_name(kernel) if kernel is not fn else None
@@ -202,7 +202,7 @@ def _serve_one() -> int:
     device.configure(force="gpu")
     from numba import cuda
 
-    from .sim.remote import _lookup
+    from .sim._transport import _lookup
 
     request = pickle.loads(sys.stdin.buffer.read())
     kind, target = request["target"]

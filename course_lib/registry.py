@@ -127,7 +127,7 @@ def course_kernel(signature: str, *, lesson: str = "", example: Callable[[], tup
 
 def all_kernels() -> list[KernelSpec]:
     """Every registered kernel, after importing every unit's kernels module."""
-    from . import UNITS
+    from ._units import UNITS
 
     for unit in UNITS:
         importlib.import_module(f"course_lib.{unit}.kernels")

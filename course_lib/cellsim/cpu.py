@@ -22,6 +22,7 @@ import numpy as np
 
 from .._validate import check_flag
 from . import _core
+from ._problem import Problem
 
 __all__ = ["simulate_cpu", "simulate_cpu_arrays"]
 
@@ -178,8 +179,6 @@ def simulate_cpu(problem, *, parallel=True):
     SimulationResult
         Equal to the kernels' result for the same problem (same random numbers, same rules).
     """
-    from .api import Problem
-
     if not isinstance(problem, Problem):
         raise ValueError(f"problem must be a Problem from prepare_problem, got {type(problem).__name__}")
     parallel = check_flag(parallel, "parallel")

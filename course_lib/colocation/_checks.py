@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import check_array, check_float, check_int
+from ._types import MAX_PATTERN
 
-__all__ = ["check_features", "check_grid", "check_neighbour_distance", "check_pattern", "check_points"]
+__all__ = ["check_features", "check_inputs", "check_neighbour_distance", "check_pattern", "check_points"]
 
 
 def check_points(points, name="points") -> np.ndarray:
@@ -46,10 +47,25 @@ def check_pattern(pattern, name="pattern", n_features=None) -> tuple:
     return ids
 
 
-def check_grid(grid, name="grid"):
-    """A :class:`~course_lib.colocation.model.Grid`."""
-    from .model import Grid
+def check_inputs(points, features, r, threshold, n_features=None, max_size=None):
+    """Validate the arguments of :func:`~course_lib.colocation.mine`.
 
-    if not isinstance(grid, Grid):
-        raise ValueError(f"{name} must be a Grid (from grid_for), got {type(grid).__name__}")
-    return grid
+    Returns
+    -------
+    points : ndarray of shape (N, 2), float64
+    features : ndarray of shape (N,), int32
+    r, threshold : float
+    n_features : int
+    max_size : int
+    """
+    points = check_points(points)
+    features = check_features(features, len(points))
+    r = check_neighbour_distance(r)
+    threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, min_inclusive=False)
+    seen = int(features.max()) + 1 if len(features) else 0
+    if n_features is None:
+        n_features = seen
+    else:
+        n_features = check_int(n_features, "n_features", minimum=max(seen, 1))
+    max_size = MAX_PATTERN if max_size is None else check_int(max_size, "max_size", minimum=2, maximum=MAX_PATTERN)
+    return points, features, r, threshold, n_features, max_size

@@ -20,15 +20,15 @@ arguments of :func:`mine` (named in :data:`VERSIONS`):
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 
 from .. import device
-from .._validate import check_block, check_choice, check_flag, check_float, check_int
-from ._checks import check_features, check_neighbour_distance, check_points
-from .model import grid_for
+from .._validate import check_block, check_choice, check_flag
+from ._checks import check_inputs
+from ._types import LevelStats, MiningResult
+from .model import grid_for, level_plan
 from .reference import apriori_candidates
 
 __all__ = ["HOST_MEMORY", "METHODS", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
@@ -55,81 +55,6 @@ VERSIONS = {
 def default_block() -> int:
     """Threads per block of the one-thread-per-item kernels: 256 on a GPU, 32 in the simulator."""
     return device.pick(sim=32, gpu=256)
-
-
-@dataclass(frozen=True)
-class LevelStats:
-    """What happened to the candidates of one pattern size.
-
-    Attributes
-    ----------
-    size : int
-    candidates : int
-        Candidates from Apriori.
-    after_filter : int
-        Candidates whose upper bound of PI reached the threshold.
-    prevalent : int
-    rows : int
-        Row instances found for the candidates that were refined.
-    """
-
-    size: int
-    candidates: int
-    after_filter: int
-    prevalent: int
-    rows: int
-
-
-@dataclass
-class MiningResult:
-    """Prevalent patterns and how the search went.
-
-    Attributes
-    ----------
-    patterns : dict
-        ``{pattern: PI}``, patterns as sorted tuples of feature ids (size >= 2).
-    levels : list of LevelStats
-    method : str
-    stats : dict
-        GPU only: ``pinned_allocations`` and ``pinned_bytes`` (page-locked host memory allocated)
-        and ``uploads`` (host-to-device uploads staged by the miner).
-    """
-
-    patterns: dict
-    levels: list = field(default_factory=list)
-    method: str = ""
-    stats: dict = field(default_factory=dict)
-
-    def __repr__(self):
-        shown = ", ".join(f"{p}: {pi:.3f}" for p, pi in list(self.patterns.items())[:6])
-        more = ", ..." if len(self.patterns) > 6 else ""
-        return f"MiningResult({len(self.patterns)} prevalent patterns: {{{shown}{more}}}, method={self.method!r})"
-
-
-def check_inputs(points, features, r, threshold, n_features=None, max_size=None):
-    """Validate the arguments of :func:`mine`.
-
-    Returns
-    -------
-    points : ndarray of shape (N, 2), float64
-    features : ndarray of shape (N,), int32
-    r, threshold : float
-    n_features : int
-    max_size : int
-    """
-    from .kernels import MAX_PATTERN
-
-    points = check_points(points)
-    features = check_features(features, len(points))
-    r = check_neighbour_distance(r)
-    threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, min_inclusive=False)
-    seen = int(features.max()) + 1 if len(features) else 0
-    if n_features is None:
-        n_features = seen
-    else:
-        n_features = check_int(n_features, "n_features", minimum=max(seen, 1))
-    max_size = MAX_PATTERN if max_size is None else check_int(max_size, "max_size", minimum=2, maximum=MAX_PATTERN)
-    return points, features, r, threshold, n_features, max_size
 
 
 def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_size=None, preprocess="device",
@@ -201,40 +126,6 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
 
 def _blocks(n, block):
     return max((n + block - 1) // block, 1)
-
-
-def level_plan(candidates, parents, n_parents, n_features, feature_count):
-    """The host-made arrays of one level: candidates, who extends whom, and flag segments.
-
-    Parameters
-    ----------
-    candidates : list of tuple of int
-        The candidates of size k being refined.
-    parents : list of int
-        For each candidate, the id of the pattern of size k - 1 it extends (its rows' last column).
-    n_parents : int
-        Number of pattern ids of size k - 1.
-    n_features : int
-    feature_count : ndarray of shape (F,)
-
-    Returns
-    -------
-    child_of : int32 array of shape (n_parents * F,)
-    seg_start : int32 array of shape (C * k,)
-    n_flags : int
-    """
-    child_of = np.full(max(n_parents, 1) * n_features, -1, np.int32)
-    seg_start = np.zeros(len(candidates) * (len(candidates[0]) if candidates else 0), np.int32)
-    n_flags, at = 0, 0
-    for c, (cand, parent) in enumerate(zip(candidates, parents)):
-        child_of[parent * n_features + cand[-1]] = c
-        for f in cand:
-            seg_start[at] = n_flags
-            n_flags += int(feature_count[f])
-            at += 1
-    if n_flags >= 2**31:
-        raise ValueError(f"too many participation flags for int32 indices ({n_flags:,}); mine fewer candidates")
-    return child_of, seg_start, n_flags
 
 
 class _DeviceMiner:

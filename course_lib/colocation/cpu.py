@@ -134,8 +134,9 @@ def mine_cpu(points, features, r, threshold, n_features=None, max_size=None, *, 
     -------
     MiningResult
     """
-    from .api import LevelStats, MiningResult, check_inputs, level_plan
-    from .model import grid_for
+    from ._checks import check_inputs
+    from ._types import LevelStats, MiningResult
+    from .model import grid_for, level_plan
     from .reference import apriori_candidates
 
     points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
@@ -145,7 +146,7 @@ def mine_cpu(points, features, r, threshold, n_features=None, max_size=None, *, 
     if grid is None:
         g = grid_for(points, r, n_features)
     else:
-        from ._checks import check_grid
+        from .model import check_grid
 
         g = check_grid(grid)
         if g.cell < r:

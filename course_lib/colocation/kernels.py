@@ -29,14 +29,13 @@ import numpy as np
 from numba import cuda, int32
 
 from ..registry import course_kernel
+from ._types import MAX_PATTERN
 
 __all__ = ["BOUND_BLOCK", "MAX_PATTERN", "candidate_bound_kernel", "extend_count_kernel", "extend_fill_kernel",
            "fill_kernel", "grid_count_kernel", "participation_kernel", "quadruplet_filter_kernel",
            "row_extensions", "scatter_by_cell_kernel", "singleton_table_kernel"]
 
 LESSON = "lessons/08_colocation.ipynb"
-#: Largest pattern size (features per pattern) the kernels handle.
-MAX_PATTERN = 8
 #: Threads per block of :func:`candidate_bound_kernel` (a power of two: tree reduction).
 BOUND_BLOCK = 128
 

@@ -17,10 +17,10 @@ from math import comb
 import numpy as np
 
 from .._validate import check_array, check_flag, check_int
-from ._checks import check_features, check_grid, check_neighbour_distance, check_pattern, check_points
+from ._checks import check_features, check_neighbour_distance, check_pattern, check_points
 
-__all__ = ["MAX_CELLS_TIMES_FEATURES", "Grid", "cell_index", "count_map", "feature_local_ids", "filter_launches", "grid_for", "pi_upper_bound",
-           "qualifying_cells"]
+__all__ = ["MAX_CELLS_TIMES_FEATURES", "Grid", "cell_index", "count_map", "feature_local_ids", "filter_launches",
+           "grid_for", "level_plan", "pi_upper_bound", "qualifying_cells"]
 
 #: The CountMap holds one int32 per (cell, feature): refuse grids above 2**27 entries (512 MiB).
 MAX_CELLS_TIMES_FEATURES = 1 << 27
@@ -73,6 +73,13 @@ class Grid:
         cx = np.floor((points[:, 0] - self.x0) / self.cell).astype(np.int64)
         cy = np.floor((points[:, 1] - self.y0) / self.cell).astype(np.int64)
         return (cy * self.n_cols + cx).astype(np.int32)
+
+
+def check_grid(grid, name="grid"):
+    """A :class:`~course_lib.colocation.model.Grid`."""
+    if not isinstance(grid, Grid):
+        raise ValueError(f"{name} must be a Grid (from grid_for), got {type(grid).__name__}")
+    return grid
 
 
 def grid_for(points, r, n_features=1) -> Grid:
@@ -256,3 +263,37 @@ def filter_launches(n_features: int, size: int, *, batched: bool) -> int:
     size = check_int(size, "size", minimum=2)
     batched = check_flag(batched, "batched")
     return 2 if batched else 2 * comb(n_features, size)
+
+
+def level_plan(candidates, parents, n_parents, n_features, feature_count):
+    """The host-made arrays of one level: candidates, who extends whom, and flag segments.
+
+    Parameters
+    ----------
+    candidates : list of tuple of int
+        The candidates of size k being refined.
+    parents : list of int
+        For each candidate, the id of the pattern of size k - 1 it extends (its rows' last column).
+    n_parents : int
+        Number of pattern ids of size k - 1.
+    n_features : int
+    feature_count : ndarray of shape (F,)
+
+    Returns
+    -------
+    child_of : int32 array of shape (n_parents * F,)
+    seg_start : int32 array of shape (C * k,)
+    n_flags : int
+    """
+    child_of = np.full(max(n_parents, 1) * n_features, -1, np.int32)
+    seg_start = np.zeros(len(candidates) * (len(candidates[0]) if candidates else 0), np.int32)
+    n_flags, at = 0, 0
+    for c, (cand, parent) in enumerate(zip(candidates, parents)):
+        child_of[parent * n_features + cand[-1]] = c
+        for f in cand:
+            seg_start[at] = n_flags
+            n_flags += int(feature_count[f])
+            at += 1
+    if n_flags >= 2**31:
+        raise ValueError(f"too many participation flags for int32 indices ({n_flags:,}); mine fewer candidates")
+    return child_of, seg_start, n_flags

@@ -167,7 +167,7 @@ def mine_reference(points, features, r, threshold, *, n_features=None, max_size=
     dict
         ``{pattern: PI}`` for every prevalent pattern, patterns as sorted tuples of features.
     """
-    from .api import check_inputs
+    from ._checks import check_inputs
 
     points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
                                                                         max_size)

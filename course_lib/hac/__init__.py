@@ -24,7 +24,7 @@ from .._lazy import lazy_submodules
 from . import kernels
 from ._dendrogram import Dendrogram, to_linkage
 from ._graph import AffinityGraph, as_graph, from_pairs
-from .api import FUSIONS, GPU_METHODS, LAYOUTS, METHODS, cluster, default_block
+from .api import FUSIONS, GPU_METHODS, LAYOUTS, METHODS, cluster, default_block, precision_study
 from .cpu import average_link_cpu, average_link_scan
 from .data import (BUNDLE_NAMES, THESIS_M, THESIS_N, FiberGraph, Fibers, complete_graph, components_graph,
                    fiber_bundles, fiber_graph, kmeans, load_fibers, path_graph, planted_graph, random_graph,
@@ -32,7 +32,7 @@ from .data import (BUNDLE_NAMES, THESIS_M, THESIS_N, FiberGraph, Fibers, complet
 from .model import THESIS, amdahl_speedup, amdahl_limit, bytes_per_iteration, stage_fractions
 from .quiz import QUIZ
 from .reference import (STAGES, adjusted_rand_index, average_link_reference, compare_dendrograms,
-                        cophenetic_correlation, precision_study, scipy_average_linkage)
+                        cophenetic_correlation, scipy_average_linkage)
 
 __all__ = [
     "BUNDLE_NAMES",

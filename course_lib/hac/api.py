@@ -10,9 +10,9 @@ from ._dendrogram import Dendrogram
 from ._device import FUSIONS, LAYOUTS, DeviceClustering
 from ._graph import as_graph
 from .cpu import average_link_cpu, average_link_scan
-from .reference import average_link_reference, scipy_average_linkage
+from .reference import average_link_reference, compare_dendrograms, scipy_average_linkage
 
-__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "cluster", "default_block"]
+__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "cluster", "default_block", "precision_study"]
 
 #: ``"gpu"``: the kernels, device-resident loop; ``"gpu_roundtrip"``: the kernels with the
 #: thesis's host round trip every iteration; ``"cpu"``: compiled, heap-based (the strong
@@ -115,3 +115,37 @@ def cluster(graph, method="gpu", *, dtype=None, fusion=None, layout="soa", block
         raise ValueError(f"block must be a power of two (the reductions halve it), got {block}")
     return DeviceClustering(g, dtype, fusion, layout, block, resident).run(measure_stages=measure_stages,
                                                                            max_merges=max_merges)
+
+
+def precision_study(graph, method="cpu", cuts=(2, 4, 8, 16, 32)) -> dict:
+    """The thesis's study: the same clustering in float32 and in float64.
+
+    Parameters
+    ----------
+    graph : graph accepted by :func:`~course_lib.hac.as_graph`
+    method : str
+        A method of :func:`~course_lib.hac.cluster` that takes a dtype (not ``"scipy"``).
+    cuts : sequence of int
+
+    Returns
+    -------
+    dict
+        The :func:`~course_lib.hac.reference.compare_dendrograms` of float32 against float64, plus
+        ``relative_error`` (array, merge by merge), ``top_relative_error`` (largest over
+        the last 10% of the merges, the top of the tree) and ``bottom_relative_error``
+        (over the first 90%), and both trees (``float32``, ``float64``).
+    """
+    if isinstance(method, str) and method == "scipy":
+        raise ValueError("method must take a dtype: 'scipy' works in float64 only")
+    method = check_choice(method, "method", tuple(m for m in METHODS if m != "scipy"))
+    t64 = cluster(graph, method, dtype=np.float64)
+    t32 = cluster(graph, method, dtype=np.float32)
+    out = compare_dendrograms(t32, t64, cuts)
+    h32, h64 = t32.merge_heights.astype(np.float64), t64.merge_heights
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(h32 == h64, 0.0, np.abs(h32 - h64) / np.abs(h64))
+    top = max(1, rel.size // 10) if rel.size else 0
+    out.update(relative_error=rel, float32=t32, float64=t64,
+               top_relative_error=float(rel[-top:].max()) if top else 0.0,
+               bottom_relative_error=float(rel[:-top].max()) if rel.size > top else 0.0)
+    return out

@@ -10,14 +10,14 @@
   heights as the sparse algorithm, because s(k, l) = (n_i s(i, l) + n_j s(j, l)) /
   (n_i + n_j) is exactly UPGMA's update of c - s.
 
-Comparing dendrograms by their structure (:func:`compare_dendrograms`), and the thesis's
-precision study (:func:`precision_study`). Two correct runs can differ parent by parent: a rounding difference changes which of
-two nearly equal affinities is the maximum, so later clusters get other numbers (the
-thesis saw about 10% of the parents differ between its GPU and CPU versions). The
-comparisons here look at what the tree means instead: the cophenetic correlation (do
-both trees put each pair of elements together at similar heights?) and the agreement
-of the flat clusters obtained by cutting both trees into the same number of clusters
-(adjusted Rand index, 1 = identical partitions).
+Comparing dendrograms by their structure (:func:`compare_dendrograms`, which the thesis's precision
+study :func:`~course_lib.hac.api.precision_study` uses). Two correct runs can differ parent by
+parent: a rounding difference changes which of two nearly equal affinities is the maximum, so later
+clusters get other numbers (the thesis saw about 10% of the parents differ between its GPU and CPU
+versions). The comparisons here look at what the tree means instead: the cophenetic correlation (do
+both trees put each pair of elements together at similar heights?) and the agreement of the flat
+clusters obtained by cutting both trees into the same number of clusters (adjusted Rand index, 1 =
+identical partitions).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ._dendrogram import Dendrogram
 from ._graph import as_graph
 
 __all__ = ["STAGES", "adjusted_rand_index", "average_link_reference", "compare_dendrograms", "cophenetic_correlation",
-           "precision_study", "scipy_average_linkage"]
+           "scipy_average_linkage"]
 
 #: The thesis's stages, in order (its Cuadro 1).
 STAGES = ("matching", "suppression", "weighting", "collection", "integration", "fusion")
@@ -267,39 +267,3 @@ def compare_dendrograms(a: Dendrogram, b: Dendrogram, cuts=(2, 4, 8, 16)) -> dic
         "same_tree": bool(np.array_equal(a.parent, b.parent)),
     }
 
-
-def precision_study(graph, method="cpu", cuts=(2, 4, 8, 16, 32)) -> dict:
-    """The thesis's study: the same clustering in float32 and in float64.
-
-    Parameters
-    ----------
-    graph : graph accepted by :func:`~course_lib.hac.as_graph`
-    method : str
-        A method of :func:`~course_lib.hac.cluster` that takes a dtype (not ``"scipy"``).
-    cuts : sequence of int
-
-    Returns
-    -------
-    dict
-        The :func:`compare_dendrograms` of float32 against float64, plus
-        ``relative_error`` (array, merge by merge), ``top_relative_error`` (largest over
-        the last 10% of the merges, the top of the tree) and ``bottom_relative_error``
-        (over the first 90%), and both trees (``float32``, ``float64``).
-    """
-    from .._validate import check_choice
-    from .api import METHODS, cluster
-
-    if isinstance(method, str) and method == "scipy":
-        raise ValueError("method must take a dtype: 'scipy' works in float64 only")
-    method = check_choice(method, "method", tuple(m for m in METHODS if m != "scipy"))
-    t64 = cluster(graph, method, dtype=np.float64)
-    t32 = cluster(graph, method, dtype=np.float32)
-    out = compare_dendrograms(t32, t64, cuts)
-    h32, h64 = t32.merge_heights.astype(np.float64), t64.merge_heights
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(h32 == h64, 0.0, np.abs(h32 - h64) / np.abs(h64))
-    top = max(1, rel.size // 10) if rel.size else 0
-    out.update(relative_error=rel, float32=t32, float64=t64,
-               top_relative_error=float(rel[-top:].max()) if top else 0.0,
-               bottom_relative_error=float(rel[:-top].max()) if rel.size > top else 0.0)
-    return out

@@ -60,6 +60,8 @@ import numpy as np
 
 from numba.cuda.simulator.kernelapi import Dim3
 
+from ._marks import _FAIR, REWRITTEN
+
 FULL_MASK = 0xFFFFFFFF
 WARP_SIZE = 32
 #: Loop iterations (and atomics) a simulated thread runs before it gives the baton to
@@ -252,9 +254,6 @@ def _preempt():
         manager._pause(carrier, "ready", _kernel_line(3))
 
 
-_FAIR = "__course_fair__"
-
-
 def fair(fn):
     """``fn`` recompiled to call :func:`tick` at every loop back-edge (``fn`` itself when its
     source cannot be read, or when it already ticks).
@@ -266,7 +265,7 @@ def fair(fn):
     out = getattr(fn, _FAIR, None)
     if out is not None:
         return out
-    from ._lines import REWRITTEN, with_ticks
+    from ._lines import with_ticks
 
     out = fn if getattr(fn, REWRITTEN, None) is not None else (with_ticks(fn, tick) or fn)
     try:

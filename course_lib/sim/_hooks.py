@@ -38,7 +38,7 @@ import functools
 
 import numpy as np
 
-from . import _engine, _instrument, _intrinsics, _typing
+from . import _engine, _intrinsics, _typing, _uninit
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -160,7 +160,7 @@ def _device_call(stock_call):
     on_carrier = _engine.on_carrier
     launching = _engine.launch_lock
 
-    forget = _instrument.forget_uninitialized
+    forget = _uninit.forget_uninitialized
     fake_array = devicearray.FakeCUDAArray
     convert = _typing.convert_arguments
 
@@ -175,7 +175,7 @@ def _device_call(stock_call):
             with swapped_cuda_module(fn, kernel._kernel_context):
                 return fair(fn)(*args)  # loops of device functions tick too
         with launching:  # one simulated launch at a time, whichever host thread launches
-            if _instrument._never_written:
+            if _uninit._never_written:
                 for arg in args:  # an unobserved launch may write its arguments
                     if isinstance(arg, fake_array):
                         forget(arg)
@@ -250,7 +250,7 @@ def _allocating(original):
 
     @functools.wraps(original)
     def device_array(*args, **kwargs):
-        return _instrument.track_uninitialized(original(*args, **kwargs))
+        return _uninit.track_uninitialized(original(*args, **kwargs))
 
     return device_array
 
@@ -260,7 +260,7 @@ def _writing(original):
 
     @functools.wraps(original)
     def write(self, *args, **kwargs):
-        _instrument.forget_uninitialized(self)
+        _uninit.forget_uninitialized(self)
         return original(self, *args, **kwargs)
 
     return write

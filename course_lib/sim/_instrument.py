@@ -14,7 +14,6 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-import weakref
 from itertools import count
 
 import numpy as np
@@ -23,49 +22,12 @@ from numba.cuda import types
 from numba.cuda.np import numpy_support
 
 from . import _engine, _typing
+from ._uninit import _never_written, _root, _uninitialized_entry, forget_uninitialized, track_uninitialized
 
 __all__ = ["Observer", "TracedArray", "forget_uninitialized", "launch", "py_function", "is_kernel_code",
            "track_uninitialized"]
 
 _alloc_ids = count(1)
-
-#: Device allocations never written since they were made (``cuda.device_array`` and
-#: friends, whose content is garbage on a GPU): id(root ndarray) -> [weak reference, None
-#: or a bool array of the bytes :func:`course_lib.sim.check` has seen written since].
-#: Anything else that may write them (a copy, a host assignment, an unobserved launch)
-#: forgets them.
-_never_written = {}
-
-
-def _root(a):
-    """The ndarray owning the memory of the view ``a``."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def track_uninitialized(devary):
-    """Remember that the device array ``devary`` (a new allocation) holds no written data yet."""
-    ary = getattr(devary, "_ary", None)
-    if isinstance(ary, np.ndarray) and ary.size:
-        root = _root(ary)
-        key = id(root)
-        _never_written[key] = [weakref.ref(root, lambda _, key=key: _never_written.pop(key, None)), None]
-    return devary
-
-
-def _uninitialized_entry(root):
-    entry = _never_written.get(id(root))
-    return entry if entry is not None and entry[0]() is root else None
-
-
-def forget_uninitialized(obj):
-    """``obj`` (a device array, or an ndarray) may have been written: stop tracking its allocation."""
-    if not _never_written:
-        return
-    ary = getattr(obj, "_ary", obj)
-    if isinstance(ary, np.ndarray) and _uninitialized_entry(_root(ary)) is not None:
-        del _never_written[id(_root(ary))]
 
 
 def py_function(kernel):

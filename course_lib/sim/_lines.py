@@ -39,13 +39,12 @@ import types
 from collections import defaultdict
 
 from . import _typed_ops
+from ._marks import REWRITTEN
 
 __all__ = ["LineCounter", "counted", "with_ticks"]
 
 _COUNTER = "__course_lines__"
 _TICK = "__course_tick__"
-#: Attribute set on rewritten functions (value: the original function).
-REWRITTEN = "__course_rewritten__"
 
 
 class LineCounter:

@@ -377,7 +377,7 @@ def wait_ready() -> bool:
 
 def _type_in_child(fn, argtypes, debug):
     global _child
-    from .remote import _by_name, _dumps
+    from ._transport import _by_name, _dumps
 
     named = _by_name(fn)
     target = ("name", named) if named else ("function", fn)
@@ -467,7 +467,7 @@ def before_launch(fn, args, debug=False):
 
 def _original(fn):
     """The kernel as written, not a copy recompiled by course_lib.sim._lines (counters, ticks)."""
-    from ._lines import REWRITTEN
+    from ._marks import REWRITTEN
 
     return getattr(fn, REWRITTEN, None) or fn
 
@@ -523,7 +523,7 @@ class untyped:
         self.functions = functions
 
     def _forget_copies(self):
-        from ._engine import _FAIR
+        from ._marks import _FAIR
 
         for fn in self.functions:
             getattr(fn, "__dict__", {}).pop(_FAIR, None)

@@ -122,7 +122,7 @@ def _serve():  # pragma: no cover - runs in the child
         from numba.cuda.compiler import compile_cuda
     except Exception:
         compile_cuda = None
-    from .remote import _lookup
+    from ._transport import _lookup
 
     if compile_cuda is not None:  # warm numba's typing and lowering up while the parent gets on with its work
         try:

@@ -60,7 +60,7 @@ def row_lengths(A):
     ndarray of shape (R,), int64
     """
     if sp.issparse(A):
-        from .api import as_csr  # api imports this module
+        from ._checks import as_csr
 
         return np.diff(as_csr(A).indptr).astype(np.int64)
     if A is None or (isinstance(A, np.ndarray) and A.ndim != 1):

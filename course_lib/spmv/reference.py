@@ -23,7 +23,7 @@ def spmv_reference(A, x):
     -------
     ndarray of shape (R,), float64
     """
-    from .api import as_csr  # api imports this module
+    from ._checks import as_csr
 
     A64 = as_csr(A, np.float64)
     x = check_array(x, "x", shape=(A64.shape[1],), dtype="biuf", finite=True)

@@ -1,0 +1,214 @@
+"""No import circle inside ``course_lib``.
+
+The graph is read from the source (every ``import`` and ``from ... import``, including those
+inside functions), not from a running interpreter, so an import that only runs on some path
+counts as well. A circle means neither module can be read, tested or changed alone: shared
+types, constants and checks belong in a module below both.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import course_lib
+
+
+def module_files(root: Path, package: str) -> dict[str, Path]:
+    """``{dotted module name: file}`` for every module of the package at ``root``.
+
+    A package's ``__init__.py`` is the module named after the package.
+    """
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join([package, *parts])] = path
+    return modules
+
+
+def _resolve(current: str, is_package: bool, module: str | None, level: int) -> str:
+    """The absolute name of ``from <level dots><module> import ...`` written in ``current``."""
+    if level == 0:
+        return module or ""
+    base = current.split(".")
+    if not is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """``{module: modules of the package it imports}``, read from the AST of each file.
+
+    ``import a.b`` is an arrow to ``a.b``; ``from a import b`` is an arrow to the submodule
+    ``a.b`` when there is one, otherwise to ``a``. Imports of other packages are left out.
+    """
+    modules = module_files(root, package)
+    graph = {name: set() for name in modules}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(name, is_package, node.module, node.level)
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    targets.append(sub if sub in modules else base)
+            for target in targets:
+                # ``import a.b.c`` where ``c`` is not a module (or a typo): the nearest module above.
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, each sorted (Tarjan, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        work = [(start, iter(sorted(graph[start])))]
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found)
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Circles of the graph, each a closed path ``[a, b, ..., a]``.
+
+    For every module of a strongly connected component, the shortest circle through it
+    (so a component made of several circles names each of them), without repeats.
+    """
+    found = []
+    for component in components(graph):
+        members = set(component)
+        seen = set()
+        for first in component:
+            path = _shortest_circle(graph, members, first)
+            key = frozenset(zip(path, path[1:]))
+            if key not in seen:
+                seen.add(key)
+                found.append(path)
+    return found
+
+
+def _shortest_circle(graph: dict[str, set[str]], members: set[str], first: str) -> list[str]:
+    """A shortest closed path from ``first`` back to itself through ``members`` (breadth first)."""
+    came_from = {first: None}
+    frontier = [first]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in sorted(graph[node] & members):
+                if child == first:
+                    path = [first]
+                    while node != first:
+                        path.append(node)
+                        node = came_from[node]
+                    return [first, *reversed(path[1:]), first]
+                if child not in came_from:
+                    came_from[child] = node
+                    following.append(child)
+        frontier = following
+    raise AssertionError(f"{first} is in a strongly connected component but on no circle")
+
+
+def describe(found: list[list[str]]) -> str:
+    return "\n".join(" -> ".join(path) for path in found)
+
+
+def test_course_lib_has_no_import_circle():
+    root = Path(course_lib.__file__).parent
+    found = circles(import_graph(root, "course_lib"))
+    assert not found, f"import circles in course_lib:\n{describe(found)}"
+
+
+def test_graph_sees_the_modules_and_arrows_of_course_lib():
+    root = Path(course_lib.__file__).parent
+    graph = import_graph(root, "course_lib")
+    assert "course_lib" in graph and "course_lib.sim" in graph and "course_lib.nbody.api" in graph
+    # Imports of other packages are not arrows; arrows only point at modules of the package.
+    assert all(target in graph for targets in graph.values() for target in targets)
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "fake"
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_circle_is_reported_by_name(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "unit/__init__.py": "from .api import run\n",
+        # Arrows inside a function count; a relative import two levels up resolves.
+        "unit/api.py": "def run():\n    from .cpu import step\n    return step()\n",
+        "unit/cpu.py": "from ..unit import model\n",
+        "unit/model.py": "import numpy\nfrom fake.unit.api import run\n",
+        "tools.py": "from .unit import model\n",
+    })
+    graph = import_graph(root, "fake")
+    assert graph["fake.unit.api"] == {"fake.unit.cpu"}
+    assert graph["fake.unit.cpu"] == {"fake.unit.model"}  # ``from pkg import submodule`` is an arrow to it
+    assert graph["fake.unit.model"] == {"fake.unit.api"}
+    assert graph["fake.unit"] == {"fake.unit.api"}  # the package __init__ is a module
+    found = circles(graph)
+    assert found == [["fake.unit.api", "fake.unit.cpu", "fake.unit.model", "fake.unit.api"]]
+    assert "fake.unit.api -> fake.unit.cpu -> fake.unit.model -> fake.unit.api" in describe(found)
+
+
+def test_a_circle_through_a_package_init_and_a_plain_name_is_reported(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "from .a import helper\n",
+        "a.py": "from . import VERSION\nhelper = 1\n",  # a name, not a submodule: an arrow to the package
+        "b.py": "from fake.a import helper\n",
+    })
+    graph = import_graph(root, "fake")
+    assert graph["fake.a"] == {"fake"}
+    assert circles(graph) == [["fake", "fake.a", "fake"]]
+
+
+def test_one_way_arrows_are_no_circle(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "from . import api\n",
+        "api.py": "from . import cpu, model\nfrom .cpu import *\n",
+        "cpu.py": "from .model import Params\nimport fake.model\n",
+        "model.py": "import os\n",
+    })
+    assert circles(import_graph(root, "fake")) == []
