@@ -14,7 +14,7 @@ each lane, and the same position among the accesses of that line. From them:
   A request needs at least one wavefront per 128 distinct bytes (2 for 32 float64), so
   the bank-conflict degree is wavefronts / that minimum: 1 when conflict-free, whatever
   the element size (2 wavefronts per float64 request are not a 2-way conflict);
-* atomics: operations, per line;
+* atomics: operations, per line, and those on global arrays apart (``global_atomics``);
 * shuffles: warp-level ``shfl_*_sync`` instructions (one per warp, whatever the lanes taking part);
 * SIMT efficiency: active lanes per warp-level instruction / 32;
 * span: the most statements any one thread ran, and the most warp-level instructions
