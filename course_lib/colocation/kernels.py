@@ -32,8 +32,8 @@ from numba import cuda, int32
 from ..registry import course_kernel
 
 __all__ = ["BOUND_BLOCK", "MAX_FEATURES", "MAX_PATTERN", "candidate_bound_kernel", "extend_count_kernel",
-           "extend_fill_kernel", "feature_count_kernel", "fill_kernel", "grid_count_kernel", "participation_kernel", "quadruplet_filter_kernel",
-           "row_extensions", "scatter_by_cell_kernel", "singleton_table_kernel"]
+           "extend_fill_kernel", "feature_count_kernel", "fill_kernel", "grid_count_kernel", "participation_kernel",
+           "quadruplet_filter_kernel", "row_extensions", "scatter_by_cell_kernel", "singleton_table_kernel"]
 
 LESSON = "lessons/08_colocation.ipynb"
 #: Largest pattern size (features per pattern) the kernels handle.
