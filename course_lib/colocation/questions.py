@@ -1,224 +1,270 @@
 """Problem set 8 (``solutions/ps8_colocation.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
 
-- ``ps8.q1`` (6 points): the **grid preprocessing kernel**, one thread per instance. Answer:
-  ``check("ps8.q1", cell_count_kernel)``, a kernel ``(x, y, features, x0, y0, cell, n_cols, cell_of,
-  count_map)`` launched as ``kernel[ceil(N / 32), 32]``: it writes each instance's cell id and adds it to
-  the CountMap (``count_map``: int32 of shape (n_cells, F), zeroed) with atomics. Graded against
-  :func:`course_lib.colocation.model.count_map` on awkward inputs (points on cell boundaries, all in one
-  cell, one instance, a prime N), under the race checker (a plain ``+= 1`` loses updates and fails it),
-  and with the profiler: the loads of ``x``, ``y`` and ``features`` are coalesced (consecutive threads,
-  consecutive instances).
-- ``ps8.q2`` (4 points): **predict, then measure** the global load sectors of the student's own q1
-  kernel. Answer: ``{"cell_count_kernel": kernel, "predicted_load_sectors": f(n), "measure_load_sectors":
-  g(n)}``: the prediction is checked against the cost model ``2 ceil(N / 4) + ceil(N / 8)`` (a warp of m
-  consecutive instances touches ceil(8 m / 32) sectors of ``x``, the same of ``y`` and ceil(4 m / 32) of
-  ``features``), the measurement ``g(n)`` (the student's profile of their kernel on :func:`measure_case`)
-  against the grader's own profile of the same kernel at two sizes it draws at grading time.
+- ``ps8.q1`` (6 points): the **per-block counts** of the source's filter kernel (each block counts the
+  instances of each feature in shared memory, then the block's counts are combined once), applied to the
+  instances per feature that every participation ratio divides by. Answer: ``check("ps8.q1",
+  feature_count_kernel)``, a kernel ``(features, feature_count)`` launched as ``kernel[ceil(N / B), B]`` for any
+  B >= 32 (the grader picks it; F <= min(B, MAX_FEATURES = 32)): ``features`` int32 (N,) in [0, F),
+  ``feature_count`` int32 (F,), zeroed, the output. The lesson's ``grid_count_kernel`` counts with one global
+  atomic per instance (the starting point); this question asks for the block's counts kept in shared memory
+  and merged once per block. Graded on results against NumPy's ``bincount`` (N = 0, 1, B - 1, B + 1, a prime N,
+  features with no instance, every instance of one feature, random hidden sizes), under the race checker with
+  blocks of 64 threads (two warps: a ``syncwarp`` in place of the block barrier races), and by the technique's
+  signature (``COUNT_SIGNATURE``), measured by the profiler on two configurations: blocks of 64 threads (N = 320,
+  F = 6) and blocks of 96 threads with a partial last block (N = 293, a prime; F = 7, one feature without
+  instances). Its features and bounds come from the cost model of the technique: per block, zero the F shared
+  counts, barrier, one shared atomic per instance, barrier, one global atomic per feature:
+
+  * global atomics: between the sum over the blocks of the features each holds (every block merges each of its
+    non-zero counts) and blocks x F (one merge per feature and block: merging a zero count too is allowed, it
+    costs at most F per block); one global atomic per instance costs N, one block counting for all merges none;
+  * atomics of any kind: at most N + blocks x F (one shared atomic per instance plus the merges; an atomic to
+    the global count for each instance on top of the shared one exceeds it);
+  * shared bytes per block: between 4 F (F int32 counts) and 8 x MAX_FEATURES (the counts sized by the
+    question's bound, 8-byte counters allowed); no shared memory, or a private copy of the counts for every
+    thread (B x F counts), lies outside;
+  * block barriers per block: between 2 and 4 (one after zeroing, one before merging; a ``syncwarp`` is no block
+    barrier);
+  * thread span (busiest thread's statements over the mean): at most 2.5: every thread counts one instance, the
+    threads t < F also zero and merge one count, at most about twice the mean with the idle threads of a partial
+    block; one thread counting the block's instances while the others wait runs about B times more;
+  * SIMT efficiency: at least 0.6 (the lanes of a warp run the same steps; only the merge, F of B threads, and
+    the partial last warp diverge).
+- ``ps8.q2`` (4 points): **predict, then measure** the global atomics. Answer: ``{"feature_count_kernel": kernel,
+  "predicted_global_atomics": f(n, block, n_features), "measure": g(kernel, n, block, n_features)}``. The
+  prediction is checked against the cost model for the features ``i % F`` when only non-zero counts are merged:
+  the sum over the blocks of min(instances in the block, F). The grader calls ``g`` on the student's kernel and
+  on decoys of its own (one global atomic per instance; a merge of every count, zero included), on sizes, blocks
+  and feature counts it draws at grading time (:func:`measure_features` gives the instances), and profiles each
+  launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import cuda, int32
 
-from ..grading.harness import Launch, calls_test, function, kernel, measured_test, measurement, question, race_test, \
-    result_test, technique_test
-from .data import planted_colocations
-from .model import CELL_MARGIN, count_map, grid_for
+from ..grading.harness import Launch, calls_test, function, kernel, measurement, question, race_test, result_test
+from ..grading.measuring import kernel_measurement_test
+from ..grading.signature import Feature, at_least, at_most, between, signature_test
+from .kernels import MAX_FEATURES
 
 PROBLEM_SET = "ps8"
-#: Threads per block of every q1 launch.
-BLOCK = 32
-#: Features of the q2 measurement's instances.
-MEASURE_FEATURES = 3
+__all__ = ["COUNT_SIGNATURE", "MAX_FEATURES", "MEASURE_DECOYS", "QUESTIONS", "count_case", "launch_counts",
+           "measure_features", "predicted_global_atomics"]
 
 
 # ----------------------------------------------------------------------------- q1
-def grid_case(points, features, n_features, r=1.0):
-    """``inputs`` data: coordinates as two float64 arrays, features, and the grid of side r (plus margin)."""
-    points = np.asarray(points, np.float64).reshape(-1, 2)
-    grid = grid_for(points, r, n_features)
-    return {"x": np.ascontiguousarray(points[:, 0]), "y": np.ascontiguousarray(points[:, 1]),
-            "features": np.asarray(features, np.int32), "n_features": int(n_features), "x0": grid.x0,
-            "y0": grid.y0, "cell": grid.cell, "n_cols": grid.n_cols, "n_rows": grid.n_rows, "r": float(r)}
+def count_case(features, n_features, block):
+    """``inputs`` data: the features (int32), F and the threads per block of the launch."""
+    features = np.asarray(features, np.int32).reshape(-1)
+    if not 1 <= n_features <= min(int(block), MAX_FEATURES) or (features.size and (
+            features.min() < 0 or features.max() >= n_features)):
+        raise ValueError("features must lie in [0, F), F <= min(block, MAX_FEATURES)")
+    return {"features": features, "n_features": int(n_features), "block": int(block)}
 
 
-def _points(d):
-    return np.column_stack([np.asarray(d["x"]), np.asarray(d["y"])])
+def _random(n, n_features, block, seed, used=None):
+    """n features drawn in [0, used) (default F): the features from ``used`` on have no instance."""
+    rng = np.random.default_rng(seed)
+    return count_case(rng.integers(0, used or n_features, n), n_features, block)
 
 
-def _grid(d):
-    return grid_for(_points(d), d["r"], d["n_features"])
+def launch_counts(answer, d):
+    """ceil(N / B) blocks of B threads (one block when N = 0); the counts start at 0."""
+    n, block = len(d["features"]), d["block"]
+    args = {"features": np.asarray(d["features"], np.int32), "feature_count": np.zeros(d["n_features"], np.int32)}
+    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("feature_count",))
 
 
-def launch_grid(answer, d):
-    """One thread per instance, blocks of 32; ``cell_of`` starts at -1 and the CountMap at 0."""
-    n, n_cells = len(d["x"]), d["n_cols"] * d["n_rows"]
-    args = {"x": np.asarray(d["x"], np.float64), "y": np.asarray(d["y"], np.float64),
-            "features": np.asarray(d["features"], np.int32), "x0": np.float64(d["x0"]), "y0": np.float64(d["y0"]),
-            "cell": np.float64(d["cell"]), "n_cols": np.int32(d["n_cols"]),
-            "cell_of": np.full(n, -1, np.int32), "count_map": np.zeros((n_cells, d["n_features"]), np.int32)}
-    return Launch(answer.kernel(), max(1, -(-n // BLOCK)), BLOCK, args, outputs=("cell_of", "count_map"))
+def expect_counts(d):
+    """The trusted counts: NumPy's ``bincount``."""
+    return {"feature_count": np.bincount(np.asarray(d["features"], np.int64),
+                                         minlength=d["n_features"]).astype(np.int32)}
 
 
-def expect_grid(d):
-    """The trusted grid: NumPy cell ids and :func:`~course_lib.colocation.model.count_map`."""
-    grid = _grid(d)
-    return {"cell_of": grid.cells_of(_points(d)), "count_map": count_map(grid, _points(d), d["features"],
-                                                                         d["n_features"])}
+def _blocks(d):
+    return max(1, -(-len(d["features"]) // d["block"]))
 
 
-def on_boundaries(rng, info):
-    """Points on cell edges and corners (the origin plus multiples of the cell side, r = 0.3), and a few inside.
-
-    With this origin and side, ``(x - x0) / cell`` computed in float64 lands just below a whole number for some
-    edges: only the formula the question gives, in float64, puts those points where NumPy does (float32
-    arithmetic, or a multiplication by ``1 / cell``, moves some of them to the next cell).
-    """
-    r, x0, y0 = 0.3, -1.7, 2.2
-    cell = r * CELL_MARGIN
-    kx = np.arange(30)
-    ky = (7 * kx) % 30
-    edges = np.column_stack([x0 + kx * cell, y0 + ky * cell])
-    inside = np.array([(x0 + 0.5 * cell, y0 + 2.5 * cell), (x0 + 3.999 * cell, y0 + 0.001), (0.0, 5.0),
-                       (x0 + 29 * cell - 1e-12, y0)])
-    points = np.vstack([edges, inside])
-    return grid_case(points, np.arange(len(points)) % 3, 3, r)
+def _merges(d):
+    """The cost model's global atomics: one per feature and block."""
+    return _blocks(d) * d["n_features"]
 
 
-def one_cell(rng, info, n=70):
-    """Every point in the same cell: every thread adds to the same few counters."""
-    points = np.random.default_rng(4).uniform(0.0, 0.9, (n, 2))
-    return grid_case(points, np.arange(n) % 2, 2)
+def _distinct_per_block(d):
+    """The fewest global atomics that give the right counts: each block merges every feature it holds."""
+    features, block = np.asarray(d["features"], np.int64), d["block"]
+    return sum(len(np.unique(features[start:start + block])) for start in range(0, features.size, block))
 
 
-def one_instance(rng, info):
-    return grid_case([[2.5, -1.0]], [0], 1)
+def _label(d):
+    return f"for N = {len(d['features'])}, F = {d['n_features']}, blocks of {d['block']}"
 
 
-def prime_count(rng, info):
-    data = planted_colocations(97, 4, groups=((0, 1),), extent=5.0, seed=2)
-    return grid_case(data.points, data.features, 4)
+COUNT_SIGNATURE = (
+    Feature("global atomics", lambda m, d: m["global_atomics"], between(_distinct_per_block, _merges),
+            "every block adds its own counts to feature_count, once per block and feature, with an atomic (not one "
+            "atomic per instance, not one block counting for all)",
+            "one merge per feature and block: from the features each block holds to blocks x F"),
+    Feature("atomics (shared and global)", lambda m, d: m["atomics"],
+            at_most(lambda d: len(d["features"]) + _merges(d)),
+            "each instance is counted by one atomic on the block's counts in shared memory, and nothing else per "
+            "instance", "N shared atomics plus blocks x F merges"),
+    Feature("shared bytes per block", lambda m, d: m["shared_bytes_per_block"],
+            between(lambda d: 4 * d["n_features"], 8 * MAX_FEATURES),
+            "the block keeps one count per feature in shared memory (an array of MAX_FEATURES counts), shared by "
+            "all its threads: not one copy per thread", "F int32 counts at least, MAX_FEATURES 8-byte counts at most"),
+    Feature("block barriers per block", lambda m, d: m["barriers_per_block"], between(2, 4),
+            "a block barrier (cuda.syncthreads) after zeroing the counts and another before merging them: the "
+            "block's warps count into the same array", "2 barriers per block, with slack"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, d: m["thread_span"], at_most(2.5),
+            "every thread counts its own instance; no thread counts the others' while they wait",
+            "one instance per thread, plus one count zeroed and merged by the threads t < F"),
+    Feature("SIMT efficiency", lambda m, d: m["simt_efficiency"], at_least(0.6),
+            "the lanes of a warp run the same steps (zero, count, merge): no lane works alone for long",
+            "only the merge (F of B threads) and the partial last warp diverge"),
+)
 
 
-def random_case(rng, info):
-    n, f = int(rng.integers(2, 150)), int(rng.integers(1, 7))
-    points = rng.uniform(-3.0, 3.0, (n, 2)) * rng.uniform(0.5, 3.0)
-    return grid_case(points, rng.integers(0, f, n), f)
+def _case(n, n_features, block, used=None, seed=None):
+    return lambda rng, info: _random(n, n_features, block, int(rng.integers(1 << 30)) if seed is None else seed,
+                                     used)
 
 
-def coalesced_case(rng, info):
-    """Three full warps of instances spread over many cells (the profiler's case)."""
-    data = planted_colocations(96, 3, groups=((0, 1),), extent=6.0, seed=9)
-    return grid_case(data.points, data.features, 3)
+def _hidden(rng, info):
+    block = int(rng.choice([32, 64, 96, 128, 160]))
+    n = int(rng.integers(0, 3 * block + 7))
+    f = int(rng.integers(1, min(block, MAX_FEATURES) + 1))
+    return _random(n, f, block, int(rng.integers(1 << 30)), used=int(rng.integers(1, f + 1)))
 
 
-def coalesced_sectors(d):
-    """Global load sectors when warp w's lanes read instances 32w..32w+31: per warp, 8 sectors of x, 8 of y,
-    4 of features (32-byte sectors), with slack for alignment."""
-    warps = -(-len(d["x"]) // 32)
-    return 0.0, 1.25 * warps * (8 + 8 + 4) + 6
+def _one_feature(rng, info):
+    return count_case(np.full(131, 2, np.int32), 4, 64)
 
 
-def _load_sectors(metrics, d):
-    return metrics["global_load_sectors"]
-
-
-def swapped_axes(got, expected, d):
-    """Diagnosis: cell ids made as ``cx * n_rows + cy`` instead of ``cy * n_cols + cx``."""
-    if np.shape(got) != np.shape(expected) or np.ndim(expected) != 1 or "x" not in d:
-        return False
-    grid = _grid(d)
-    cx = np.floor((np.asarray(d["x"]) - grid.x0) / grid.cell).astype(np.int64)
-    cy = np.floor((np.asarray(d["y"]) - grid.y0) / grid.cell).astype(np.int64)
-    return not np.array_equal(got, expected) and np.array_equal(got, cx * grid.n_rows + cy)
-
-
-def _grid_test(name, points, make, hidden=False):
-    return result_test(name, points, inputs=make, launch=launch_grid, expect=expect_grid, hidden=hidden,
-                       label=lambda d: f"for N = {len(d['x'])}")
-
+_Q1 = dict(launch=launch_counts, expect=expect_counts)
 
 Q1 = question(
-    "ps8.q1", "the grid preprocessing kernel: cell ids and the CountMap", 6, answer=kernel("cell_count_kernel"),
-    tolerance="exact integers against NumPy's cell ids and course_lib.colocation.model.count_map",
-    diagnose=(("axes", swapped_axes),),
-    hints={"race": "many threads add to the same counter of count_map: a plain += 1 loses updates; use "
-                   "cuda.atomic.add(count_map, (cell, feature), 1)",
-           "bounds": "guard i < N: the last block has threads past the last instance",
-           "value": "cx = floor((x[i] - x0) / cell) and cy likewise, computed in float64 exactly as written (no "
-                    "float32, no multiplication by 1 / cell: points on cell edges must land where NumPy puts them); "
-                    "the id is cy * n_cols + cx",
-           "axes": "cells are numbered row by row: id = cy * n_cols + cx",
-           "technique": "one thread per instance, thread i = cuda.grid(1) reading x[i], y[i] and features[i] once: "
-                        "the 32 lanes of a warp then read 32 consecutive elements (coalesced)"},
+    "ps8.q1", "instances per feature, counted per block in shared memory", 6, answer=kernel("feature_count_kernel"),
+    tolerance="exact integers against NumPy's bincount",
+    hints={"race": "many blocks add to the same feature_count[f]: merge each block's count with "
+                   "cuda.atomic.add(feature_count, f, count)",
+           "barrier": "the warps of a block share its counts: cuda.syncthreads() after zeroing them and again before "
+                      "merging them (cuda.syncwarp() only waits for one warp)",
+           "bounds": "guard i < N before reading features[i], and t < F before zeroing or merging count t; every "
+                     "thread must still reach both barriers",
+           "value": "zero the block's F counts, count each instance with cuda.atomic.add on the shared array, then "
+                    "add each of the block's counts to feature_count",
+           "technique": "counts = cuda.shared.array(32, int32) per block: one shared atomic per instance, "
+                        "then one global atomic per feature and block (not per instance, not one thread counting for "
+                        "the block)"},
     tests=[
-        _grid_test("points on cell edges and corners", 1, on_boundaries),
-        _grid_test("every point in one cell", 1, one_cell),
-        _grid_test("one instance", 0.5, one_instance),
-        _grid_test("a prime number of instances (97)", 1, prime_count),
-        _grid_test("hidden: random sizes, extents and features", 0.5, random_case, hidden=True),
-        race_test("race check: every point in one cell (course_lib.sim.check)", 1, technique=True,
-                  inputs=lambda rng, info: one_cell(rng, info, 40), launch=launch_grid, expect=expect_grid),
-        technique_test("coalesced loads of x, y and features (profiler)", 1, inputs=coalesced_case,
-                       launch=launch_grid, expect=expect_grid, measure=_load_sectors, limit=coalesced_sectors,
-                       unit="global load sectors", technique="one thread per instance, consecutive threads reading "
-                                                             "consecutive elements of x, y and features"),
+        result_test("no instance (N = 0)", 0.5, inputs=lambda rng, info: count_case([], 3, 64), label=_label, **_Q1),
+        result_test("one instance", 0.5, inputs=_case(1, 2, 64, seed=1), label=_label, **_Q1),
+        result_test("N = B - 1 and features without instances", 0.5, inputs=_case(63, 9, 64, used=5, seed=2),
+                    label=_label, **_Q1),
+        result_test("N = B + 1, blocks of 96", 0.5, inputs=_case(97, 5, 96, seed=3), label=_label, **_Q1),
+        result_test("a prime N (211), blocks of 32, 32 features", 0.5, inputs=_case(211, 32, 32, seed=4),
+                    label=_label, **_Q1),
+        result_test("every instance of one feature", 0.5, inputs=_one_feature, label=_label, **_Q1),
+        result_test("hidden: random sizes, blocks and features", 0.5, inputs=_hidden, hidden=True, **_Q1),
+        race_test("race and barrier check, blocks of 64 (two warps)", 0.5, technique=True,
+                  inputs=_case(150, 6, 64, seed=5), **_Q1),
+        signature_test("per-block counts in shared memory, measured (profiler; blocks of 64 and of 96)", 2,
+                       configs=[_case(320, 6, 64), _case(293, 7, 96, used=6)], label=_label,
+                       features=COUNT_SIGNATURE, **_Q1),
     ])
 
 
 # ----------------------------------------------------------------------------- q2
-def measure_case(n):
-    """``inputs`` data of the q2 measurement for n instances: 3 features, (0, 1) planted, seeded by n.
+def measure_features(n, n_features):
+    """The instances measured in q2: n features drawn in [0, F), seeded by n and F (the notebook makes the same).
 
     Returns
     -------
-    dict
-        As :func:`grid_case` gives it: ``x``, ``y`` float64 (n,), ``features`` int32 (n,), the grid's ``x0``,
-        ``y0``, ``cell``, ``n_cols``, ``n_rows``.
+    numpy.ndarray
+        int32, shape (n,).
     """
-    n = int(n)
-    data = planted_colocations(n, MEASURE_FEATURES, groups=((0, 1),), extent=6.0, seed=n)
-    return grid_case(data.points, data.features, MEASURE_FEATURES)
+    return np.random.default_rng(1000 * int(n) + int(n_features)).integers(0, int(n_features), int(n)).astype(
+        np.int32)
 
 
-def predicted_load_sectors(n):
-    """The cost model: warps of 32 consecutive instances; a warp of m lanes reads m float64 of x (ceil(m / 4)
-    sectors of 32 bytes), as many of y, and m int32 of features (ceil(m / 8)). Summed over the warps (32 is a
-    multiple of 4 and 8): 2 ceil(n / 4) + ceil(n / 8)."""
-    return 2 * -(-n // 4) + -(-n // 8)
+def predicted_global_atomics(n, block, n_features):
+    """The cost model for the features ``i % F`` when only non-zero counts are merged: block b holds m_b
+    consecutive instances, so min(m_b, F) distinct features, one global atomic each."""
+    full, last = divmod(int(n), int(block))
+    return full * min(block, n_features) + min(last, n_features)
 
 
-def _measure_inputs(rng, info):
-    """Two sizes drawn at grading time, neither a multiple of 32 (a partial last warp)."""
-    sizes = {int(rng.integers(33, 160)), int(rng.integers(160, 400))}
-    return {"params": sorted(n + 1 if n % 32 == 0 else n for n in sizes)}
+def _prediction_args(rng, info):
+    drawn = int(rng.integers(100, 10**6))
+    return [(0, 64, 3), (1, 32, 5), (64, 64, 6), (65, 64, 6), (97, 96, 7), (70, 32, 32), (300, 128, 20),
+            (drawn, int(rng.choice([32, 64, 96, 256])), int(rng.integers(1, 33)))]
 
 
-def _measure_launch(answer, data, n):
-    return launch_grid(answer["cell_count_kernel"], measure_case(n))
+@cuda.jit
+def _global_per_instance(features, feature_count):
+    i = cuda.grid(1)
+    if i < features.shape[0]:
+        cuda.atomic.add(feature_count, features[i], 1)
 
 
-def _load_sectors_of(metrics, data, n):
-    return metrics["global_load_sectors"]
+@cuda.jit
+def _merge_every_count(features, feature_count):
+    counts = cuda.shared.array(MAX_FEATURES, int32)
+    t = cuda.threadIdx.x
+    if t < feature_count.shape[0]:
+        counts[t] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < features.shape[0]:
+        cuda.atomic.add(counts, features[i], 1)
+    cuda.syncthreads()
+    if t < feature_count.shape[0]:
+        cuda.atomic.add(feature_count, t, counts[t])
+
+
+#: The grader's own kernels that ``measure`` must measure as well (their global atomics differ).
+MEASURE_DECOYS = {"one global atomic per instance": _global_per_instance,
+                  "per-block counts, every count merged, zero included": _merge_every_count}
+
+
+def _measure_configs(rng, info):
+    """(n, block, F) drawn now: a partial last block, and few features (some blocks miss some)."""
+    out = []
+    for _ in range(2):
+        block = int(rng.choice([32, 64, 96, 128]))
+        n = int(rng.integers(block + 1, 4 * block))
+        out.append((n + (n % block == 0), block, int(rng.integers(2, min(block, 24) + 1))))
+    return out
+
+
+def _measure_launch(make, config):
+    n, block, f = config
+    return Launch(make, max(1, -(-n // block)), block,
+                  {"features": measure_features(n, f), "feature_count": np.zeros(f, np.int32)},
+                  outputs=("feature_count",))
 
 
 Q2 = question(
-    "ps8.q2", "predict, then measure the load sectors of your q1 kernel", 4,
-    answer={"cell_count_kernel": kernel("cell_count_kernel"),
-            "predicted_load_sectors": function("predicted_load_sectors"),
-            "measure_load_sectors": measurement("measure_load_sectors")},
+    "ps8.q2", "predict, then measure the global atomics", 4,
+    answer={"feature_count_kernel": kernel("feature_count_kernel"),
+            "predicted_global_atomics": function("predicted_global_atomics"), "measure": measurement()},
     tolerance="the prediction exact; measurements within 1% of the course's profiler",
+    hints={"measure": "measure(kernel, n, block, n_features): launch kernel[ceil(n / block), block] on "
+                      "co.questions.measure_features(n, n_features) and a zeroed int32 count array under profile() "
+                      "and return report.total.global_atomics"},
     tests=[
-        calls_test("the prediction: global load sectors for N instances", 2, key="predicted_load_sectors",
-                   expect=predicted_load_sectors,
-                   args=lambda rng, info: [(1,), (32,), (33,), (97,), (int(rng.integers(100, 10**6)),)],
-                   explain=lambda args, want: "count the 32-byte sectors one warp of consecutive instances touches "
-                                              "in x, y and features, and remember the last warp may be partial"),
-        measured_test("your measurements of your q1 kernel, at sizes drawn by the grader", 2,
-                      key="measure_load_sectors", inputs=_measure_inputs, launch=_measure_launch,
-                      measure=_load_sectors_of, rtol=0.01,
-                      hint="profile(cell_count_kernel, ceil(N / 32), 32, ...).total.global_load_sectors on the "
-                           "instances of co.questions.measure_case(N), with cell_of and a zeroed count_map"),
+        calls_test("the prediction: global atomics for features i % F", 2, key="predicted_global_atomics",
+                   args=_prediction_args, expect=predicted_global_atomics,
+                   explain=lambda args, want: "each block merges one count per feature it holds: a full block of B "
+                                              "consecutive instances holds min(B, F) features, the last block "
+                                              "min(its instances, F)"),
+        kernel_measurement_test("your measure(), on your kernel and on the grader's, at drawn sizes", 2,
+                                key="measure", kernel_key="feature_count_kernel", decoys=MEASURE_DECOYS,
+                                configs=_measure_configs, launch=_measure_launch,
+                                measure=lambda metrics, config: metrics["global_atomics"], rtol=0.01),
     ])
 
 QUESTIONS = (Q1, Q2)

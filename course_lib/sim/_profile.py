@@ -14,7 +14,7 @@ each lane, and the same position among the accesses of that line. From them:
   A request needs at least one wavefront per 128 distinct bytes (2 for 32 float64), so
   the bank-conflict degree is wavefronts / that minimum: 1 when conflict-free, whatever
   the element size (2 wavefronts per float64 request are not a 2-way conflict);
-* atomics: operations, per line;
+* atomics: operations, per line, and those on global arrays apart (``global_atomics``);
 * shuffles: warp-level ``shfl_*_sync`` instructions (one per warp, whatever the lanes taking part);
 * SIMT efficiency: active lanes per warp-level instruction / 32;
 * span: the most statements any one thread ran, and the most warp-level instructions
@@ -75,7 +75,9 @@ class LineProfile:
         The fewest passes those requests could take: one per 128 distinct bytes each
         (1 for 32 float32, 2 for 32 float64).
     atomics : int
-        Atomic operations (one per lane).
+        Atomic operations (one per lane), on global and shared arrays.
+    global_atomics : int
+        Those of them on global arrays (the ones that travel to the memory system).
     shuffles : int
         Warp-level shuffle instructions (``shfl_*_sync``; one per warp and execution).
     float64_ops, float32_ops : int
@@ -100,6 +102,7 @@ class LineProfile:
     shared_wavefronts: int = 0
     shared_ideal_wavefronts: int = 0
     atomics: int = 0
+    global_atomics: int = 0
     shuffles: int = 0
     float64_ops: int = 0
     float32_ops: int = 0
@@ -312,6 +315,7 @@ class _Profiler(Observer):
         self.threads = []
         self.mem = {}  # (space, store?, alloc, itemsize, warp, (file, line), occurrence, ordinal) -> [byte offsets]
         self.atomic_counts = {}  # (filename, line) -> count
+        self.global_atomic_counts = {}  # (filename, line) -> count of those on global arrays
         self.shuffle_counts = defaultdict(int)  # (filename, line) -> warp-level shuffles
         self.stats = {}  # (filename, line) -> LineProfile
         self.blocks = {}  # grid point -> (threads, mem) of a block in flight (blocks may interleave)
@@ -369,6 +373,8 @@ class _Profiler(Observer):
     def atomic(self, array, frame):
         key = self.site_line(frame)
         self.atomic_counts[key] = self.atomic_counts.get(key, 0) + 1
+        if getattr(array, "space", "global") == "global":
+            self.global_atomic_counts[key] = self.global_atomic_counts.get(key, 0) + 1
 
     def warp_operation(self, coll):
         if coll.kind.startswith("shfl"):
@@ -455,6 +461,7 @@ class _Profiler(Observer):
             if key not in self.stats:
                 self.stats[key] = LineProfile(filename, lineno, linecache.getline(filename, lineno).strip())
             self.stats[key].atomics += n
+            self.stats[key].global_atomics += self.global_atomic_counts.get(key, 0)
         for key, n in self.shuffle_counts.items():
             self._row(*key).shuffles += n
         lines = sorted(self.stats.values(), key=lambda r: (r.file, r.line))

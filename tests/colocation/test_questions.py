@@ -1,6 +1,7 @@
 """Problem set 8 in one process: the grader's references, and what the feedback says about typical kernels.
 
-The instructor grader's verdict on every fixture is asserted in tests/grading/test_problem_sets.py.
+The instructor grader's verdict on every fixture is asserted in tests/grading/test_problem_sets.py; the
+wrong-technique and right-but-different families are in test_questions_variants.py.
 """
 
 import math
@@ -8,19 +9,31 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from numba import cuda, float32
+from numba import cuda, int32
 
+from course_lib import colocation as co
 from course_lib.colocation import questions
 from course_lib.grading import get_question, run_tests
+from course_lib.sim import profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
 import make_fixtures  # noqa: E402
 
 
+def _namespace(fixture, *grade_ids):
+    namespace = {"cuda": cuda, "int32": int32, "np": np, "math": math, "co": co, "profile": profile}
+    for grade_id in grade_ids:
+        exec(make_fixtures.answer_cell("ps8", fixture, grade_id), namespace)
+    return namespace
+
+
 def _kernel(fixture):
-    namespace = {"cuda": cuda, "float32": float32, "np": np, "math": math}
-    exec(make_fixtures.answer_cell("ps8", fixture, "ps8_q1_answer"), namespace)
-    return namespace["cell_count_kernel"]
+    return _namespace(fixture, "ps8_q1_answer")["feature_count_kernel"]
+
+
+def _q2_answer(fixture):
+    namespace = _namespace(fixture, "ps8_q1_answer", "ps8_q2_answer")
+    return {k: namespace[k] for k in ("feature_count_kernel", "predicted_global_atomics", "measure")}
 
 
 def grade(answer, question="ps8.q1"):
@@ -36,79 +49,53 @@ def test_right_and_different_kernels_get_full_marks():
         assert grade(_kernel(fixture)).points == 6
 
 
-def test_a_plain_increment_is_a_race_named_by_the_checker_and_capped():
-    result = grade(_kernel("not_atomic"))
-    race = _failed(result, "race check")
-    assert "[race]" in race.message and "count_map" in race.message and "Likely cause: race" in race.message
+def test_global_atomics_per_instance_are_capped_with_the_measured_feature_named():
+    result = grade(_kernel("global_atomics"))
     assert result.points == 3 and result.capped
+    message = " ".join(_failed(result, "per-block counts").message.split())
+    assert "global atomics: measured 320, the technique gives in [30, 30]" in message
+    assert "shared bytes per block: measured 0" in message
 
 
-def test_uncoalesced_and_serial_kernels_are_capped_at_half():
-    for fixture in ("strided", "serial"):
-        result = grade(_kernel(fixture))
-        assert result.points == 3 and result.capped, fixture
-        assert "global load sectors" in _failed(result, "coalesced loads").message
+def test_a_missing_barrier_is_a_race_named_by_the_checker():
+    result = grade(_kernel("no_barrier"))
+    race = _failed(result, "race and barrier check")
+    assert "[race]" in race.message and "Likely cause: barrier" in race.message
+    assert result.points == 1  # only N = 0 and one instance (a single warp) come out right
 
 
-def test_cell_edges_catch_float32_arithmetic():
-    result = grade(_kernel("float32"))
-    assert result.points == 5
-    assert "Likely cause: value" in _failed(result, "points on cell edges").message
+def test_signature_configurations_have_several_warps_and_an_awkward_partial_block():
+    rng = np.random.default_rng(0)
+    many, awkward = questions._case(320, 6, 64)(rng, {}), questions._case(293, 7, 96, used=6)(rng, {})
+    assert many["block"] >= 64 and len(many["features"]) % many["block"] == 0
+    assert awkward["block"] % 32 == 0 and awkward["block"] & (awkward["block"] - 1)  # 96: not a power of two
+    assert len(awkward["features"]) % awkward["block"] and 6 not in awkward["features"]  # an empty feature
+    # The bounds come from the model: one merge per feature held by a block, blocks x F at most.
+    assert questions._distinct_per_block(many) <= questions._merges(many) == 5 * 6 < len(many["features"])
 
 
-def test_swapped_axes_are_diagnosed():
-    result = grade(_kernel("swapped_axes"))
-    assert "Likely cause: axes" in _failed(result, "points on cell edges").message
+def test_q2_model_is_what_the_profiler_measures_for_the_solution_on_features_i_mod_f():
+    kernel = _kernel("right")
+    for n, block, f in ((1, 32, 5), (31, 32, 32), (64, 64, 6), (65, 64, 6), (97, 96, 7), (293, 96, 7)):
+        counts = np.zeros(f, np.int32)
+        report = profile(kernel, math.ceil(n / block), block, (np.arange(n) % f).astype(np.int32), counts)
+        assert report.total.global_atomics == questions.predicted_global_atomics(n, block, f)
+        assert counts.sum() == n
 
 
-def test_boundary_case_puts_points_exactly_on_edges_where_the_formulas_disagree():
-    d = questions.on_boundaries(None, {})
-    x = np.asarray(d["x"]) - d["x0"]
-    exact = np.floor(x / d["cell"])
-    assert np.any(exact != np.floor(x * (1.0 / d["cell"])))  # a multiplication by 1 / cell moves some points
-    assert np.any(exact != np.floor(np.float32(x) / np.float32(d["cell"])))  # and so does float32
-    expected = questions.expect_grid(d)
-    assert expected["count_map"].sum() == len(x) and expected["count_map"].shape[1] == 3
+def test_q2_configurations_are_drawn_at_grading_time_with_a_partial_last_block():
+    drawn = [questions._measure_configs(np.random.default_rng(seed), {}) for seed in range(20)]
+    assert len({tuple(c) for c in drawn}) > 10
+    assert all(n % block and 2 <= f <= block for configs in drawn for n, block, f in configs)
 
 
-def test_coalesced_limit_holds_the_model_and_rejects_a_strided_mapping():
-    d = questions.coalesced_case(None, {})
-    low, high = questions.coalesced_sectors(d)
-    assert low == 0 and 3 * 20 <= high < 3 * 32 * 3  # 3 warps: 20 sectors each coalesced, 96 each strided
-
-
-def _q2_answer(fixture):
-    """The q2 answer of a fixture, with the q1 kernel it measures."""
-    namespace = {}
-    exec(make_fixtures._solution_cell("ps8", "ps8_setup"), namespace)
-    exec(make_fixtures.answer_cell("ps8", fixture, "ps8_q1_answer"), namespace)
-    exec(make_fixtures.answer_cell("ps8", fixture, "ps8_q2_answer"), namespace)
-    return {k: namespace[k] for k in ("cell_count_kernel", "predicted_load_sectors", "measure_load_sectors")}
-
-
-def test_the_q2_model_is_what_the_profiler_measures_for_the_solution():
-    answer = _q2_answer("right")
-    for n in (1, 31, 32, 33, 97, 200):
-        assert questions.predicted_load_sectors(n) == answer["measure_load_sectors"](n)
-    assert questions.predicted_load_sectors(96) == 3 * 20  # three full warps: 8 + 8 + 4 sectors each
-
-
-def test_q2_measurements_are_drawn_at_grading_time_and_never_a_multiple_of_32():
-    sizes = [questions._measure_inputs(np.random.default_rng(seed), {})["params"] for seed in range(20)]
-    assert len({tuple(s) for s in sizes}) > 10
-    assert all(len(s) == 2 and all(n % 32 for n in s) for s in sizes)
-
-
-def test_q2_right_answers_written_differently_get_full_marks():
-    for fixture in ("right", "right_but_different", "strided"):
+def test_q2_answers_right_and_different_get_full_marks_and_an_unmeasured_number_loses_its_part():
+    for fixture in ("right", "right_but_different"):
         result = grade(_q2_answer(fixture), "ps8.q2")
         assert result.points == 4, [o.message for o in result.outcomes if not o.passed]
-
-
-def test_q2_full_warps_and_an_unmeasured_number_lose_their_part():
-    result = grade(_q2_answer("swapped_axes"), "ps8.q2")
+    result = grade(_q2_answer("not_measured"), "ps8.q2")
     assert result.points == 2
-    assert "predicted_load_sectors(1) = 20, expected 3" in _failed(result, "the prediction").message
-    result = grade(_q2_answer("strided_not_measured"), "ps8.q2")
+    assert "the course's profiler measures" in _failed(result, "your measure()").message
+    result = grade(_q2_answer("full_blocks"), "ps8.q2")
     assert result.points == 2
-    assert "the course's profiler measures" in _failed(result, "your measurements").message
+    assert "predicted_global_atomics(1, 32, 5) = 5, expected 1" in _failed(result, "the prediction").message

@@ -811,122 +811,106 @@ def _ps7() -> dict:
 
 
 # =========================================================================== PS8
-#: Correct, written differently: an early return, truncation (the coordinates are never left of the origin), x first.
-PS8_DIFFERENT = '''@cuda.jit
-def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
-    n = x.shape[0]
-    k = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    if k >= n:
+#: Correct, written differently: strided zeroing, the last F threads merge every count (zeros too), an early return.
+PS8_DIFFERENT = '''SLOTS = 32
+
+
+@cuda.jit
+def feature_count_kernel(features, feature_count):
+    hist = cuda.shared.array(SLOTS, int32)
+    t = cuda.threadIdx.x
+    f_count = feature_count.shape[0]
+    for f in range(t, f_count, cuda.blockDim.x):
+        hist[f] = 0
+    cuda.syncthreads()
+    k = cuda.blockIdx.x * cuda.blockDim.x + t
+    if k < features.shape[0]:
+        cuda.atomic.add(hist, features[k], 1)
+    cuda.syncthreads()
+    f = cuda.blockDim.x - 1 - t
+    if f >= f_count:
         return
-    px = x[k]
-    py = y[k]
-    f = features[k]
-    cx = int((px - x0) / cell)
-    cy = int((py - y0) / cell)
-    cell_id = cx + n_cols * cy
-    cuda.atomic.add(count_map, (cell_id, f), 1)
-    cell_of[k] = cell_id
+    cuda.atomic.add(feature_count, f, hist[f])
 '''
 
-#: Typical bug: a plain += 1 on the CountMap (lost updates on a GPU; the checker sees the race).
-PS8_NOT_ATOMIC = '''@cuda.jit
-def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
+#: The lesson's starting point: one global atomic per instance (right results, the technique not used).
+PS8_GLOBAL = '''@cuda.jit
+def feature_count_kernel(features, feature_count):
     i = cuda.grid(1)
     if i < features.shape[0]:
-        column = int(math.floor((x[i] - x0) / cell))
-        row = int(math.floor((y[i] - y0) / cell))
-        where = row * n_cols + column
-        cell_of[i] = where
-        count_map[where, features[i]] += 1
+        cuda.atomic.add(feature_count, features[i], 1)
 '''
 
-#: Right results, wrong technique: the lanes of a warp take instances far apart (a transposed numbering).
-PS8_STRIDED = '''@cuda.jit
-def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
-    t = cuda.grid(1)
-    warps = cuda.gridDim.x * cuda.blockDim.x // 32
-    i = (t % 32) * warps + t // 32
-    if i < features.shape[0]:
-        column = int(math.floor((x[i] - x0) / cell))
-        row = int(math.floor((y[i] - y0) / cell))
-        where = row * n_cols + column
-        cell_of[i] = where
-        cuda.atomic.add(count_map, (where, features[i]), 1)
+#: Right results, wrong technique: thread 0 counts the block's instances while the others wait.
+PS8_ONE_THREAD = '''@cuda.jit
+def feature_count_kernel(features, feature_count):
+    counts = cuda.shared.array(32, int32)
+    t = cuda.threadIdx.x
+    if t < feature_count.shape[0]:
+        counts[t] = 0
+    cuda.syncthreads()
+    if t == 0:
+        first = cuda.blockIdx.x * cuda.blockDim.x
+        for i in range(first, min(first + cuda.blockDim.x, features.shape[0])):
+            counts[features[i]] += 1
+    cuda.syncthreads()
+    if t < feature_count.shape[0] and counts[t] > 0:
+        cuda.atomic.add(feature_count, t, counts[t])
 '''
 
-#: Right results, wrong technique: one thread does everything (no race, nothing parallel).
-PS8_SERIAL = '''@cuda.jit
-def cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):
-    if cuda.grid(1) == 0:
-        for i in range(features.shape[0]):
-            column = int(math.floor((x[i] - x0) / cell))
-            row = int(math.floor((y[i] - y0) / cell))
-            cell_of[i] = row * n_cols + column
-            count_map[row * n_cols + column, features[i]] += 1
-'''
-
-#: Correct q2, written differently: the sectors counted warp by warp; device arrays for the measurement.
-PS8_Q2_DIFFERENT = '''def predicted_load_sectors(n):
+#: Correct q2, written differently: the blocks counted one by one; device arrays and the lines summed.
+PS8_Q2_DIFFERENT = '''def predicted_global_atomics(n, block, n_features):
     total = 0
-    for first in range(0, n, 32):
-        lanes = min(32, n - first)
-        total += 2 * math.ceil(8 * lanes / 32) + math.ceil(4 * lanes / 32)
+    for first in range(0, n, block):
+        total += min(block, n - first, n_features)
     return total
 
 
-def measure_load_sectors(n):
-    case = co.questions.measure_case(n)
-    n_cells = int(case["n_cols"]) * int(case["n_rows"])
-    args = [cuda.to_device(case["x"]), cuda.to_device(case["y"]), cuda.to_device(case["features"]), case["x0"],
-            case["y0"], case["cell"], np.int32(case["n_cols"]), cuda.to_device(np.zeros(n, np.int32)),
-            cuda.to_device(np.zeros((n_cells, 3), np.int32))]
-    return profile(cell_count_kernel, (n + 31) // 32, 32, *args).total.global_load_sectors
+def measure(kernel, n, block, n_features):
+    features = cuda.to_device(co.questions.measure_features(n, n_features))
+    counts = cuda.to_device(np.zeros(n_features, np.int32))
+    report = profile(kernel, (n + block - 1) // block, block, features, counts)
+    return sum(line.global_atomics for line in report.lines)
 '''
+
 
 def _ps8() -> dict:
     q1, q2 = "ps8_q1_answer", "ps8_q2_answer"
-    # Typical q2 slip: every warp counted as full (the partial last warp's sectors overestimated).
-    full_warps = _edit("ps8", q2, ("return 2 * math.ceil(n / 4) + math.ceil(n / 8)", "return 20 * math.ceil(n / 32)"))
-    # A q2 "measurement" that returns the prediction instead of profiling the kernel.
-    not_measured = _edit("ps8", q2, ("    return report.total.global_load_sectors\n",
-                                     "    return predicted_load_sectors(n)\n"))
-    body = "    if i < features.shape[0]:"
+    # Typical q2 slip: every block counted as full (the partial last block overestimated).
+    full_blocks = _edit("ps8", q2, ("return full * min(block, n_features) + min(last, n_features)",
+                                    "return math.ceil(n / block) * min(block, n_features)"))
+    # A q2 "measurement" that returns the prediction instead of profiling the kernel it is given.
+    not_measured = _edit("ps8", q2, ("    return report.total.global_atomics\n",
+                                     "    return predicted_global_atomics(n, block, n_features)\n"))
     return {
         "right": Fixture("the solution", {}, (6, 4)),
-        "right_but_different": Fixture("correct, written differently (early return, truncation; the sectors "
-                                       "counted warp by warp and device arrays in q2)",
-                                       {q1: PS8_DIFFERENT, q2: PS8_Q2_DIFFERENT}, (6, 4)),
-        "not_atomic": Fixture("count_map[cell, f] += 1: right in the simulator, the checker sees the race (and the "
-                              "extra loads): capped at half", {q1: PS8_NOT_ATOMIC}, (3, 4),
-                              says={"ps8.q1": "race"}, feedback=("Likely cause: race", "Capped at 3 points")),
-        "strided": Fixture("right results, but the lanes of a warp take instances far apart: uncoalesced loads, "
-                           "capped at half", {q1: PS8_STRIDED}, (3, 4),
-                           says={"ps8.q1": "expected technique: one thread per instance"},
-                           feedback=("Likely cause: technique", "Capped at 3 points")),
-        "strided_not_measured": Fixture("the strided kernel of q1, and a q2 measurement that returns the prediction "
-                                        "instead of profiling that kernel", {q1: PS8_STRIDED, q2: not_measured},
-                                        (3, 2), says={"ps8.q2": "the course's profiler measures"}),
-        "serial": Fixture("right results from a single thread: no race, nothing parallel, capped at half",
-                          {q1: PS8_SERIAL}, (3, 4), says={"ps8.q1": "expected technique"}),
-        "float32": Fixture("cells computed in float32: points on some cell edges land in the next cell",
-                           {q1: _edit("ps8", q1, ("math.floor((x[i] - x0) / cell)",
-                                                  "math.floor(float32(x[i] - x0) / float32(cell))"),
-                                             ("@cuda.jit\n", "from numba import float32\n\n\n@cuda.jit\n"))}, (5, 4),
-                           says={"ps8.q1": "values differ"}, feedback=("no multiplication by 1 / cell",)),
-        "swapped_axes": Fixture("cells numbered column by column, and q2 counting one launch per candidate",
-                                {q1: _edit("ps8", q1, ("where = row * n_cols + column",
-                                                       "where = column * (count_map.shape[0] // n_cols) + row")),
-                                 q2: full_warps}, (2.5, 2),
-                                says={"ps8.q2": "predicted_load_sectors(1) = 20"},
-                                feedback=("Likely cause: axes", "cells are numbered row by row")),
-        "bounds": Fixture("no i < N guard: threads past the last instance read and write outside the arrays",
-                          {q1: _edit("ps8", q1, (body, "    if True:"))}, (1, 4), says={"ps8.q1": "(out-of-bounds)"}),
+        "right_but_different": Fixture("correct, written differently (strided zeroing, the last threads merge every "
+                                       "count, an early return; the blocks counted one by one and device arrays in "
+                                       "q2)", {q1: PS8_DIFFERENT, q2: PS8_Q2_DIFFERENT}, (6, 4)),
+        "global_atomics": Fixture("the lesson's one global atomic per instance: right counts, the technique not "
+                                  "used, capped at half", {q1: PS8_GLOBAL}, (3, 4),
+                                  says={"ps8.q1": "global atomics"},
+                                  feedback=("Likely cause: technique", "Capped at 3 points")),
+        "one_thread": Fixture("thread 0 counts the block's instances while the others wait: capped at half",
+                              {q1: PS8_ONE_THREAD}, (3, 4), says={"ps8.q1": "thread span"}),
+        "no_barrier": Fixture("the barrier before the merge forgotten: warps merge before the others have counted",
+                              {q1: _edit("ps8", q1, ("    cuda.syncthreads()  # every instance of the block counted "
+                                                     "before the merge\n", ""))}, (1, 4),
+                              says={"ps8.q1": "race"}, feedback=("Likely cause: barrier",)),
+        "not_measured": Fixture("a q2 measurement that returns the prediction instead of profiling the kernel it "
+                                "is given", {q2: not_measured}, (6, 2),
+                                says={"ps8.q2": "the course's profiler measures"}),
+        "full_blocks": Fixture("q2 counts every block as full", {q2: full_blocks}, (6, 2),
+                               says={"ps8.q2": "predicted_global_atomics(1, 32, 5) = 5, expected 1"}),
+        "bounds": Fixture("no i < N guard: threads past the last instance read outside features",
+                          {q1: _edit("ps8", q1, ("    if mine < features.shape[0]:", "    if True:"))}, (0, 4),
+                          says={"ps8.q1": "(out-of-bounds)"}),
         "patched_judges": Fixture(
             "a kernel writing garbage, with NumPy, the references and every judge patched in the notebook",
             {"ps8_setup": _solution_cell("ps8", "ps8_setup") + "\n\n" + PATCH_JUDGES.format(unit="colocation"),
-             q1: "@cuda.jit\ndef cell_count_kernel(x, y, features, x0, y0, cell, n_cols, cell_of, count_map):\n"
-                 "    i = cuda.grid(1)\n    if i < x.shape[0]:\n        cell_of[i] = 7\n",
-             q2: "predicted_load_sectors = measure_load_sectors = lambda *args: Anything()\n"},
+             q1: "@cuda.jit\ndef feature_count_kernel(features, feature_count):\n"
+                 "    i = cuda.grid(1)\n    if i < feature_count.shape[0]:\n        feature_count[i] = 7\n",
+             q2: "predicted_global_atomics = measure = lambda *args: Anything()\n"},
             (0, 0), says={"ps8.q1": "refused for tampering", "ps8.q2": "refused for tampering"}),
         UNTOUCHED: Fixture("the released problem set, unanswered", UNTOUCHED, (0, 0),
                            says={"ps8.q1": "not answered yet", "ps8.q2": "not answered yet"}),

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from numba import cuda, float32
+from numba import cuda, float32, int64
 
 from course_lib import device
 from course_lib.sim import profile
@@ -135,6 +135,31 @@ def histogram_atomic(data, bins):
     i = cuda.grid(1)
     if i < data.size:
         cuda.atomic.add(bins, data[i], 1)
+
+
+@cuda.jit
+def histogram_shared_then_global(data, bins):
+    local = cuda.shared.array(5, int64)
+    t = cuda.threadIdx.x
+    if t < 5:
+        local[t] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < data.size:
+        cuda.atomic.add(local, data[i], 1)
+    cuda.syncthreads()
+    if t < 5:
+        cuda.atomic.add(bins, t, local[t])
+
+
+def test_global_atomics_are_counted_apart_from_shared_ones():
+    data = np.arange(50) % 5
+    bins = np.zeros(5, np.int64)
+    report = profile(histogram_shared_then_global, 2, 32, data, bins)
+    np.testing.assert_array_equal(bins, 10)
+    assert report.total.atomics == 50 + 2 * 5 and report.total.global_atomics == 2 * 5
+    assert report.line("cuda.atomic.add(local").global_atomics == 0
+    assert profile(histogram_atomic, 2, 32, data, np.zeros(5, np.int64)).total.global_atomics == 50
 
 
 def test_atomics_are_counted_per_lane_and_totals_add_up():
