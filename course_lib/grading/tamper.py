@@ -165,7 +165,9 @@ class Snapshot:
         elif type(value).__module__.startswith("course_lib") and hasattr(value, "__dict__"):
             # An instance of a course class (a Question, a Test, a registry entry).
             seen.add(id(value))
-            self._add(label, lambda o=value: {k: id(v) for k, v in vars(o).items()}, keep=[value, dict(vars(value))])
+            # Its class too: assigning __class__ swaps every method without touching vars().
+            self._add(label, lambda o=value: (id(type(o)), {k: id(v) for k, v in vars(o).items()}),
+                      keep=[value, type(value), dict(vars(value))])
             for attr, member in list(vars(value).items()):
                 self._object(f"{label}.{attr}", member, module_name, seen, depth + 1)
         elif hasattr(value, "py_func") and isinstance(getattr(value, "py_func", None), types.FunctionType):

@@ -49,6 +49,25 @@ def test_snapshot_sees_a_replaced_produce_and_patched_numpy():
         np.allclose = allclose
 
 
+def test_snapshot_sees_a_test_whose_class_was_swapped():
+    """Assigning ``__class__`` changes every method of an object without touching its ``vars()``."""
+    from course_lib.grading.harness import Test
+    from course_lib.nbody import questions
+
+    class Forged(Test):
+        produce = property(lambda self: (lambda answer, data: None))
+
+    snapshot = Snapshot()
+    test = questions.Q1.tests[-1]
+    original = type(test)
+    object.__setattr__(test, "__class__", Forged)
+    try:
+        assert any("course_lib.nbody.questions" in label for label in snapshot.changes())
+    finally:
+        object.__setattr__(test, "__class__", original)
+    assert snapshot.changes() == []
+
+
 def test_kernels_may_call_device_functions_only():
     from numba import cuda
 
