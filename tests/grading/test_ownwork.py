@@ -2,6 +2,7 @@
 
 import functools
 import os
+import types
 
 import numpy as np
 import pytest
@@ -152,6 +153,24 @@ def test_a_route_hidden_in_a_helper_or_a_lambda_is_found_too():
 
     with pytest.raises(TestFailure, match="uses the course's own"):
         as_student_function(lambda *a: helper(*a), "choose_tile")
+
+
+def test_a_helper_made_by_exec_with_globals_of_its_own_is_read_too():
+    """``exec`` into a fresh dict gives a function whose globals are not the notebook's: it is read in its
+    own namespace, so the course's rule it calls is found."""
+    namespace = {"_rule": two_body_tile}
+    exec("def _helper(*a):\n    return _rule(*a)", namespace)
+    helper = namespace["_helper"]
+
+    def choose_tile(n, sm, max_threads, max_shared):
+        return helper(n, sm, max_threads, max_shared)
+
+    assert choose_tile(1 << 20, 132, 1024, 2048) == two_body_tile(1 << 20, 132, 1024, 2048)
+    with pytest.raises(TestFailure, match="uses the course's own"):
+        as_student_function(choose_tile, "choose_tile")
+    made = types.FunctionType(helper.__code__, {"_rule": two_body_tile, "__builtins__": __builtins__})
+    with pytest.raises(TestFailure, match="uses the course's own"):
+        as_student_function(made, "choose_tile")
 
 
 def test_imports_of_other_packages_inside_a_function_are_fine():
