@@ -245,6 +245,10 @@ def main() -> int:
 
         if not _typing.wait_ready() and _typing.enabled():
             notes.append("kernels run without numba's static typing (its process could not start)")
+        # Graded kernels are typed as a GPU types them, or refused; switching that off is tampering.
+        if _typing.enabled():
+            _typing.require()
+        snapshot.watch("numba's static typing of kernels", lambda: (_typing.enabled(), _typing.required()))
     send({"event": "ready", "notes": notes})
     for line in requests:
         request = loads(line)

@@ -65,8 +65,8 @@ from ._typing_base import ENV_SWITCH, argument_type, convert_arguments, enabled,
 
 __all__ = ["ENV_SWITCH", "FLOAT64_FIX", "GPUTypingError", "KernelTyping", "argument_type", "before_launch", "binop",
            "call", "convert_arguments", "first_typing_seconds", "float64_lines", "float_ops", "kernel_typing",
-           "prestart", "quiet", "rewrite", "signature_argtypes", "stats", "typed_copy_names", "unop", "untyped",
-           "wait_ready", "wrap_quiet"]
+           "prestart", "quiet", "require", "required", "rewrite", "signature_argtypes", "stats", "typed_copy_names",
+           "unop", "untyped", "wait_ready", "wrap_quiet"]
 
 #: Seconds a launch waits for the typing process's answer before it runs without the static typing
 #: (the process then counts as unavailable for the rest of this one).
@@ -95,6 +95,9 @@ class KernelTyping:
         ``line -> list of str``: what computes in float64 on that line (e.g. ``"float32 * float64"``).
     array_dtypes : tuple of str
         Element types of the kernel's array arguments.
+    untypable : str or None
+        Why numba-cuda's compiler could not type the kernel without a GPU (an error other
+        than a typing error: the kernel reaches for something only a driver can answer).
     """
 
     error: str | None = None
@@ -102,11 +105,13 @@ class KernelTyping:
     float_lines: dict = field(default_factory=dict)
     float64_details: dict = field(default_factory=dict)
     array_dtypes: tuple = ()
+    untypable: str | None = None
 
     def __reduce__(self):
         # Pickled by its fields: the default protocol would add __slotnames__ to the class, which the
         # grader's tamper check (course_lib.grading.tamper) rightly counts as a change of the machinery.
-        return KernelTyping, (self.error, self.ops, self.float_lines, self.float64_details, self.array_dtypes)
+        return KernelTyping, (self.error, self.ops, self.float_lines, self.float64_details, self.array_dtypes,
+                              self.untypable)
 
 
 _stats = {"typed": 0, "memory_hits": 0, "disk_hits": 0, "seconds": 0.0, "unavailable": 0}
@@ -435,6 +440,30 @@ def _shutdown():
 atexit.register(_shutdown)
 
 
+_required: list = []
+
+
+def require() -> None:
+    """From now on in this process, every launch must be typed as a GPU types it (grading).
+
+    A kernel the typing cannot judge is refused instead of running with the runtime typing
+    only: typing switched off (``COURSE_SIM_TYPING=0``), a global that exists only in the
+    simulator, a kernel numba-cuda's compiler cannot type without a GPU. The grading worker
+    calls this once it has started, and watches that it stays so.
+    """
+    if not _required:
+        _required.append(True)
+
+
+def required() -> bool:
+    """True once :func:`require` was called in this process."""
+    return bool(_required)
+
+
+def _refuse_untyped(fn, reason):
+    raise GPUTypingError(f"{fn.__name__} cannot be typed as a GPU types it, and graded kernels must be: {reason}")
+
+
 def before_launch(fn, args, debug=False):
     """Type ``fn`` for ``args`` as a GPU launch would; raise :class:`GPUTypingError` if it does not compile.
 
@@ -452,9 +481,18 @@ def before_launch(fn, args, debug=False):
     KernelTyping or None
         None when the typing is switched off (``COURSE_SIM_TYPING=0``) or cannot be had.
     """
+    if _required:
+        original = _original(fn)
+        if not enabled():
+            _refuse_untyped(original, f"numba's static typing is switched off ({ENV_SWITCH}=0); remove that setting")
+        name = unreproducible_global(original)
+        if name is not None:
+            _refuse_untyped(original, f"it uses {name!r}, which exists only in this simulator, not on a GPU")
     typing = float_ops(fn, args, debug)
     if typing is None:
         return None
+    if typing.untypable and _required:
+        _refuse_untyped(_original(fn), f"numba-cuda's compiler says {typing.untypable}")
     if typing.ops:
         launch_ops.update(typing.ops)
     if typing.error:

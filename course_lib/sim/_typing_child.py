@@ -150,6 +150,8 @@ def _serve():  # pragma: no cover - runs in the child
                     reply = {"typing": _analyse(cres, request["argtypes"])}
                 except errors.NumbaError as err:
                     reply = {"typing": KernelTyping(error=str(err).strip())}
+                except Exception as err:  # this kernel needs more than typing can give without a GPU
+                    reply = {"typing": KernelTyping(untypable=f"{type(err).__name__}: {str(err).strip()}")}
         except Exception as err:  # anything else: the parent runs without static typing
             reply = {"unavailable": f"{type(err).__name__}: {err}"}
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
