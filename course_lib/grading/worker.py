@@ -240,8 +240,16 @@ def main() -> int:
     # not within the first question's time limit (course_lib.sim._typing).
     from .. import device
 
+    reseed = None
     if device.is_simulator():
-        from ..sim import _typing
+        from ..sim import _engine, _typing
+
+        # The block and warp order the grader drew for this run (COURSE_SIM_SEED): restored before
+        # every test, so that a notebook that calls set_seed cannot choose the order it is graded in.
+        run_seed = _engine.get_seed()
+
+        def reseed():
+            _engine.set_seed(run_seed)
 
         if not _typing.wait_ready() and _typing.enabled():
             notes.append("kernels run without numba's static typing (its process could not start)")
@@ -291,6 +299,8 @@ def main() -> int:
             qid = request["question"]
             test = questions[qid].tests[request["test"]]
             try:
+                if reseed is not None:
+                    reseed()
                 with quiet_floats():
                     outputs = test.produce(prepared[qid], decode(request["inputs"]))
                 reply = {"event": "produced", "outputs": encode(outputs)}

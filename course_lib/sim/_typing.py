@@ -275,7 +275,7 @@ def kernel_typing(fn, argtypes, debug=False):
             _memory[key] = False
             return None
         _stats["typed"] += 1
-        if path:
+        if path and not result.untypable:  # an untypable kernel may type in another environment: not kept
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 tmp = f"{path}.{os.getpid()}.tmp"
@@ -382,9 +382,19 @@ def wait_ready() -> bool:
 
 def _type_in_child(fn, argtypes, debug):
     global _child
-    from ._transport import _by_name, _dumps
+    from ._transport import _by_name, _dumps, _lookup
 
     named = _by_name(fn)
+    if named is None and str(getattr(fn, "__module__", "")).startswith("course_lib"):
+        # A course kernel's Python function: the module holds its kernel, which the typing process
+        # looks up by name (sent by value, its simulated device functions would not load there).
+        candidate = (fn.__module__, fn.__qualname__)
+        try:
+            kernel = _lookup(*candidate)
+        except (ImportError, AttributeError):
+            kernel = None
+        if any(getattr(kernel, attr, None) is fn for attr in ("py_func", "fn", "__wrapped__")):
+            named = candidate
     target = ("name", named) if named else ("function", fn)
     try:
         payload = _dumps({"target": target, "argtypes": tuple(argtypes), "debug": bool(debug)}, [fn])
@@ -448,8 +458,8 @@ def require() -> None:
 
     A kernel the typing cannot judge is refused instead of running with the runtime typing
     only: typing switched off (``COURSE_SIM_TYPING=0``), a global that exists only in the
-    simulator, a kernel numba-cuda's compiler cannot type without a GPU. The grading worker
-    calls this once it has started, and watches that it stays so.
+    simulator, an attribute only a Python object has (``__globals__``, ``py_func``). The
+    grading worker calls this once it has started, and watches that it stays so.
     """
     if not _required:
         _required.append(True)
@@ -458,6 +468,36 @@ def require() -> None:
 def required() -> bool:
     """True once :func:`require` was called in this process."""
     return bool(_required)
+
+
+def _python_attribute(fn, _seen=None):
+    """The first attribute read in ``fn`` (or a device function it calls) that only a Python object has:
+    a name starting with ``_`` (``__globals__``, ``__class__``, a simulated array's ``_ary``) or
+    ``py_func``. numba types no such attribute on a GPU; in the simulator it would reach the Python
+    objects behind the kernel. None if there is none."""
+    import dis
+
+    seen = set() if _seen is None else _seen
+    if id(fn) in seen or not hasattr(fn, "__code__"):
+        return None
+    seen.add(id(fn))
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"):
+                name = instruction.argval
+                if isinstance(name, str) and (name.startswith("_") or name == "py_func"):
+                    return name
+        codes.extend(c for c in code.co_consts if isinstance(c, type(code)))
+    for _, value in _referenced(fn):
+        dev = getattr(value, "py_func", None) or (getattr(value, "fn", None)
+                                                  if type(value).__name__ == "FakeCUDAKernel" else None)
+        if callable(dev):
+            found = _python_attribute(dev, seen)
+            if found is not None:
+                return found
+    return None
 
 
 def _refuse_untyped(fn, reason):
@@ -488,11 +528,13 @@ def before_launch(fn, args, debug=False):
         name = unreproducible_global(original)
         if name is not None:
             _refuse_untyped(original, f"it uses {name!r}, which exists only in this simulator, not on a GPU")
+        attribute = _python_attribute(original)
+        if attribute is not None:
+            _refuse_untyped(original, f"it reads the attribute {attribute!r}, which a GPU kernel cannot read "
+                                      "(kernels reach Python objects' internals only in this simulator)")
     typing = float_ops(fn, args, debug)
     if typing is None:
         return None
-    if typing.untypable and _required:
-        _refuse_untyped(_original(fn), f"numba-cuda's compiler says {typing.untypable}")
     if typing.ops:
         launch_ops.update(typing.ops)
     if typing.error:

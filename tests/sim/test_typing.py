@@ -426,6 +426,38 @@ def test_a_typing_process_that_does_not_answer_is_reported_once_and_kernels_stil
     assert err.count("typing process is unavailable (TimeoutError: no typing within 30.0 s)") == 1
 
 
+@sim_only
+def test_graded_launches_refuse_what_the_typing_cannot_judge(monkeypatch):
+    """Once the grader requires it, a kernel is typed as a GPU types it or refused: no kernel reads
+    Python internals (numba types no ``__globals__`` or ``py_func`` attribute), uses a simulator-only
+    object, or runs with the typing switched off."""
+    monkeypatch.setattr(_typing, "_required", [])
+    add_one[1, 32](np.zeros(4, np.int32))
+    _typing.require()
+    assert _typing.required()
+    add_one[1, 32](np.zeros(4, np.int32))  # an ordinary kernel runs as before
+
+    @cuda.jit
+    def reads_internals(out):
+        out[0] = len(add_one.py_func.__globals__)
+
+    with pytest.raises(_typing.GPUTypingError, match="attribute 'py_func'"):
+        reads_internals[1, 1](np.zeros(1, np.int64))
+    from numba.cuda.simulator import kernelapi
+
+    simulator_only = kernelapi.FakeCUDAModule
+
+    @cuda.jit
+    def uses_the_simulator(out):
+        out[0] = simulator_only is None
+
+    with pytest.raises(_typing.GPUTypingError, match="exists only in this simulator"):
+        uses_the_simulator[1, 1](np.zeros(1, np.int64))
+    monkeypatch.setenv(_typing.ENV_SWITCH, "0")
+    with pytest.raises(_typing.GPUTypingError, match="switched off"):
+        add_one[1, 32](np.zeros(4, np.int32))
+
+
 def test_the_runtime_typing_follows_numba_for_operand_types_it_has_not_seen():
     """Operators outside any typed kernel use numba's typing rules for scalars."""
     assert type(_typing.binop("mul", np.int32(3), np.int32(4))) is np.int64
