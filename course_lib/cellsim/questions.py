@@ -10,26 +10,43 @@
   out_phis)`` launched as ``kernel[ceil(n / block), block]``. Blocks may reserve in any order, so the
   packed order of the blocks is free; within the output, slot k holds a recorded cell's index and its
   fluorescence. Graded on results (guarded buffers, awkward sizes), the race and barrier checker, and the
-  technique (:func:`technique_signature_test`, on two launches: block 64 with n = 197, block 128 with n = 131,
-  both with a partial last block).
+  technique's signature (:func:`course_lib.grading.signature.signature_test`), measured by the profiler on two
+  launches, block 64 with n = 197 and block 128 with n = 131 (two and four warps, both with a partial last
+  block). Features and bounds (``COMPACT_SIGNATURE``), from the cost model of ceil(n / B) blocks of B threads,
+  a share p of the cells recorded:
+
+  * atomics per block: at most 1 (the block's reservation). One atomic per recorded cell gives about B p per
+    block;
+  * global bytes loaded per cell: at most 8 + 10 p (:func:`load_bytes_bound`). Every flag once (4 bytes) and
+    every recorded cell's fluorescence once (8 bytes): 4 + 8 p; the bound allows each flag twice and 25% on
+    the rest. Counting the flags before a cell from global memory costs about 4 B / 2 bytes per cell;
+  * SIMT efficiency (active lanes per warp instruction over 32): at least :data:`MIN_SIMT`. A parallel scan
+    runs log2(B) steps with every lane of the block active; only the guarded loads and stores of the partial
+    last block and the one reserving thread run with fewer. One thread scanning (or compacting) its block
+    runs B steps on one lane, so the efficiency falls towards 1 / 32 (about 0.12 measured for B = 64 and 128);
+  * block barriers per block: at least 1. The scan's steps cross the block's warps through shared memory, and
+    only a block barrier orders them (a warp barrier does not).
 - ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
   the fixed-slot tree, the first level that breaks a budget, and two transfers measured with
   ``course_lib.sim.record``; then **predict, then measure** the global bytes the q1 kernel loads: a formula
-  of n and the number of recorded cells (checked against the cost model 4 n + 8 r), and the student's own
-  measurement of their q1 kernel on :func:`measure_case` for sizes the grader draws at grading time (the
-  grader profiles the same kernel on the same cells and compares).
+  of n and the number of recorded cells (checked against the cost model 4 n + 8 r), and the student's
+  ``measure_load_bytes(make_kernel, n)``, which measures with the profiler the global bytes loaded by
+  ``make_kernel(64)`` on the cells of :func:`measure_case`. The grader calls it on the student's factory and on
+  decoys of its own (``MEASURE_DECOYS``: a kernel loading every cell's fluorescence, one counting the flags
+  before each cell from global memory), for sizes it draws at grading time, and profiles each launch itself
+  (:func:`course_lib.grading.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
+  not match the decoys.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+from numba import cuda
 
-from ..grading.core import Test
-from ..grading.harness import (Launch, calls_test, fail, function, integer, kernel_factory, measured_test, measurement,
+from ..grading.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory, measurement,
                                question, race_test, result_test, unguard, value_test)
-from ..grading.harness import profile_launch as _profile_launch
+from ..grading.measuring import kernel_measurement_test
+from ..grading.signature import Feature, at_least, at_most, between, signature_test
 from .model import TREE_SLOT_BYTES
 
 PROBLEM_SET = "ps7"
@@ -49,7 +66,7 @@ Q2_COMPACT_DTOH_BYTES = 1_192
 BLOCKS = (32, 64, 128)
 #: The launches whose technique is measured: (block, n, share recorded). Both have a partial last block.
 TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6))
-#: Least SIMT efficiency of a parallel block scan (see :func:`technique_signature_test`).
+#: Least SIMT efficiency of a parallel block scan (the module docstring gives the cost model).
 MIN_SIMT = 0.4
 
 
@@ -154,66 +171,24 @@ def simt_efficiency(metrics, data):
     return metrics["active_lanes"] / (32 * metrics["warp_instructions"]) if metrics["warp_instructions"] else 0.0
 
 
-#: The technique's features: (name, unit, measure(metrics, data), bound(data) -> (low, high), what it asks for).
-FEATURES = (
-    ("one global atomic per block", "atomics per block", atomics_per_block, lambda data: (0.0, 1.0),
-     "one thread per block reserves the block's slots with a single atomic on the counter (not one per cell)"),
-    ("each cell's data loaded once", "global bytes loaded per cell", load_bytes_per_cell, load_bytes_bound,
-     "a cell's offset comes from the block's scan in shared memory (not from counting the flags before it)"),
-    ("a parallel scan", "SIMT efficiency", simt_efficiency, lambda data: (MIN_SIMT, 1.0),
-     "all threads of the block take part in each of the scan's log2(block) steps (not one thread scanning the "
-     "whole block)"),
+#: The technique's signature (the module docstring gives the cost model behind each bound).
+COMPACT_SIGNATURE = (
+    Feature("one global atomic per block (atomics per block)", atomics_per_block, at_most(1),
+            "one thread per block reserves the block's slots with a single atomic on the counter (not one per cell)",
+            "one reservation per block; one atomic per recorded cell gives about B p per block"),
+    Feature("each cell's data loaded once (global bytes loaded per cell)", load_bytes_per_cell,
+            load_bytes_bound,
+            "a cell's offset comes from the block's scan in shared memory (not from counting the flags before it)",
+            "a flag (4 bytes) per cell, a fluorescence (8 bytes) per recorded cell; each flag twice and 25% on the "
+            "rest allowed: 8 + 10 p bytes per cell"),
+    Feature("a parallel scan (SIMT efficiency)", simt_efficiency, between(MIN_SIMT, 1.0),
+            "all threads of the block take part in each of the scan's log2(block) steps (not one thread scanning "
+            "the whole block)",
+            "log2(B) steps with every lane active; one lane scanning B values falls towards 1 / 32"),
+    Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"], at_least(1),
+            "the scan's steps cross the block's warps through shared memory: a block barrier orders them (a warp "
+            "barrier does not)", "blocks of 64 and 128 threads are two and four warps"),
 )
-
-
-def technique_signature_test(name, points, *, cases, features=FEATURES, hint="", hints=None) -> Test:
-    """The technique of q1, measured by the course's profiler on several launches.
-
-    Cost model of the expected technique, per launch of ceil(n / B) blocks of B threads:
-
-    - **atomics**: one per block (the block's reservation): at most 1 per block. One atomic per recorded
-      cell gives about B x (share recorded) per block.
-    - **global loads**: every flag once (4 bytes), every recorded cell's fluorescence once (8 bytes). The
-      bound allows each flag twice and 25% on the rest: 8 + 10 p bytes per cell. Counting the flags before
-      a cell from global memory costs about 4 B / 2 bytes per cell.
-    - **SIMT efficiency**: a parallel scan runs log2(B) steps with every lane of the block active; only the
-      guarded loads and stores of the partial last block and the one reserving thread run with fewer. One
-      thread scanning its block runs B steps on one lane, so the efficiency falls towards 1 / 32 (about 0.12
-      measured for B = 64 and 128). Bound: at least :data:`MIN_SIMT`.
-
-    ``cases`` are ``inputs`` functions; every launch must give the right result under the profiler and keep
-    every feature within its bound. The failure names the first feature missed, with the value measured and
-    the bound; ``technique=True`` caps the question at half its points.
-    """
-    def inputs(rng, info):
-        return {"cases": [make(rng, info) for make in cases]}
-
-    def produce(answer, data):
-        return [_profile_launch(launch_compact(answer, d)) for d in data["cases"]]
-
-    def judge(data, got, info):
-        if type(got) is not list or len(got) != len(data["cases"]):
-            raise fail("the profiler's counts did not come back")
-        measured = []
-        for d, report in zip(data["cases"], got):
-            if not isinstance(report, dict) or not isinstance(report.get("metrics"), dict) \
-                    or not isinstance(report.get("outputs"), dict):
-                raise fail("the profiler's counts did not come back")
-            judge_compaction(d, report["outputs"], f"under the profiler, {_label(d)}")
-            metrics = {k: v for k, v in report["metrics"].items() if type(v) in (int, float)}
-            for feature, unit, measure, bound, technique in features:
-                value, (low, high) = measure(metrics, d), bound(d)
-                measured.append({"feature": feature, "measured": value, "low": low, "high": high, "unit": unit})
-                if not (math.isfinite(value) and low <= value <= high):
-                    failure = fail(f"missed feature: {feature} ({technique}). Measured {value:.3g} {unit} "
-                                   f"{_label(d)}; the expected technique gives [{low:.3g}, {high:.3g}] "
-                                   f"(course_lib.sim.profile)", "technique", public=True)
-                    failure.measurement = {"measured": value, "low": low, "high": high, "unit": unit}
-                    raise failure
-        return measured[0]
-
-    return Test(name, hidden=False, hint=hint, inputs=inputs, produce=produce, judge=judge, points=points,
-                technique=True, hints=tuple((hints or {}).items()))
 
 
 _Q1 = dict(launch=launch_compact, judge=_result_judge)
@@ -246,8 +221,10 @@ Q1 = question(
                     **_Q1),
         race_test("race and barrier check (n = 131, block 128)", 1, inputs=case(131, 0.5, 128),
                   launch=launch_compact, expect=expected_compact, compare=_sorted_exact),
-        technique_signature_test("the technique (profiler, two launches)", 1.5,
-                                 cases=[case(n, p, block) for block, n, p in TECHNIQUE_CASES]),
+        signature_test("the block-scan compaction technique, measured (profiler; block 64, n = 197 and block 128, "
+                       "n = 131)", 1.5, configs=[case(n, p, block) for block, n, p in TECHNIQUE_CASES],
+                       launch=launch_compact, expect=expected_compact, compare=_sorted_exact, label=_label,
+                       features=COMPACT_SIGNATURE),
     ])
 
 
@@ -304,18 +281,57 @@ def predicted_load_bytes(n, n_recorded):
     return 4 * n + 8 * n_recorded
 
 
-def _measure_inputs(rng, info):
+def every_fluorescence_loaded(block):
+    """A decoy for ``measure_load_bytes``: every thread loads its flag and its cell's fluorescence, recorded or not,
+    and reserves a slot per recorded cell with an atomic (12 bytes per cell)."""
+    @cuda.jit
+    def kernel(flags, phis, counter, out_ids, out_phis):
+        i = cuda.grid(1)
+        if i < flags.shape[0]:
+            phi = phis[i]
+            if flags[i] == 1:
+                slot = cuda.atomic.add(counter, 0, 1)
+                out_ids[slot] = i
+                out_phis[slot] = phi
+
+    return kernel
+
+
+def counted_from_global(block):
+    """A decoy for ``measure_load_bytes``: each recorded cell counts the recorded cells before it from global
+    memory (cells in order, no scan, no atomic; about n r / 2 flags loaded)."""
+    @cuda.jit
+    def kernel(flags, phis, counter, out_ids, out_phis):
+        i = cuda.grid(1)
+        n = flags.shape[0]
+        if i < n and flags[i] == 1:
+            before = 0
+            for j in range(i):
+                before += flags[j]
+            out_ids[before] = i
+            out_phis[before] = phis[i]
+        if i == n - 1:
+            total = 0
+            for j in range(n):
+                total += flags[j]
+            counter[0] = total
+
+    return kernel
+
+
+#: The grader's own factories that ``measure_load_bytes`` must measure as well (their loads differ from the model's).
+MEASURE_DECOYS = {"a kernel loading every cell's fluorescence": every_fluorescence_loaded,
+                  "a kernel counting the flags before each cell from global memory": counted_from_global}
+
+
+def _measure_configs(rng, info):
     """Two sizes drawn at grading time: a few blocks of 64 with a partial last one."""
-    sizes = {int(rng.integers(65, 192)) | 1, int(rng.integers(192, 320)) | 1}
-    return {"params": sorted(sizes)}
+    return [(int(rng.integers(65, 128)) | 1,), (int(rng.integers(128, 256)) | 1,)]
 
 
-def _measure_launch(answer, data, n):
-    return launch_compact(answer["make_compact_kernel"], measure_case(n))
-
-
-def _load_bytes(metrics, data, n):
-    return metrics["global_load_bytes"]
+def _measure_launch(make, config):
+    """q1's launch of the factory ``measure_load_bytes`` received, on the cells of ``measure_case(n)``."""
+    return launch_compact(Answer(make, {}, lambda factory, *args: factory(*args)), measure_case(config[0]))
 
 
 def _pairs(rng, info):
@@ -359,11 +375,13 @@ Q2 = question(
                                            (int(rng.integers(1000, 10**6)), int(rng.integers(0, 1000)))],
                    explain=lambda a, want: "count what each thread must read: its flag (int32), and for a recorded "
                                            "cell its fluorescence (float64); nothing else needs global memory"),
-        measured_test("your measurements of your q1 kernel, at sizes drawn by the grader", 0.75,
-                      key="measure_load_bytes", inputs=_measure_inputs, launch=_measure_launch, measure=_load_bytes,
-                      rtol=0.01,
-                      hint="profile(make_compact_kernel(64), ceil(n / 64), 64, flags, phis, counter, out_ids, "
-                           "out_phis).total.global_load_bytes on the cells of measure_case(n)"),
+        kernel_measurement_test("your measure_load_bytes(), on your kernel and on the grader's, at sizes drawn by "
+                                "the grader", 0.75, key="measure_load_bytes", kernel_key="make_compact_kernel",
+                                decoys=MEASURE_DECOYS, configs=_measure_configs, launch=_measure_launch,
+                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+                                hint="measure_load_bytes(make_kernel, n): profile(make_kernel(64), ceil(n / 64), 64, "
+                                     "flags, phis, counter, out_ids, out_phis).total.global_load_bytes on the cells "
+                                     "of measure_case(n), for the factory it is given"),
     ])
 
 QUESTIONS = (Q1, Q2)

@@ -5,27 +5,51 @@
   ``kernel[(ceil(C / 16), ceil(B / 16)), (8, 8)](Wt, Xt, perm, start, U)`` computing
   ``U[b, :] = W @ Xt[perm[start + b]]``: each block a 16 x 16 tile of U, each of its 64 threads a block of
   four outputs held in registers, the operands staged tile by tile in shared memory. Graded on results
-  (guarded buffers, awkward C and B), the race and barrier checker, and the technique
-  (:func:`technique_signature_test`, two launches with partial tiles: C = 40, B = 37 and C = 20, B = 21).
+  (guarded buffers, awkward C and B), the race and barrier checker, and the technique's signature
+  (:func:`course_lib.grading.signature.signature_test`), measured by the profiler on two launches of blocks of
+  64 threads (two warps) with partial tiles both ways: C = 40, B = 37 and C = 20, B = 21. Features and bounds
+  (``GEMM_SIGNATURE``), from the cost model of a launch of ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
+
+  * global loads over the tiled model: at most 1.25. Block (i, j) reads the 16 samples of row block j (C
+    doubles each, and the permutation entry of every element it stages) and the 16 columns of W^T of block
+    column i (C doubles each), each once: 8 C^2 ceil(B / 16) + 12 B C ceil(C / 16) bytes
+    (:func:`tiled_load_bytes`). Operands read from global memory for every output cost about C / 2 times more
+    (8x measured for a 2 x 2 register block, 10-13x for one output at a time, at C = 20 and 40);
+  * shared-memory accesses per multiply-add (a request counted as its warp's 32 lanes, over the padded tiles'
+    multiply-adds): at most :data:`MAX_SHARED_PER_FMA`. A thread with an r x s block of outputs reads r + s
+    values per step of k for r s multiply-adds: (r + s) / (r s) = 1 for 2 x 2, 1.25 for 4 x 1; staging adds
+    2 / 16. Without register blocking every multiply-add reads both operands (2 + 2 / 16); one thread staging
+    the tiles for the block issues 32 times the staging requests (about 5);
+  * shared bytes allocated per block: more than 0 and at most :data:`MAX_SHARED_BYTES`, two 16 x 16 float64
+    tiles (4096 bytes), double-buffered (8192); staging the whole matrix needs more;
+  * block barriers per block: between ceil(C / 16) and 2 ceil(C / 4) + 2: one or two syncthreads per chunk of
+    k staged, chunks of 4 to 16 channels. A warp barrier (syncwarp) does not order the block's two warps;
+  * global load bytes per request: at least 32 (8 lanes of 4 bytes): the block stages each tile together,
+    each thread its own elements; one thread staging it issues requests of one lane;
+  * atomic operations: none (each output has one owner, which stores it once).
 - ``ps6.q2`` (4 points): predict and explain launches and occupancy, then **predict, then measure** the
   global loads of the student's own q1 kernel. Answer: ``{"launches_per_step": f(method, n_samples, batch),
   "occupancy": g(threads_per_block, registers_per_thread, shared_bytes_per_block, limits),
   "minibatch_gemm_kernel": kernel, "predicted_load_bytes": h(n_channels, batch), "measure_load_bytes":
-  m(n_channels)}``: the prediction is checked against the tiled model :func:`tiled_load_bytes`, the
-  measurement against the grader's own profile of the same kernel on :func:`measure_case` (B = 37) for two
-  channel counts it draws at grading time.
+  m(kernel, n_channels)}``: the prediction is checked against the tiled model :func:`tiled_load_bytes`; ``m``
+  measures with the profiler the global bytes the kernel it is given loads on the minibatch of
+  :func:`measure_case` (B = 37). The grader calls it on the student's kernel and on decoys of its own
+  (``MEASURE_DECOYS``: a GEMM reading every operand from global memory, one thread per block computing its tile
+  sample by sample) for two channel counts it draws at grading time, and profiles each launch itself
+  (:func:`course_lib.grading.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
+  not match the decoys.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..grading.core import Test, compare_arrays
-from ..grading.harness import (Launch, calls_test, close, fail, function, kernel, measured_test, measurement,
-                               question, race_test, result_test)
-from ..grading.harness import profile_launch as _profile_launch
+from numba import cuda
+
+from ..grading.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question, race_test,
+                               result_test)
+from ..grading.measuring import kernel_measurement_test
+from ..grading.signature import Feature, at_least, at_most, between, signature_test
 from .model import Arch, launches_per_minibatch, occupancy
 
 PROBLEM_SET = "ps6"
@@ -45,7 +69,7 @@ LIMITS = {
 TILE, THREADS = 16, 8
 #: The launches whose technique is measured (channels C, samples B): both leave partial tiles.
 TECHNIQUE_CASES = ((40, 37), (20, 21))
-#: Most shared-memory loads per multiply-add (see :func:`technique_signature_test`).
+#: Most shared-memory accesses per multiply-add (the module docstring gives the cost model).
 MAX_SHARED_PER_FMA = 1.5
 
 
@@ -106,66 +130,43 @@ def shared_per_fma(metrics, data):
     return 32 * metrics["shared_requests"] / fmas
 
 
-#: The technique's features: (name, unit, measure(metrics, data), bound(data) -> (low, high), what it asks for).
-FEATURES = (
-    ("operands staged in shared memory", "global bytes loaded / the tiled model", load_ratio,
-     lambda data: (0.0, 1.25),
-     "each block reads its 16 samples and its 16 columns of W^T once, tile by tile, into shared memory"),
-    ("register blocking", "shared-memory accesses per multiply-add", shared_per_fma,
-     lambda data: (0.0, MAX_SHARED_PER_FMA),
-     "each value read from shared memory is used for two (or more) of the thread's outputs, kept in registers"),
+def _k_steps(data):
+    """Tiles of 16 along k (the channels): the chunks a block stages one after the other."""
+    return tiles(len(data["Wt"]))
+
+
+#: Most shared bytes a block allocates: two 16 x 16 float64 tiles, double-buffered.
+MAX_SHARED_BYTES = 2 * 2 * TILE * TILE * 8
+
+#: The technique's signature (see the module docstring for the cost model behind each bound).
+GEMM_SIGNATURE = (
+    Feature("operands staged in shared memory (global bytes loaded / the tiled model)", load_ratio, at_most(1.25),
+            "each block reads its 16 samples and its 16 columns of W^T once, tile by tile, into shared memory",
+            "the tiled model tiled_load_bytes, 25% slack; operands read per output cost about C / 2 times more"),
+    Feature("register blocking (shared-memory accesses per multiply-add)", shared_per_fma,
+            at_most(MAX_SHARED_PER_FMA),
+            "each value read from shared memory is used for two (or more) of the thread's outputs, kept in "
+            "registers; the block stages each tile together, a few elements per thread",
+            "(r + s) / (r s) per step of k for an r x s register block, plus 2 / 16 for staging"),
+    Feature("shared bytes allocated per block", lambda m, data: m["shared_bytes_per_block"],
+            between(1, MAX_SHARED_BYTES),
+            "a block holds one 16 x 16 tile of the samples and one of W^T at a time (two of each when "
+            "double-buffered), never the whole matrix",
+            "two 16 x 16 float64 tiles: 4096 bytes; double-buffered: 8192"),
+    Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"],
+            between(_k_steps, lambda data: 2 * -(-len(data["Wt"]) // 4) + 2),
+            "a block barrier after a chunk is staged and one before it is overwritten; the block's 64 threads "
+            "are two warps, and a warp barrier (syncwarp) does not order them",
+            "one or two syncthreads per chunk of k, chunks of 4 to 16 channels"),
+    Feature("global load bytes per request",
+            lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1), at_least(32),
+            "the threads of the block stage the tile together, each loading its own elements, so a load request "
+            "serves the lanes of a warp",
+            "a request serves the active lanes of a warp: >= 8 of 4 bytes"),
+    Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0),
+            "each output is owned by one thread, which stores its sum once with a plain store",
+            "one owner per output"),
 )
-
-
-def technique_signature_test(name, points, *, cases, features=FEATURES) -> Test:
-    """The technique of q1, measured by the course's profiler on several launches.
-
-    Cost model of the expected technique, per launch of ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
-
-    - **global loads**: block (i, j) reads the 16 samples of row block j (C doubles each, plus their
-      permutation entry per element staged) and the 16 columns of W^T of block column i (C doubles each),
-      each once: 8 C^2 ceil(B / 16) + 12 B C ceil(C / 16) bytes (:func:`tiled_load_bytes`). Bound: 1.25 times
-      that. Operands read from global memory for every output cost about C / 2 times more (8x measured for a
-      2 x 2 register block, 10-13x for one output at a time, at C = 20 and 40).
-    - **shared-memory accesses per multiply-add**: a thread with an r x s block of outputs reads r + s values
-      per step of k for r s multiply-adds: (r + s) / (r s) = 1 for 2 x 2, 1.25 for 4 x 1; staging adds 2 / 16.
-      Without register blocking every multiply-add reads both operands: 2 + 2 / 16. Bound:
-      :data:`MAX_SHARED_PER_FMA`.
-
-    ``cases`` are ``inputs`` functions; every launch must give the right result under the profiler and keep
-    every feature within its bound. The failure names the first feature missed, with the value measured and
-    the bound; ``technique=True`` caps the question at half its points.
-    """
-    def inputs(rng, info):
-        return {"cases": [make(rng, info) for make in cases]}
-
-    def produce(answer, data):
-        return [_profile_launch(launch_gemm(answer, d)) for d in data["cases"]]
-
-    def judge(data, got, info):
-        if type(got) is not list or len(got) != len(data["cases"]):
-            raise fail("the profiler's counts did not come back")
-        first = None
-        for d, report in zip(data["cases"], got):
-            if not isinstance(report, dict) or not isinstance(report.get("metrics"), dict) \
-                    or not isinstance(report.get("outputs"), dict) or "U" not in report["outputs"]:
-                raise fail("the profiler's counts did not come back")
-            U = np.asarray(report["outputs"]["U"])
-            compare_arrays(U, expected_u(d)["U"], rtol=RTOL, name=f"U under the profiler {_label(d)}")
-            metrics = {k: v for k, v in report["metrics"].items() if type(v) in (int, float)}
-            for feature, unit, measure, bound, technique in features:
-                value, (low, high) = measure(metrics, d), bound(d)
-                first = first or {"measured": value, "low": low, "high": high, "unit": unit}
-                if not (math.isfinite(value) and low <= value <= high):
-                    failure = fail(f"missed feature: {feature} ({technique}). Measured {value:.3g} {unit} "
-                                   f"{_label(d)}; the expected technique gives [{low:.3g}, {high:.3g}] "
-                                   f"(course_lib.sim.profile)", "technique", public=True)
-                    failure.measurement = {"measured": value, "low": low, "high": high, "unit": unit}
-                    raise failure
-        return first
-
-    return Test(name, hidden=False, hint="", inputs=inputs, produce=produce, judge=judge, points=points,
-                technique=True, hints=())
 
 
 def _label(data):
@@ -198,8 +199,9 @@ Q1 = question(
         result_test("hidden: random C, B and start", 0.5, hidden=True, inputs=_random_case, **_Q1),
         race_test("race and barrier check (C = 20, B = 21)", 1, inputs=case(20, 21, 1), launch=launch_gemm,
                   expect=expected_u, compare=close(RTOL)),
-        technique_signature_test("the technique (profiler, two launches)", 1.5,
-                                 cases=[case(c, b, 3) for c, b in TECHNIQUE_CASES]),
+        signature_test("the register-blocked tiling technique, measured (profiler; C = 40, B = 37 and C = 20, "
+                       "B = 21)", 1.5, configs=[case(c, b, 3) for c, b in TECHNIQUE_CASES], features=GEMM_SIGNATURE,
+                       **_Q1),
     ])
 
 
@@ -239,18 +241,50 @@ def measure_case(n_channels):
     return gemv_case(int(n_channels), MEASURE_BATCH, 3, seed=int(n_channels))
 
 
-def _measure_inputs(rng, info):
-    """Two channel counts drawn at grading time, neither a multiple of 16 (partial tiles)."""
-    sizes = [int(rng.integers(17, 33)), int(rng.integers(33, 64))]
-    return {"params": [n + 1 if n % TILE == 0 else n for n in sizes]}
+@cuda.jit
+def global_gemm(Wt, Xt, perm, start, U):
+    """A decoy for ``measure_load_bytes``: the launch of q1, each thread's four outputs reading their operands
+    from global memory, one output at a time (about C / 2 times the tiled model's loads)."""
+    n_channels = Wt.shape[0]
+    for j in range(4):
+        b = 16 * cuda.blockIdx.y + 2 * cuda.threadIdx.y + j // 2
+        c = 16 * cuda.blockIdx.x + 2 * cuda.threadIdx.x + j % 2
+        if b < U.shape[0] and c < n_channels:
+            total = 0.0
+            for k in range(n_channels):
+                total += Xt[perm[start + b], k] * Wt[k, c]
+            U[b, c] = total
 
 
-def _measure_launch(answer, data, n_channels):
-    return launch_gemm(answer["minibatch_gemm_kernel"], measure_case(n_channels))
+@cuda.jit
+def gemv_per_sample(Wt, Xt, perm, start, U):
+    """A decoy for ``measure_load_bytes``: the launch of q1, the first thread of each block walking its samples'
+    rows of U one after the other, W^T read from global memory for every sample."""
+    if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0:
+        n_channels = Wt.shape[0]
+        for b in range(16 * cuda.blockIdx.y, min(16 * cuda.blockIdx.y + 16, U.shape[0])):
+            row = perm[start + b]
+            for c in range(16 * cuda.blockIdx.x, min(16 * cuda.blockIdx.x + 16, n_channels)):
+                total = 0.0
+                for k in range(n_channels):
+                    total += Wt[k, c] * Xt[row, k]
+                U[b, c] = total
 
 
-def _load_bytes(metrics, data, n_channels):
-    return metrics["global_load_bytes"]
+#: The grader's own kernels that ``measure_load_bytes`` must measure as well (their loads differ from the model's).
+MEASURE_DECOYS = {"a GEMM reading every operand from global memory": global_gemm,
+                  "one thread per block computing its tile sample by sample": gemv_per_sample}
+
+
+def _measure_configs(rng, info):
+    """Two channel counts drawn at grading time, neither a multiple of 16 (partial tiles): one tile of channels,
+    and two (small: each configuration is profiled for the student's kernel and for every decoy)."""
+    return [(int(rng.integers(5, 16)),), (int(rng.integers(17, 32)),)]
+
+
+def _measure_launch(make, config):
+    """q1's launch of the kernel ``measure_load_bytes`` received, on the minibatch of ``measure_case(C)``."""
+    return launch_gemm(Answer(make, {}), measure_case(config[0]))
 
 
 def predicted_load_bytes(n_channels, batch):
@@ -283,11 +317,14 @@ Q2 = question(
                    explain=lambda a, want: "each block row of U (16 samples) reads all of W^T once; each block "
                                            "column (16 channels) reads its samples' C values and their permutation "
                                            "entries once"),
-        measured_test("your measurements of your q1 kernel, at channel counts drawn by the grader", 0.75,
-                      key="measure_load_bytes", inputs=_measure_inputs, launch=_measure_launch, measure=_load_bytes,
-                      rtol=0.01,
-                      hint="profile(minibatch_gemm_kernel, (ceil(C / 16), ceil(B / 16)), (8, 8), Wt, Xt, perm, "
-                           "start, U).total.global_load_bytes on the minibatch of measure_case(C)"),
+        kernel_measurement_test("your measure_load_bytes(), on your kernel and on the grader's, at channel counts "
+                                "drawn by the grader", 0.75, key="measure_load_bytes",
+                                kernel_key="minibatch_gemm_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+                                launch=_measure_launch, measure=lambda metrics, config: metrics["global_load_bytes"],
+                                rtol=0.01,
+                                hint="measure_load_bytes(kernel, C): profile(kernel, (ceil(C / 16), ceil(B / 16)), "
+                                     "(8, 8), Wt, Xt, perm, start, U).total.global_load_bytes on the minibatch of "
+                                     "measure_case(C), for the kernel it is given"),
     ])
 
 QUESTIONS = (Q1, Q2)

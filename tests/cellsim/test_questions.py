@@ -34,31 +34,31 @@ def test_right_answers_get_full_marks_whatever_the_scan(factory):
     assert result.points == 6, failures(result)
 
 
-@pytest.mark.parametrize("factory, feature, unit", [
-    (subs.make_atomic_per_cell, "one global atomic per block", "atomics per block"),
-    (subs.make_serial_scan, "a parallel scan", "SIMT efficiency"),
-    (subs.make_recount, "each cell's data loaded once", "global bytes loaded per cell"),
+@pytest.mark.parametrize("factory, feature", [
+    (subs.make_atomic_per_cell, "one global atomic per block (atomics per block): measured"),
+    (subs.make_serial_scan, "a parallel scan (SIMT efficiency): measured"),
+    (subs.make_recount, "each cell's data loaded once (global bytes loaded per cell): measured"),
 ])
-def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(factory, feature, unit):
+def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(factory, feature):
     result = grade("ps7.q1", factory)
     assert result.points == 3, failures(result)
-    assert f"missed feature: {feature}" in failures(result) and unit in failures(result)
-    assert "the expected technique gives [" in failures(result)
+    assert feature in failures(result) and "the technique gives" in failures(result)
 
 
 def test_the_technique_bounds_follow_the_cost_model():
     """The solution sits inside every bound and each wrong technique outside its own, by a margin."""
-    from course_lib.grading.harness import Answer, profile_launch
+    from course_lib.grading.harness import Answer
+    from course_lib.grading.signature import profile_signature
 
     for block, n, p in questions.TECHNIQUE_CASES:
         assert block >= 64 and n % block != 0  # a full-size block and a partial last block
         data = questions.cells_case(n, p, block, seed=3)
         measured = {}
         for factory in (subs.make_solution, subs.make_atomic_per_cell, subs.make_serial_scan, subs.make_recount):
-            metrics = profile_launch(questions.launch_compact(Answer(factory, {}, lambda f, b: f(b)), data))["metrics"]
-            measured[factory.__name__] = {name: measure(metrics, data) for name, _, measure, _, _ in
-                                          questions.FEATURES}
-        atomics, loads, simt = (f[0] for f in questions.FEATURES)
+            launch = questions.launch_compact(Answer(factory, {}, lambda f, b: f(b)), data)
+            metrics = profile_signature(launch)["metrics"]
+            measured[factory.__name__] = {f.name: f.measure(metrics, data) for f in questions.COMPACT_SIGNATURE}
+        atomics, loads, simt, barriers = (f.name for f in questions.COMPACT_SIGNATURE)
         blocks = -(-n // block)
         assert measured["make_solution"][atomics] == 1
         assert measured["make_atomic_per_cell"][atomics] == data["flags"].sum() / blocks > 10
@@ -66,6 +66,7 @@ def test_the_technique_bounds_follow_the_cost_model():
         assert measured["make_recount"][loads] > 3 * questions.load_bytes_bound(data)[1]
         assert measured["make_solution"][simt] > 0.9
         assert measured["make_serial_scan"][simt] < questions.MIN_SIMT / 2
+        assert measured["make_solution"][barriers] >= 1 and measured["make_atomic_per_cell"][barriers] == 0
 
 
 def test_the_inclusive_scan_used_as_exclusive_writes_past_the_end():
@@ -92,14 +93,15 @@ def measured():
             "compact_dtoh_bytes": questions.measured_dtoh_bytes("compact", questions.Q2_BUDGET)}
 
 
-def measure_with(factory, extra=0):
-    """A student's ``measure_load_bytes``: the profiler's global load bytes of ``factory``'s kernel (+ extra)."""
-    def measure_load_bytes(n):
+def measure_with(factory=None, extra=0):
+    """A student's ``measure_load_bytes(make_kernel, n)``: the profiler's global load bytes of the kernel of the
+    factory it is given (+ extra), or of ``factory``'s kernel whatever it is given."""
+    def measure_load_bytes(make_kernel, n):
         cells = questions.measure_case(n)
         flags, block = cells["flags"], cells["block"]
         recorded = int(flags.sum())
-        report = profile(factory(block), -(-n // block), block, flags, cells["phis"], np.zeros(1, np.int32),
-                         np.zeros(recorded, np.int32), np.zeros(recorded))
+        report = profile((factory or make_kernel)(block), -(-n // block), block, flags, cells["phis"],
+                         np.zeros(1, np.int32), np.zeros(recorded, np.int32), np.zeros(recorded))
         return report.total.global_load_bytes + extra
 
     return measure_load_bytes
@@ -109,7 +111,7 @@ def _q2(measured, **changes):
     answer = {"tree_step_bytes": lambda n, g: 72 * n * 2**g,
               "first_level_over": lambda n, b: next(g for g in range(200) if 72 * n * 2**g > b), **measured,
               "make_compact_kernel": subs.make_solution, "predicted_load_bytes": lambda n, r: 4 * n + 8 * r,
-              "measure_load_bytes": measure_with(subs.make_solution)}
+              "measure_load_bytes": measure_with()}
     answer.update(changes)
     return grade("ps7.q2", answer)
 
@@ -150,16 +152,34 @@ def test_q2_unmeasured_or_wrong_numbers_fail(measured):
 
 def test_q2_measurements_are_compared_with_the_graders_own_at_drawn_sizes(measured):
     """The student's kernel is measured at sizes drawn at grading time: another seed, other sizes."""
-    sizes = [questions._measure_inputs(np.random.default_rng(seed), {})["params"] for seed in (7, 8)]
-    assert sizes[0] != sizes[1] and all(n % questions.MEASURE_BLOCK for pair in sizes for n in pair)
+    sizes = [questions._measure_configs(np.random.default_rng(seed), {}) for seed in (7, 8)]
+    assert sizes[0] != sizes[1] and all(n % questions.MEASURE_BLOCK for pair in sizes for (n,) in pair)
     # a wasteful kernel measured honestly keeps the points of the measurement (its prediction is the model's)
-    assert _q2(measured, make_compact_kernel=subs.make_recount,
-               measure_load_bytes=measure_with(subs.make_recount)).points == 4
-    # numbers that are not the kernel's own measurement lose them
-    result = _q2(measured, measure_load_bytes=measure_with(subs.make_solution, extra=64))
+    assert _q2(measured, make_compact_kernel=subs.make_recount).points == 4
+    # numbers that are not the measurement of the kernel given lose them
+    result = _q2(measured, measure_load_bytes=measure_with(extra=64))
     assert result.points == 3.25 and "the course's profiler measures" in failures(result)
     result = _q2(measured, measure_load_bytes=measure_with(subs.make_recount))
     assert result.points == 3.25
+    result = _q2(measured, measure_load_bytes=measure_with(subs.make_solution))  # the own kernel, whatever is given
+    assert result.points == 3.25 and "one of its own kernels" in failures(result)
+
+
+@pytest.mark.parametrize("measure", [
+    lambda make_kernel, n: questions.predicted_load_bytes(n, int(questions.measure_case(n)["flags"].sum())),
+    lambda make_kernel, n: {131: 908, 197: 1564}.get(n, 6 * n),  # numbers pasted from a run
+], ids=["prediction", "pasted"])
+def test_q2_a_measurement_that_does_not_run_the_kernel_it_is_given_fails(measured, measure):
+    result = _q2(measured, measure_load_bytes=measure)
+    assert result.points == 3.25 and "the course's profiler measures" in failures(result), failures(result)
+
+
+def test_q2_the_decoys_load_other_amounts_than_the_model():
+    measure, n = measure_with(), 151
+    model = questions.predicted_load_bytes(n, int(questions.measure_case(n)["flags"].sum()))
+    assert measure(subs.make_solution, n) == model
+    loads = [measure(decoy, n) for decoy in questions.MEASURE_DECOYS.values()]
+    assert all(abs(x - model) > 0.1 * model for x in loads) and abs(loads[0] - loads[1]) > 0.1 * model
 
 
 def test_q2_prediction_is_the_cost_model():

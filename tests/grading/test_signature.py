@@ -48,6 +48,8 @@ SEPARATING = {
     "ps2.q1": lambda c: _blocks(c["shape"][0] * c["lanes"], c["block"]),
     "ps3.q1": lambda c: _blocks(len(c["depth"]), c["block"]),
     "ps4.q1": lambda c: (64, np.shape(c["labels"])[0] % 8 != 0 or np.shape(c["labels"])[1] % 8 != 0),
+    "ps6.q1": lambda c: (64, len(c["Wt"]) % 16 != 0 or c["batch"] % 16 != 0),  # 8 x 8 threads, 16 x 16 tiles
+    "ps7.q1": lambda c: _blocks(len(c["flags"]), c["block"]),
 }
 
 

@@ -53,15 +53,15 @@ def test_register_blocked_answers_get_full_marks(answer):
     assert result.passed and result.points == 6, failures(result)
 
 
-@pytest.mark.parametrize("kernel, feature, unit", [
-    (subs.naive, "operands staged in shared memory", "global bytes loaded / the tiled model"),
-    (subs.registers_only, "operands staged in shared memory", "global bytes loaded / the tiled model"),
-    (subs.shared_no_registers, "register blocking", "shared-memory accesses per multiply-add"),
+@pytest.mark.parametrize("kernel, feature", [
+    (subs.naive, "operands staged in shared memory (global bytes loaded / the tiled model): measured"),
+    (subs.registers_only, "operands staged in shared memory (global bytes loaded / the tiled model): measured"),
+    (subs.shared_no_registers, "register blocking (shared-memory accesses per multiply-add): measured"),
 ])
-def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(kernel, feature, unit):
+def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(kernel, feature):
     result = grade("ps6.q1", kernel)
     assert result.points == 3, failures(result)
-    assert f"missed feature: {feature}" in failures(result) and unit in failures(result)
+    assert feature in failures(result) and "the technique gives at most" in failures(result)
 
 
 def test_the_technique_bounds_follow_the_cost_model():
@@ -69,7 +69,7 @@ def test_the_technique_bounds_follow_the_cost_model():
     for n_channels, batch in questions.TECHNIQUE_CASES:
         assert n_channels % questions.TILE and batch % questions.TILE  # partial tiles both ways
         data = questions.gemv_case(n_channels, batch, 3, seed=1)
-        loads, shared = (f[2] for f in questions.FEATURES)
+        loads, shared = questions.load_ratio, questions.shared_per_fma
 
         def measured(kernel, feature):
             report = profile_launch(questions.launch_gemm(Answer(kernel, {}), data))
@@ -134,33 +134,46 @@ def test_q2_prediction_is_the_tiled_model_and_the_solution_loads_it():
     measure, predict = _q2()["measure_load_bytes"], _q2()["predicted_load_bytes"]
     for n_channels in (1, 17, 40):
         batch = questions.MEASURE_BATCH
-        assert measure(n_channels) == predict(n_channels, batch) == questions.predicted_load_bytes(n_channels, batch)
+        assert measure(subs.solution, n_channels) == predict(n_channels, batch) == \
+            questions.predicted_load_bytes(n_channels, batch)
+
+
+def test_q2_the_decoys_load_other_amounts_than_the_model():
+    measure, n_channels = _q2()["measure_load_bytes"], 23
+    model = questions.predicted_load_bytes(n_channels, questions.MEASURE_BATCH)
+    loads = [measure(decoy, n_channels) for decoy in questions.MEASURE_DECOYS.values()]
+    assert all(abs(x - model) > 0.1 * model for x in loads) and abs(loads[0] - loads[1]) > 0.1 * model
 
 
 def test_q2_channel_counts_are_drawn_at_grading_time_with_partial_tiles():
-    drawn = [questions._measure_inputs(np.random.default_rng(seed), {})["params"] for seed in range(10)]
+    drawn = [questions._measure_configs(np.random.default_rng(seed), {}) for seed in range(10)]
     assert len({tuple(d) for d in drawn}) > 5
-    assert all(n % questions.TILE for d in drawn for n in d) and questions.MEASURE_BATCH % questions.TILE
+    assert all(n % questions.TILE for d in drawn for (n,) in d) and questions.MEASURE_BATCH % questions.TILE
 
 
-def test_q2_a_guessed_measurement_fails_and_one_tile_per_sample_is_not_the_model():
-    predict = _q2()["predicted_load_bytes"]
-    result = grade("ps6.q2", _answers(measure_load_bytes=lambda c: 1.1 * predict(c, questions.MEASURE_BATCH)))
-    assert result.points == 3.25 and "the course's profiler measures" in str(result)
+@pytest.mark.parametrize("measure", [
+    lambda kernel, c: 1.1 * questions.predicted_load_bytes(c, questions.MEASURE_BATCH),  # a guess
+    lambda kernel, c: questions.predicted_load_bytes(c, questions.MEASURE_BATCH),  # the model's prediction
+    lambda kernel, c: {23: 39_560, 47: 117_624}.get(c, 40_000),  # numbers pasted from a run
+], ids=["guess", "prediction", "pasted"])
+def test_q2_a_measurement_that_does_not_run_the_kernel_it_is_given_fails(measure):
+    result = grade("ps6.q2", _answers(measure_load_bytes=measure))
+    assert result.points == 3.25 and "the course's profiler measures" in failures(result), str(result)
+
+
+def test_q2_a_measurement_of_another_kernel_than_the_one_given_fails():
+    own = _q2()["measure_load_bytes"]
+    result = grade("ps6.q2", _answers(measure_load_bytes=lambda kernel, c: own(subs.solution, c)))
+    assert result.points == 3.25 and "one of its own kernels" in failures(result), str(result)
+
+
+def test_q2_one_tile_per_sample_is_not_the_model():
     result = grade("ps6.q2", _answers(predicted_load_bytes=lambda c, b: 8 * c * c * b + 12 * b * c))
     assert result.points == 3.25, str(result)
 
 
 def test_q2_an_honest_measurement_of_a_wasteful_kernel_keeps_its_points():
-    def measure(n_channels):
-        from course_lib.sim import profile
-
-        d = questions.measure_case(n_channels)
-        b = d["batch"]
-        return profile(subs.naive, (-(-n_channels // 16), -(-b // 16)), (8, 8), d["Wt"], d["Xt"], d["perm"],
-                       np.int64(d["start"]), np.zeros((b, n_channels))).total.global_load_bytes
-
-    assert grade("ps6.q2", _answers(minibatch_gemm_kernel=subs.naive, measure_load_bytes=measure)).points == 4
+    assert grade("ps6.q2", _answers(minibatch_gemm_kernel=subs.naive)).points == 4
 
 
 def test_q2_wrong_form():
