@@ -191,6 +191,29 @@ class Snapshot:
         return changed
 
 
+def fingerprint(entries, _id=id, _type=type, _tuple=tuple, _dict=dict, _list=list) -> tuple:
+    """What a :class:`Snapshot` recorded, as one value: each entry's identity, its getter's identity, code
+    and defaults, and the contents of the value it recorded (copied out of the dicts and lists that hold them).
+
+    The worker keeps the fingerprint of its snapshot in a local variable (out of a notebook's reach)
+    and compares it after every step: a notebook that empties the snapshot, replaces an entry, rewrites
+    a getter or edits a recorded value changes it. The builtins it uses are bound when it is defined,
+    so patching ``builtins.id`` changes nothing here.
+    """
+    out = []
+    for entry in entries:
+        value = entry[2]
+        kind = _type(value)
+        if kind is _dict:
+            value = _tuple(value.items())
+        elif kind is _list:
+            value = _tuple(value)
+        elif kind is _tuple and len(value) == 2 and _type(value[1]) is _dict:  # (class, attributes) of an object
+            value = (value[0], _tuple(value[1].items()))
+        out.append((_id(entry), _id(entry[1]), _id(entry[1].__code__), _id(entry[1].__defaults__), value))
+    return _tuple(out)
+
+
 # --------------------------------------------------------------------------- kernels
 #: Names a kernel may call or read besides device functions, modules, numbers and arrays.
 _BUILTINS_IN_KERNELS = {"range", "len", "min", "max", "abs", "int", "float", "bool", "round", "divmod", "pow",

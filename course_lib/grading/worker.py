@@ -226,7 +226,7 @@ def main() -> int:
     import course_lib  # noqa: F401  (chooses the backend)
     from .core import NOT_ANSWERED, TestFailure, _student_error, questions_of, quiet_floats
     from .protocol import decode, dumps, encode, loads
-    from .tamper import Snapshot, kernel_host_calls
+    from .tamper import Snapshot, fingerprint, kernel_host_calls
 
     def send(message):
         replies.write(dumps(message))
@@ -257,6 +257,15 @@ def main() -> int:
         if _typing.enabled():
             _typing.require()
         snapshot.watch("numba's static typing of kernels", lambda: (_typing.enabled(), _typing.required()))
+    # The snapshot's own record, kept here, where a notebook cannot rebind it (see tamper.fingerprint).
+    sealed, sealed_code = fingerprint(snapshot.entries), fingerprint.__code__
+
+    def changes():
+        changed = snapshot.changes()
+        if fingerprint.__code__ is not sealed_code or fingerprint(snapshot.entries) != sealed:
+            changed = [*changed, "the grader's record of the grading machinery"]
+        return changed
+
     send({"event": "ready", "notes": notes})
     for line in requests:
         request = loads(line)
@@ -290,7 +299,7 @@ def main() -> int:
                     answers[qid] = {"error": NOT_ANSWERED}
                 except BaseException as exc:  # noqa: BLE001
                     answers[qid] = {"error": _student_error(exc)}
-            changed = snapshot.changes()
+            changed = changes()
             if changed:
                 send({"event": "tampered", "changed": changed})
             else:
@@ -310,7 +319,7 @@ def main() -> int:
                 reply = {"event": "failed", "message": NOT_ANSWERED}
             except BaseException as exc:  # noqa: BLE001
                 reply = {"event": "raised", "exception": type(exc).__name__, "message": _student_error(exc)}
-            changed = snapshot.changes()
+            changed = changes()
             send({"event": "tampered", "changed": changed} if changed else reply)
         elif command == "exit":
             break

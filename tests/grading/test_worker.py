@@ -68,6 +68,34 @@ def test_snapshot_sees_a_test_whose_class_was_swapped():
     assert snapshot.changes() == []
 
 
+def test_the_fingerprint_sees_an_emptied_or_edited_snapshot():
+    """A notebook can reach the snapshot object (``gc.get_objects()``): emptying it, replacing an entry
+    or editing a recorded value must change the fingerprint the worker keeps."""
+    from course_lib.grading.tamper import fingerprint
+
+    snapshot = Snapshot()
+    sealed = fingerprint(snapshot.entries)
+    assert fingerprint(snapshot.entries) == sealed
+    saved = list(snapshot.entries)
+    try:
+        snapshot.entries.clear()
+        assert fingerprint(snapshot.entries) != sealed
+        snapshot.entries[:] = saved
+        label, getter, value, keep = saved[0]
+        snapshot.entries[0] = (label, lambda: value, value, keep)
+        assert fingerprint(snapshot.entries) != sealed
+        snapshot.entries[:] = saved
+        recorded = next(e[2] for e in saved if isinstance(e[2], dict) and e[2])
+        key = next(iter(recorded))
+        old = recorded[key]
+        recorded[key] = -1
+        assert fingerprint(snapshot.entries) != sealed
+        recorded[key] = old
+    finally:
+        snapshot.entries[:] = saved
+    assert fingerprint(snapshot.entries) == sealed and snapshot.changes() == []
+
+
 def test_kernels_may_call_device_functions_only():
     from numba import cuda
 
