@@ -64,18 +64,21 @@ IndexError, ``unwritten`` for outputs never written, and the question's ``diagno
 
 Declaring a measure-and-explain question
 ----------------------------------------
-The student predicts a number with a formula, measures it on their own kernel with
-``course_lib.sim.profile`` (or ``check``/``record``), and answers both. The grader re-measures
-the same kernel (:func:`measured_test`) and checks the prediction (:func:`calls_test`)::
+The student predicts a number with a formula and writes ``measure(kernel, ...)``, which
+measures any kernel it is given with ``course_lib.sim.profile`` (or ``check``/``record``). The
+grader checks the prediction (:func:`calls_test`) and calls the student's ``measure`` on their
+kernel, on decoy kernels of known traffic and at sizes drawn at grading time
+(:func:`course_lib.grading.measuring.kernel_measurement_test`), so that a pasted number or the
+model's own value cannot pass::
 
     Q3 = question("ps9.q3", "predict, then measure", 2,
                   answer={"kernel": kernel_factory("make_kernel"), "predicted": function(),
-                          "measured": number_map()},
+                          "measure": measurement("measure")},
                   tests=[
                       calls_test("the prediction", 1, key="predicted", args=lambda rng, info: [(64, 8)],
                                  expect=lambda n, p: model(n, p), rtol=0.02),
-                      measured_test("the measurement", 1, key="measured", inputs=..., launch=...,
-                                    measure=lambda metrics, data: metrics["global_load_bytes"] / 16, rtol=0.01),
+                      kernel_measurement_test("the measurement", 1, key="measure", kernel_key="kernel",
+                                              decoys=..., configs=..., launch=..., measure=...),
                   ])
 
 Analysis questions use :func:`function` answers (rejected when they call the course's own code,
@@ -109,7 +112,6 @@ __all__ = [
     "integer",
     "kernel",
     "kernel_factory",
-    "measured_test",
     "measurement",
     "number",
     "number_map",
@@ -478,10 +480,11 @@ def number_map(what: str = "measurements", *, keys=None) -> _Spec:
 
 
 def measurement(what: str = "measure") -> _Spec:
-    """The answer (or a field) is the student's measuring function ``measure(param) -> number``.
+    """The answer (or a field) is the student's measuring function, ``measure(kernel, *config) -> number``.
 
     It may (and should) call the course's tools (``course_lib.sim.profile``...): the grader calls
-    it for each parameter and compares its numbers with its own measurement (:func:`measured_test`).
+    it and compares its numbers with its own measurement
+    (:func:`course_lib.grading.measuring.kernel_measurement_test`).
     """
     def validate(value, name):
         if not callable(value) or isinstance(value, type):
@@ -850,57 +853,6 @@ def value_test(name: str, points: float, *, key, expect, rtol: float = 0.0, expl
             raise fail(f"{key} = {got!r}{more}"[:1500])
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
-                 technique=False)
-
-
-def measured_test(name: str, points: float, *, key, inputs, launch, measure, rtol: float = 0.02, best_key=None,
-                  best=min, hint="", hints=None) -> Test:
-    """A measure-and-explain answer: the numbers the student measured, re-measured by the grader.
-
-    Parameters
-    ----------
-    key : str
-        The field of the answer dict holding the student's measurements: ``{param: number}``, or a
-        :func:`measurement` function ``measure(param) -> number``.
-    inputs : callable
-        ``inputs(rng, info) -> data`` with ``data["params"]``, the list of parameters measured.
-    launch : callable
-        ``launch(answer, data, param) -> Launch``: the student's own kernel, as they measured it.
-    measure : callable
-        ``measure(metrics, data, param) -> float`` from the profile's totals (grader side).
-    rtol : float
-        Relative difference allowed between the student's number and the grader's.
-    best_key : str, optional
-        A field holding the parameter the student chose from the measurements (e.g. the tile with the
-        least traffic); it must be the one ``best`` (``min`` or ``max``) picks from the grader's own.
-    """
-    def produce(answer, data):
-        reported = _field(answer, key)
-        reported = ({p: reported(p) for p in data["params"]} if callable(reported) else reported)
-        return {"reported": {str(k): v for k, v in reported.items()},
-                "chosen": _field(answer, best_key) if best_key else None,
-                "profiles": [profile_launch(launch(answer, data, p))["metrics"] for p in data["params"]]}
-
-    def judge(data, got, info):
-        if not isinstance(got, dict) or not isinstance(got.get("reported"), dict) \
-                or not isinstance(got.get("profiles"), list) or len(got["profiles"]) != len(data["params"]):
-            raise fail("the measurements did not come back", "answer")
-        values = {}  # the grader's measurement of each parameter
-        for param, metrics in zip(data["params"], got["profiles"]):
-            value = got["reported"].get(str(param))
-            if type(value) not in (int, float) or not math.isfinite(value):
-                raise fail(f"{key}({param}) is {value!r}, not a number", "answer")
-            want = values[param] = measure({k: v for k, v in metrics.items() if type(v) in (int, float)}, data, param)
-            if not _matches(value, want, rtol) and not (want == 0 and value == 0):
-                raise fail(f"{key}({param}) = {value:.4g}, but the course's profiler measures {want:.4g} for your "
-                           f"kernel at {param} (allowed difference {rtol:.0%})")
-        if best_key:
-            target = best(values.values())
-            if got.get("chosen") not in [p for p, v in values.items() if v == target]:
-                raise fail(f"{best_key} = {got.get('chosen')!r}, but the measurements of your kernel pick "
-                           f"{best(values, key=values.get)} ({', '.join(f'{p}: {v:.4g}' for p, v in values.items())})")
-
-    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=False, hint=hint, hints=hints,
                  technique=False)
 
 
