@@ -143,8 +143,9 @@ def average_link_scan(graph, dtype=np.float64) -> Dendrogram:
 # --------------------------------------------------------------------------------------
 
 def _pair_dtype(dtype):
-    """The record of one pair: ``w`` (its affinity, in ``dtype``), ``a`` and ``b`` (its clusters,
-    int32), ``key`` (the lower entry index of the pair's run, int32; the tie rule's order).
+    """The record of one pair: ``w`` (its affinity, in ``dtype``; -inf once it is merged or fused
+    away, >= 0 while live), ``a`` and ``b`` (its clusters, int32, in no particular order),
+    ``key`` (the lower entry index of the pair's run, int32; the tie rule's order).
 
     One record per pair, not one array per field: the merge loop reads a pair's fields
     together at a random pair id, so one cache line instead of four (a quarter less time
@@ -215,12 +216,13 @@ def _push(heap, size, bits, key, pair, stamp):
 
 
 @njit(cache=True)
-def _merge_lists(i, j, k, fi, fj, pairs, alive, mark, active, adj_start, adj_len, pool, pool_end):
+def _merge_lists(i, j, k, fi, fj, pairs, mark, active, adj_start, adj_len, pool, pool_end):
     """Weighting, relabelling and fusion of i's and j's pairs into k's list, appended to the pool.
 
-    Returns ``(pool, pool_end, start, count)``: the pool (a larger one after a compaction),
-    its new end, and where k's ``count`` live pairs start. ``mark[other]`` holds k's pair to
-    ``other`` on return (the caller resets it).
+    Each of k's pairs is stored as ``(a, b) = (k, other)``. Returns ``(pool, pool_end, start,
+    count)``: the pool (a larger one after a compaction), its new end, and where k's
+    ``count`` live pairs start. ``mark[other]`` holds k's pair to ``other`` on return (the
+    caller resets it).
     """
     n_nodes = adj_start.size
     need = adj_len[i] + adj_len[j]
@@ -236,7 +238,7 @@ def _merge_lists(i, j, k, fi, fj, pairs, alive, mark, active, adj_start, adj_len
             if active[c]:
                 kept = 0
                 for idx in range(adj_start[c], adj_start[c] + adj_len[c]):
-                    if alive[pool[idx]]:
+                    if pairs[pool[idx]].w >= 0:  # live
                         fresh[end + kept] = pool[idx]
                         kept += 1
                 adj_start[c] = end
@@ -246,39 +248,37 @@ def _merge_lists(i, j, k, fi, fj, pairs, alive, mark, active, adj_start, adj_len
         pool_end = end
     start = pool_end
     count = 0
-    # Weighting and relabelling of i's pairs.
+    # Weighting and relabelling of i's pairs. One endpoint is i: the other is a ^ b ^ i, and
+    # (k, other) is written whichever it was (no branch to mispredict).
     for idx in range(adj_start[i], adj_start[i] + adj_len[i]):
         r = pool[idx]
-        if not alive[r]:
+        w = pairs[r].w
+        if w < 0:  # fused away
             continue
-        if pairs[r].a == i:
-            other = pairs[r].b
-            pairs[r].a = k
-        else:
-            other = pairs[r].a
-            pairs[r].b = k
-        pairs[r].w = pairs[r].w * fi
+        other = pairs[r].a ^ pairs[r].b ^ i
+        pairs[r].a = k
+        pairs[r].b = other
+        pairs[r].w = w * fi
         mark[other] = r
         pool[start + count] = r
         count += 1
     # j's pairs: fused with i's pair to the same neighbour when there is one.
     for idx in range(adj_start[j], adj_start[j] + adj_len[j]):
         r = pool[idx]
-        if not alive[r]:
+        w = pairs[r].w
+        if w < 0:
             continue
-        other = pairs[r].b if pairs[r].a == j else pairs[r].a
-        weighted = pairs[r].w * fj
+        other = pairs[r].a ^ pairs[r].b ^ j
+        weighted = w * fj
         kept = mark[other]
         if kept >= 0:
             pairs[kept].w = pairs[kept].w + weighted
             if pairs[r].key < pairs[kept].key:
                 pairs[kept].key = pairs[r].key
-            alive[r] = False
+            pairs[r].w = -np.inf
         else:
-            if pairs[r].a == j:
-                pairs[r].a = k
-            else:
-                pairs[r].b = k
+            pairs[r].a = k
+            pairs[r].b = other
             pairs[r].w = weighted
             mark[other] = r
             pool[start + count] = r
@@ -290,7 +290,6 @@ def _merge_lists(i, j, k, fi, fj, pairs, alive, mark, active, adj_start, adj_len
 def _fast_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, pop):
     n_pairs = pairs.size
     n_nodes = parent.size
-    alive = np.ones(n_pairs, np.bool_)
     stamp = np.zeros(n_pairs, np.int64)
     heap = np.empty((2 * n_pairs + 16, 3), np.int64)
     scratch = np.empty(1, np.float64)  # float64 -> its bits, without allocating
@@ -316,12 +315,12 @@ def _fast_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, p
         if size > 0:
             _swap(heap, 0, size)
             _sift_down(heap, size)
-        if not alive[p] or stamp[p] != st:
+        if pairs[p].w < 0 or stamp[p] != st:
             continue
         if size > 4 * n_pairs:  # mostly stale entries: rebuild from the live pairs
             size = 0
             for r in range(n_pairs):
-                if alive[r] and r != p:
+                if pairs[r].w >= 0 and r != p:
                     scratch[0] = pairs[r].w
                     heap[size, 0] = scratch_bits[0]
                     heap[size, 1] = pairs[r].key
@@ -329,14 +328,13 @@ def _fast_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, p
                     size += 1
                     _sift_up(heap, size - 1)
         k = n + q
-        i, j, pool, start, count = _fuse(p, k, pairs, alive, mark, active, adj_start, adj_len, pool, pool_end,
-                                         parent, height, pop)
+        i, j, pool, start, count = _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent,
+                                         height, pop)
         pool_end = start + count
         # The new pairs of k go on the heap; their old entries are now stale.
         for idx in range(start, start + count):
             r = pool[idx]
-            other = pairs[r].b if pairs[r].a == k else pairs[r].a
-            mark[other] = -1
+            mark[pairs[r].b] = -1
             stamp[r] += 1
             scratch[0] = pairs[r].w
             heap = _push(heap, size, scratch_bits[0], pairs[r].key, r, stamp[r])
@@ -345,20 +343,20 @@ def _fast_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, p
 
 
 @njit(cache=True, inline="always")
-def _fuse(p, k, pairs, alive, mark, active, adj_start, adj_len, pool, pool_end, parent, height, pop):
+def _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent, height, pop):
     """Fuse the two clusters of pair ``p`` into the new cluster ``k`` (its height, parents, population
     and list of pairs); returns (i, j, pool, start, count): k's list is ``pool[start:start + count]``."""
     i = pairs[p].a
     j = pairs[p].b
     height[k] = pairs[p].w
-    alive[p] = False  # suppression
+    pairs[p].w = -np.inf  # suppression
     parent[i] = k
     parent[j] = k
     pop[k] = pop[i] + pop[j]
     fi = pop[i] / pop[k]
     fj = pop[j] / pop[k]
-    pool, pool_end, start, count = _merge_lists(i, j, k, fi, fj, pairs, alive, mark, active, adj_start, adj_len,
-                                                pool, pool_end)
+    pool, pool_end, start, count = _merge_lists(i, j, k, fi, fj, pairs, mark, active, adj_start, adj_len, pool,
+                                                pool_end)
     active[i] = False
     active[j] = False
     active[k] = True
@@ -374,13 +372,22 @@ def _pair_before(pairs, a, b):
 
 
 @njit(cache=True)
-def _best_of(c, pairs, alive, adj_start, adj_len, pool):
-    """The first live pair of cluster c's list in merge order, -1 if it has none."""
+def _best_of(c, pairs, adj_start, adj_len, pool):
+    """The first live pair of cluster c's list in merge order, -1 if it has none.
+
+    The best so far stays in registers; a pair fused away (affinity -inf) never beats the
+    start (-inf, key -1), a live one (affinity >= 0) always does.
+    """
     best = -1
+    best_w = -np.inf
+    best_key = -1
     for idx in range(adj_start[c], adj_start[c] + adj_len[c]):
         r = pool[idx]
-        if alive[r] and (best < 0 or _pair_before(pairs, r, best)):
+        w = pairs[r].w
+        if w > best_w or (w == best_w and pairs[r].key < best_key):
             best = r
+            best_w = w
+            best_key = pairs[r].key
     return best
 
 
@@ -393,9 +400,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
     pair was changed or fused away looks through its list again, any other compares its
     best with its new pair to k.
     """
-    n_pairs = pairs.size
     n_nodes = parent.size
-    alive = np.ones(n_pairs, np.bool_)
     mark = np.full(n_nodes, -1, np.int32)
     active = np.zeros(n_nodes, np.bool_)
     active[:n] = True
@@ -411,7 +416,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
     slot_of = np.zeros(n_nodes, np.int32)
     slot_of[:n] = slot_cluster
     for c in range(n):
-        b = _best_of(c, pairs, alive, adj_start, adj_len, pool)
+        b = _best_of(c, pairs, adj_start, adj_len, pool)
         best[c] = b
         if b >= 0:
             slot_w[c] = pairs[b].w
@@ -430,8 +435,8 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
                 top_key = slot_key[s]
         p = best[slot_cluster[top]]
         k = n + q
-        i, j, pool, start, count = _fuse(p, k, pairs, alive, mark, active, adj_start, adj_len, pool, pool_end,
-                                         parent, height, pop)
+        i, j, pool, start, count = _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent,
+                                         height, pop)
         pool_end = start + count
         # k takes i's slot; the last slot fills j's.
         s = slot_of[i]
@@ -447,13 +452,13 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
         best_k = -1
         for idx in range(start, start + count):
             r = pool[idx]
-            other = pairs[r].b if pairs[r].a == k else pairs[r].a
+            other = pairs[r].b
             mark[other] = -1
             if best_k < 0 or _pair_before(pairs, r, best_k):
                 best_k = r
             b = best[other]
-            if b < 0 or b == r or not alive[b]:  # its best pair changed weight or was fused away: look again
-                b = _best_of(other, pairs, alive, adj_start, adj_len, pool)
+            if b < 0 or b == r or pairs[b].w < 0:  # its best pair changed weight or was fused away: look again
+                b = _best_of(other, pairs, adj_start, adj_len, pool)
             elif _pair_before(pairs, r, b):
                 b = r
             best[other] = b
