@@ -365,46 +365,50 @@ def _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent,
     return i, j, pool, start, count
 
 
-@njit(cache=True, inline="always")
-def _pair_before(pairs, a, b):
-    """Pair a comes before pair b: larger weight, then lower key (the heap's order, on the values)."""
-    return pairs[a].w > pairs[b].w or (pairs[a].w == pairs[b].w and pairs[a].key < pairs[b].key)
-
-
 @njit(cache=True)
 def _best_of(c, pairs, adj_start, adj_len, pool):
-    """The first live pair of cluster c's list in merge order, -1 if it has none.
+    """Cluster c's first live pair in merge order: ``(pair, affinity, key)``, pair -1 if it has none.
 
     The best so far stays in registers; a pair fused away (affinity -inf) never beats the
-    start (-inf, key -1), a live one (affinity >= 0) always does.
+    start (-inf, key -1), a live one (affinity >= 0) always does. The pass also drops the
+    pairs fused away from c's list (every entry is written back, the end moves only past
+    live ones: no branch), so the next pass over it is shorter.
     """
     best = -1
     best_w = -np.inf
     best_key = -1
-    for idx in range(adj_start[c], adj_start[c] + adj_len[c]):
+    start = adj_start[c]
+    kept = 0
+    for idx in range(start, start + adj_len[c]):
         r = pool[idx]
         w = pairs[r].w
-        if w > best_w or (w == best_w and pairs[r].key < best_key):
+        key = pairs[r].key
+        pool[start + kept] = r
+        kept += w >= 0
+        if w > best_w or (w == best_w and key < best_key):
             best = r
             best_w = w
-            best_key = pairs[r].key
-    return best
+            best_key = key
+    adj_len[c] = kept
+    return best, best_w, best_key
 
 
 @njit(cache=True)
 def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, pop):
     """The merges of :func:`_fast_merges`, selected by a scan over each cluster's best pair.
 
-    ``best[c]`` is cluster c's first live pair in merge order; the global first is the
-    first of those. After a merge only k's neighbours can change: a neighbour whose best
-    pair was changed or fused away looks through its list again, any other compares its
-    best with its new pair to k.
+    ``best[c]`` is cluster c's first live pair in merge order, ``best_end[c]`` the cluster
+    at its other end; the global first is the first of those. After a merge only k's
+    neighbours can change: a neighbour whose best pair went to i or j (its weight changed,
+    or it was fused away) looks through its list again, any other compares its best with
+    its new pair to k.
     """
     n_nodes = parent.size
     mark = np.full(n_nodes, -1, np.int32)
     active = np.zeros(n_nodes, np.bool_)
     active[:n] = True
     best = np.full(n_nodes, -1, np.int32)
+    best_end = np.full(n_nodes, -1, np.int32)
     pool_end = adj_start[n - 1] + adj_len[n - 1] if n > 0 else 0
     # The live clusters in slots 0 .. n_live - 1, with the weight and key of each one's best
     # pair side by side: the scan reads two contiguous arrays of the live clusters only (no
@@ -416,11 +420,10 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
     slot_of = np.zeros(n_nodes, np.int32)
     slot_of[:n] = slot_cluster
     for c in range(n):
-        b = _best_of(c, pairs, adj_start, adj_len, pool)
+        b, slot_w[c], slot_key[c] = _best_of(c, pairs, adj_start, adj_len, pool)
         best[c] = b
         if b >= 0:
-            slot_w[c] = pairs[b].w
-            slot_key[c] = pairs[b].key
+            best_end[c] = pairs[b].a ^ pairs[b].b ^ c
     n_live = n
     for q in range(n_merges):
         # Matching: the first of the live clusters' best pairs.
@@ -449,29 +452,38 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
             slot_key[s] = slot_key[n_live]
             slot_cluster[s] = slot_cluster[n_live]
             slot_of[slot_cluster[s]] = s
+        # k's pairs: its best, and each neighbour's. The neighbour's current best is read from
+        # its slot, and best_end says whether it went to i or j, without touching that pair.
         best_k = -1
+        best_k_w = -np.inf
+        best_k_key = -1
         for idx in range(start, start + count):
             r = pool[idx]
             other = pairs[r].b
+            w = pairs[r].w
+            key = pairs[r].key
             mark[other] = -1
-            if best_k < 0 or _pair_before(pairs, r, best_k):
+            if w > best_k_w or (w == best_k_w and key < best_k_key):
                 best_k = r
-            b = best[other]
-            if b < 0 or b == r or pairs[b].w < 0:  # its best pair changed weight or was fused away: look again
-                b = _best_of(other, pairs, adj_start, adj_len, pool)
-            elif _pair_before(pairs, r, b):
-                b = r
-            best[other] = b
+                best_k_w = w
+                best_k_key = key
             s = slot_of[other]
-            slot_w[s] = pairs[b].w
-            slot_key[s] = pairs[b].key
+            end = best_end[other]
+            if end == i or end == j:  # its best pair changed weight or was fused away: look again
+                b, slot_w[s], slot_key[s] = _best_of(other, pairs, adj_start, adj_len, pool)
+                best[other] = b
+                best_end[other] = pairs[b].a ^ pairs[b].b ^ other
+            elif w > slot_w[s] or (w == slot_w[s] and key < slot_key[s]):
+                best[other] = r
+                best_end[other] = k
+                slot_w[s] = w
+                slot_key[s] = key
         best[k] = best_k
         s = slot_of[k]
+        slot_w[s] = best_k_w
+        slot_key[s] = best_k_key
         if best_k >= 0:
-            slot_w[s] = pairs[best_k].w
-            slot_key[s] = pairs[best_k].key
-        else:
-            slot_w[s] = -np.inf
+            best_end[k] = pairs[best_k].b
 
 
 def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
