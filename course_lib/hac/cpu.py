@@ -410,33 +410,38 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
     best = np.full(n_nodes, -1, np.int32)
     best_end = np.full(n_nodes, -1, np.int32)
     pool_end = adj_start[n - 1] + adj_len[n - 1] if n > 0 else 0
-    # The live clusters in slots 0 .. n_live - 1, with the weight and key of each one's best
-    # pair side by side: the scan reads two contiguous arrays of the live clusters only (no
-    # gather, no merged ones); -inf marks a cluster without pairs. A merge puts k in i's
-    # slot and moves the last slot into j's.
-    slot_w = np.full(n, -np.inf, height.dtype)
+    # The live clusters in slots 0 .. n_live - 1, with the affinity and key of each one's
+    # best pair side by side: the scan reads two contiguous arrays of the live clusters only
+    # (no gather, no merged ones). A merge puts k in i's slot and moves the last slot into
+    # j's. The affinity is kept as the int64 bits of its float64 value (-0.0 made +0.0):
+    # for affinities >= 0 and -inf (a cluster without pairs) the integers are ordered as the
+    # values, so the scan is two integer reductions, which compile to vector instructions.
+    scratch = np.empty(1, np.float64)
+    scratch_bits = scratch.view(np.int64)
+    slot_bits = np.empty(n, np.int64)
     slot_key = np.zeros(n, np.int32)
     slot_cluster = np.arange(n).astype(np.int32)
     slot_of = np.zeros(n_nodes, np.int32)
     slot_of[:n] = slot_cluster
     for c in range(n):
-        b, slot_w[c], slot_key[c] = _best_of(c, pairs, adj_start, adj_len, pool)
+        b, w, slot_key[c] = _best_of(c, pairs, adj_start, adj_len, pool)
+        scratch[0] = w + 0.0
+        slot_bits[c] = scratch_bits[0]
         best[c] = b
         if b >= 0:
             best_end[c] = pairs[b].a ^ pairs[b].b ^ c
     n_live = n
+    no_slot = np.int64(0x7FFFFFFFFFFFFFFF)
     for q in range(n_merges):
-        # Matching: the first of the live clusters' best pairs.
-        top = 0
-        top_w = slot_w[0]
-        top_key = slot_key[0]
+        # Matching: the first of the live clusters' best pairs: the largest affinity, then,
+        # among the slots holding it, the lowest (key, slot).
+        top_bits = slot_bits[0]
         for s in range(1, n_live):
-            w = slot_w[s]
-            if w > top_w or (w == top_w and slot_key[s] < top_key):
-                top = s
-                top_w = w
-                top_key = slot_key[s]
-        p = best[slot_cluster[top]]
+            top_bits = max(top_bits, slot_bits[s])
+        top = no_slot
+        for s in range(n_live):
+            top = min(top, (np.int64(slot_key[s]) << 32) | s if slot_bits[s] == top_bits else no_slot)
+        p = best[slot_cluster[top & 0xFFFFFFFF]]
         k = n + q
         i, j, pool, start, count = _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent,
                                          height, pop)
@@ -448,7 +453,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
         s = slot_of[j]
         n_live -= 1
         if s != n_live:
-            slot_w[s] = slot_w[n_live]
+            slot_bits[s] = slot_bits[n_live]
             slot_key[s] = slot_key[n_live]
             slot_cluster[s] = slot_cluster[n_live]
             slot_of[slot_cluster[s]] = s
@@ -470,17 +475,23 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
             s = slot_of[other]
             end = best_end[other]
             if end == i or end == j:  # its best pair changed weight or was fused away: look again
-                b, slot_w[s], slot_key[s] = _best_of(other, pairs, adj_start, adj_len, pool)
+                b, w, slot_key[s] = _best_of(other, pairs, adj_start, adj_len, pool)
+                scratch[0] = w + 0.0
+                slot_bits[s] = scratch_bits[0]
                 best[other] = b
                 best_end[other] = pairs[b].a ^ pairs[b].b ^ other
-            elif w > slot_w[s] or (w == slot_w[s] and key < slot_key[s]):
-                best[other] = r
-                best_end[other] = k
-                slot_w[s] = w
-                slot_key[s] = key
+            else:
+                scratch[0] = w + 0.0
+                bits = scratch_bits[0]
+                if bits > slot_bits[s] or (bits == slot_bits[s] and key < slot_key[s]):
+                    best[other] = r
+                    best_end[other] = k
+                    slot_bits[s] = bits
+                    slot_key[s] = key
         best[k] = best_k
         s = slot_of[k]
-        slot_w[s] = best_k_w
+        scratch[0] = best_k_w + 0.0
+        slot_bits[s] = scratch_bits[0]
         slot_key[s] = best_k_key
         if best_k >= 0:
             best_end[k] = pairs[best_k].b
@@ -521,7 +532,8 @@ def _average_link(graph, dtype, selection):
     pairs = np.empty(n_pairs, _pair_dtype(dtype))
     adj_start = np.zeros(g.n_nodes, np.int64)
     adj_len = np.zeros(g.n_nodes, np.int64)
-    pool = np.empty(2 * n_pairs, np.int32)
+    # Room for as many pairs again: the first merges append to the pool instead of compacting it.
+    pool = np.empty(4 * n_pairs, np.int32)
     _pair_lists(g.src, g.dst, g.weight, pairs, adj_start, adj_len, pool)
     n_merges = n - g.n_components
     if n_merges:
@@ -536,8 +548,9 @@ def _pair_lists(src, dst, weight, pairs, adj_start, adj_len, pool):
     Entries are sorted by (src, dst), so (a, b) comes before its reverse (b, a): its index
     is the pair's key, the lower of the two. Fills ``pairs`` (length M / 2, see
     :func:`_pair_dtype`), ``adj_start`` and ``adj_len`` of the elements (zeros on entry),
-    and ``pool`` (length M, each element's pair ids in increasing order). Compiled: the NumPy version (masks, a stable argsort of the M
-    endpoints, bincount) cost a fifth of a whole run at N = 1,000.
+    and the first M entries of ``pool`` (each element's pair ids in increasing order).
+    Compiled: the NumPy version (masks, a stable argsort of the M endpoints, bincount)
+    cost a fifth of a whole run at N = 1,000.
     """
     p = 0
     for e in range(src.size):
