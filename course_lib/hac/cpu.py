@@ -4,11 +4,14 @@
   the same order, but each cluster keeps a list of its pairs, so a merge costs the
   degrees of the two clusters instead of passes over all M entries. The largest affinity
   comes from one of two selections, picked by size: up to :data:`SCAN_UP_TO` elements,
-  each cluster's best pair, kept up to date, and a scan over the clusters per merge (O(N)
-  per merge, on contiguous arrays); above, a heap of pairs (stale entries skipped when
-  popped), whose cost does not grow with N per merge. On the planted graphs the heap pops
-  about a hundred stale entries per merge (every merge re-pushes all of the new cluster's
-  pairs), more than the scan reads up to the thesis's size.
+  each cluster's best pair, kept up to date, and a scan over the live clusters per merge
+  (O(N) per merge, two integer reductions on contiguous arrays); above, a heap of pairs
+  (stale entries skipped when popped), whose cost does not grow with N per merge. On the
+  planted graphs the heap pops about a hundred stale entries per merge (every merge
+  re-pushes all of the new cluster's pairs), more than the scan reads up to the thesis's
+  size. Its time goes to random accesses to the pairs: a pair is one record (affinity,
+  clusters, key), marked fused away by its affinity, and the lists of pair ids share one
+  pool, so a merge touches one cache line per pair it reads.
 * :func:`average_link_scan` - the thesis's sequential C design compiled: every
   iteration scans the M entries for the maximum, the suppression, the weighting and
   the collection, then sorts k's entries to fuse the duplicates.
@@ -498,7 +501,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
 
 
 def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
-    """The fast compiled version: the thesis's merges, found with a heap and per-cluster pair lists.
+    """The fast compiled version: the thesis's merges, found with per-cluster pair lists.
 
     Parameters
     ----------
