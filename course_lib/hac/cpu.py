@@ -9,9 +9,10 @@
   (stale entries skipped when popped), whose cost does not grow with N per merge. On the
   planted graphs the heap pops about a hundred stale entries per merge (every merge
   re-pushes all of the new cluster's pairs), more than the scan reads up to the thesis's
-  size. Its time goes to random accesses to the pairs: a pair is one record (affinity,
-  clusters, key), marked fused away by its affinity, and the lists of pair ids share one
-  pool, so a merge touches one cache line per pair it reads.
+  size. Its time goes to random accesses to the pairs: a pair is one record of at most
+  16 bytes (affinity, its two clusters as a ^ b, key), marked fused away by its affinity,
+  and the lists of pair ids share one pool, so a merge touches one cache line per pair it
+  reads.
 * :func:`average_link_scan` - the thesis's sequential C design compiled: every
   iteration scans the M entries for the maximum, the suppression, the weighting and
   the collection, then sorts k's entries to fuse the duplicates.
@@ -147,14 +148,17 @@ def average_link_scan(graph, dtype=np.float64) -> Dendrogram:
 
 def _pair_dtype(dtype):
     """The record of one pair: ``w`` (its affinity, in ``dtype``; -inf once it is merged or fused
-    away, >= 0 while live), ``a`` and ``b`` (its clusters, int32, in no particular order),
-    ``key`` (the lower entry index of the pair's run, int32; the tie rule's order).
+    away, >= 0 while live), ``x`` (its two clusters a ^ b, int32), ``key`` (the lower entry
+    index of the pair's run, int32; the tie rule's order).
 
     One record per pair, not one array per field: the merge loop reads a pair's fields
     together at a random pair id, so one cache line instead of four (a quarter less time
-    at N = 1,000). int32, as :func:`~course_lib.hac.as_graph` keeps M and 2N below 2**31.
+    at N = 1,000). A pair is always reached from one of its clusters c, so ``x ^ c`` is the
+    other: with both stored the float64 record took 24 bytes and a third of the records
+    straddled two cache lines; it takes 16. int32, as :func:`~course_lib.hac.as_graph`
+    keeps M and 2N below 2**31.
     """
-    return np.dtype([("w", dtype), ("a", np.int32), ("b", np.int32), ("key", np.int32)], align=True)
+    return np.dtype([("w", dtype), ("x", np.int32), ("key", np.int32)], align=True)
 
 
 #: Children per node of the heap: a shallow, wide heap touches fewer cache lines per pop.
@@ -222,7 +226,7 @@ def _push(heap, size, bits, key, pair, stamp):
 def _merge_lists(i, j, k, fi, fj, pairs, mark, active, adj_start, adj_len, pool, pool_end):
     """Weighting, relabelling and fusion of i's and j's pairs into k's list, appended to the pool.
 
-    Each of k's pairs is stored as ``(a, b) = (k, other)``. Returns ``(pool, pool_end, start,
+    Returns ``(pool, pool_end, start,
     count)``: the pool (a larger one after a compaction), its new end, and where k's
     ``count`` live pairs start. ``mark[other]`` holds k's pair to ``other`` on return (the
     caller resets it).
@@ -251,16 +255,14 @@ def _merge_lists(i, j, k, fi, fj, pairs, mark, active, adj_start, adj_len, pool,
         pool_end = end
     start = pool_end
     count = 0
-    # Weighting and relabelling of i's pairs. One endpoint is i: the other is a ^ b ^ i, and
-    # (k, other) is written whichever it was (no branch to mispredict).
+    # Weighting and relabelling of i's pairs: (i, other) becomes (k, other).
     for idx in range(adj_start[i], adj_start[i] + adj_len[i]):
         r = pool[idx]
         w = pairs[r].w
         if w < 0:  # fused away
             continue
-        other = pairs[r].a ^ pairs[r].b ^ i
-        pairs[r].a = k
-        pairs[r].b = other
+        other = pairs[r].x ^ i
+        pairs[r].x = other ^ k
         pairs[r].w = w * fi
         mark[other] = r
         pool[start + count] = r
@@ -271,7 +273,7 @@ def _merge_lists(i, j, k, fi, fj, pairs, mark, active, adj_start, adj_len, pool,
         w = pairs[r].w
         if w < 0:
             continue
-        other = pairs[r].a ^ pairs[r].b ^ j
+        other = pairs[r].x ^ j
         weighted = w * fj
         kept = mark[other]
         if kept >= 0:
@@ -280,8 +282,7 @@ def _merge_lists(i, j, k, fi, fj, pairs, mark, active, adj_start, adj_len, pool,
                 pairs[kept].key = pairs[r].key
             pairs[r].w = -np.inf
         else:
-            pairs[r].a = k
-            pairs[r].b = other
+            pairs[r].x = other ^ k
             pairs[r].w = weighted
             mark[other] = r
             pool[start + count] = r
@@ -309,6 +310,11 @@ def _fast_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, p
     active = np.zeros(n_nodes, np.bool_)
     active[:n] = True
     pool_end = adj_start[n - 1] + adj_len[n - 1] if n > 0 else 0
+    # One cluster of each pair, for the pairs popped from the heap (the record holds a ^ b).
+    end = np.empty(n_pairs, np.int32)
+    for c in range(n):
+        for idx in range(adj_start[c], adj_start[c] + adj_len[c]):
+            end[pool[idx]] = c
     q = 0
     while q < n_merges:
         # Matching: the top of the heap, unless it is stale.
@@ -331,13 +337,14 @@ def _fast_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, p
                     size += 1
                     _sift_up(heap, size - 1)
         k = n + q
-        i, j, pool, start, count = _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent,
-                                         height, pop)
+        i, j, pool, start, count = _fuse(p, end[p], k, pairs, mark, active, adj_start, adj_len, pool, pool_end,
+                                         parent, height, pop)
         pool_end = start + count
         # The new pairs of k go on the heap; their old entries are now stale.
         for idx in range(start, start + count):
             r = pool[idx]
-            mark[pairs[r].b] = -1
+            mark[pairs[r].x ^ k] = -1
+            end[r] = k
             stamp[r] += 1
             scratch[0] = pairs[r].w
             heap = _push(heap, size, scratch_bits[0], pairs[r].key, r, stamp[r])
@@ -346,11 +353,11 @@ def _fast_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, height, p
 
 
 @njit(cache=True, inline="always")
-def _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent, height, pop):
-    """Fuse the two clusters of pair ``p`` into the new cluster ``k`` (its height, parents, population
-    and list of pairs); returns (i, j, pool, start, count): k's list is ``pool[start:start + count]``."""
-    i = pairs[p].a
-    j = pairs[p].b
+def _fuse(p, i, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent, height, pop):
+    """Fuse the two clusters of pair ``p``, i and the other, into the new cluster ``k`` (its height,
+    parents, population and list of pairs); returns (i, j, pool, start, count): k's list is
+    ``pool[start:start + count]``."""
+    j = pairs[p].x ^ i
     height[k] = pairs[p].w
     pairs[p].w = -np.inf  # suppression
     parent[i] = k
@@ -432,7 +439,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
         slot_bits[c] = scratch_bits[0]
         best[c] = b
         if b >= 0:
-            best_end[c] = pairs[b].a ^ pairs[b].b ^ c
+            best_end[c] = pairs[b].x ^ c
     n_live = n
     no_slot = np.int64(0x7FFFFFFFFFFFFFFF)
     for q in range(n_merges):
@@ -444,10 +451,10 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
         top = no_slot
         for s in range(n_live):
             top = min(top, (np.int64(slot_key[s]) << 32) | s if slot_bits[s] == top_bits else no_slot)
-        p = best[slot_cluster[top & 0xFFFFFFFF]]
+        c = slot_cluster[top & 0xFFFFFFFF]
         k = n + q
-        i, j, pool, start, count = _fuse(p, k, pairs, mark, active, adj_start, adj_len, pool, pool_end, parent,
-                                         height, pop)
+        i, j, pool, start, count = _fuse(best[c], c, k, pairs, mark, active, adj_start, adj_len, pool, pool_end,
+                                         parent, height, pop)
         pool_end = start + count
         # k takes i's slot; the last slot fills j's.
         s = slot_of[i]
@@ -467,7 +474,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
         best_k_key = -1
         for idx in range(start, start + count):
             r = pool[idx]
-            other = pairs[r].b
+            other = pairs[r].x ^ k
             w = pairs[r].w
             key = pairs[r].key
             mark[other] = -1
@@ -482,7 +489,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
                 scratch[0] = w + 0.0
                 slot_bits[s] = scratch_bits[0]
                 best[other] = b
-                best_end[other] = pairs[b].a ^ pairs[b].b ^ other
+                best_end[other] = pairs[b].x ^ other
             else:
                 scratch[0] = w + 0.0
                 bits = scratch_bits[0]
@@ -497,7 +504,7 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
         slot_bits[s] = scratch_bits[0]
         slot_key[s] = best_k_key
         if best_k >= 0:
-            best_end[k] = pairs[best_k].b
+            best_end[k] = pairs[best_k].x ^ k
 
 
 def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
@@ -560,8 +567,7 @@ def _pair_lists(src, dst, weight, pairs, adj_start, adj_len, pool):
         a = src[e]
         b = dst[e]
         if a < b:
-            pairs[p].a = a
-            pairs[p].b = b
+            pairs[p].x = a ^ b
             pairs[p].w = weight[e]
             pairs[p].key = e
             adj_len[a] += 1
@@ -572,10 +578,14 @@ def _pair_lists(src, dst, weight, pairs, adj_start, adj_len, pool):
         adj_start[c] = total
         total += adj_len[c]
     fill = adj_start.copy()
-    for p in range(pairs.size):
-        a = pairs[p].a
-        b = pairs[p].b
+    p = 0
+    for e in range(src.size):
+        a = src[e]
+        b = dst[e]
+        if a >= b:
+            continue
         pool[fill[a]] = p
         fill[a] += 1
         pool[fill[b]] = p
         fill[b] += 1
+        p += 1
