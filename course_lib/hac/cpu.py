@@ -226,10 +226,9 @@ def _push(heap, size, bits, key, pair, stamp):
 def _merge_lists(i, j, k, fi, fj, pairs, mark, active, adj_start, adj_len, pool, pool_end):
     """Weighting, relabelling and fusion of i's and j's pairs into k's list, appended to the pool.
 
-    Returns ``(pool, pool_end, start,
-    count)``: the pool (a larger one after a compaction), its new end, and where k's
-    ``count`` live pairs start. ``mark[other]`` holds k's pair to ``other`` on return (the
-    caller resets it).
+    Returns ``(pool, pool_end, start, count)``: the pool (a larger one after a compaction),
+    its new end, and where k's ``count`` live pairs start. ``mark[other]`` holds k's pair to
+    ``other`` on return (the caller resets it).
     """
     n_nodes = adj_start.size
     need = adj_len[i] + adj_len[j]
