@@ -4,8 +4,9 @@ Planted affinity graphs (:func:`~course_lib.hac.planted_graph`) up to the thesis
 (N = 12,119, M = 705,352). Every row is one complete clustering, end to end (the graph
 given on the host, ``parent`` and ``height`` returned on the host).
 
-CPU part (runs anywhere): the compiled heap version (``cpu``, the strong baseline) in
-float32 and float64 against its peers called as their users call them: SciPy's
+CPU part (runs anywhere): the compiled version (``cpu``, the strong baseline: per-cluster
+pair lists, the best pairs scanned up to :data:`~course_lib.hac.cpu.SCAN_UP_TO` elements,
+a heap above) in float32 and float64 against its peers called as their users call them: SciPy's
 ``linkage(y, method="average")`` and ``fastcluster.average(y)`` on a ready condensed
 distance matrix ``y`` of D = c - S (one per connected component). Building ``y`` from the
 graph is timed once and reported beside them (``prepare_seconds``), not inside the calls.
