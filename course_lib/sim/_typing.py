@@ -56,6 +56,7 @@ import struct
 import subprocess
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -500,6 +501,21 @@ def _python_attribute(fn, _seen=None):
     return None
 
 
+#: Kernel function -> why a graded launch refuses it (None: it does not), read once per kernel.
+_graded_refusals = weakref.WeakKeyDictionary()
+
+
+def _graded_refusal(fn):
+    name = unreproducible_global(fn)
+    if name is not None:
+        return f"it uses {name!r}, which exists only in this simulator, not on a GPU"
+    attribute = _python_attribute(fn)
+    if attribute is not None:
+        return (f"it reads the attribute {attribute!r}, which a GPU kernel cannot read (kernels reach Python "
+                "objects' internals only in this simulator)")
+    return None
+
+
 def _refuse_untyped(fn, reason):
     raise GPUTypingError(f"{fn.__name__} cannot be typed as a GPU types it, and graded kernels must be: {reason}")
 
@@ -525,13 +541,12 @@ def before_launch(fn, args, debug=False):
         original = _original(fn)
         if not enabled():
             _refuse_untyped(original, f"numba's static typing is switched off ({ENV_SWITCH}=0); remove that setting")
-        name = unreproducible_global(original)
-        if name is not None:
-            _refuse_untyped(original, f"it uses {name!r}, which exists only in this simulator, not on a GPU")
-        attribute = _python_attribute(original)
-        if attribute is not None:
-            _refuse_untyped(original, f"it reads the attribute {attribute!r}, which a GPU kernel cannot read "
-                                      "(kernels reach Python objects' internals only in this simulator)")
+        reason = _graded_refusals.get(original, _graded_refusals)
+        if reason is _graded_refusals:  # read once per kernel, not per launch
+            reason = _graded_refusal(original)
+            _graded_refusals[original] = reason
+        if reason is not None:
+            _refuse_untyped(original, reason)
     typing = float_ops(fn, args, debug)
     if typing is None:
         return None
