@@ -383,19 +383,9 @@ def wait_ready() -> bool:
 
 def _type_in_child(fn, argtypes, debug):
     global _child
-    from ._transport import _by_name, _dumps, _lookup
+    from ._transport import _by_name, _dumps
 
     named = _by_name(fn)
-    if named is None and str(getattr(fn, "__module__", "")).startswith("course_lib"):
-        # A course kernel's Python function: the module holds its kernel, which the typing process
-        # looks up by name (sent by value, its simulated device functions would not load there).
-        candidate = (fn.__module__, fn.__qualname__)
-        try:
-            kernel = _lookup(*candidate)
-        except (ImportError, AttributeError):
-            kernel = None
-        if any(getattr(kernel, attr, None) is fn for attr in ("py_func", "fn", "__wrapped__")):
-            named = candidate
     target = ("name", named) if named else ("function", fn)
     try:
         payload = _dumps({"target": target, "argtypes": tuple(argtypes), "debug": bool(debug)}, [fn])
