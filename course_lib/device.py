@@ -27,6 +27,7 @@ __all__ = [
     "info",
     "is_gpu",
     "is_simulator",
+    "numpy_incompatibility",
     "pick",
 ]
 
@@ -124,6 +125,10 @@ def configure(force: str | None = None) -> str:
             "`import course_lib` before anything imports numba.cuda, or set "
             f"COURSE_BACKEND={current} to keep what numba.cuda already chose."
         )
+    if wanted == "gpu":
+        problem = numpy_incompatibility()
+        if problem:
+            raise BackendError(problem)
     if wanted == "sim":
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     else:
@@ -138,6 +143,51 @@ def configure(force: str | None = None) -> str:
             config.ENABLE_CUDASIM = int(wanted == "sim")
     _backend = wanted
     return wanted
+
+
+def numpy_incompatibility(numpy_module=None, numba_cuda_root=None) -> str | None:
+    """Why the installed numba-cuda cannot compile for a real GPU with this NumPy, or None.
+
+    numba-cuda 0.30 registers ``np.row_stack`` in ``numba/cuda/np/arrayobj.py``, which the real
+    CUDA target imports (the simulator does not), and NumPy 2.5 removed ``row_stack``: every
+    kernel then fails to compile with an ``AttributeError`` far from its cause. This reads that
+    file as text, so it imports neither ``numba.cuda`` nor anything that would fix the backend.
+
+    Parameters
+    ----------
+    numpy_module : module, optional
+        The NumPy to check (default: ``numpy``).
+    numba_cuda_root : str or os.PathLike, optional
+        The ``numba_cuda`` package folder (default: found with :func:`importlib.util.find_spec`).
+
+    Returns
+    -------
+    str or None
+        The problem and its fix, or None when the two agree (or numba-cuda is not installed).
+    """
+    import importlib.util
+    from pathlib import Path
+
+    if numpy_module is None:
+        import numpy as numpy_module
+    if hasattr(numpy_module, "row_stack"):
+        return None
+    if numba_cuda_root is None:
+        spec = importlib.util.find_spec("numba_cuda")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        numba_cuda_root = list(spec.submodule_search_locations)[0]
+    arrayobj = Path(numba_cuda_root) / "numba" / "cuda" / "np" / "arrayobj.py"
+    try:
+        needs_row_stack = "np.row_stack" in arrayobj.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    if not needs_row_stack:
+        return None
+    return (f"NumPy {numpy_module.__version__} has no np.row_stack, which the installed numba-cuda needs to "
+            "compile kernels for a real GPU (numba/cuda/np/arrayobj.py): every kernel would fail to compile. "
+            "Install the course's NumPy with `python -m pip install 'numpy<2.5'` (requirements/lock.txt pins "
+            "it), or run in the simulator with COURSE_BACKEND=sim.")
 
 
 def backend() -> str:

@@ -76,3 +76,53 @@ def test_numba_cuda_imported_first_in_the_same_mode_is_fine():
 def test_force_rejects_unknown_backend():
     with pytest.raises(device.BackendError, match="unknown backend"):
         device.configure(force="cpu")
+
+
+class _NumpyWithout:
+    """A stand-in NumPy module: a version, and ``row_stack`` only when asked."""
+
+    def __init__(self, version, row_stack):
+        self.__version__ = version
+        if row_stack:
+            self.row_stack = object()
+
+
+def _numba_cuda_tree(tmp_path, source):
+    arrayobj = tmp_path / "numba" / "cuda" / "np" / "arrayobj.py"
+    arrayobj.parent.mkdir(parents=True)
+    arrayobj.write_text(source)
+    return tmp_path
+
+
+def test_numpy_without_row_stack_is_named_for_a_numba_cuda_that_needs_it(tmp_path):
+    root = _numba_cuda_tree(tmp_path, "overload(np.row_stack)(impl_np_vstack)\n")
+    problem = device.numpy_incompatibility(_NumpyWithout("2.5.2", row_stack=False), root)
+    assert "NumPy 2.5.2" in problem and "np.row_stack" in problem and "numpy<2.5" in problem
+    assert "COURSE_BACKEND=sim" in problem
+
+
+def test_numpy_with_row_stack_or_a_numba_cuda_without_it_is_fine(tmp_path):
+    needs = _numba_cuda_tree(tmp_path / "a", "overload(np.row_stack)(impl_np_vstack)\n")
+    fixed = _numba_cuda_tree(tmp_path / "b", "overload(np.vstack)(impl_np_vstack)\n")
+    assert device.numpy_incompatibility(_NumpyWithout("2.4.6", row_stack=True), needs) is None
+    assert device.numpy_incompatibility(_NumpyWithout("2.5.2", row_stack=False), fixed) is None
+    assert device.numpy_incompatibility(_NumpyWithout("2.5.2", row_stack=False), tmp_path / "missing") is None
+
+
+def test_the_installed_numpy_and_numba_cuda_agree():
+    # The lock pins numpy<2.5 for this reason; a GPU run with the pair installed here would compile kernels.
+    assert device.numpy_incompatibility() is None
+
+
+def test_gpu_backend_refuses_a_numpy_the_real_target_cannot_use():
+    # A NumPy without row_stack, as 2.5 is, under the GPU backend: a BackendError that names it, at import.
+    proc = run_python("""
+        import numpy
+        if hasattr(numpy, "row_stack"):
+            del numpy.row_stack
+        try:
+            import course_lib
+        except Exception as error:
+            print(type(error).__name__, error)
+        """, COURSE_BACKEND="gpu")
+    assert "BackendError" in proc.stdout and "numpy<2.5" in proc.stdout, proc.stdout + proc.stderr
