@@ -26,6 +26,11 @@ def _answers(source):
     return namespace
 
 
+def _course_own():
+    """Both answer cells of the ps5 fixture that hands in the course's own kernel and functions."""
+    return "\n\n".join(make_fixtures.answer_cell("ps5", "course_own", g) for g in ("ps5_q1_answer", "ps5_q2_answer"))
+
+
 def _solution_cell(grade_id):
     return make_fixtures.answer_cell("ps5", "right", grade_id)
 
@@ -48,7 +53,7 @@ def test_every_test_is_judged_in_the_grader():
 def test_solution_gets_full_marks():
     q1 = _answers(_solution_cell("ps5_q1_answer"))
     assert grade("ps5.q1", q1["fusion_warp"]).points == 6
-    different = _answers(make_fixtures.ps5_different())["fusion_warp"]
+    different = _answers(make_fixtures.answer_cell("ps5", "right_but_different", "ps5_q1_answer"))["fusion_warp"]
     assert grade("ps5.q1", different).points == 6
     q2 = _answers(_solution_cell("ps5_q2_answer").replace("from course_lib", "#"))
     q2["record"] = __import__("course_lib.sim", fromlist=["record"]).record
@@ -57,13 +62,13 @@ def test_solution_gets_full_marks():
 
 
 def test_atomics_give_right_sums_but_at_most_half():
-    result = grade("ps5.q1", _answers(make_fixtures.PS5_ATOMICS_ONLY)["fusion_warp"])
+    result = grade("ps5.q1", _answers(make_fixtures.answer_cell("ps5", "atomics_only", "ps5_q1_answer"))["fusion_warp"])
     assert result.points == 3, str(result)
     assert "atomic operations: measured" in text(result) and "no atomics" in text(result)
 
 
 def test_the_lessons_shared_memory_scan_is_the_wrong_technique():
-    result = grade("ps5.q1", _answers(make_fixtures.PS5_SHARED_SCAN)["fusion_warp"])
+    result = grade("ps5.q1", _answers(make_fixtures.answer_cell("ps5", "shared_scan", "ps5_q1_answer"))["fusion_warp"])
     assert result.points == 3, str(result)
     assert "warp shuffles per 32 keys: measured 0," in text(result)
     assert "memory requests per 32 keys: measured" in text(result)
@@ -124,7 +129,7 @@ def fusion_warp(keys, weights, src, dst):
 
 
 def test_missing_carry_loses_points_with_the_chunk_hint():
-    result = grade("ps5.q1", _answers(make_fixtures.ps5_no_carry())["fusion_warp"])
+    result = grade("ps5.q1", _answers(make_fixtures.answer_cell("ps5", "no_carry", "ps5_q1_answer"))["fusion_warp"])
     assert 0 < result.points < 3, str(result)
     assert "Likely cause: chunk" in text(result) and "cuda.shfl_sync(mask, value, 31)" in text(result)
 
@@ -137,7 +142,7 @@ def test_a_missing_syncwarp_is_a_race_with_its_hint():
 
 
 def test_forgetting_the_tombstones_is_named():
-    source = make_fixtures.ps5_no_carry().replace("weights[entry] = -np.inf", "pass")
+    source = make_fixtures.answer_cell("ps5", "no_carry", "ps5_q1_answer").replace("weights[entry] = -np.inf", "pass")
     result = grade("ps5.q1", _answers(source)["fusion_warp"])
     assert result.points < 3 and "tombstone" in text(result), str(result)
 
@@ -145,7 +150,7 @@ def test_forgetting_the_tombstones_is_named():
 def test_the_course_kernel_and_functions_are_rejected():
     result = grade("ps5.q1", hac.kernels.fusion_segmented_kernel(32))
     assert result.points == 0 and "course's own" in result.error
-    lib = _answers(make_fixtures.PS5_COURSE_OWN)
+    lib = _answers(_course_own())
     result = grade("ps5.q2", {"amdahl": lib["amdahl"], "copies": lib["copies"]})
     # Each part is refused on its own (both are the course's here): every test fails, naming its part.
     assert result.points == 0 and all("course's own" in o.message and "the part `" in o.message

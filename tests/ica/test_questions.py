@@ -34,7 +34,7 @@ def _kernel(fixture):
 def _no_permutation():
     """Wrong: the solution with the permutation forgotten (reads samples in order from start)."""
     namespace = {"cuda": cuda, "float64": float64, "np": np}
-    exec(make_fixtures._edit("ps6", "ps6_q1_answer", ("Xt[perm[start + sample], k]", "Xt[start + sample, k]")),
+    exec(make_fixtures.edit("ps6", "ps6_q1_answer", ("Xt[perm[start + sample], k]", "Xt[start + sample, k]")),
          namespace)
     return namespace["minibatch_gemm_kernel"]
 
