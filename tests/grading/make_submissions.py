@@ -1,8 +1,9 @@
-"""Build the PS1 submissions of ``tests/grading/submissions/`` from the solution notebook.
+"""Build the PS1 submissions that ``tests/grading/test_grader.py`` grades, from the solution notebook.
 
-Run ``python tests/grading/make_submissions.py`` from the checkout root after changing the
-solution; ``tests/grading/test_grader.py`` checks that the committed files are up to date.
-Each submission is the solution with some answer cells replaced (by nbgrader ``grade_id``).
+Each submission is the solution with some answer cells replaced (by nbgrader ``grade_id``). They are
+written at test time, never committed; to look at them::
+
+    python tests/grading/make_submissions.py /tmp/ps1-submissions
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 import course_lib  # noqa: E402,F401  (chooses the backend before test_ps1 imports numba.cuda)
 
-HERE = Path(__file__).resolve().parent / "submissions"
 
 # ------------------------------------------------------------------ answers used by several submissions
 KERNEL_HEADER = '''TILE = course_lib.pick(sim=16, gpu=256)
@@ -232,7 +232,8 @@ def broken_files() -> dict:
     }
 
 
-def write(folder=HERE) -> list:
+def write(folder) -> list:
+    """Write :func:`notebooks` into ``folder``; return their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -255,5 +256,7 @@ def write_broken(folder) -> list:
 
 
 if __name__ == "__main__":
-    for path in write(sys.argv[1] if len(sys.argv) > 1 else HERE):
+    if len(sys.argv) != 2:
+        sys.exit("usage: python tests/grading/make_submissions.py FOLDER")
+    for path in write(sys.argv[1]):
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
