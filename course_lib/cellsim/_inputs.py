@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import check_array
+from .._validate import check_array, check_float, check_seed
 
 __all__ = ["MAX_TYPES", "PROPORTION_TOLERANCE", "CellTypes", "InitialHistogram", "as_histogram", "as_types"]
 
@@ -262,22 +262,27 @@ def _named(name, build, *args):
         raise ValueError(f"{name}: {message}") from None
 
 
+def _coerced(value, name, cls, columns, accepted):
+    """``value`` as a ``cls``: itself, from its text, or from an array of ``columns`` columns (one field each)."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        return _named(name, cls.from_text, value)
+    arr = check_array(value, name, dtype="iuf")
+    if arr.ndim != 2 or arr.shape[1] != columns:
+        raise ValueError(f"{name} must be {accepted}, got shape {arr.shape}")
+    return _named(name, cls.from_arrays, *(arr[:, k] for k in range(columns)))
+
+
 def as_histogram(value, name="histogram") -> InitialHistogram:
     """An :class:`InitialHistogram` from one, from text, or from a pair of arrays / an (B, 2) array.
 
     Errors name the argument (``name``) first, then the field at fault.
     """
-    if isinstance(value, InitialHistogram):
-        return value
-    if isinstance(value, str):
-        return _named(name, InitialHistogram.from_text, value)
     if isinstance(value, tuple) and len(value) == 2:
         return _named(name, InitialHistogram.from_arrays, *value)
-    arr = check_array(value, name, dtype="iuf")
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"{name} must be an InitialHistogram, its text, a (fluorescence, counts) pair or an "
-                         f"array of shape (B, 2), got shape {arr.shape}")
-    return _named(name, InitialHistogram.from_arrays, arr[:, 0], arr[:, 1])
+    return _coerced(value, name, InitialHistogram, 2,
+                    "an InitialHistogram, its text, a (fluorescence, counts) pair or an array of shape (B, 2)")
 
 
 def as_types(value, name="types") -> CellTypes:
@@ -285,12 +290,21 @@ def as_types(value, name="types") -> CellTypes:
 
     Errors name the argument (``name``) first, then the field at fault.
     """
-    if isinstance(value, CellTypes):
-        return value
-    if isinstance(value, str):
-        return _named(name, CellTypes.from_text, value)
-    arr = check_array(value, name, dtype="iuf")
-    if arr.ndim != 2 or arr.shape[1] != 3:
-        raise ValueError(f"{name} must be a CellTypes, its text or an array of shape (T, 3) (proportion, mean, std), "
-                         f"got shape {arr.shape}")
-    return _named(name, CellTypes.from_arrays, arr[:, 0], arr[:, 1], arr[:, 2])
+    return _coerced(value, name, CellTypes, 3,
+                    "a CellTypes, its text or an array of shape (T, 3) (proportion, mean, std)")
+
+
+def simulation_inputs(histogram, types, tau_max, phi_min, seed):
+    """The validated inputs every simulator of the unit takes (the GPU methods and the reference).
+
+    Returns
+    -------
+    tuple
+        ``(InitialHistogram, CellTypes, tau_max, phi_min, seed)``; a seed of None is 0.
+    """
+    hist = as_histogram(histogram)
+    cell_types = as_types(types)
+    tau_max = check_float(tau_max, "tau_max", minimum=0)
+    phi_min = check_float(phi_min, "phi_min", minimum=0, min_inclusive=False)
+    seed = check_seed(seed)
+    return hist, cell_types, tau_max, phi_min, 0 if seed is None else seed

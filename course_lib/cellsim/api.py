@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from .._validate import check_block, check_choice, check_float, check_int, check_positive_int, check_seed
+from .._validate import check_block, check_choice, check_int, check_positive_int
 from . import _core
-from ._inputs import as_histogram, as_types
+from ._inputs import simulation_inputs
 from ._problem import Problem
 from ._result import SimulationResult, bin_counts, resolve_edges
 from .model import TREE_SLOT_BYTES, batch_cells, depth_bound, frame_bytes
@@ -45,12 +45,7 @@ _TABLE = None
 def prepare_problem(histogram, types, *, tau_max, phi_min, seed=0, bins=None) -> Problem:
     """Validate the inputs of a simulation (see :func:`simulate`)."""
     global _TABLE
-    hist = as_histogram(histogram)
-    cell_types = as_types(types)
-    tau_max = check_float(tau_max, "tau_max", minimum=0)
-    phi_min = check_float(phi_min, "phi_min", minimum=0, min_inclusive=False)
-    seed = check_seed(seed)
-    seed = 0 if seed is None else seed
+    hist, cell_types, tau_max, phi_min, seed = simulation_inputs(histogram, types, tau_max, phi_min, seed)
     if seed >= 2**64:
         raise ValueError(f"seed must be below 2**64 (it is the Philox key), got {seed}")
     edges = resolve_edges(bins, hist, phi_min)

@@ -46,7 +46,7 @@ import numpy as np
 
 from .._validate import check_array, check_choice, check_flag, check_float, check_int, check_seed
 from . import _core
-from ._inputs import as_histogram, as_types
+from ._inputs import simulation_inputs
 from ._result import SimulationResult, bin_counts, resolve_edges
 from .model import depth_bound
 
@@ -102,12 +102,7 @@ def simulate_reference(histogram, types, *, tau_max, phi_min, seed=0, bins=None,
         (int64), ``fluorescence`` and ``birth`` (float64), ``type`` (int64), in the order
         they were recorded.
     """
-    hist = as_histogram(histogram)
-    cell_types = as_types(types)
-    tau_max = check_float(tau_max, "tau_max", minimum=0)
-    phi_min = check_float(phi_min, "phi_min", minimum=0, min_inclusive=False)
-    seed = check_seed(seed)
-    seed = 0 if seed is None else seed
+    hist, cell_types, tau_max, phi_min, seed = simulation_inputs(histogram, types, tau_max, phi_min, seed)
     streams = check_choice(streams, "streams", STREAMS)
     return_cells = check_flag(return_cells, "return_cells")
     edges = resolve_edges(bins, hist, phi_min)

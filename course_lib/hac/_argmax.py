@@ -3,8 +3,8 @@
 Each is made by a factory for a block size (the shared scratch holds one (value, index)
 pair per thread) and reduces to one partial per block; a second pass in one block reduces
 the partials. Ties go to the lowest index, as ``numpy.argmax``. The three kernels differ
-only in how a thread reads its (value, index) pairs; each is written out in full, as the
-lesson shows them side by side to compare the memory layouts.
+only in how a thread reads its (value, index) pairs; each is written out in full, so that
+a kernel reads whole and the layouts compare line by line.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda
 
 from ..registry import register_kernel
-from ._kernel_base import INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two, better
+from ._kernel_base import INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two, better, register_factory
 
 
 def _reduce_in_shared(shared_value, shared_index, value, index, t, block):
@@ -90,6 +90,7 @@ def argmax_pairs_kernel(block: int):
     """
     block = _check_power_of_two(block)
 
+    # argmax_soa's body with pairs from two arrays, written out on purpose: each kernel reads whole, alone.
     def argmax_pairs(values, indices, out_value, out_index):
         shared_value = cuda.shared.array(block, values.dtype)
         shared_index = cuda.shared.array(block, np.int32)
@@ -129,6 +130,7 @@ def argmax_aos_kernel(block: int):
     """
     block = _check_power_of_two(block)
 
+    # argmax_soa's body with pairs from structs, written out on purpose: the layouts compare line by line.
     def argmax_aos(pair_values, pair_indices, out_values, out_indices):
         shared_value = cuda.shared.array(block, pair_values.dtype)
         shared_index = cuda.shared.array(block, np.int32)
@@ -174,20 +176,12 @@ def _example_argmax_aos():
     return 2, 32, (d_buffer, d_buffer.view(np.int32), d_out, d_out.view(np.int32))
 
 
-_B = REGISTERED_BLOCK
-register_kernel(f"hac.argmax_soa_kernel[block={_B}]", "void(float32[::1], float32[::1], int32[::1])",
-                lambda: argmax_soa_kernel(_B).py_func, LESSON, example=_example_argmax_soa)
-register_kernel("hac.argmax_soa_kernel[block=32]", "void(float32[::1], float32[::1], int32[::1])",
-                lambda: argmax_soa_kernel(32).py_func, LESSON, example=_example_argmax_soa)
-register_kernel(f"hac.argmax_pairs_kernel[block={_B}]", "void(float32[::1], int32[::1], float32[::1], int32[::1])",
-                lambda: argmax_pairs_kernel(_B).py_func, LESSON)
-register_kernel("hac.argmax_pairs_kernel[block=32]", "void(float32[::1], int32[::1], float32[::1], int32[::1])",
-                lambda: argmax_pairs_kernel(32).py_func, LESSON, example=_example_argmax_pairs)
-register_kernel(f"hac.argmax_aos_kernel[block={_B}]",
-                "void(float32[:, ::1], int32[:, ::1], float32[:, ::1], int32[:, ::1])",
-                lambda: argmax_aos_kernel(_B).py_func, LESSON)
-register_kernel("hac.argmax_aos_kernel[block=32]",
-                "void(float32[:, ::1], int32[:, ::1], float32[:, ::1], int32[:, ::1])",
-                lambda: argmax_aos_kernel(32).py_func, LESSON, example=_example_argmax_aos)
-register_kernel(f"hac.argmax_soa_kernel[block={_B},float64]", "void(float64[::1], float64[::1], int32[::1])",
-                lambda: argmax_soa_kernel(_B).py_func, LESSON)
+register_factory("argmax_soa_kernel", argmax_soa_kernel, "void(float32[::1], float32[::1], int32[::1])", 32,
+                 _example_argmax_soa, example_at_registered=True)
+register_factory("argmax_pairs_kernel", argmax_pairs_kernel, "void(float32[::1], int32[::1], float32[::1], int32[::1])",
+                 32, _example_argmax_pairs)
+register_factory("argmax_aos_kernel", argmax_aos_kernel,
+                 "void(float32[:, ::1], int32[:, ::1], float32[:, ::1], int32[:, ::1])", 32, _example_argmax_aos)
+register_kernel(f"hac.argmax_soa_kernel[block={REGISTERED_BLOCK},float64]",
+                "void(float64[::1], float64[::1], int32[::1])",
+                lambda: argmax_soa_kernel(REGISTERED_BLOCK).py_func, LESSON)

@@ -15,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 from numba import cuda
 
-from ..registry import course_kernel, register_kernel
-from ._kernel_base import INDEX_SENTINEL, KEY_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two
+from ..registry import course_kernel
+from ._kernel_base import INDEX_SENTINEL, KEY_SENTINEL, LESSON, _check_power_of_two, register_factory
 
 
 # --------------------------------------------------------------------------------------
@@ -343,10 +343,5 @@ def _example_segmented():
     return 1, 4, (keys, np.array([len(left), len(right)], np.int32), src, dst, w)
 
 
-_B = REGISTERED_BLOCK
-register_kernel(f"hac.fusion_segmented_kernel[block={_B}]",
-                "void(int64[:, ::1], int32[::1], int32[::1], int32[::1], float32[::1])",
-                lambda: fusion_segmented_kernel(_B).py_func, LESSON)
-register_kernel("hac.fusion_segmented_kernel[block=4]",
-                "void(int64[:, ::1], int32[::1], int32[::1], int32[::1], float32[::1])",
-                lambda: fusion_segmented_kernel(4).py_func, LESSON, example=_example_segmented)
+register_factory("fusion_segmented_kernel", fusion_segmented_kernel,
+                 "void(int64[:, ::1], int32[::1], int32[::1], int32[::1], float32[::1])", 4, _example_segmented)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from numba import cuda
 
+from ..registry import register_kernel
+
 LESSON = "lessons/05_hac.ipynb"
 #: Index that loses every tie: the starting "best" of a reduction, the empty slot of ``first``.
 INDEX_SENTINEL = 2**31 - 1
@@ -27,3 +29,12 @@ def _check_power_of_two(block):
     if isinstance(block, bool) or int(block) != block or not 1 <= block <= 1024 or block & (block - 1):
         raise ValueError(f"block must be a power of two between 1 and 1024 (threads per block), got {block!r}")
     return int(block)
+
+
+def register_factory(name, factory, signature, example_block, example, example_at_registered=False):
+    """Register a kernel made by ``factory(block)`` for the compile check, twice: at
+    :data:`REGISTERED_BLOCK`, and at ``example_block``, the block its ``example`` launches with."""
+    register_kernel(f"hac.{name}[block={REGISTERED_BLOCK}]", signature, lambda: factory(REGISTERED_BLOCK).py_func,
+                    LESSON, example=example if example_at_registered else None)
+    register_kernel(f"hac.{name}[block={example_block}]", signature, lambda: factory(example_block).py_func, LESSON,
+                    example=example)

@@ -155,6 +155,7 @@ def nbody_tiled_kernel(tile: int):
         t = cuda.threadIdx.x
         i = cuda.blockIdx.x * tile + t
         n = bodies.shape[0]
+        # The naive kernel's prologue again, on purpose: the lesson shows each kernel whole, to be read alone.
         # Threads past the end still help to stage tiles, so they must not return early.
         xi = float32(0.0)
         yi = float32(0.0)
