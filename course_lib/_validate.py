@@ -31,6 +31,7 @@ __all__ = [
     "check_dtype",
     "check_flag",
     "check_float",
+    "check_id_table",
     "check_int",
     "check_positive_int",
     "check_seed",
@@ -389,3 +390,29 @@ def check_flag(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {describe(value)}")
     return bool(value)
+
+
+def check_id_table(items: dict, what: str, table: str, cls: type):
+    """``items`` read-only, once every key is an identifier and every value a ``cls``.
+
+    Parameters
+    ----------
+    items : dict of str -> cls
+    what : str
+        What the ids name, for the error (``"quiz"``: "quiz ids must be identifiers").
+    table : str
+        The table's name in a unit (``"QUIZ"``), for the error on a value.
+    cls : type
+
+    Returns
+    -------
+    types.MappingProxyType
+    """
+    from types import MappingProxyType
+
+    for key, value in items.items():
+        if not (isinstance(key, str) and key.isidentifier()):
+            raise ValueError(f"{what} ids must be identifiers, got {key!r}")
+        if not isinstance(value, cls):
+            raise ValueError(f"{table}[{key!r}] must be a {cls.__name__}, got {type(value).__name__}")
+    return MappingProxyType(dict(items))

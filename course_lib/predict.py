@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ._validate import check_id_table
+
 __all__ = ["Prediction", "prediction_dict"]
 
 
@@ -105,9 +107,4 @@ def prediction_dict(predictions: dict) -> MappingProxyType:
     ...
     ValueError: prediction ids must be identifiers, got 'no id'
     """
-    for key, prediction in predictions.items():
-        if not (isinstance(key, str) and key.isidentifier()):
-            raise ValueError(f"prediction ids must be identifiers, got {key!r}")
-        if not isinstance(prediction, Prediction):
-            raise ValueError(f"PREDICTIONS[{key!r}] must be a Prediction, got {type(prediction).__name__}")
-    return MappingProxyType(dict(predictions))
+    return check_id_table(predictions, "prediction", "PREDICTIONS", Prediction)

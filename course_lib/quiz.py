@@ -18,6 +18,8 @@ import html
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ._validate import check_id_table
+
 __all__ = ["Quiz", "quiz_dict", "show", "static_answer"]
 
 
@@ -74,12 +76,7 @@ def quiz_dict(questions: dict) -> MappingProxyType:
     questions : dict of str -> Quiz
         Ids are identifiers (``"tile_fetches"``), used by the lessons as ``QUIZ["tile_fetches"]``.
     """
-    for key, quiz in questions.items():
-        if not (isinstance(key, str) and key.isidentifier()):
-            raise ValueError(f"quiz ids must be identifiers, got {key!r}")
-        if not isinstance(quiz, Quiz):
-            raise ValueError(f"QUIZ[{key!r}] must be a Quiz, got {type(quiz).__name__}")
-    return MappingProxyType(dict(questions))
+    return check_id_table(questions, "quiz", "QUIZ", Quiz)
 
 
 def show(quiz: Quiz):
