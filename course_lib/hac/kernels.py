@@ -33,6 +33,10 @@ Stages and kernels:
      block, bitonic), :func:`fusion_segmented_kernel` sums each run of equal l;
    - sort on the CPU, then sum (the thesis): :func:`collect_kernel`, a copy of the keys
      to the host, which sorts them, and :func:`merge_runs_kernel` (one thread per run).
+
+Stages 2 to 4 are defined here; matching in :mod:`course_lib.hac._argmax`, fusion in
+:mod:`course_lib.hac._fusion`, and what they share in :mod:`course_lib.hac._kernel_base`.
+Every kernel is named here, where the unit, its lesson and the tests find them.
 """
 
 from __future__ import annotations
@@ -43,8 +47,6 @@ import numpy as np
 from numba import cuda
 
 from ..registry import course_kernel, register_kernel
-# The kernels live by stage in modules of their own; this module is where the unit, its
-# lesson and the tests find them all.
 from ._argmax import argmax_aos_kernel, argmax_pairs_kernel, argmax_soa_kernel
 from ._fusion import _example_merge_runs  # noqa: F401  (the tests launch it)
 from ._fusion import (collect_kernel, fusion_apply_kernel, fusion_reset_kernel, fusion_scatter_kernel,

@@ -34,6 +34,12 @@ barriers runs a whole block on one, which makes launches several times faster th
 the stock simulator. Nothing here changes what a correct kernel computes. The hooks
 are installed by :func:`course_lib.sim.install` (``import course_lib`` in simulator mode).
 
+This module holds the launch: its settings (seed, observer, residency), the grid's scheduler
+(:func:`run_grid`) and the stock simulator's entry point (:class:`ScheduledBlockManager`). The
+pieces below it: one block's scheduler in :mod:`course_lib.sim._block`, simulated threads and the
+baton they pass in :mod:`course_lib.sim._baton`, what warp operations return in
+:mod:`course_lib.sim._warp`; their public names are re-exported here.
+
 Semantics, where the hardware leaves a choice:
 
 * shuffles have width 32, as Numba's ``shfl_*_sync`` (which take no width argument);
