@@ -328,11 +328,15 @@ def write_results(results: dict, out_dir, plot=None) -> tuple[Path, Path | None]
     """Write ``results`` as JSON (and a PNG via ``plot(results, path)``) into ``out_dir``.
 
     The file name carries the unit, the device and the date, e.g.
-    ``nbody_nvidia-h100-80gb-hbm3_2026-11-22.json``.
+    ``nbody_nvidia-h100-80gb-hbm3_2026-11-22.json``; a run without a GPU is named
+    ``<unit>_cpu-only_<date>`` (``cpu-only-quick`` for ``--quick`` sizes, so that a quick run
+    never overwrites a full one of the same day), which no GPU's name can be, and
+    :func:`committed_results` leaves it out by its ``backend`` whatever its name.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = results["device"]["name"] if results["backend"] == "gpu" else "cpu-only"
+    name = (results["device"]["name"] if results["backend"] == "gpu"
+            else "cpu-only-quick" if results.get("quick") else "cpu-only")
     base = f"{results['unit']}_{_slug(name)}_{results['date'][:10]}"
     json_path = out_dir / f"{base}.json"
     tmp = json_path.with_suffix(".json.tmp")

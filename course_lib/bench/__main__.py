@@ -60,6 +60,7 @@ def main(argv=None) -> int:
         print("No GPU: running the CPU part only (simulator timings say nothing about a GPU).")
     results = stamp(ns.unit)
     results.update(module.run(quick=ns.quick))
+    results["quick"] = bool(ns.quick)  # small sizes: named apart from a full run (write_results)
     if ns.gpu and not any(v.startswith("cupy") for v in results["versions"]):
         results.setdefault("notes", []).append("CuPy is not installed: no GPU library peer (CuPy, cuSPARSE) measured")
     json_path, png_path = write_results(results, out_dir, getattr(module, "plot", None))
