@@ -14,7 +14,9 @@ def test_nbody_bench_quick_writes_results(tmp_path, capsys):
     (json_file,) = tmp_path.glob("nbody_*.json")
     assert list(tmp_path.glob("nbody_*.png"))
     results = json.loads(json_file.read_text())
-    assert results["unit"] == "nbody" and results["date"] and results["cpu"]
+    assert results["unit"] == "nbody" and results["date"] and results["cpu"] and results["quick"]
+    assert results["notes"][-1] == bench.load_note(results) and results["notes"][-1].startswith("load average (1 min)")
+    assert len(results["load_average_start"]) == len(results["load_average_end"]) == 3
     variants = {r["variant"] for r in results["rows"]}
     assert "cpu_numba_parallel" in variants
     by_n = {}
@@ -27,7 +29,7 @@ def test_nbody_bench_quick_writes_results(tmp_path, capsys):
     assert numpy_row["ratio_to_course"] == pytest.approx(numpy_row["seconds"] / by_n[512]["cpu_numba_parallel"]["seconds"])
     assert "peer/course" in bench.__dict__["timing_suffix"](numpy_row)
     if device.is_simulator():
-        assert results["notes"] == ["no GPU: only the CPU variants were measured", bench.LOADED_NOTE]
+        assert results["notes"][:2] == ["no GPU: only the CPU variants were measured", bench.LOADED_NOTE]
         assert "CPU part only" in capsys.readouterr().out
     else:
         assert {"naive", "tiled"} <= variants
