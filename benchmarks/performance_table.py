@@ -23,6 +23,10 @@ def size_label(row: dict) -> str:
         return f"{row['channels']} ch x {row['samples']:,}"
     if "n_elements" in row:
         return f"N = {row['n_elements']:,} (M = {row['n_entries']:,})"
+    if "matrix" in row:
+        return f"{row['matrix']} {row['dtype']}, nnz = {row['nnz']:,}"
+    if "n_initial" in row:
+        return f"L = {row['n_initial']:,} initial cells"
     if "width" in row:
         return f"{row['height']} x {row['width']}, {row['scope'].replace('_', ' ')}"
     for key in ("n", "n_points", "n_vertices", "rows", "n_rows", "n_cells", "size", "matrix", "graph", "instances"):
@@ -34,8 +38,8 @@ def size_label(row: dict) -> str:
 
 def machine(data: dict) -> str:
     """The device (or the CPU and its cores for a CPU-only run), the date and the load."""
-    where = (data["device"]["name"] + " machine" if data.get("backend") == "gpu"
-             else f"{data.get('cpu_cores', '?')}-core CPU")
+    where = f"{data.get('cpu_cores', '?')}-core CPU" + (
+        f" of the {data['device']['name']} machine" if data.get("backend") == "gpu" else "")
     load = data.get("load_average_end") or data.get("load_average_start")
     loaded = f", load {load[0]:.1f}" if load else ""
     busy = load is not None and load[0] > 0.5 * data.get("cpu_cores", 1)
