@@ -14,7 +14,9 @@ def test_nbody_bench_quick_writes_results(tmp_path, capsys):
     (json_file,) = tmp_path.glob("nbody_*.json")
     assert list(tmp_path.glob("nbody_*.png"))
     results = json.loads(json_file.read_text())
-    assert results["unit"] == "nbody" and results["date"] and results["cpu"]
+    assert results["unit"] == "nbody" and results["date"] and results["cpu"] and results["quick"]
+    assert results["notes"][-1] == bench.load_note(results) and results["notes"][-1].startswith("load average (1 min)")
+    assert len(results["load_average_start"]) == len(results["load_average_end"]) == 3
     variants = {r["variant"] for r in results["rows"]}
     assert "cpu_numba_parallel" in variants
     by_n = {}
@@ -27,7 +29,7 @@ def test_nbody_bench_quick_writes_results(tmp_path, capsys):
     assert numpy_row["ratio_to_course"] == pytest.approx(numpy_row["seconds"] / by_n[512]["cpu_numba_parallel"]["seconds"])
     assert "peer/course" in bench.__dict__["timing_suffix"](numpy_row)
     if device.is_simulator():
-        assert results["notes"] == ["no GPU: only the CPU variants were measured", bench.LOADED_NOTE]
+        assert results["notes"][:2] == ["no GPU: only the CPU variants were measured", bench.LOADED_NOTE]
         assert "CPU part only" in capsys.readouterr().out
     else:
         assert {"naive", "tiled"} <= variants
@@ -237,3 +239,25 @@ def test_versions_are_read_from_metadata():
     v = bench.versions()
     assert v["numpy"] == metadata.version("numpy") and set(v) <= set(bench.VERSIONED)
     assert bench.driver_versions() == {} or device.is_gpu()
+
+
+def test_cpu_runs_are_named_apart_from_gpu_runs_and_skipped_by_lessons(tmp_path):
+    base = bench.stamp("nbody")
+    row = {"variant": "cpu_numba_parallel", "n": 512, "interactions_per_s": 1e9}
+    cpu = dict(base, backend="simulator", summary={}, notes=[], rows=[row], date="2026-11-30T10:00:00+00:00")
+    full, _ = bench.write_results(dict(cpu, quick=False), tmp_path)
+    quick, _ = bench.write_results(dict(cpu, quick=True), tmp_path)
+    assert (full.name, quick.name) == ("nbody_cpu-only_2026-11-30.json", "nbody_cpu-only-quick_2026-11-30.json")
+    assert bench.committed_results("nbody", tmp_path) == []
+
+
+def test_committed_results_folder_reads_cleanly():
+    """Every committed results file of a unit is readable; CPU runs carry `cpu-only` in their name."""
+    from course_lib.bench.__main__ import benchmarked_units
+
+    for unit in benchmarked_units():
+        for run in bench.committed_results(unit):  # raises on a broken or foreign file
+            assert run["backend"] == "gpu"
+    for path in bench.RESULTS_DIR.glob("*.json"):
+        data = json.loads(path.read_text())
+        assert (data["backend"] == "gpu") == ("_cpu-only" not in path.name), path.name

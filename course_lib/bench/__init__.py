@@ -49,7 +49,7 @@ import numpy as np
 from .. import device
 
 __all__ = ["LOADED_NOTE", "NO_GPU_NOTE", "RESULTS_DIR", "committed_results", "cpu_name", "cupy_time", "figure",
-           "driver_versions", "gpu_figures", "gpu_time", "growth_exponent", "paired", "paired_rows", "plot_series", "ratio_lines",
+           "driver_versions", "gpu_figures", "gpu_time", "growth_exponent", "load_note", "paired", "paired_rows", "plot_series", "ratio_lines",
            "results", "series", "stamp", "summary_text", "time_call", "timed_once", "timing_suffix",
            "versions", "write_results"]
 
@@ -313,6 +313,7 @@ def stamp(unit: str) -> dict:
         "cuda": driver_versions(),
         "cpu": cpu_name(),
         "cpu_cores": __import__("os").cpu_count(),
+        "load_average_start": list(__import__("os").getloadavg()),  # 1, 5, 15 min: a busy machine shows here
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "numba": numba.__version__,
         "python": platform.python_version(),
@@ -324,15 +325,29 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
 
 
+def load_note(results: dict) -> str:
+    """A sentence on the machine's load during the run (from ``load_average_start`` and ``_end``)."""
+    start, end = results["load_average_start"][0], results["load_average_end"][0]
+    cores = results["cpu_cores"]
+    busy = max(start, end) > 0.5 * cores
+    return (f"load average (1 min) {start:.2f} at the start and {end:.2f} at the end on {cores} cores: "
+            + ("the machine was LOADED by other work; ratios of one run are the figures to read" if busy
+               else "the machine was quiet"))
+
+
 def write_results(results: dict, out_dir, plot=None) -> tuple[Path, Path | None]:
     """Write ``results`` as JSON (and a PNG via ``plot(results, path)``) into ``out_dir``.
 
     The file name carries the unit, the device and the date, e.g.
-    ``nbody_nvidia-h100-80gb-hbm3_2026-11-22.json``.
+    ``nbody_nvidia-h100-80gb-hbm3_2026-11-22.json``; a run without a GPU is named
+    ``<unit>_cpu-only_<date>`` (``cpu-only-quick`` for ``--quick`` sizes, so that a quick run
+    never overwrites a full one of the same day), which no GPU's name can be, and
+    :func:`committed_results` leaves it out by its ``backend`` whatever its name.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = results["device"]["name"] if results["backend"] == "gpu" else "cpu-only"
+    name = (results["device"]["name"] if results["backend"] == "gpu"
+            else "cpu-only-quick" if results.get("quick") else "cpu-only")
     base = f"{results['unit']}_{_slug(name)}_{results['date'][:10]}"
     json_path = out_dir / f"{base}.json"
     tmp = json_path.with_suffix(".json.tmp")

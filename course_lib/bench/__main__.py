@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 
 from .. import UNITS, device
-from . import RESULTS_DIR, stamp, write_results
+from . import RESULTS_DIR, load_note, stamp, write_results
 
 #: Exit status of ``--gpu`` without a GPU.
 NEEDS_GPU = 2
@@ -60,6 +61,9 @@ def main(argv=None) -> int:
         print("No GPU: running the CPU part only (simulator timings say nothing about a GPU).")
     results = stamp(ns.unit)
     results.update(module.run(quick=ns.quick))
+    results["quick"] = bool(ns.quick)  # small sizes: named apart from a full run (write_results)
+    results["load_average_end"] = list(os.getloadavg())
+    results.setdefault("notes", []).append(load_note(results))
     if ns.gpu and not any(v.startswith("cupy") for v in results["versions"]):
         results.setdefault("notes", []).append("CuPy is not installed: no GPU library peer (CuPy, cuSPARSE) measured")
     json_path, png_path = write_results(results, out_dir, getattr(module, "plot", None))

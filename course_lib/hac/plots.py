@@ -1,4 +1,4 @@
-"""Figures of Unit 5 (matplotlib, imported on first use): dendrograms, bundles in 3-D, stage times."""
+"""Figures of Unit 5 (matplotlib, imported on first use): dendrograms, bundles in 3-D, stage times, scaling."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 from ._dendrogram import Dendrogram
 from .model import amdahl_speedup
 
-__all__ = ["cut_distance", "plot_amdahl", "plot_bundles", "plot_dendrogram", "plot_precision", "plot_stage_times"]
+__all__ = ["cut_distance", "plot_amdahl", "plot_bundles", "plot_dendrogram", "plot_precision", "plot_scaling",
+           "plot_stage_times", "scaling_series"]
 
 
 def _axes(ax, projection=None, figsize=(6, 4)):
@@ -181,3 +182,59 @@ def plot_amdahl(fraction, ax=None, *, max_speedup=1000, label=None):
     ax.set(xlabel="speedup of the accelerated part", ylabel="overall speedup", title="Amdahl's law")
     ax.legend()
     return ax
+
+
+def scaling_series(results: dict) -> dict:
+    """Measured seconds against N per variant of a HAC benchmark run, with each growth exponent.
+
+    Parameters
+    ----------
+    results : dict
+        A results file of ``python -m course_lib.bench hac`` (read with ``json.load``).
+
+    Returns
+    -------
+    dict
+        ``{label: {"n": [...], "seconds": [...], "low": [...], "high": [...], "exponent": k}}`` for every
+        variant timed (not estimated) at two sizes or more, sizes ascending; ``low`` and ``high`` are the
+        fastest and slowest rounds where the run kept them; ``k`` fits seconds ~ N^k
+        (:func:`course_lib.bench.growth_exponent`). The course's version is labelled ``cpu float64``
+        and ``cpu float32``.
+    """
+    from ..bench import growth_exponent
+
+    series = {}
+    for r in results["rows"]:
+        if r.get("estimated"):  # the NumPy reference's extrapolation: not a measurement
+            continue
+        label = r["variant"] + (f" {r['dtype']}" if r["variant"] == "cpu" else "")
+        series.setdefault(label, []).append((r["n_elements"], r["seconds"], r.get("seconds_min", r["seconds"]),
+                                             r.get("seconds_max", r["seconds"])))
+    out = {}
+    for label, pts in series.items():
+        pts.sort()
+        n, seconds, low, high = (list(col) for col in zip(*pts))
+        exponent = growth_exponent(n, seconds)
+        if exponent is not None:
+            out[label] = {"n": n, "seconds": seconds, "low": low, "high": high, "exponent": exponent}
+    return out
+
+
+def plot_scaling(results: dict, ax=None):
+    """Seconds against N on log-log axes: the course's CPU version and its peers, each with its exponent.
+
+    Bars span the fastest to the slowest round of the paired measurement. Returns ``(ax, series)``
+    with ``series`` from :func:`scaling_series`.
+    """
+    ax = _axes(ax, figsize=(7, 4.5))
+    series = scaling_series(results)
+    for label, s in sorted(series.items()):
+        course = label.startswith("cpu ")
+        n, sec = np.asarray(s["n"]), np.asarray(s["seconds"])
+        err = [sec - np.asarray(s["low"]), np.asarray(s["high"]) - sec]
+        ax.errorbar(n, sec, yerr=err, marker="o", lw=2.5 if course else 1.2, capsize=3,
+                    label=f"{label}: ~N^{s['exponent']:.2f}")
+    ax.set(xscale="log", yscale="log", xlabel="N (elements)", ylabel="seconds, one clustering",
+           title=f"average linkage on {results['cpu']} ({results['date'][:10]})")
+    ax.legend(fontsize=8)
+    return ax, series

@@ -70,3 +70,24 @@ def test_plotted_colours_name_exactly_the_asked_clusters():
         assert len(coloured) == tree.n_elements - k
         assert out["cut"] is not None
         assert np.unique(labels).size == k
+
+
+def test_plot_scaling_fits_each_variant_and_leaves_out_estimates():
+    import matplotlib.pyplot as plt
+
+    def row(variant, n, seconds, dtype="float64", estimated=False):
+        return {"variant": variant, "dtype": dtype, "n_elements": n, "seconds": seconds, "estimated": estimated,
+                "seconds_min": 0.9 * seconds, "seconds_max": 1.2 * seconds}
+
+    sizes = [1_000, 2_000, 4_000, 8_000]
+    rows = ([row("cpu", n, 1e-5 * n) for n in sizes] + [row("fastcluster_average", n, 1e-9 * n ** 2.4) for n in sizes]
+            + [row("python_original", n, 1e-3 * n, estimated=True) for n in sizes]
+            + [row("cpu_scan", 1_000, 0.1)])  # one size: no exponent
+    results = {"rows": rows, "cpu": "some CPU", "date": "2026-11-26T00:00:00+00:00"}
+    ax, series = hac.plots.plot_scaling(results)
+    assert set(series) == {"cpu float64", "fastcluster_average"}
+    assert series["cpu float64"]["exponent"] == pytest.approx(1.0)
+    assert series["fastcluster_average"]["exponent"] == pytest.approx(2.4)
+    assert series["cpu float64"]["n"] == sizes and ax.get_xscale() == ax.get_yscale() == "log"
+    assert len(ax.get_legend().get_texts()) == 2
+    plt.close(ax.figure)
