@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["Bytecode", "PRIMED_MODULES"]
+__all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES"]
 
 #: Modules a worker imports while it grades (beyond those its start imports), compiled by the priming run too.
 PRIMED_MODULES = ("course_lib.grading.worker", "course_lib.grading.harness", "course_lib.grading.measuring",
@@ -132,6 +132,34 @@ class Bytecode:
     def close(self) -> None:
         """Delete the folder."""
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class LazyBytecode:
+    """A run's :class:`Bytecode`, built when the first worker asks for it (a run that starts no worker pays
+    nothing), once for all threads; :meth:`get` returns None when it could not be built."""
+
+    def __init__(self, problem_set: str, log=None):
+        import threading
+
+        self.problem_set, self.log = problem_set, log or (lambda line: None)
+        self._lock, self._built, self._bytecode = threading.Lock(), False, None
+
+    def get(self) -> "Bytecode | None":
+        with self._lock:
+            if not self._built:
+                self._built = True
+                self._bytecode = Bytecode.build(self.problem_set)
+                if self._bytecode is None:
+                    self.log("the workers' bytecode could not be compiled beforehand: each worker compiles its "
+                             "modules itself")
+            return self._bytecode
+
+    def close(self) -> None:
+        """Delete the folder, if it was built."""
+        with self._lock:
+            if self._bytecode is not None:
+                self._bytecode.close()
+                self._bytecode = None
 
 
 def _prime(problem_set: str) -> int:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bytecode import Bytecode
+from .bytecode import LazyBytecode
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
 from .core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
                    quiet_floats, score, test_rng)
@@ -155,6 +155,8 @@ def _grade_cells(problem_set: str, cells: list, seed: int, options: GradeOptions
     questions = questions_of(problem_set)
     answers, _ = specs
     results, pending = {}, list(questions)
+    if isinstance(bytecode, LazyBytecode):
+        bytecode = bytecode.get()
     # The simulator starts blocks and warps in an order drawn from this seed: a result that depends
     # on an order a GPU does not promise (an atomic counter's slots, the last writer) differs
     # between grading runs, and fails the tests that a GPU would fail.
@@ -211,9 +213,9 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
         :func:`answer_specs` of the problem set (computed when not given).
     sandbox : Sandbox, optional
         Where workers run (default: :func:`~course_lib.grading.sandbox.resolve` ``("auto")``).
-    bytecode : Bytecode, optional
-        The run's trusted bytecode (:class:`~course_lib.grading.bytecode.Bytecode`); without it the
-        worker compiles every module it imports from source.
+    bytecode : Bytecode or LazyBytecode, optional
+        The run's trusted bytecode (:mod:`course_lib.grading.bytecode`); without it the worker
+        compiles every module it imports from source.
 
     Raises
     ------
@@ -355,9 +357,7 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     lock = threading.Lock()
     # Compiled once for the whole run (seconds of CPU that every worker spent compiling the same modules);
     # for one submission it would only move that time, not save it.
-    bytecode = Bytecode.build(problem_set) if len(submissions) > 1 else None
-    if len(submissions) > 1 and bytecode is None:
-        log("the workers' bytecode could not be compiled beforehand: each worker compiles its modules itself")
+    bytecode = LazyBytecode(problem_set, log) if len(submissions) > 1 else None
 
     def finish(submission: Submission, results) -> None:
         with lock:
@@ -391,7 +391,7 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(grade_submission, s, problem_set, student_seed(seed, s.student), options, specs,
-                                   sandbox, bytecode): s for s in submissions}
+                                   sandbox, bytecode=bytecode): s for s in submissions}
             try:
                 pending = set(futures)
                 while pending:
