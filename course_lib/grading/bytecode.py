@@ -162,6 +162,33 @@ class LazyBytecode:
                 self._bytecode = None
 
 
+def solution_imports(problem_set: str) -> list:
+    """The modules the problem set's solution notebook imports (``import x``, ``from x import y``), read with
+    :mod:`ast`: a submission imports much the same, so the priming run compiles them too."""
+    import ast
+
+    import nbformat
+
+    from .release import solution_path
+
+    names = []
+    for cell in nbformat.read(solution_path(problem_set), as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        # IPython lines (magics, shell commands) are not Python: left out of the parse.
+        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.append(node.module)
+    return sorted(set(names))
+
+
 def _prime(problem_set: str) -> int:
     """The priming run: import what a worker imports, and start the typing process (it compiles its own)."""
     import importlib
@@ -170,7 +197,7 @@ def _prime(problem_set: str) -> int:
 
     from .core import questions_of
 
-    for name in PRIMED_MODULES:
+    for name in (*PRIMED_MODULES, *solution_imports(problem_set)):
         try:
             importlib.import_module(name)
         except ImportError:  # an optional one (IPython): a worker without it does not import it either

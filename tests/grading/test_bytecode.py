@@ -91,3 +91,8 @@ def test_lazy_bytecode_is_built_once_and_only_when_asked(monkeypatch):
     assert lazy.get() is None and lazy.get() is None
     assert calls == ["ps1"] and len(notes) == 1  # a failed build is said once, and workers compile from source
     lazy.close()
+
+
+def test_the_solution_notebooks_imports_are_primed_too():
+    names = bc.solution_imports("ps7")
+    assert "course_lib.cellsim.questions" in names and "numpy" in names
