@@ -104,7 +104,19 @@ def stopping() -> threading.Event:
 
 
 class Worker:
-    """One child process running one submission's code (see the module docstring)."""
+    """One child process running one submission's code (see the module docstring).
+
+    Parameters
+    ----------
+    problem_set : str
+    options : GradeOptions
+    sandbox : Sandbox
+    sim_seed : int, optional
+        The simulator's block and warp order.
+    bytecode : Bytecode, optional
+        The run's trusted bytecode (:mod:`course_lib.grading.bytecode`): mounted read-only under
+        bubblewrap, copied (the files whose digest matches) into the worker's folder without it.
+    """
 
     def __init__(self, problem_set: str, options: GradeOptions, sandbox: Sandbox, sim_seed: int | None = None,
                  bytecode=None):

@@ -11,6 +11,8 @@ The grading loop. Its parts, one job each:
   submission and talks to it, with time and memory limits;
 - :mod:`~course_lib.grading.manifest` verifies the course files before grading and puts them
   back after each submission;
+- :mod:`~course_lib.grading.bytecode` compiles what the workers import once per run, and hands
+  each worker that bytecode read-only (or a verified copy);
 - :mod:`~course_lib.grading.report` writes the grades CSV and feedback from the grader's memory.
 
 For each submission the grader sends the worker the notebook's code cells and, for each
