@@ -49,7 +49,13 @@ def main(argv=None) -> int:
                              "the checkout's benchmarks/results/ unless --out says otherwise")
     parser.add_argument("--out", default=None,
                         help="output folder (default: benchmarks/results, the checkout's with --gpu)")
+    parser.add_argument("--problem-sets", nargs="+", default=None,
+                        help="grading only: the problem sets of the synthetic class (default: all)")
+    parser.add_argument("--submissions", type=int, default=None,
+                        help="grading only: submissions per problem set (default 100; the notes say when fewer)")
     ns = parser.parse_args(argv)
+    if ns.unit != "grading" and (ns.problem_sets or ns.submissions):
+        parser.error("--problem-sets and --submissions are options of the grading benchmark")
     if ns.gpu and not device.is_gpu():
         print(f"`python -m course_lib.bench {ns.unit} --gpu` needs an NVIDIA GPU and its driver, and this machine "
               f"runs the {device.backend()!r} backend (no GPU found, or the simulator was asked for). Nothing was "
@@ -60,7 +66,8 @@ def main(argv=None) -> int:
     if device.is_simulator() and ns.unit not in OTHER:
         print("No GPU: running the CPU part only (simulator timings say nothing about a GPU).")
     results = stamp(ns.unit)
-    results.update(module.run(quick=ns.quick))
+    extra = {k: v for k, v in (("problem_sets", ns.problem_sets), ("submissions", ns.submissions)) if v}
+    results.update(module.run(quick=ns.quick, **extra))
     results["quick"] = bool(ns.quick)  # small sizes: named apart from a full run (write_results)
     results["load_average_end"] = list(os.getloadavg())
     results.setdefault("notes", []).append(load_note(results))

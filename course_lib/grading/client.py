@@ -104,9 +104,22 @@ def stopping() -> threading.Event:
 
 
 class Worker:
-    """One child process running one submission's code (see the module docstring)."""
+    """One child process running one submission's code (see the module docstring).
 
-    def __init__(self, problem_set: str, options: GradeOptions, sandbox: Sandbox, sim_seed: int | None = None):
+    Parameters
+    ----------
+    problem_set : str
+    options : GradeOptions
+    sandbox : Sandbox
+    sim_seed : int, optional
+        The simulator's block and warp order.
+    bytecode : Bytecode, optional
+        The run's trusted bytecode (:mod:`course_lib.grading.bytecode`): mounted read-only under
+        bubblewrap, copied (the files whose digest matches) into the worker's folder without it.
+    """
+
+    def __init__(self, problem_set: str, options: GradeOptions, sandbox: Sandbox, sim_seed: int | None = None,
+                 bytecode=None):
         from .. import device
 
         if _STOPPING.is_set():
@@ -120,12 +133,16 @@ class Worker:
         self.workdir = tempfile.mkdtemp(prefix="course-grading-")
         for sub in ("tmp", "pycache"):
             os.mkdir(os.path.join(self.workdir, sub), 0o700)
+        if bytecode is not None and sandbox.kind == "none":
+            # Without namespaces a submission could write into a shared folder: each worker gets a copy.
+            bytecode.install(os.path.join(self.workdir, "pycache"))
         address_limit = options.memory_mb if device.is_simulator() else 0
         python_args = ["-B", "-m", "course_lib.grading.worker", problem_set, str(address_limit)]
         env = _environment(self.workdir)
         if sim_seed is not None:  # the simulator's block and warp order (course_lib.sim._engine.set_seed)
             env["COURSE_SIM_SEED"] = str(sim_seed)
-        argv, env, cwd = sandbox.command(python_args, env, self.workdir)
+        shared = bytecode.folder if bytecode is not None and sandbox.kind == "bwrap" else None
+        argv, env, cwd = sandbox.command(python_args, env, self.workdir, bytecode=shared)
         debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
         self.buffer = b""
         self._memory_checked = 0.0

@@ -11,6 +11,8 @@ The grading loop. Its parts, one job each:
   submission and talks to it, with time and memory limits;
 - :mod:`~course_lib.grading.manifest` verifies the course files before grading and puts them
   back after each submission;
+- :mod:`~course_lib.grading.bytecode` compiles what the workers import once per run, and hands
+  each worker that bytecode read-only (or a verified copy);
 - :mod:`~course_lib.grading.report` writes the grades CSV and feedback from the grader's memory.
 
 For each submission the grader sends the worker the notebook's code cells and, for each
@@ -43,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .bytecode import LazyBytecode
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
 from .core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
                    quiet_floats, score, test_rng)
@@ -150,16 +153,18 @@ def _run_test(worker: Worker, question: Question, index: int, test, info: dict, 
 
 
 def _grade_cells(problem_set: str, cells: list, seed: int, options: GradeOptions, specs: tuple,
-                 sandbox: Sandbox) -> list:
+                 sandbox: Sandbox, bytecode=None) -> list:
     questions = questions_of(problem_set)
     answers, _ = specs
     results, pending = {}, list(questions)
+    if isinstance(bytecode, LazyBytecode):
+        bytecode = bytecode.get()
     # The simulator starts blocks and warps in an order drawn from this seed: a result that depends
     # on an order a GPU does not promise (an atomic counter's slots, the last writer) differs
     # between grading runs, and fails the tests that a GPU would fail.
     sim_seed = int(np.random.SeedSequence([seed, 0x5EED]).generate_state(1)[0])
     while pending:
-        worker = Worker(problem_set, options, sandbox, sim_seed=sim_seed)
+        worker = Worker(problem_set, options, sandbox, sim_seed=sim_seed, bytecode=bytecode)
         try:
             try:
                 worker.wait_ready()
@@ -193,7 +198,7 @@ def _grade_cells(problem_set: str, cells: list, seed: int, options: GradeOptions
 
 
 def grade_submission(submission, problem_set: str, seed: int, options: GradeOptions = GradeOptions(),
-                     specs: tuple | None = None, sandbox: Sandbox | None = None) -> list:
+                     specs: tuple | None = None, sandbox: Sandbox | None = None, bytecode=None) -> list:
     """Grade one submission; returns one :class:`QuestionResult` per question, in order.
 
     Parameters
@@ -210,6 +215,9 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
         :func:`answer_specs` of the problem set (computed when not given).
     sandbox : Sandbox, optional
         Where workers run (default: :func:`~course_lib.grading.sandbox.resolve` ``("auto")``).
+    bytecode : Bytecode or LazyBytecode, optional
+        The run's trusted bytecode (:mod:`course_lib.grading.bytecode`); without it the worker
+        compiles every module it imports from source.
 
     Raises
     ------
@@ -229,7 +237,7 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
             nb = parse_notebook(submission.content)
         except ValueError as exc:
             return [_error_result(q, str(exc)) for q in questions]
-        return _grade_cells(problem_set, code_cells(nb, specs[1]), seed, options, specs, sandbox)
+        return _grade_cells(problem_set, code_cells(nb, specs[1]), seed, options, specs, sandbox, bytecode)
     except _Tampered as exc:
         return _refused(questions, exc.changed)
     except MachineTrouble:
@@ -349,6 +357,9 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     feedback = FeedbackFolder(feedback_dir, problem_set) if feedback_dir is not None else None
     stopping().clear()
     lock = threading.Lock()
+    # Compiled once for the whole run (seconds of CPU that every worker spent compiling the same modules);
+    # for one submission it would only move that time, not save it.
+    bytecode = LazyBytecode(problem_set, log) if len(submissions) > 1 else None
 
     def finish(submission: Submission, results) -> None:
         with lock:
@@ -382,7 +393,7 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(grade_submission, s, problem_set, student_seed(seed, s.student), options, specs,
-                                   sandbox): s for s in submissions}
+                                   sandbox, bytecode=bytecode): s for s in submissions}
             try:
                 pending = set(futures)
                 while pending:
@@ -407,6 +418,8 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
                 raise
     finally:
         bar.close()
+        if bytecode is not None:
+            bytecode.close()
         with lock:
             if course is not None:
                 course.restore()

@@ -62,11 +62,15 @@ class Sandbox:
     note: str
     bwrap: str = ""
 
-    def command(self, python_args: list, env: dict, workdir: str) -> tuple:
-        """``(argv, env, cwd)`` to start ``python python_args...`` as a worker in this mode."""
+    def command(self, python_args: list, env: dict, workdir: str, bytecode: str | None = None) -> tuple:
+        """``(argv, env, cwd)`` to start ``python python_args...`` as a worker in this mode.
+
+        ``bytecode``: under bubblewrap, a folder of the grader's trusted bytecode
+        (:mod:`course_lib.grading.bytecode`), mounted read-only as the worker's bytecode prefix.
+        """
         if self.kind == "none":
             return [sys.executable, *python_args], env, workdir
-        args = [self.bwrap, *_bwrap_options(), "--chdir", INSIDE_WORK, "--clearenv"]
+        args = [self.bwrap, *_bwrap_options(bytecode), "--chdir", INSIDE_WORK, "--clearenv"]
         inside = dict(env, HOME=INSIDE_WORK, TMPDIR=f"{INSIDE_WORK}/tmp", PYTHONPYCACHEPREFIX=f"{INSIDE_WORK}/pycache",
                       NUMBA_CACHE_DIR=f"{INSIDE_WORK}/numba")
         for key, value in sorted(inside.items()):
@@ -99,14 +103,15 @@ def _python_dirs() -> list:
     return out
 
 
-def _bwrap_options() -> list:
+def _bwrap_options(bytecode: str | None = None) -> list:
     options = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                "--uid", "65534", "--gid", "65534",
                # The private /tmp first: what is bound below stays visible when it lies under /tmp.
                "--proc", "/proc", "--dev", "/dev",
                "--size", str(TMPFS_MB * 2**20), "--tmpfs", "/tmp",
-               "--dir", INSIDE_WORK, "--dir", f"{INSIDE_WORK}/tmp", "--dir", f"{INSIDE_WORK}/pycache",
+               "--dir", INSIDE_WORK, "--dir", f"{INSIDE_WORK}/tmp",
+               *(["--ro-bind", bytecode, f"{INSIDE_WORK}/pycache"] if bytecode else ["--dir", f"{INSIDE_WORK}/pycache"]),
                "--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = f"/{name}"

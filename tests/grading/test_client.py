@@ -93,7 +93,7 @@ def test_each_grading_seed_gives_the_workers_its_own_order_seed(monkeypatch):
     seen = []
 
     class NoWorker:
-        def __init__(self, problem_set, options, sandbox, sim_seed=None):
+        def __init__(self, problem_set, options, sandbox, sim_seed=None, bytecode=None):
             seen.append(sim_seed)
 
         def wait_ready(self):

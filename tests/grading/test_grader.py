@@ -255,7 +255,7 @@ def test_results_finished_with_an_interrupt_are_all_kept(tmp_path, monkeypatch):
     for f in files:
         f.write_text("{}")
 
-    def fake(submission, problem_set, seed, options, specs, sandbox):
+    def fake(submission, problem_set, seed, options, specs, sandbox, bytecode=None):
         if submission.student == "s1":
             raise Interrupted
         return _fake_results(problem_set, 1.0)
@@ -280,7 +280,7 @@ def test_interrupted_run_keeps_what_was_graded(tmp_path, monkeypatch):
         f.write_text("{}")
     calls, interrupt = [], [True]
 
-    def fake(submission, problem_set, seed, options, specs, sandbox):
+    def fake(submission, problem_set, seed, options, specs, sandbox, bytecode=None):
         calls.append(submission.student)
         if len(calls) == 2 and interrupt.pop():
             raise Interrupted

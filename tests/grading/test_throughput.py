@@ -35,3 +35,11 @@ def test_bench_cli_grades_a_tiny_class_twice_and_writes_json(tmp_path, capsys):
     assert rows[0]["speedup"] == 1.0 and rows[1]["speedup"] == pytest.approx(rows[0]["seconds"] / rows[1]["seconds"])
     assert all(r["seconds_per_submission"] == pytest.approx(r["seconds"] / 4) for r in rows)
     assert list(tmp_path.glob("grading_*.png"))
+    assert any("a reduced class: 4 submissions per problem set (ps1)" in n for n in results["notes"])
+
+
+def test_class_size_options_belong_to_the_grading_benchmark(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        bench_main(["nbody", "--submissions", "3", "--out", str(tmp_path)])
+    assert "options of the grading benchmark" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,217 @@
+"""Trusted bytecode for a grading run's workers, compiled once per run instead of once per worker.
+
+A worker reads no bytecode from the course's ``__pycache__`` folders (a submission might have
+forged it): Python looks for ``.pyc`` files only under ``PYTHONPYCACHEPREFIX``, which used to
+be an empty folder per worker, so every worker and its typing process compiled some thousand
+modules (numba, numba-cuda's compiler, NumPy, the course) from source: seconds of CPU per
+submission. :meth:`Bytecode.build` instead runs one trusted process per grading run, before
+any student code, which imports what a worker imports (and starts the simulator's typing
+process, which imports numba-cuda's compiler) with that prefix pointing at a folder of the
+grader's, writing the bytecode there; the grader then records the digest of every file.
+
+Each worker gets that bytecode read-only: under bubblewrap the folder is mounted read-only as
+the worker's prefix (:meth:`course_lib.grading.sandbox.Sandbox.command`); without namespaces,
+where a submission could write into any folder of the grader's user, each worker gets its own
+copy, made by :meth:`Bytecode.install` from files whose digest still matches (a changed file
+is left out, and that module is compiled from source as before). Python checks every ``.pyc``
+against its source's modification time and size, so a course file changed since is compiled
+from source too. Bytecode is the compiled form of the same source: grades do not change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+__all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES"]
+
+#: Modules a worker imports while it grades (beyond those its start imports), compiled by the priming run too.
+PRIMED_MODULES = ("course_lib.grading.worker", "course_lib.grading.harness", "course_lib.grading.measuring",
+                  "course_lib.grading.signature", "course_lib.sim._check", "course_lib.sim._profile",
+                  "course_lib.sim._record", "course_lib.sim._instrument", "course_lib.sim.remote",
+                  "IPython.core.inputtransformer2")
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+class Bytecode:
+    """A folder of bytecode compiled by the grader, with the digest of every file.
+
+    Attributes
+    ----------
+    folder : str
+        The bytecode prefix (a tree of ``.pyc`` files mirroring the sources' absolute paths).
+    digests : dict
+        ``relative path -> sha256`` of every file, recorded right after the priming run.
+    """
+
+    def __init__(self, folder: str, digests: dict):
+        self.folder, self.digests = folder, dict(digests)
+
+    @classmethod
+    def build(cls, problem_set: str, timeout: float = 300.0) -> "Bytecode | None":
+        """Compile what a worker of ``problem_set`` imports; None when the priming run fails (workers then
+        compile from source, as without this).
+
+        Parameters
+        ----------
+        problem_set : str
+            e.g. ``"ps1"``: its questions module is imported too.
+        timeout : float
+            Seconds the priming run may take.
+        """
+        from .client import _environment
+
+        folder = tempfile.mkdtemp(prefix="course-grading-bytecode-")
+        work = tempfile.mkdtemp(prefix="course-grading-prime-")
+        try:
+            os.mkdir(os.path.join(work, "tmp"), 0o700)
+            env = _environment(work)
+            env["PYTHONPYCACHEPREFIX"] = folder
+            env.pop("PYTHONDONTWRITEBYTECODE", None)  # this run is the one that writes it
+            done = subprocess.run([sys.executable, "-m", "course_lib.grading.bytecode", problem_set], env=env,
+                                  cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, timeout=timeout)
+            if done.returncode != 0:
+                raise RuntimeError(f"exit {done.returncode}")
+        except (OSError, RuntimeError, subprocess.TimeoutExpired):
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        digests = {}
+        for root, _, files in os.walk(folder):
+            for name in files:
+                path = os.path.join(root, name)
+                if name.endswith(".pyc") and not os.path.islink(path):
+                    digests[os.path.relpath(path, folder)] = _digest(path)
+        return cls(folder, digests)
+
+    def install(self, target: str) -> int:
+        """Copy every file whose digest still matches into the folder ``target``; returns how many.
+
+        A file changed since :meth:`build` (only a process of the grader's user could) is left out:
+        the worker compiles that module from source.
+        """
+        copied = 0
+        for relative, digest in self.digests.items():
+            source = os.path.join(self.folder, relative)
+            try:
+                with open(source, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if hashlib.sha256(data).hexdigest() != digest:
+                continue
+            path = os.path.join(target, relative)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(data)
+            copied += 1
+        return copied
+
+    def intact(self) -> bool:
+        """True when every file still has its recorded digest (and no file was added)."""
+        seen = 0
+        for root, _, files in os.walk(self.folder):
+            for name in files:
+                path = os.path.join(root, name)
+                relative = os.path.relpath(path, self.folder)
+                if relative not in self.digests or os.path.islink(path) or _digest(path) != self.digests[relative]:
+                    return False
+                seen += 1
+        return seen == len(self.digests)
+
+    def close(self) -> None:
+        """Delete the folder."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class LazyBytecode:
+    """A run's :class:`Bytecode`, built when the first worker asks for it (a run that starts no worker pays
+    nothing), once for all threads; :meth:`get` returns None when it could not be built."""
+
+    def __init__(self, problem_set: str, log=None):
+        import threading
+
+        self.problem_set, self.log = problem_set, log or (lambda line: None)
+        self._lock, self._built, self._bytecode = threading.Lock(), False, None
+
+    def get(self) -> "Bytecode | None":
+        with self._lock:
+            if not self._built:
+                self._built = True
+                self._bytecode = Bytecode.build(self.problem_set)
+                if self._bytecode is None:
+                    self.log("the workers' bytecode could not be compiled beforehand: each worker compiles its "
+                             "modules itself")
+            return self._bytecode
+
+    def close(self) -> None:
+        """Delete the folder, if it was built."""
+        with self._lock:
+            if self._bytecode is not None:
+                self._bytecode.close()
+                self._bytecode = None
+
+
+def solution_imports(problem_set: str) -> list:
+    """The modules the problem set's solution notebook imports (``import x``, ``from x import y``), read with
+    :mod:`ast`: a submission imports much the same, so the priming run compiles them too."""
+    import ast
+
+    import nbformat
+
+    from .release import solution_path
+
+    names = []
+    for cell in nbformat.read(solution_path(problem_set), as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        # IPython lines (magics, shell commands) are not Python: left out of the parse.
+        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.append(node.module)
+    return sorted(set(names))
+
+
+def _prime(problem_set: str) -> int:
+    """The priming run: import what a worker imports, and start the typing process (it compiles its own)."""
+    import importlib
+
+    import course_lib  # noqa: F401  (chooses the backend, as in a worker)
+
+    from .core import questions_of
+
+    for name in (*PRIMED_MODULES, *solution_imports(problem_set)):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional one (IPython): a worker without it does not import it either
+            pass
+    questions_of(problem_set)
+    from .. import device
+
+    if device.is_simulator():
+        from ..sim import _typing
+
+        _typing.wait_ready()
+        _typing._shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_prime(sys.argv[1]))

@@ -1,0 +1,98 @@
+"""The run's trusted bytecode (course_lib.grading.bytecode): built once, handed to workers read-only or verified."""
+
+import os
+
+import pytest
+
+from course_lib.grading import bytecode as bc
+from course_lib.grading.client import GradeOptions, Worker
+from course_lib.grading.sandbox import INSIDE_WORK, Sandbox
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    built = bc.Bytecode.build("ps1")
+    assert built is not None
+    yield built
+    built.close()
+
+
+def _pyc_of(built, module_file):
+    """The relative path of ``module_file``'s bytecode in the folder, or None."""
+    stem = os.path.splitext(os.path.basename(module_file))[0]
+    folder = os.path.dirname(os.path.abspath(module_file)).lstrip(os.sep)
+    found = [r for r in built.digests if os.path.dirname(r) == folder and os.path.basename(r).startswith(stem + ".")]
+    return found[0] if found else None
+
+
+def test_build_compiles_what_a_worker_and_its_typing_process_import(compiled):
+    import numba
+    import numpy
+
+    import course_lib.grading.worker as worker
+    import course_lib.nbody.questions as questions
+
+    for module in (worker, questions, numba, numpy):
+        assert _pyc_of(compiled, module.__file__), module.__name__
+    # The typing process's compiler (numba-cuda's CUDA target) is compiled by the priming run too.
+    assert any("numba/cuda/compiler" in r for r in compiled.digests)
+    assert compiled.intact()
+
+
+def test_a_changed_file_is_left_out_of_a_copy(compiled, tmp_path):
+    import course_lib.grading.worker as worker
+
+    relative = _pyc_of(compiled, worker.__file__)
+    path = os.path.join(compiled.folder, relative)
+    with open(path, "rb") as fh:
+        original = fh.read()
+    try:
+        with open(path, "ab") as fh:
+            fh.write(b"forged")
+        assert not compiled.intact()
+        copied = compiled.install(str(tmp_path))
+        assert copied == len(compiled.digests) - 1
+        assert not (tmp_path / relative).exists()  # that module is compiled from source in the worker
+        other = next(r for r in compiled.digests if r != relative)
+        with open(os.path.join(compiled.folder, other), "rb") as fh:
+            assert (tmp_path / other).read_bytes() == fh.read()
+    finally:
+        with open(path, "wb") as fh:
+            fh.write(original)
+    assert compiled.intact()
+
+
+def test_bubblewrap_mounts_it_read_only_as_the_prefix():
+    box = Sandbox("bwrap", "", "/usr/bin/bwrap")
+    argv, _, _ = box.command(["-c", "pass"], {}, "/", bytecode="/grader/bytecode")
+    at = argv.index("/grader/bytecode")
+    assert argv[at - 1] == "--ro-bind" and argv[at + 1] == f"{INSIDE_WORK}/pycache"
+    plain, _, _ = box.command(["-c", "pass"], {}, "/")
+    at = plain.index(f"{INSIDE_WORK}/pycache")
+    assert plain[at - 1] == "--dir"  # without it, an empty folder: the worker compiles from source
+
+
+def test_a_worker_without_namespaces_gets_its_own_verified_copy(compiled):
+    worker = Worker("ps1", GradeOptions(), Sandbox("none", "sandbox: off"), bytecode=compiled)
+    try:
+        prefix = os.path.join(worker.workdir, "pycache")
+        assert sum(len(files) for _, _, files in os.walk(prefix)) == len(compiled.digests)
+        worker.wait_ready()
+    finally:
+        worker.close()
+
+
+def test_lazy_bytecode_is_built_once_and_only_when_asked(monkeypatch):
+    calls = []
+    monkeypatch.setattr(bc.Bytecode, "build", classmethod(lambda cls, ps: calls.append(ps) or None))
+    notes = []
+    lazy = bc.LazyBytecode("ps1", notes.append)
+    assert calls == []
+    assert lazy.get() is None and lazy.get() is None
+    assert calls == ["ps1"] and len(notes) == 1  # a failed build is said once, and workers compile from source
+    lazy.close()
+
+
+def test_the_solution_notebooks_imports_are_primed_too():
+    names = bc.solution_imports("ps7")
+    assert "course_lib.cellsim.questions" in names and "numpy" in names
