@@ -49,6 +49,34 @@ def test_snapshot_sees_a_replaced_produce_and_patched_numpy():
         np.allclose = allclose
 
 
+@pytest.mark.parametrize("module, name", [("harness", "unguard"), ("buffers", "unguard"),
+                                          ("harness", "_judge_outputs"), ("testkinds", "_judge_outputs"),
+                                          ("launches", "run_launch"), ("answers", "_prepare")])
+def test_snapshot_sees_a_harness_function_patched_where_it_is_defined_or_re_exported(module, name):
+    """The harness is split over modules: its callers look a function up where it is defined, a
+    notebook may patch either name, and both are seen."""
+    import importlib
+
+    import course_lib.grading.harness  # noqa: F401  (imports every part of the harness)
+
+    target = importlib.import_module(f"course_lib.grading.{module}")
+    snapshot = Snapshot()
+    original = getattr(target, name)
+    setattr(target, name, lambda *args, **kwargs: None)
+    try:
+        assert f"course_lib.grading.{module} (its names)" in snapshot.changes(limit=50)
+    finally:
+        setattr(target, name, original)
+    assert snapshot.changes() == []
+    code = original.__code__
+    original.__code__ = (lambda *args, **kwargs: None).__code__
+    try:
+        assert snapshot.changes() != []
+    finally:
+        original.__code__ = code
+    assert snapshot.changes() == []
+
+
 def test_snapshot_sees_a_test_whose_class_was_swapped():
     """Assigning ``__class__`` changes every method of an object without touching its ``vars()``."""
     from course_lib.grading.harness import Test
