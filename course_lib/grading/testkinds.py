@@ -2,7 +2,7 @@
 
 :func:`result_test`, :func:`race_test`, :func:`technique_test`, :func:`calls_test` and
 :func:`value_test` each build a split :class:`~course_lib.grading.core.Test` (inputs and judge
-in the grader, ``produce`` in the student's process); :func:`close`, :func:`exact` compare
+in the grader, ``produce`` in the student's process); :func:`close` and :func:`exact` compare
 arrays and :func:`sign_flipped` is a diagnosis rule. Part of :mod:`course_lib.grading.harness`,
 which re-exports every name.
 """
