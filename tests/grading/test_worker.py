@@ -49,6 +49,59 @@ def test_snapshot_sees_a_replaced_produce_and_patched_numpy():
         np.allclose = allclose
 
 
+@pytest.mark.parametrize("module, name", [("harness", "unguard"), ("buffers", "unguard"),
+                                          ("harness", "_judge_outputs"), ("testkinds", "_judge_outputs"),
+                                          ("launches", "run_launch"), ("answers", "_prepare"),
+                                          ("core", "wrap"), ("model", "wrap")])
+def test_snapshot_sees_a_harness_function_patched_where_it_is_defined_or_re_exported(module, name):
+    """The harness and the core are split over modules: callers look a function up where it is
+    defined, a notebook may patch either name, and both are seen."""
+    import importlib
+
+    import course_lib.grading.harness  # noqa: F401  (imports every part of the harness)
+
+    target = importlib.import_module(f"course_lib.grading.{module}")
+    snapshot = Snapshot()
+    original = getattr(target, name)
+    setattr(target, name, lambda *args, **kwargs: None)
+    try:
+        assert f"course_lib.grading.{module} (its names)" in snapshot.changes(limit=50)
+    finally:
+        setattr(target, name, original)
+    assert snapshot.changes() == []
+    code = original.__code__
+    original.__code__ = (lambda *args, **kwargs: None).__code__
+    try:
+        assert snapshot.changes() != []
+    finally:
+        original.__code__ = code
+    assert snapshot.changes() == []
+
+
+@pytest.mark.parametrize("module", ["core", "model", "harness"])
+def test_snapshot_sees_the_data_model_replaced_or_patched(module):
+    """``TestFailure`` is defined in the model and re-exported by the core and the harness."""
+    import importlib
+
+    import course_lib.grading.harness  # noqa: F401
+    from course_lib.grading.model import TestFailure
+
+    target = importlib.import_module(f"course_lib.grading.{module}")
+    snapshot = Snapshot()
+    setattr(target, "TestFailure", AssertionError)
+    try:
+        assert f"course_lib.grading.{module} (its names)" in snapshot.changes(limit=50)
+    finally:
+        setattr(target, "TestFailure", TestFailure)
+    original = TestFailure.__init__
+    TestFailure.__init__ = lambda self, *args, **kwargs: None
+    try:
+        assert "course_lib.grading.model.TestFailure" in snapshot.changes(limit=50)
+    finally:
+        TestFailure.__init__ = original
+    assert snapshot.changes() == []
+
+
 def test_snapshot_sees_a_test_whose_class_was_swapped():
     """Assigning ``__class__`` changes every method of an object without touching its ``vars()``."""
     from course_lib.grading.harness import Test
