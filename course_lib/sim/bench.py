@@ -63,7 +63,7 @@ def run(*, quick: bool) -> dict:
     from ._profile import _device_functions
 
     if not device.is_simulator():
-        return {"rows": [], "notes": "The simulator tools are timed in simulator mode (COURSE_BACKEND=sim)."}
+        return {"rows": [], "notes": ["The simulator tools are timed in simulator mode (COURSE_BACKEND=sim)."]}
     repeat = 2 if quick else 5
     rows = []
     for name, kernel, grid, block, make_args in _cases(quick):
@@ -93,13 +93,13 @@ def run(*, quick: bool) -> dict:
         })
     worst = max(max(r["check_overhead"], r["profile_overhead"]) for r in rows)
     return {"rows": rows, "goal_overhead": GOAL_OVERHEAD, "worst_overhead": worst,
-            "notes": "Overheads are relative to the plain simulator with course_lib's scheduler."}
+            "notes": ["Overheads are relative to the plain simulator with course_lib's scheduler."]}
 
 
 def summary(results) -> str:
     """A table of the timings and ratios."""
     if not results["rows"]:
-        return results["notes"]
+        return "\n".join(results["notes"])
     lines = [f"{'case':28s} {'stock s':>8s} {'plain s':>8s} {'check s':>8s} {'prof s':>8s} {'check x':>8s} "
              f"{'prof x':>8s} {'prof/stock':>10s} {'untyped s':>9s} {'typing x':>8s} {'type 1st s':>10s}"]
     for r in results["rows"]:
