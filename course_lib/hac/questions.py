@@ -1,23 +1,31 @@
 """Problem set 5 (``solutions/ps5_hac.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
 
-- ``ps5.q1`` (6 points): the fusion step as a segmented reduction **in one warp, by shuffles**:
-  the lesson's ``fusion_segmented_kernel`` scans in shared memory with barriers; here the scan
-  stays in registers (``shfl_up_sync``) and the carry from one chunk of 32 keys to the next is a
-  broadcast from lane 31. Answer: ``check("ps5.q1", fusion_warp)``, a kernel launched as
-  ``fusion_warp[1, 32](keys, weights, src, dst)``. Graded on results (guarded buffers) on awkward
-  inputs, the race and warp checker, and the technique's signature (``WARP_SCAN_SIGNATURE``) measured
-  by the profiler on two inputs (long runs crossing the chunks; 37 short runs, a partial last chunk;
-  the launch is one warp by the statement, so no block of several warps). Features and bounds, from
-  the cost model of a segmented Hillis-Steele scan in registers (log2(32) = 5 steps, each shifting 2 to
-  4 values by ``shfl_up_sync``, then up to 8 broadcasts of the carry from lane 31; every lane handles
-  its own key):
+- ``ps5.q1`` (6 points): the fusion step as a segmented reduction **in warps, by shuffles**: the
+  lesson's ``fusion_segmented_kernel`` scans in shared memory with two barriers per step; here each
+  warp of the block scans its 32 keys (a *chunk*) in registers (``shfl_up_sync``) and the warps
+  hand the state of the last run on through shared memory, one barrier per warp. Answer:
+  ``check("ps5.q1", fusion_warp)``, a kernel launched as ``fusion_warp[1, 32 * w](keys, weights,
+  src, dst)`` for any number w >= 1 of warps. Graded on results (guarded buffers) on awkward inputs
+  and blocks of 1 to 4 warps, the race and warp checker (two warps), and the technique's signature
+  (``WARP_SCAN_SIGNATURE``) measured by the profiler on two configurations: blocks of 64 threads
+  (two warps) on long runs crossing the chunks and the blocks, and blocks of 96 threads (three
+  warps, not a power of two) on 37 short runs, a partial last chunk and a partial block. Each
+  feature counts per *warp chunk*, the 32 keys one warp takes in one pass of the block (passes x
+  warps of them). Features and bounds, from the cost model of a segmented Hillis-Steele scan in
+  registers (log2(32) = 5 steps, each shifting 2 to 4 values by ``shfl_up_sync``, then up to 8
+  broadcasts; every lane handles its own key) with the carry between warps in shared memory:
 
-  * warp shuffles per chunk of 32 keys: between 5 x 2 = 10 and 5 x 4 + 8 = 28 (a shared-memory scan
-    has none, lane 0 fetching the others' values one by one has 31 or more per value);
+  * warp shuffles per warp chunk: between 5 x 2 = 10 and 5 x 4 + 8 = 28 (a shared-memory scan has
+    none, lane 0 fetching the others' values one by one has 31 or more per value);
   * atomic operations: none;
-  * global and shared memory requests per chunk: between 1 and 16 (a key, a weight and the next key
-    loaded, three tombstone stores and the sum: about 7; a scan through shared memory needs two or
-    more per step, a lane looping over the keys one per key);
+  * global and shared memory requests per warp chunk: between 1 and 24 (a key, a weight and the next
+    key loaded, three tombstone stores and the sum: 7; the carry handed on in turns: up to 6, or the
+    states of the warps below folded by each warp: 10 on average in a block of four warps; a scan
+    through shared memory reads three values and writes one at each of 5 or more steps, 27 or more
+    in all; a lane looping over the keys makes one per key);
+  * block-wide barriers per warp chunk: at most 2 (one per warp's turn with the carry and one before
+    the first, or two per pass when the warps publish their states at once; a scan in shared memory
+    waits at two per step, 2 x log2(32 w) >= 10 per pass of the block);
   * thread span (busiest lane's statements / mean): at most 1.3 (every lane does the same steps);
   * SIMT efficiency (active lanes per warp instruction / 32): at least 0.8 (work one lane does while
     the others wait lowers it).
@@ -39,14 +47,20 @@ from .api import cluster
 from .data import tied_graph
 
 PROBLEM_SET = "ps5"
-#: The launch is one warp: the keys are reduced 32 (a chunk) at a time.
+#: A warp reduces 32 keys (a chunk) at a time; a block of w warps takes 32 w keys per pass.
 WARP = 32
 #: Relative tolerance of a run's sum against the float64 reference (float32, any order of additions).
 RTOL = 1e-5
-#: Global and shared memory requests per chunk of 32 keys: a key, a weight and the next key loaded, three
-#: tombstone stores and the sum (the solution: about 7). A scan through shared memory needs at least two requests
-#: per step (17 or more in all); one lane looping over the keys makes one request per key (32 or more).
-MAX_REQUESTS_PER_CHUNK = 16
+#: Global and shared memory requests per warp chunk: a key, a weight and the next key loaded, three tombstone stores
+#: and the sum (7), then the carry between warps: up to 6 handed on in turns (three reads, three writes), or the
+#: states of the warps below folded by each warp (4 reads per warp below and the block's carry: up to 17 in a block of
+#: four warps, 10 on average). A scan through shared memory reads the neighbour, the sum and the first entry below and
+#: writes its sum at each of its 5 or more steps (7 + 20 = 27 or more); one lane looping over the keys makes one
+#: request per key (32 or more).
+MAX_REQUESTS_PER_CHUNK = 24
+#: Block-wide barriers per warp chunk: one per warp's turn with the carry, plus one before the first pass. A scan
+#: in shared memory waits at two per step: 2 x log2(32 w) >= 10 per pass of a block of w warps.
+MAX_BARRIERS_PER_CHUNK = 2
 
 
 # ----------------------------------------------------------------------------- q1
@@ -73,8 +87,10 @@ def fusion_case(n_runs, run_lengths, n_entries, seed):
     return {"keys": keys, "weights": weights, "src": src, "dst": dst}
 
 
-def case(n_runs, run_lengths, n_entries=0):
-    return lambda rng, info: fusion_case(n_runs, run_lengths, n_entries, int(rng.integers(1 << 30)))
+def case(n_runs, run_lengths, n_entries=0, block=WARP):
+    """Inputs of a test: :func:`fusion_case` with the block size (threads, whole warps) of its launch."""
+    return lambda rng, info: {**fusion_case(n_runs, run_lengths, n_entries, int(rng.integers(1 << 30))),
+                              "block": block}
 
 
 def pairs(rng):
@@ -83,8 +99,8 @@ def pairs(rng):
 
 
 def launch_fusion(answer, data):
-    """One warp over the keys (their length is the count)."""
-    return Launch(answer.kernel(), 1, WARP,
+    """One block of whole warps over the keys (their length is the count)."""
+    return Launch(answer.kernel(), 1, int(data.get("block", WARP)),
                   {"keys": np.asarray(data["keys"], np.int64), "weights": np.array(data["weights"], np.float32),
                    "src": np.array(data["src"], np.int32), "dst": np.array(data["dst"], np.int32)},
                   outputs=("weights", "src", "dst"))
@@ -160,25 +176,32 @@ def run_crosses_chunks(got, expected, data) -> bool:
 
 
 def _chunks(data):
-    return max(1, -(-len(data["keys"]) // WARP))
+    """Warp chunks: the passes of the block over the keys times its warps (every warp takes part in a pass)."""
+    block = int(data.get("block", WARP))
+    return max(1, -(-len(data["keys"]) // block) * (block // WARP))
 
 
 def memory_requests(metrics, data):
-    """Global and shared memory requests (loads and stores) per chunk of 32 keys."""
+    """Global and shared memory requests (loads and stores) per warp chunk."""
     requests = metrics["global_load_requests"] + metrics["global_store_requests"] + metrics["shared_requests"]
     return requests / _chunks(data)
 
 
 WARP_SCAN_SIGNATURE = (
-    Feature("warp shuffles per 32 keys", lambda m, d: m["shuffles"] / _chunks(d), between(10, 28),
+    Feature("warp shuffles per warp chunk", lambda m, d: m["shuffles"] / _chunks(d), between(10, 28),
             "5 scan steps, each shifting the neighbour, the running sum (and the first entry) one, 2, 4, 8, 16 lanes "
-            "down with cuda.shfl_up_sync, then the carry broadcast from lane 31",
+            "down with cuda.shfl_up_sync, then a few broadcasts (cuda.shfl_sync)",
             "5 steps x 2-4 values + up to 8 broadcasts"),
     Feature("atomic operations", lambda m, d: m["atomics"], between(0, 0),
             "the run's last lane writes its sum; no atomics", "one writer per run"),
-    Feature("memory requests per 32 keys", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),
-            "one key per lane and chunk, the scan in registers (no shared-memory scan, no lane looping over a run)",
-            "about 7 loads and stores per chunk"),
+    Feature("memory requests per warp chunk", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),
+            "one key per lane and chunk, the scan in registers, only the carry between warps in shared memory (no "
+            "shared-memory scan, no lane looping over a run)",
+            "7 loads and stores per chunk + the carry between warps"),
+    Feature("block-wide barriers per warp chunk", lambda m, d: m["barriers_per_block"] / _chunks(d),
+            at_most(MAX_BARRIERS_PER_CHUNK),
+            "the warps scan without barriers; they wait only to hand the carry on, one cuda.syncthreads() per warp",
+            "one barrier per warp's turn + one"),
     Feature("thread span (busiest lane's statements / mean)", lambda m, d: m["thread_span"], at_most(1.3),
             "every lane takes the same scan steps for its own key", "the same work per lane"),
     Feature("SIMT efficiency (active lanes per warp instruction / 32)", lambda m, d: m["simt_efficiency"],
@@ -194,40 +217,52 @@ def _long_runs(rng):
     return rng.integers(3 * WARP, 5 * WARP)
 
 
+def _hidden_random(rng, info):
+    """Random runs, on a block of 1 to 4 warps drawn too."""
+    block = WARP * int(rng.integers(1, 5))
+    return {**fusion_case(int(rng.integers(1, 12)), lambda r: r.integers(1, 2 * WARP), 0, int(rng.integers(1 << 30))),
+            "block": block}
+
+
 Q1 = question(
-    "ps5.q1", "the fusion step as a segmented reduction in one warp, by shuffles", 6, answer=_FUSION,
+    "ps5.q1", "the fusion step as a segmented reduction in warps, by shuffles", 6, answer=_FUSION,
     tolerance=f"sums within {RTOL:g} (relative) of a float64 reference; endpoints and tombstones exact",
     diagnose=[("chunk", run_crosses_chunks)],
-    hints={"chunk": "only runs that cross from one chunk of 32 keys to the next are wrong: after a chunk, lane 31 "
-                    "holds the running sum, neighbour and first entry of the last run; broadcast them with "
-                    "cuda.shfl_sync(mask, value, 31) and let lane 0 of the next chunk start from them when its key "
-                    "continues that run",
+    hints={"chunk": "only runs that cross from one chunk of 32 keys to the next are wrong: after its scan, lane 31 "
+                    "of a warp holds the running sum, neighbour and first entry of the last run; lane 31 hands them "
+                    "on through shared memory, and the lanes of the next warp (or of the first warp in the next "
+                    "pass) whose run started at their lane 0 add them when their key continues that run",
            "tombstone": "every entry of a run but the first becomes a tombstone: weight -inf, src and dst -1; the "
                         "first entry (lowest index: keys are sorted by neighbour, then entry) keeps the run's sum",
            "value": "each run's first entry must end with the sum of the whole run, in float32 to about 1e-5",
-           "race": "the last lane of a run writes the weight of the run's first entry, which another lane has read: "
-                   "a cuda.syncwarp() between a chunk's loads and its stores orders them (a shuffle does not)",
+           "race": "the last lane of a run writes the weight of the run's first entry, which a lane of another warp "
+                   "may have read: a cuda.syncthreads() between a pass's loads and its stores orders them (a shuffle "
+                   "does not)",
+           "barrier": "lane 31 writes the carry that the lanes of its warp read just before: a cuda.syncwarp() "
+                      "between those reads and the write; the next warp reads it after a cuda.syncthreads(), which "
+                      "every thread of the block reaches",
            "warp": "every lane of the warp must reach every shuffle of the full mask: lanes past the last key take "
                    "part with a key of their own and only skip the loads and stores (no early return)",
-           "unwritten": "launch one warp; it walks the keys 32 at a time until all are done",
+           "unwritten": "launch one block of whole warps; it walks the keys 32 per warp at a time until all are done",
            "technique": "a segmented scan in registers: in log2(32) = 5 steps every lane takes the neighbour, "
                         "running sum and first entry of the lane offset places below (cuda.shfl_up_sync) and adds "
-                        "the sum when the neighbour is its own; no atomics, no shared-memory scan, no loop of one "
-                        "lane over a run"},
+                        "the sum when the neighbour is its own; only the carry between warps goes through shared "
+                        "memory; no atomics, no shared-memory scan, no loop of one lane over a run"},
     tests=[
         result_test("no entries (no points: a kernel doing nothing passes)", 0, inputs=case(0, pairs), **_Q1),
         result_test("one entry", 0.5, inputs=case(1, lambda r: 1, 5), **_Q1),
-        result_test("one run of two entries", 0.5, inputs=case(1, lambda r: 2, 6), **_Q1),
+        result_test("one run of two entries, two warps", 0.5, inputs=case(1, lambda r: 2, 6, 2 * WARP), **_Q1),
         result_test("runs of one or two, more entries than the warp", 1, inputs=case(WARP + 3, pairs), **_Q1),
-        result_test("long runs crossing the chunks of 32 keys", 1, inputs=case(3, _long_runs), **_Q1),
-        result_test("hidden: random runs", 0.5, hidden=True,
-                    inputs=lambda rng, info: fusion_case(int(rng.integers(1, 12)), lambda r: r.integers(1, 2 * WARP),
-                                                         0, int(rng.integers(1 << 30))), **_Q1),
-        race_test("race and warp check", 1, technique=True, inputs=case(5, lambda r: r.integers(1, WARP + 9)),
+        result_test("long runs crossing the chunks of 32 keys and the passes of three warps", 1,
+                    inputs=case(3, _long_runs, 0, 3 * WARP), **_Q1),
+        result_test("hidden: random runs, one to four warps", 0.5, hidden=True, inputs=_hidden_random, **_Q1),
+        race_test("race and warp check, two warps", 1, technique=True,
+                  inputs=case(5, lambda r: r.integers(1, WARP + 9), 0, 2 * WARP),
                   launch=launch_fusion, expect=expected_fusion, compare=compare_fusion),
-        signature_test("the warp-scan technique, measured (profiler; long runs and 37 short ones)", 1.5,
-                       configs=[case(2, _long_runs), case(37, pairs)], **_Q1, features=WARP_SCAN_SIGNATURE,
-                       label=lambda d: f"for {len(d['keys'])} keys"),
+        signature_test("the warp-scan technique, measured (profiler; long runs on blocks of 64, 37 short ones on "
+                       "blocks of 96)", 1.5, configs=[case(2, _long_runs, 0, 2 * WARP), case(37, pairs, 0, 3 * WARP)],
+                       **_Q1, features=WARP_SCAN_SIGNATURE,
+                       label=lambda d: f"for {len(d['keys'])} keys, blocks of {d['block']}"),
     ])
 
 

@@ -13,7 +13,9 @@ from numba import cuda
 
 from course_lib import hac
 from course_lib.grading import get_question, run_tests
-from course_lib.hac.questions import QUESTIONS, amdahl_overall
+from course_lib.grading.harness import Answer, run_launch, unguard
+from course_lib.hac.questions import (QUESTIONS, amdahl_overall, case, compare_fusion, expected_fusion,
+                                      launch_fusion)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
 import make_fixtures  # noqa: E402
@@ -70,8 +72,9 @@ def test_atomics_give_right_sums_but_at_most_half():
 def test_the_lessons_shared_memory_scan_is_the_wrong_technique():
     result = grade("ps5.q1", _answers(make_fixtures.answer_cell("ps5", "shared_scan", "ps5_q1_answer"))["fusion_warp"])
     assert result.points == 3, str(result)
-    assert "warp shuffles per 32 keys: measured 0," in text(result)
-    assert "memory requests per 32 keys: measured" in text(result)
+    assert "warp shuffles per warp chunk: measured 0," in text(result)
+    assert "memory requests per warp chunk: measured" in text(result)
+    assert "block-wide barriers per warp chunk: measured" in text(result)
 
 
 def test_serial_loop_in_one_thread_is_the_wrong_technique():
@@ -96,7 +99,7 @@ def fusion_warp(keys, weights, src, dst):
         p = q
 '''
     result = grade("ps5.q1", _answers(source)["fusion_warp"])
-    assert result.points == 3 and "memory requests per 32 keys" in text(result), str(result)
+    assert result.points == 3 and "memory requests per warp chunk" in text(result), str(result)
 
 
 def test_serial_loop_dressed_up_with_shuffles_is_still_the_wrong_technique():
@@ -125,20 +128,35 @@ def fusion_warp(keys, weights, src, dst):
 '''
     assert "FULL_MASK" in source
     result = grade("ps5.q1", _answers(serial)["fusion_warp"])
-    assert result.points == 3 and "memory requests per 32 keys" in text(result), str(result)
+    assert result.points == 3 and "memory requests per warp chunk" in text(result), str(result)
 
 
 def test_missing_carry_loses_points_with_the_chunk_hint():
     result = grade("ps5.q1", _answers(make_fixtures.answer_cell("ps5", "no_carry", "ps5_q1_answer"))["fusion_warp"])
     assert 0 < result.points < 3, str(result)
-    assert "Likely cause: chunk" in text(result) and "cuda.shfl_sync(mask, value, 31)" in text(result)
+    assert "Likely cause: chunk" in text(result) and "lane 31 hands them on through shared memory" in text(result)
 
 
-def test_a_missing_syncwarp_is_a_race_with_its_hint():
-    source = make_fixtures.answer_cell("ps5", "right", "ps5_q1_answer").replace("        cuda.syncwarp()", "        pass")
-    result = grade("ps5.q1", _answers(source)["fusion_warp"])
-    assert result.points == 3 and result.capped, str(result)  # racy: at most half
-    assert "Likely cause: race" in text(result) and "a shuffle does not" in text(result)
+def test_a_missing_syncwarp_is_a_shared_memory_race_with_its_hint():
+    """Lane 31 replacing the carry while its warp's other lanes still read it: the checker names the barrier."""
+    source = make_fixtures.answer_cell("ps5", "right", "ps5_q1_answer")
+    assert source.count("                cuda.syncwarp()") == 1
+    result = grade("ps5.q1", _answers(source.replace("                cuda.syncwarp()", "                pass"))
+                   ["fusion_warp"])
+    assert result.points <= 3 and any(o.technique and not o.passed for o in result.outcomes), str(result)
+    assert "Likely cause: barrier" in text(result) and "a cuda.syncwarp() between those reads" in text(result)
+
+
+def test_one_warp_is_a_block_too():
+    """The statement allows any number of warps, one included: the solution fuses right with [1, 32]."""
+    fusion = _answers(_solution_cell("ps5_q1_answer"))["fusion_warp"]
+    rng = np.random.default_rng(3)
+    for block in (32, 64, 128):
+        data = case(9, lambda r: r.integers(1, 80), 0, block)(rng, {})
+        got = run_launch(launch_fusion(Answer(fusion, {}), data))
+        want = expected_fusion(data)
+        for name in want:
+            compare_fusion(unguard(got[name], want[name].shape, name=name), want[name], name)
 
 
 def test_forgetting_the_tombstones_is_named():

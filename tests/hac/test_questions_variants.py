@@ -1,14 +1,15 @@
 """Does ps5.q1 grade the warp-scan technique rather than one solution?
 
-Kernels written from the problem statement (``fusion_warp[1, 32](keys, weights, src, dst)``: one warp walks
-the sorted keys 32 at a time; each run of equal neighbours ends with its sum in its first entry, the other
-entries tombstones; the sums come from a segmented scan in registers by shuffles): wrong techniques with
-right results earn at most half, right ones written differently full marks.
+Kernels written from the problem statement (``fusion_warp[1, 32 * w](keys, weights, src, dst)``: a block of whole
+warps walks the sorted keys, 32 per warp at a time; each run of equal neighbours ends with its sum in its first entry,
+the other entries tombstones; the sums come from segmented scans in registers by shuffles, the carry between warps
+through shared memory): wrong techniques with right results earn at most half, right ones written differently full
+marks.
 """
 
 import numpy as np
 import pytest
-from numba import cuda, float32, int64
+from numba import cuda, float32, int32, int64
 
 from course_lib.grading import get_question, run_tests
 
@@ -23,36 +24,45 @@ def grade(kernel):
 # ----------------------------------------------------------------------------- wrong techniques
 @cuda.jit
 def lane0_scans_serially(keys, weights, src, dst):
-    """Every lane loads its key and weight; lane 0 fetches all 32 by shuffles, scans them alone and hands each
-    lane its run's head and sum back by shuffles."""
-    lane = cuda.threadIdx.x
+    """Every lane loads its key and weight; lane 0 of each warp fetches all 32 by shuffles, scans them alone and
+    hands each lane its run's head and sum back by shuffles; the warps take the carry in turn."""
+    t = cuda.threadIdx.x
+    lane = t % 32
+    warp = t // 32
     n = keys.shape[0]
     heads = cuda.local.array(32, int64)
     sums = cuda.local.array(32, float32)
-    carry_key = int64(-1)
-    carry_sum = float32(0.0)
-    carry_head = int64(-1)
-    for base in range(0, n, 32):
-        p = base + lane
+    carry = cuda.shared.array(2, int64)
+    carry_sum = cuda.shared.array(1, float32)
+    if t == 0:
+        carry[0] = -1
+    cuda.syncthreads()
+    for base in range(0, n, cuda.blockDim.x):
+        p = base + t
         key = int64(-1)
         w = float32(0.0)
         if p < n:
             key = keys[p]
             w = weights[key & 0xFFFFFFFF]
-        run_key, run_sum, run_head = carry_key, carry_sum, carry_head
-        for k in range(32):
-            kk = cuda.shfl_sync(FULL, key, k)
-            wk = cuda.shfl_sync(FULL, w, k)
-            if lane == 0:
-                if kk >= 0 and (kk >> 32) == run_key:
-                    run_sum += wk
-                else:
-                    run_key, run_sum, run_head = kk >> 32, wk, kk & 0xFFFFFFFF
-                heads[k] = run_head
-                sums[k] = run_sum
-        carry_key = cuda.shfl_sync(FULL, run_key, 0)
-        carry_sum = cuda.shfl_sync(FULL, run_sum, 0)
-        carry_head = cuda.shfl_sync(FULL, run_head, 0)
+        for turn in range(cuda.blockDim.x // 32):
+            if warp == turn:
+                run_key, run_sum, run_head = carry[0], carry_sum[0], carry[1]
+                for k in range(32):
+                    kk = cuda.shfl_sync(FULL, key, k)
+                    wk = cuda.shfl_sync(FULL, w, k)
+                    if lane == 0:
+                        if kk >= 0 and (kk >> 32) == run_key:
+                            run_sum += wk
+                        else:
+                            run_key, run_sum, run_head = kk >> 32, wk, kk & 0xFFFFFFFF
+                        heads[k] = run_head
+                        sums[k] = run_sum
+                cuda.syncwarp()
+                if lane == 0:
+                    carry[0] = run_key
+                    carry[1] = run_head
+                    carry_sum[0] = run_sum
+            cuda.syncthreads()
         my_head = int64(-1)
         my_sum = float32(0.0)
         for k in range(32):
@@ -60,7 +70,6 @@ def lane0_scans_serially(keys, weights, src, dst):
             s = cuda.shfl_sync(FULL, sums[k] if lane == 0 else float32(0.0), 0)
             if lane == k:
                 my_head, my_sum = h, s
-        cuda.syncwarp()
         if p < n:
             entry = key & 0xFFFFFFFF
             if entry != my_head:
@@ -76,24 +85,31 @@ WRONG = [lane0_scans_serially]
 
 # ----------------------------------------------------------------------------- right, written differently
 @cuda.jit
-def whole_key_shifted_and_run_end_by_shuffle(keys, weights, src, dst):
-    """The scan shifts the whole key (neighbour and entry together); the end of a run is found with shfl_down."""
-    me = cuda.threadIdx.x
+def whole_key_shifted_and_warps_folded(keys, weights, src, dst):
+    """The scan shifts the whole key (neighbour and entry together); every warp publishes its last run at once and
+    folds those of the warps below it (two barriers per pass); the end of a run is found with shfl_down."""
+    t = cuda.threadIdx.x
+    me = t % 32
+    w = t // 32
+    last_key = cuda.shared.array(32, int64)  # per warp: the neighbour, sum and first entry of its last run
+    last_acc = cuda.shared.array(32, float32)
+    last_first = cuda.shared.array(32, int64)
+    whole = cuda.shared.array(32, int32)  # 1 when that run began at the warp's lane 0
+    c_key = cuda.shared.array(2, int64)  # the block's carry: neighbour and first entry, then its sum
+    c_sum = cuda.shared.array(1, float32)
+    if t == 0:
+        c_key[0] = -1
+    cuda.syncthreads()
     count = keys.shape[0]
-    c_key = int64(-1)
-    c_sum = float32(0.0)
-    c_first = int64(-1)
-    for start in range(0, count, 32):
-        i = start + me
-        key = int64(-1 - me)
+    for start in range(0, count, cuda.blockDim.x):
+        i = start + t
+        key = int64(-1 - t)
         acc = float32(0.0)
+        first = int64(-1)
         if i < count:
             key = keys[i]
             acc = weights[key & 0xFFFFFFFF]
-        first = key & 0xFFFFFFFF if i < count else int64(-1)
-        if me == 0 and i < count and (key >> 32) == c_key:
-            acc += c_sum
-            first = c_first
+            first = key & 0xFFFFFFFF
         d = 1
         while d < 32:
             other = cuda.shfl_up_sync(FULL, key, d)
@@ -105,10 +121,32 @@ def whole_key_shifted_and_run_end_by_shuffle(keys, weights, src, dst):
                     first = other_first
             d *= 2
         next_key = cuda.shfl_down_sync(FULL, key, 1)
-        c_key = cuda.shfl_sync(FULL, key, 31) >> 32
-        c_sum = cuda.shfl_sync(FULL, acc, 31)
-        c_first = cuda.shfl_sync(FULL, first, 31)
-        cuda.syncwarp()
+        lane0 = cuda.shfl_sync(FULL, key, 0)
+        from_lane0 = i < count and start + 32 * w < count and (lane0 >> 32) == (key >> 32)
+        if me == 31:
+            last_key[w] = key >> 32 if i < count else int64(-2)
+            last_acc[w] = acc
+            last_first[w] = first
+            whole[w] = 1 if from_lane0 else 0
+        cuda.syncthreads()
+        in_key = c_key[0]  # the run reaching this warp from below: fold the block's carry and the warps below
+        in_acc = c_sum[0]
+        in_first = c_key[1]
+        for j in range(w):
+            if whole[j] == 1 and last_key[j] == in_key:
+                in_acc += last_acc[j]
+            else:
+                in_key = last_key[j]
+                in_acc = last_acc[j]
+                in_first = last_first[j]
+        if from_lane0 and in_key == (key >> 32):
+            acc += in_acc
+            first = in_first
+        cuda.syncthreads()
+        if t == cuda.blockDim.x - 1:
+            c_key[0] = key >> 32 if i < count else int64(-2)
+            c_key[1] = first
+            c_sum[0] = acc
         if i < count:
             mine = key & 0xFFFFFFFF
             if mine != first:
@@ -121,7 +159,7 @@ def whole_key_shifted_and_run_end_by_shuffle(keys, weights, src, dst):
                 weights[first] = acc
 
 
-RIGHT = [whole_key_shifted_and_run_end_by_shuffle]
+RIGHT = [whole_key_shifted_and_warps_folded]
 
 
 @pytest.mark.parametrize("kernel", RIGHT, ids=lambda k: k.__name__)
