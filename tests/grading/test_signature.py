@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from course_lib.grading import get_question
+from course_lib.grading.core import questions_of
 from course_lib.grading.signature import Feature, at_least, at_most, between, signature_test
 
 
@@ -32,10 +33,21 @@ def test_a_signature_needs_two_configurations_and_a_feature():
         signature_test("t", 1, configs=one * 2, launch=None, expect=None, features=[])
 
 
+def _signature_tests(question):
+    """The question's technique tests that measure a signature: their inputs are one data set per configuration."""
+    rng = np.random.default_rng(0)
+    found = []
+    for test in question.tests:
+        if test.technique:
+            data = test.inputs(rng, {})
+            if isinstance(data, dict) and isinstance(data.get("configs"), list):
+                found.append(data["configs"])
+    return found
+
+
 def _configs(question_id):
-    (test,) = [t for t in get_question(question_id).tests if t.name.startswith("the ") and "technique, measured"
-               in t.name]
-    return test.inputs(np.random.default_rng(0), {})["configs"]
+    (configs,) = _signature_tests(get_question(question_id))
+    return configs
 
 
 def _blocks(threads, block):
@@ -43,14 +55,25 @@ def _blocks(threads, block):
     return block, threads % block != 0
 
 
+#: Per question with a signature: (threads per block, whether the size leaves a partial last block) of a
+#: configuration, from its data.
 SEPARATING = {
     "ps1.q1": lambda c: (c["tile"], len(c["bodies"]) % (2 * c["tile"]) != 0),  # a block covers 2P bodies
     "ps2.q1": lambda c: _blocks(c["shape"][0] * c["lanes"], c["block"]),
     "ps3.q1": lambda c: _blocks(len(c["depth"]), c["block"]),
     "ps4.q1": lambda c: (64, np.shape(c["labels"])[0] % 8 != 0 or np.shape(c["labels"])[1] % 8 != 0),
+    "ps5.q1": lambda c: _blocks(len(c["keys"]), c["block"]),
     "ps6.q1": lambda c: (64, len(c["Wt"]) % 16 != 0 or c["batch"] % 16 != 0),  # 8 x 8 threads, 16 x 16 tiles
     "ps7.q1": lambda c: _blocks(len(c["flags"]), c["block"]),
+    "ps8.q1": lambda c: _blocks(len(c["features"]), c["block"]),
 }
+
+
+def test_every_question_with_a_signature_is_checked_for_configurations_that_separate():
+    """A new technique test (or problem set) cannot skip the check below: each is listed in SEPARATING."""
+    with_signature = sorted(q.id for n in range(1, 9) for q in questions_of(f"ps{n}") if _signature_tests(q))
+    assert with_signature == sorted(SEPARATING)
+    assert {q.split(".")[0] for q in with_signature} == {f"ps{n}" for n in range(1, 9)}
 
 
 @pytest.mark.parametrize("question_id", sorted(SEPARATING))
