@@ -12,11 +12,12 @@
   warps, not a power of two) on 37 short runs, a partial last chunk and a partial block. Each
   feature counts per *warp chunk*, the 32 keys one warp takes in one pass of the block (passes x
   warps of them). Features and bounds, from the cost model of a segmented Hillis-Steele scan in
-  registers (log2(32) = 5 steps, each shifting 2 to 4 values by ``shfl_up_sync``, then up to 8
+  registers (log2(32) = 5 steps, each shifting 1 to 4 values by ``shfl_up_sync``, then up to 8
   broadcasts; every lane handles its own key) with the carry between warps in shared memory:
 
-  * warp shuffles per warp chunk: between 5 x 2 = 10 and 5 x 4 + 8 = 28 (a shared-memory scan has
-    none, lane 0 fetching the others' values one by one has 31 or more per value);
+  * warp shuffles per warp chunk: between 5 x 1 = 5 (only the sums shifted, the lanes of a run found
+    by ``match_any_sync``) and 5 x 4 + 8 = 28 (a shared-memory scan has none, lane 0 fetching the
+    others' values one by one has 31 or more per value);
   * atomic operations: none;
   * global and shared memory requests per warp chunk: between 1 and 24 (a key, a weight and the next
     key loaded, three tombstone stores and the sum: 7; the carry handed on in turns: up to 6, or the
@@ -188,10 +189,10 @@ def memory_requests(metrics, data):
 
 
 WARP_SCAN_SIGNATURE = (
-    Feature("warp shuffles per warp chunk", lambda m, d: m["shuffles"] / _chunks(d), between(10, 28),
-            "5 scan steps, each shifting the neighbour, the running sum (and the first entry) one, 2, 4, 8, 16 lanes "
+    Feature("warp shuffles per warp chunk", lambda m, d: m["shuffles"] / _chunks(d), between(5, 28),
+            "5 scan steps, each shifting the running sum (and the neighbour, the first entry) one, 2, 4, 8, 16 lanes "
             "down with cuda.shfl_up_sync, then a few broadcasts (cuda.shfl_sync)",
-            "5 steps x 2-4 values + up to 8 broadcasts"),
+            "5 steps x 1-4 values + up to 8 broadcasts"),
     Feature("atomic operations", lambda m, d: m["atomics"], between(0, 0),
             "the run's last lane writes its sum; no atomics", "one writer per run"),
     Feature("memory requests per warp chunk", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),

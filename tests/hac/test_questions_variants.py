@@ -80,7 +80,91 @@ def lane0_scans_serially(keys, weights, src, dst):
                 weights[my_head] = my_sum
 
 
-WRONG = [lane0_scans_serially]
+@cuda.jit
+def each_run_summed_by_its_first_thread(keys, weights, src, dst):
+    """Right sums, no scan: the thread holding a run's first key walks the whole run alone."""
+    n = keys.shape[0]
+    for p in range(cuda.threadIdx.x, n, cuda.blockDim.x):
+        neighbour = keys[p] >> 32
+        if p == 0 or (keys[p - 1] >> 32) != neighbour:
+            head = keys[p] & 0xFFFFFFFF
+            total = weights[head]
+            q = p + 1
+            while q < n and (keys[q] >> 32) == neighbour:
+                e = keys[q] & 0xFFFFFFFF
+                total += weights[e]
+                weights[e] = -np.inf
+                src[e] = -1
+                dst[e] = -1
+                q += 1
+            weights[head] = total
+
+
+@cuda.jit
+def warp_scan_in_shared_memory(keys, weights, src, dst):
+    """Each warp scans its chunk in shared memory with a syncwarp after every step (no shuffles); the carry is handed
+    on in turns as in the statement."""
+    t = cuda.threadIdx.x
+    lane = t % 32
+    warp = t // 32
+    n = keys.shape[0]
+    run_key = cuda.shared.array((4, 32), int64)  # the grader's blocks have at most four warps
+    run_sum = cuda.shared.array((4, 32), float32)
+    run_head = cuda.shared.array((4, 32), int64)
+    carry = cuda.shared.array(2, int64)
+    carry_sum = cuda.shared.array(1, float32)
+    if t == 0:
+        carry[0] = -1
+    cuda.syncthreads()
+    for base in range(0, n, cuda.blockDim.x):
+        p = base + t
+        neighbour = int64(-2 - t)
+        entry = int64(-1)
+        total = float32(0.0)
+        if p < n:
+            neighbour = keys[p] >> 32
+            entry = keys[p] & 0xFFFFFFFF
+            total = weights[entry]
+        head = entry
+        run_key[warp, lane] = neighbour
+        run_sum[warp, lane] = total
+        run_head[warp, lane] = head
+        cuda.syncwarp()
+        for step in range(5):
+            offset = 1 << step
+            add = float32(0.0)
+            first = head
+            if lane >= offset and run_key[warp, lane - offset] == neighbour:
+                add = run_sum[warp, lane - offset]
+                first = min(head, run_head[warp, lane - offset])
+            cuda.syncwarp()
+            total += add
+            head = first
+            run_sum[warp, lane] = total
+            run_head[warp, lane] = head
+            cuda.syncwarp()
+        first_neighbour = run_key[warp, 0]
+        for turn in range(cuda.blockDim.x // 32):
+            if warp == turn:
+                if neighbour == first_neighbour and neighbour == carry[0]:
+                    total += carry_sum[0]
+                    head = carry[1]
+                cuda.syncwarp()
+                if lane == 31:
+                    carry[0] = neighbour
+                    carry[1] = head
+                    carry_sum[0] = total
+            cuda.syncthreads()
+        if p < n:
+            if entry != head:
+                weights[entry] = -np.inf
+                src[entry] = -1
+                dst[entry] = -1
+            if p == n - 1 or (keys[p + 1] >> 32) != neighbour:
+                weights[head] = total
+
+
+WRONG = [lane0_scans_serially, each_run_summed_by_its_first_thread, warp_scan_in_shared_memory]
 
 
 # ----------------------------------------------------------------------------- right, written differently
@@ -159,18 +243,73 @@ def whole_key_shifted_and_warps_folded(keys, weights, src, dst):
                 weights[first] = acc
 
 
-RIGHT = [whole_key_shifted_and_warps_folded]
+@cuda.jit
+def runs_matched_and_only_sums_shifted(keys, weights, src, dst):
+    """The lanes of a run find each other with match_any_sync; the run's first lane gives the first entry by one
+    shuffle and only the sums are shifted in the scan; the carry is handed on in turns."""
+    t = cuda.threadIdx.x
+    lane = t % 32
+    warp = t // 32
+    n = keys.shape[0]
+    state = cuda.shared.array(2, int64)  # neighbour and first entry of the last run so far, then its sum
+    state_sum = cuda.shared.array(1, float32)
+    if t == 0:
+        state[0] = -1
+    cuda.syncthreads()
+    for base in range(0, n, cuda.blockDim.x):
+        p = base + t
+        neighbour = int64(-2 - t)
+        entry = int64(-1)
+        total = float32(0.0)
+        if p < n:
+            neighbour = keys[p] >> 32
+            entry = keys[p] & 0xFFFFFFFF
+            total = weights[entry]
+        same = cuda.match_any_sync(FULL, neighbour)
+        start = cuda.ffs(same) - 1  # the run's first lane in this chunk
+        head = cuda.shfl_sync(FULL, entry, start)
+        offset = 1
+        while offset < 32:
+            below = cuda.shfl_up_sync(FULL, total, offset)
+            if lane - offset >= start:
+                total += below
+            offset *= 2
+        turn = 0
+        while turn < cuda.blockDim.x // 32:
+            if warp == turn:
+                if start == 0 and neighbour == state[0]:
+                    total += state_sum[0]
+                    head = state[1]
+                cuda.syncwarp()
+                if lane == 31:
+                    state[0] = neighbour
+                    state[1] = head
+                    state_sum[0] = total
+            cuda.syncthreads()
+            turn += 1
+        if p < n:
+            if entry != head:
+                weights[entry] = -np.inf
+                src[entry] = -1
+                dst[entry] = -1
+            if p == n - 1 or (keys[p + 1] >> 32) != neighbour:
+                weights[head] = total
+
+
+RIGHT = [whole_key_shifted_and_warps_folded, runs_matched_and_only_sums_shifted]
 
 
 @pytest.mark.parametrize("kernel", RIGHT, ids=lambda k: k.__name__)
 def test_the_technique_written_differently_earns_full_marks(kernel):
-    """With the solution and the fixture right_but_different (tests/grading), three right variants."""
+    """With the fixture right_but_different (tests/grading), three right variants besides the solution."""
     result = grade(kernel)
     assert result.points == POINTS, str(result)
 
 
 @pytest.mark.parametrize("kernel", WRONG, ids=lambda k: k.__name__)
 def test_a_wrong_technique_with_right_results_earns_at_most_half(kernel):
+    """With the fixtures atomics_only and shared_scan (tests/grading) and the serial loops of test_questions.py, seven
+    wrong techniques."""
     result = grade(kernel)
     assert result.points <= POINTS / 2, str(result)
     assert any(o.technique and not o.passed for o in result.outcomes), str(result)
