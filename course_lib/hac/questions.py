@@ -59,8 +59,9 @@ RTOL = 1e-5
 #: writes its sum at each of its 5 or more steps (7 + 20 = 27 or more); one lane looping over the keys makes one
 #: request per key (32 or more).
 MAX_REQUESTS_PER_CHUNK = 24
-#: Block-wide barriers per warp chunk: one per warp's turn with the carry, plus one before the first pass. A scan
-#: in shared memory waits at two per step: 2 x log2(32 w) >= 10 per pass of a block of w warps.
+#: Block-wide barriers per warp chunk: one per warp's turn with the carry plus one before the first pass, or two per
+#: pass (2 / w per warp chunk) when the warps publish their states at once. A scan in shared memory waits at two per
+#: step: 2 x log2(32 w) >= 12 per pass of a block of w >= 2 warps, 6 or more per warp chunk with the grader's blocks.
 MAX_BARRIERS_PER_CHUNK = 2
 
 
