@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .harness import Launch, _judge_outputs, _test, exact, fail
+from .harness import Launch, _judge_outputs, exact, fail
+from .testkinds import _outputs_test, _technique_failure
 
 __all__ = ["Feature", "at_least", "at_most", "between", "profile_signature", "signature_test"]
 
@@ -170,12 +171,9 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
             measured = _measurement(features, metrics, config)
             shown = shown or measured
             if missed:
-                failure = fail(f"the course's profiler (course_lib.sim.profile){where}: " + "\n".join(missed),
-                               "technique", public=True)
-                failure.measurement = measured
-                raise failure
+                raise _technique_failure(f"the course's profiler (course_lib.sim.profile){where}: " + "\n".join(missed),
+                                        measured)
         return shown
 
-    judge.rules = ()
-    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
-                 technique=True)
+    return _outputs_test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint,
+                         hints=hints, technique=True)
