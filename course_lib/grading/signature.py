@@ -24,7 +24,8 @@ import numpy as np
 from .harness import Launch, _judge_outputs, exact, fail
 from .testkinds import _outputs_test, _technique_failure
 
-__all__ = ["Feature", "at_least", "at_most", "between", "profile_signature", "signature_test"]
+__all__ = ["Feature", "at_least", "at_most", "between", "block_barriers", "load_bytes_per_request", "no_atomics",
+           "profile_signature", "shared_bytes_per_block", "signature_test"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,78 @@ def between(low, high):
     """A bound ``(low, high)``; each a number or a function of the data."""
     return lambda data: (low(data) if callable(low) else low, high(data) if callable(high) else high)
 
+
+# The features several problem sets measure alike, named once: the same name, measure and bound shape
+# everywhere; each question says what its technique does and where the bound comes from.
+
+def no_atomics(technique: str, source: str = "") -> Feature:
+    """The feature ``"atomic operations"``, bound to 0: every output has one owner, which stores it plainly.
+
+    Parameters
+    ----------
+    technique, source : str
+        As in :class:`Feature`.
+
+    Returns
+    -------
+    Feature
+    """
+    return Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0), technique, source)
+
+
+def block_barriers(bound, technique: str, source: str = "") -> Feature:
+    """The feature ``"block barriers (syncthreads) per block"`` (the launch's ``barriers_per_block``).
+
+    Parameters
+    ----------
+    bound : callable
+        ``bound(data) -> (low, high)``, e.g. :func:`between`.
+    technique, source : str
+        As in :class:`Feature`.
+
+    Returns
+    -------
+    Feature
+    """
+    return Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"], bound,
+                   technique, source)
+
+
+def shared_bytes_per_block(bound, technique: str, source: str = "") -> Feature:
+    """The feature ``"shared bytes allocated per block"`` (the launch's ``shared_bytes_per_block``).
+
+    Parameters
+    ----------
+    bound : callable
+        ``bound(data) -> (low, high)``, e.g. :func:`between`.
+    technique, source : str
+        As in :class:`Feature`.
+
+    Returns
+    -------
+    Feature
+    """
+    return Feature("shared bytes allocated per block", lambda m, data: m["shared_bytes_per_block"], bound,
+                   technique, source)
+
+
+def load_bytes_per_request(bound, technique: str, source: str = "") -> Feature:
+    """The feature ``"global load bytes per request"``: global bytes loaded over load requests.
+
+    Parameters
+    ----------
+    bound : callable
+        ``bound(data) -> (low, high)``, e.g. :func:`at_least` ``(32)``: a request serves a warp's lanes.
+    technique, source : str
+        As in :class:`Feature`.
+
+    Returns
+    -------
+    Feature
+    """
+    return Feature("global load bytes per request",
+                   lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1), bound, technique,
+                   source)
 
 def profile_signature(launch: Launch) -> dict:
     """Run a launch under the course's profiler (in the simulator, on any backend): the kernel totals

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..grading.core import TestFailure
 from ..grading.harness import Launch, calls_test, function, kernel, question, race_test, result_test
-from ..grading.signature import Feature, at_most, between, signature_test
+from ..grading.signature import Feature, at_most, between, no_atomics, signature_test
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
@@ -174,8 +174,7 @@ WARP_SCAN_SIGNATURE = (
             "5 scan steps, each shifting the neighbour, the running sum (and the first entry) one, 2, 4, 8, 16 lanes "
             "down with cuda.shfl_up_sync, then the carry broadcast from lane 31",
             "5 steps x 2-4 values + up to 8 broadcasts"),
-    Feature("atomic operations", lambda m, d: m["atomics"], between(0, 0),
-            "the run's last lane writes its sum; no atomics", "one writer per run"),
+    no_atomics("the run's last lane writes its sum; no atomics", "one writer per run"),
     Feature("memory requests per 32 keys", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),
             "one key per lane and chunk, the scan in registers (no shared-memory scan, no lane looping over a run)",
             "about 7 loads and stores per chunk"),
