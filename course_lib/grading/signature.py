@@ -88,8 +88,58 @@ def between(low, high):
     return lambda data: (low(data) if callable(low) else low, high(data) if callable(high) else high)
 
 
-# The features several problem sets measure alike, named once: the same name, measure and bound shape
-# everywhere; each question says what its technique does and where the bound comes from.
+# The features several problem sets measure alike, named once: the same name and measure everywhere;
+# each question gives the bound its cost model allows and says what its technique does.
+
+def _named_feature(function_name: str, name: str, measure, metric: str):
+    """A constructor of the feature ``name``: ``make(bound, technique, source="") -> Feature``.
+
+    Parameters
+    ----------
+    function_name : str
+        The constructor's own name (in ``help()`` and tracebacks).
+    name : str
+        The feature's name in the feedback.
+    measure : callable
+        ``measure(metrics, data) -> float``.
+    metric : str
+        What ``measure`` reads, for the constructor's docstring.
+
+    Returns
+    -------
+    callable
+    """
+    def make(bound, technique: str, source: str = "") -> Feature:
+        return Feature(name, measure, bound, technique, source)
+
+    make.__name__ = make.__qualname__ = function_name
+    make.__doc__ = f"""The feature ``"{name}"`` ({metric}).
+
+    Parameters
+    ----------
+    bound : callable
+        ``bound(data) -> (low, high)``, e.g. :func:`between`.
+    technique, source : str
+        As in :class:`Feature`.
+
+    Returns
+    -------
+    Feature
+    """
+    return make
+
+
+block_barriers = _named_feature("block_barriers", "block barriers (syncthreads) per block",
+                                lambda m, data: m["barriers_per_block"], "the launch's ``barriers_per_block``")
+shared_bytes_per_block = _named_feature("shared_bytes_per_block", "shared bytes allocated per block",
+                                        lambda m, data: m["shared_bytes_per_block"],
+                                        "the launch's ``shared_bytes_per_block``")
+load_bytes_per_request = _named_feature("load_bytes_per_request", "global load bytes per request",
+                                        lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1),
+                                        "global bytes loaded over load requests: at least 32 when a request serves "
+                                        "a warp's lanes")
+_atomics = _named_feature("_atomics", "atomic operations", lambda m, data: m["atomics"], "the kernel's ``atomics``")
+
 
 def no_atomics(technique: str, source: str = "") -> Feature:
     """The feature ``"atomic operations"``, bound to 0: every output has one owner, which stores it plainly.
@@ -103,62 +153,7 @@ def no_atomics(technique: str, source: str = "") -> Feature:
     -------
     Feature
     """
-    return Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0), technique, source)
-
-
-def block_barriers(bound, technique: str, source: str = "") -> Feature:
-    """The feature ``"block barriers (syncthreads) per block"`` (the launch's ``barriers_per_block``).
-
-    Parameters
-    ----------
-    bound : callable
-        ``bound(data) -> (low, high)``, e.g. :func:`between`.
-    technique, source : str
-        As in :class:`Feature`.
-
-    Returns
-    -------
-    Feature
-    """
-    return Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"], bound,
-                   technique, source)
-
-
-def shared_bytes_per_block(bound, technique: str, source: str = "") -> Feature:
-    """The feature ``"shared bytes allocated per block"`` (the launch's ``shared_bytes_per_block``).
-
-    Parameters
-    ----------
-    bound : callable
-        ``bound(data) -> (low, high)``, e.g. :func:`between`.
-    technique, source : str
-        As in :class:`Feature`.
-
-    Returns
-    -------
-    Feature
-    """
-    return Feature("shared bytes allocated per block", lambda m, data: m["shared_bytes_per_block"], bound,
-                   technique, source)
-
-
-def load_bytes_per_request(bound, technique: str, source: str = "") -> Feature:
-    """The feature ``"global load bytes per request"``: global bytes loaded over load requests.
-
-    Parameters
-    ----------
-    bound : callable
-        ``bound(data) -> (low, high)``, e.g. :func:`at_least` ``(32)``: a request serves a warp's lanes.
-    technique, source : str
-        As in :class:`Feature`.
-
-    Returns
-    -------
-    Feature
-    """
-    return Feature("global load bytes per request",
-                   lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1), bound, technique,
-                   source)
+    return _atomics(between(0, 0), technique, source)
 
 def profile_signature(launch: Launch) -> dict:
     """Run a launch under the course's profiler (in the simulator, on any backend): the kernel totals
