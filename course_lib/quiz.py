@@ -1,9 +1,10 @@
 """Self-check quiz questions for lessons: multiple choice with an explanation.
 
-Each unit keeps its quiz questions in ``course_lib/<unit>/quiz.py`` as ``QUIZ``, built
-with :func:`quiz_dict` (which checks every question once, for every unit). In a notebook,
-``show(nbody.QUIZ["work"])`` displays the question with buttons; :meth:`Quiz.answer`
-checks an answer in code.
+Each unit writes its quiz questions in ``course_lib/<unit>/quiz.md`` (prose, in the format
+of :func:`parse_quiz`), which ``course_lib/<unit>/quiz.py`` reads into ``QUIZ`` with
+:func:`quiz_file`; :func:`quiz_dict` checks every question once, for every unit. In a
+notebook, ``show(nbody.QUIZ["work"])`` displays the question with buttons;
+:meth:`Quiz.answer` checks an answer in code.
 
 >>> QUIZ = quiz_dict({"work": Quiz("Work of all-pairs N-body?", ("N", "N^2"), "N^2", "N(N - 1) pairs.")})
 >>> QUIZ["work"].correct
@@ -15,12 +16,14 @@ checks an answer in code.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
+from importlib import resources
 from types import MappingProxyType
 
 from ._validate import check_id_table
 
-__all__ = ["Quiz", "quiz_dict", "show", "static_answer"]
+__all__ = ["Quiz", "parse_quiz", "quiz_dict", "quiz_file", "show", "static_answer"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,95 @@ def quiz_dict(questions: dict) -> MappingProxyType:
     """
     return check_id_table(questions, "quiz", "QUIZ", Quiz)
 
+
+_HEADING = re.compile(r"^## +(\w+) *$")
+_CHOICE = re.compile(r"^- (\[x\] )?(.*)$")
+
+
+def parse_quiz(text: str, **values) -> dict:
+    """Quiz questions written in Markdown, by id.
+
+    Each question is a ``## id`` heading, the prompt, the choices as a list (the right one
+    marked ``[x]``), then the explanation. A paragraph may be wrapped over several lines
+    (joined with single spaces); ``{NAME}`` in a prompt or explanation is replaced by
+    ``values["NAME"]`` (a sentence the library defines once, such as a rule quoted verbatim).
+
+    Parameters
+    ----------
+    text : str
+        The Markdown; anything before the first heading (a title, a note) is ignored.
+    **values : str
+        Texts to put in place of ``{NAME}``.
+
+    Returns
+    -------
+    dict of str -> Quiz
+
+    Raises
+    ------
+    ValueError
+        A question without a prompt, choices or explanation, or without exactly one ``[x]``.
+
+    Examples
+    --------
+    >>> quiz = parse_quiz('''
+    ... ## work
+    ... Work of all-pairs
+    ... N-body?
+    ...
+    ... - N
+    ... - [x] N^2
+    ...
+    ... {PAIRS} pairs.
+    ... ''', PAIRS="N(N - 1)")
+    >>> quiz["work"]
+    Quiz(prompt='Work of all-pairs N-body?', choices=('N', 'N^2'), correct=1, explanation='N(N - 1) pairs.')
+    """
+    sections, current = {}, None
+    for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            current = sections.setdefault(heading.group(1), [])
+        elif current is not None:
+            current.append(line.rstrip())
+
+    def fill(lines):
+        paragraph = " ".join(line.strip() for line in lines if line.strip())
+        for name, value in values.items():
+            paragraph = paragraph.replace("{" + name + "}", value)
+        return paragraph
+
+    questions = {}
+    for qid, lines in sections.items():
+        items = [i for i, line in enumerate(lines) if _CHOICE.match(line)]
+        if not items or items != list(range(items[0], items[-1] + 1)):
+            raise ValueError(f"quiz question {qid!r}: its choices must be one list of '- ' items")
+        choices = [_CHOICE.match(lines[i]).groups() for i in items]
+        right = [k for k, (mark, _) in enumerate(choices) if mark]
+        if len(right) != 1:
+            raise ValueError(f"quiz question {qid!r}: mark exactly one choice with [x], got {len(right)}")
+        questions[qid] = Quiz(fill(lines[:items[0]]), tuple(c for _, c in choices), right[0],
+                              fill(lines[items[-1] + 1:]))
+    return questions
+
+
+def quiz_file(package: str, **values) -> MappingProxyType:
+    """A unit's ``QUIZ``, read from the ``quiz.md`` of its package (see :func:`parse_quiz`).
+
+    Parameters
+    ----------
+    package : str
+        The unit's package (``"course_lib.nbody"``; a unit's ``quiz.py`` passes ``__package__``).
+    **values : str
+        As for :func:`parse_quiz`.
+
+    Returns
+    -------
+    types.MappingProxyType
+        As :func:`quiz_dict`.
+    """
+    text = resources.files(package).joinpath("quiz.md").read_text(encoding="utf-8")
+    return quiz_dict(parse_quiz(text, **values))
 
 def show(quiz: Quiz):
     """An ipywidgets form for the question: choose, press Check, read the explanation."""

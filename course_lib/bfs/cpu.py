@@ -14,9 +14,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._docs import fill_doc
 from .._validate import check_flag
 
-from .data import as_graph, check_source
+from .data import DEPTH_PARENT_RETURNS, SEARCH_PARAMETERS, as_graph, check_source
 
 __all__ = ["bfs_cpu", "bfs_cpu_parallel"]
 
@@ -57,23 +58,15 @@ def _bfs_queue(indptr, indices, source, depth, parent, level_sizes, level_edges)
     return levels
 
 
+@fill_doc(parameters=SEARCH_PARAMETERS, returns=DEPTH_PARENT_RETURNS)
 def bfs_cpu(graph, source, *, directed=True, return_levels=False):
     """Breadth-first search on the CPU (compiled, one core, linear work).
 
-    Parameters
-    ----------
-    graph : scipy.sparse matrix of shape (V, V) or Graph
-    source : int
-    directed : bool
+    {parameters}
     return_levels : bool
         Also return the frontier size and the edges examined per level.
 
-    Returns
-    -------
-    depth : ndarray of shape (V,), int32
-        -1 where unreachable.
-    parent : ndarray of shape (V,), int32
-        The source is its own parent; -1 where unreachable.
+    {returns}
     frontier_sizes, edges_per_level : ndarray of shape (levels,), int64
         Only with ``return_levels=True``.
     """
@@ -126,6 +119,7 @@ def _top_down_level(indptr, indices, frontier, level, depth, parent, next_fronti
     return size
 
 
+@fill_doc(parameters=SEARCH_PARAMETERS, returns=DEPTH_PARENT_RETURNS)
 def bfs_cpu_parallel(graph, source, *, directed=True):
     """Direction-optimising BFS on all CPU cores (Beamer, Asanovic & Patterson, SC 2012).
 
@@ -133,18 +127,9 @@ def bfs_cpu_parallel(graph, source, *, directed=True):
     arcs / 14; bottom-up (parallel over vertices) while the frontier holds at least
     V / 24 vertices.
 
-    Parameters
-    ----------
-    graph : scipy.sparse matrix of shape (V, V) or Graph
-    source : int
-    directed : bool
+    {parameters}
 
-    Returns
-    -------
-    depth : ndarray of shape (V,), int32
-        -1 where unreachable.
-    parent : ndarray of shape (V,), int32
-        The source is its own parent; -1 where unreachable.
+    {returns}
     """
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)

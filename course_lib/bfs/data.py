@@ -33,6 +33,25 @@ __all__ = [
 ]
 
 
+#: The parameters of every search of the unit, for their docstrings (:func:`course_lib._docs.fill_doc`).
+SEARCH_PARAMETERS = """
+Parameters
+----------
+graph : scipy.sparse matrix of shape (V, V) or Graph
+source : int
+directed : bool
+"""
+
+#: What the searches that build a BFS tree return, for their docstrings.
+DEPTH_PARENT_RETURNS = """
+Returns
+-------
+depth : ndarray of shape (V,), int32
+    -1 where unreachable.
+parent : ndarray of shape (V,), int32
+    The source is its own parent; -1 where unreachable.
+"""
+
 def _check_count(value, name, minimum=1):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")

@@ -9,25 +9,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import fill_doc
 from .._validate import check_array, check_positive_int
 from scipy.sparse import csgraph
 
-from .data import as_graph, check_source
+from .data import DEPTH_PARENT_RETURNS, SEARCH_PARAMETERS, as_graph, check_source
 
 __all__ = ["bfs_reference", "bfs_scipy", "check_parent_tree", "parent_tree_problems"]
 
 
+@fill_doc(parameters=SEARCH_PARAMETERS)
 def bfs_reference(graph, source, *, directed=True):
     """Hop distances from ``source`` with :func:`scipy.sparse.csgraph.shortest_path`.
 
     An unweighted shortest-path search (a different algorithm from every BFS of the
     unit), so it is an independent check.
 
-    Parameters
-    ----------
-    graph : scipy.sparse matrix of shape (V, V) or Graph
-    source : int
-    directed : bool
+    {parameters}
 
     Returns
     -------
@@ -43,21 +41,13 @@ def bfs_reference(graph, source, *, directed=True):
     return depth
 
 
+@fill_doc(parameters=SEARCH_PARAMETERS, returns=DEPTH_PARENT_RETURNS)
 def bfs_scipy(graph, source, *, directed=True):
     """BFS with :func:`scipy.sparse.csgraph.breadth_first_order` (compiled C), with depths.
 
-    Parameters
-    ----------
-    graph : scipy.sparse matrix of shape (V, V) or Graph
-    source : int
-    directed : bool
+    {parameters}
 
-    Returns
-    -------
-    depth : ndarray of shape (V,), int32
-        -1 where unreachable.
-    parent : ndarray of shape (V,), int32
-        The source is its own parent; -1 where unreachable.
+    {returns}
     """
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)

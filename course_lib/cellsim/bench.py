@@ -24,7 +24,7 @@ from __future__ import annotations
 
 
 from .. import device
-from ..bench import LOADED_NOTE, paired, time_call, timing_suffix
+from ..bench import LOADED_NOTE, paired, summary_text, time_call, timing_suffix
 from .api import prepare_problem, simulate
 from .cpu import simulate_cpu
 from .data import THESIS_TYPES, lognormal_histogram
@@ -142,19 +142,21 @@ def run(*, quick=False):
     return {"rows": rows, "summary": summary, "notes": notes}
 
 
+def _format_row(r):
+    return (f"{r['variant']:<20} L={r['n_initial']:<9} {r['seconds']:9.4f} s {r['cells_per_s']:10.3g} cells/s "
+            f"{r['divisions_per_s']:10.3g} divisions/s" + ("" if r.get("correct", True) else "  WRONG")
+            + timing_suffix(r))
+
+
 def summary(results):
     """A few human-readable lines."""
-    lines = [f"{r['variant']:<20} L={r['n_initial']:<9} {r['seconds']:9.4f} s {r['cells_per_s']:10.3g} cells/s "
-             f"{r['divisions_per_s']:10.3g} divisions/s" + ("" if r.get("correct", True) else "  WRONG")
-             + timing_suffix(r)
-             for r in results["rows"]]
     s = results["summary"]
-    lines.append(f"compiled CPU ({s['cpu_variant']}) / Python event loop: {s['cpu_over_python']:.0f}x "
-                 f"(goal >= {s['goal_cpu_over_python']:.0f}x)")
+    extra = [f"compiled CPU ({s['cpu_variant']}) / Python event loop: {s['cpu_over_python']:.0f}x "
+             f"(goal >= {s['goal_cpu_over_python']:.0f}x)"]
     if "gpu_divisions_per_s" in s:
-        lines.append(f"GPU compact at L = {s['gpu_n_initial']:,}: {s['gpu_divisions_per_s']:.3g} divisions/s "
+        extra.append(f"GPU compact at L = {s['gpu_n_initial']:,}: {s['gpu_divisions_per_s']:.3g} divisions/s "
                      f"(goal >= {s['goal_gpu_divisions_per_s']:.0e}), {s['gpu_over_cpu']:.1f}x the compiled CPU")
-    return "\n".join(lines + results["notes"])
+    return summary_text(results, _format_row, extra)
 
 
 def plot(results, path):

@@ -46,7 +46,7 @@ from numba import cuda
 from ..grading.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory, measurement,
                                question, race_test, result_test, unguard, value_test)
 from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import Feature, at_least, at_most, between, signature_test
+from ..grading.signature import Feature, at_least, at_most, between, block_barriers, signature_test
 from .model import TREE_SLOT_BYTES
 
 PROBLEM_SET = "ps7"
@@ -185,9 +185,9 @@ COMPACT_SIGNATURE = (
             "all threads of the block take part in each of the scan's log2(block) steps (not one thread scanning "
             "the whole block)",
             "log2(B) steps with every lane active; one lane scanning B values falls towards 1 / 32"),
-    Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"], at_least(1),
-            "the scan's steps cross the block's warps through shared memory: a block barrier orders them (a warp "
-            "barrier does not)", "blocks of 64 and 128 threads are two and four warps"),
+    block_barriers(at_least(1),
+                   "the scan's steps cross the block's warps through shared memory: a block barrier orders them "
+                   "(a warp barrier does not)", "blocks of 64 and 128 threads are two and four warps"),
 )
 
 

@@ -1,47 +1,11 @@
 """Self-check questions of the lesson on stochastic cell proliferation."""
 
 from ..predict import Prediction, prediction_dict
-from ..quiz import Quiz, quiz_dict
+from ..quiz import quiz_file
 from ._core import FATE_RULE
 
-QUIZ = quiz_dict({
-    "tree_memory": Quiz(
-        "In the fixed-slot binary tree, level g of L initial cells has how many slots, used or not?",
-        ("L + g", "L * g", "L * 2**g", "2**L"), 2,
-        "Slot i's daughters go to slots 2i and 2i + 1, so every level doubles the array, whether the "
-        "slots hold cells that divided or cells that stopped.",
-    ),
-    "depth": Quiz(
-        "Why can no cell be deeper than log2(max phi_0 / phi_min) generations, whatever tau_max is?",
-        ("Each division halves phi, and a cell whose daughters would fall below phi_min is discarded",
-         "CUDA limits recursion to 24 levels", "Timers are bounded by tau_max"), 0,
-        "Label dilution: a generation-g cell has phi_0 / 2**g, and the rule never lets a cell's daughters "
-        "fall below phi_min: " + FATE_RULE,
-    ),
-    "counter_rng": Quiz(
-        "A compacted array moves cells to new positions every level. What keeps a cell's random "
-        "numbers the same whatever the batch, block size or device?",
-        ("A per-thread generator seeded with the thread index",
-         "Numbers keyed by (cell id, generation) through a counter-based generator",
-         "Drawing all numbers on the host first"), 1,
-        "A counter-based generator (Philox) is a pure function of (counter, key): the counter names the "
-        "cell and the generation, so any thread computes the same numbers for the same cell.",
-    ),
-    "shared_histogram": Quiz(
-        "With per-block shared-memory bins, how many global atomics does one block issue at most?",
-        ("one per recorded cell", "one per non-empty bin", "one per thread", "none"), 1,
-        "Cells count into the block's shared bins; at the end each non-empty bin is added to the "
-        "global histogram once.",
-    ),
-    "validation": Quiz(
-        "Two runs of a stochastic simulator with different random streams give different histograms. "
-        "How do you show they simulate the same model?",
-        ("Overlay the two histograms and look", "Require equal histograms",
-         "Compare the distributions over many seeds with a two-sample test and a distance threshold"), 2,
-        "Pool many runs per implementation and test: a permutation two-sample test on the Hellinger "
-        "distance of the pooled histograms, with thresholds stated in advance (compare_runs).",
-    ),
-})
+#: The lesson's multiple-choice questions, written as prose in quiz.md.
+QUIZ = quiz_file(__package__, FATE_RULE=FATE_RULE)
 
 #: The lesson's "predict, then measure" exercises (see :mod:`course_lib.predict`).
 PREDICTIONS = prediction_dict({

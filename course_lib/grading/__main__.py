@@ -64,6 +64,31 @@ def _hidden_arguments() -> list | None:
         return json.loads(f.read())
 
 
+def _print_or_fail(action) -> int:
+    """Run a command's ``action`` and print the line it returns: exit status 0.
+
+    A ``ValueError`` is a mistake in the command's input (a missing file, a wrong column): its message goes
+    to stderr, and the exit status is 2.
+
+    Parameters
+    ----------
+    action : callable
+        Takes nothing; does the command's work and returns the line that reports it.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
+    try:
+        message = action()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(message)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.grading", description="Problem-set tools.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -141,30 +166,25 @@ def main(argv=None) -> int:
     elif ns.command == "gradebook":
         from .gradebook import write
 
-        try:
+        def gradebook():
             book = write(ns.grades, ns.out, missing_as_zero=ns.missing_as_zero, points_possible=ns.points_possible)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"wrote {os.fspath(ns.out)}: {len(book.students)} students, problem sets {', '.join(book.problem_sets)}")
+            return (f"wrote {os.fspath(ns.out)}: {len(book.students)} students, "
+                    f"problem sets {', '.join(book.problem_sets)}")
+
+        return _print_or_fail(gradebook)
     elif ns.command == "report":
         from .classreport import write_report
 
-        try:
-            print(f"wrote {write_report(ns.grades, ns.out, ns.tests, top=ns.top)}")
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        return _print_or_fail(lambda: f"wrote {write_report(ns.grades, ns.out, ns.tests, top=ns.top)}")
     elif ns.command == "gradescope":
         from .gradescope import build_archive
 
-        try:
+        def gradescope():
             path = build_archive(ns.problem_set, ns.out, lock=ns.lock, timeout=ns.timeout, memory_mb=ns.memory,
                                  sandbox=ns.sandbox)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"wrote {path}: upload it as the autograder of a Gradescope programming assignment")
+            return f"wrote {path}: upload it as the autograder of a Gradescope programming assignment"
+
+        return _print_or_fail(gradescope)
     elif ns.command == "grade":
         from .grader import GradeOptions, grade
         from .interrupts import instructor_interrupts

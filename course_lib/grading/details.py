@@ -22,13 +22,11 @@ shows what the grades CSV holds.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from pathlib import Path
 
-from .report import csv_cell, write_atomic
+from .report import csv_cell, read_rows, write_rows
 
 __all__ = ["OUTCOME_FIELDS", "measurement_of", "outcome_rows", "outcomes_path", "read_outcomes", "write_outcomes"]
 
@@ -97,20 +95,9 @@ def read_outcomes(path) -> list:
     ValueError
         The file exists but does not have the tests CSV's columns.
     """
-    path = Path(path)
-    if not path.exists():
-        return []
-    with open(path, newline="", encoding="utf-8", errors="backslashreplace") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames != OUTCOME_FIELDS:
-            raise ValueError(f"{path} is not a tests file (columns {reader.fieldnames}, expected {OUTCOME_FIELDS})")
-        return list(reader)
+    return read_rows(path, OUTCOME_FIELDS, "tests")
 
 
 def write_outcomes(path, rows) -> None:
     """Write the tests CSV atomically."""
-    text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, fieldnames=OUTCOME_FIELDS)
-    writer.writeheader()
-    writer.writerows(rows)
-    write_atomic(path, text.getvalue())
+    write_rows(path, OUTCOME_FIELDS, rows)

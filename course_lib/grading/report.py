@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 
 __all__ = ["FIELDS", "FeedbackFolder", "clean_text", "csv_cell", "feedback_markdown", "feedback_name",
-           "read_grades", "rows_of", "write_atomic", "write_grades"]
+           "read_grades", "read_rows", "rows_of", "write_atomic", "write_grades", "write_rows"]
 
 #: Columns of the grades CSV.
 FIELDS = ["student", "question", "points", "max_points", "status", "reason"]
@@ -52,16 +52,35 @@ def csv_cell(text) -> str:
     return "'" + text if text.lstrip(" ").startswith(_FORMULA_START) else text
 
 
-def read_grades(path) -> list:
-    """Rows of an existing grades CSV (``[]`` when there is none)."""
+def read_rows(path, fields, kind) -> list:
+    """Rows of an existing CSV written with the columns ``fields`` (``[]`` when there is none).
+
+    Parameters
+    ----------
+    path : str or path-like
+    fields : list of str
+        The columns the file must have, in order.
+    kind : str
+        What the file holds, for the error (``"grades"``, ``"tests"``).
+
+    Raises
+    ------
+    ValueError
+        The file exists but does not have the columns ``fields``.
+    """
     path = Path(path)
     if not path.exists():
         return []
     with open(path, newline="", encoding="utf-8", errors="backslashreplace") as f:
         reader = csv.DictReader(f)
-        if reader.fieldnames != FIELDS:
-            raise ValueError(f"{path} is not a grades file (columns {reader.fieldnames}, expected {FIELDS})")
+        if reader.fieldnames != fields:
+            raise ValueError(f"{path} is not a {kind} file (columns {reader.fieldnames}, expected {fields})")
         return list(reader)
+
+
+def read_grades(path) -> list:
+    """Rows of an existing grades CSV (``[]`` when there is none)."""
+    return read_rows(path, FIELDS, "grades")
 
 
 def write_atomic(path, data) -> None:
@@ -87,15 +106,20 @@ def write_atomic(path, data) -> None:
         raise
 
 
+def write_rows(path, fields, rows) -> None:
+    """Write ``rows`` (dicts) as a CSV of the columns ``fields``, atomically (:func:`write_atomic`)."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
+
+
 def write_grades(path, rows) -> None:
     """Write the CSV atomically (:func:`write_atomic`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, fieldnames=FIELDS)
-    writer.writeheader()
-    writer.writerows(rows)
-    write_atomic(path, text.getvalue())
+    write_rows(path, FIELDS, rows)
 
 
 def rows_of(student: str, results) -> list:

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .harness import Launch, _judge_outputs, _test, exact, fail
+from .harness import Launch, _judge_outputs, exact, fail
+from .testkinds import _outputs_test, _technique_failure
 
-__all__ = ["Feature", "at_least", "at_most", "between", "profile_signature", "signature_test"]
+__all__ = ["Feature", "at_least", "at_most", "between", "block_barriers", "load_bytes_per_request", "no_atomics",
+           "profile_signature", "shared_bytes_per_block", "signature_test"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,74 @@ def at_least(low):
 def between(low, high):
     """A bound ``(low, high)``; each a number or a function of the data."""
     return lambda data: (low(data) if callable(low) else low, high(data) if callable(high) else high)
+
+
+# The features several problem sets measure alike, named once: the same name and measure everywhere;
+# each question gives the bound its cost model allows and says what its technique does.
+
+def _named_feature(function_name: str, name: str, measure, metric: str):
+    """A constructor of the feature ``name``: ``make(bound, technique, source="") -> Feature``.
+
+    Parameters
+    ----------
+    function_name : str
+        The constructor's own name (in ``help()`` and tracebacks).
+    name : str
+        The feature's name in the feedback.
+    measure : callable
+        ``measure(metrics, data) -> float``.
+    metric : str
+        What ``measure`` reads, for the constructor's docstring.
+
+    Returns
+    -------
+    callable
+    """
+    def make(bound, technique: str, source: str = "") -> Feature:
+        return Feature(name, measure, bound, technique, source)
+
+    make.__name__ = make.__qualname__ = function_name
+    make.__doc__ = f"""The feature ``"{name}"`` ({metric}).
+
+    Parameters
+    ----------
+    bound : callable
+        ``bound(data) -> (low, high)``, e.g. :func:`between`.
+    technique, source : str
+        As in :class:`Feature`.
+
+    Returns
+    -------
+    Feature
+    """
+    return make
+
+
+block_barriers = _named_feature("block_barriers", "block barriers (syncthreads) per block",
+                                lambda m, data: m["barriers_per_block"], "the launch's ``barriers_per_block``")
+shared_bytes_per_block = _named_feature("shared_bytes_per_block", "shared bytes allocated per block",
+                                        lambda m, data: m["shared_bytes_per_block"],
+                                        "the launch's ``shared_bytes_per_block``")
+load_bytes_per_request = _named_feature("load_bytes_per_request", "global load bytes per request",
+                                        lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1),
+                                        "global bytes loaded over load requests: at least 32 when a request serves "
+                                        "a warp's lanes")
+_atomics = _named_feature("_atomics", "atomic operations", lambda m, data: m["atomics"], "the kernel's ``atomics``")
+
+
+def no_atomics(technique: str, source: str = "") -> Feature:
+    """The feature ``"atomic operations"``, bound to 0: every output has one owner, which stores it plainly.
+
+    Parameters
+    ----------
+    technique, source : str
+        As in :class:`Feature`.
+
+    Returns
+    -------
+    Feature
+    """
+    return _atomics(between(0, 0), technique, source)
 
 
 def profile_signature(launch: Launch) -> dict:
@@ -170,12 +240,9 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
             measured = _measurement(features, metrics, config)
             shown = shown or measured
             if missed:
-                failure = fail(f"the course's profiler (course_lib.sim.profile){where}: " + "\n".join(missed),
-                               "technique", public=True)
-                failure.measurement = measured
-                raise failure
+                raise _technique_failure(f"the course's profiler (course_lib.sim.profile){where}: " + "\n".join(missed),
+                                        measured)
         return shown
 
-    judge.rules = ()
-    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
-                 technique=True)
+    return _outputs_test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint,
+                         hints=hints, technique=True)

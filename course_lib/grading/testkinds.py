@@ -97,6 +97,37 @@ def _test(name, points, *, inputs, produce, judge, hidden, hint, hints, techniqu
                 technique=technique, hints=tuple((hints or {}).items()))
 
 
+def _outputs_test(name, points, *, inputs, produce, judge, hidden, hint, hints, technique):
+    """A test whose ``judge`` compares outputs: it starts with no diagnosis rules.
+
+    :func:`~course_lib.grading.harness.question` sets ``judge.rules`` to the question's
+    ``diagnose`` rules, which :func:`_judge_outputs` reads to name the cause of a mismatch.
+    """
+    judge.rules = ()
+    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
+                 technique=technique)
+
+
+def _technique_failure(message: str, measurement: dict) -> TestFailure:
+    """A technique test's failure, shown to the student, carrying what was measured for the class report.
+
+    Parameters
+    ----------
+    message : str
+        What the profiler measured and what the technique gives.
+    measurement : dict
+        ``{"measured", "low", "high", "unit"}``, which the grader records.
+
+    Returns
+    -------
+    TestFailure
+        To raise.
+    """
+    failure = fail(message, "technique", public=True)
+    failure.measurement = measurement
+    return failure
+
+
 def result_test(name: str, points: float, *, inputs, expect=None, launch=None, run=None, compare=None, label=None,
                 axes=None, hidden=False, technique=False, hint="", hints=None, judge=None) -> Test:
     """Run the answer on the inputs and compare its outputs with the reference.
@@ -144,9 +175,8 @@ def result_test(name: str, points: float, *, inputs, expect=None, launch=None, r
         _judge_outputs(got, expect(data), data, compare, rules, "" if hidden or label is None else label(data),
                        guard_axes)
 
-    judge.rules = ()
-    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
-                 technique=technique)
+    return _outputs_test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint,
+                         hints=hints, technique=technique)
 
 
 #: The cause of each kind of problem the checker reports (a shared-memory race is a missing barrier).
@@ -184,9 +214,8 @@ def race_test(name: str, points: float, *, inputs, launch, expect, compare=None,
             raise fail(f"the checker found {len(got['problems'])} problem(s) ({kinds}):\n{text}", _checker_cause(first))
         _judge_outputs(got.get("outputs"), expect(data), data, compare, judge.rules, "under the checker", None)
 
-    judge.rules = ()
-    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
-                 technique=technique)
+    return _outputs_test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint,
+                         hints=hints, technique=technique)
 
 
 def technique_test(name: str, points: float, *, inputs, launch, expect, measure, limit, technique: str, unit: str,
@@ -224,16 +253,13 @@ def technique_test(name: str, points: float, *, inputs, launch, expect, measure,
         # Returned (or attached to the failure) so that the grader records it for the class report.
         measurement = {"measured": value, "low": low, "high": high, "unit": unit}
         if not (isinstance(value, (int, float)) and low <= value <= high):
-            failure = fail(f"expected technique: {technique}, which gives {unit} in [{low:.3g}, {high:.3g}] here; "
-                           f"measured {value:.3g} with the course's profiler (course_lib.sim.profile)", "technique",
-                           public=True)
-            failure.measurement = measurement
-            raise failure
+            raise _technique_failure(f"expected technique: {technique}, which gives {unit} in [{low:.3g}, {high:.3g}] "
+                                    f"here; measured {value:.3g} with the course's profiler (course_lib.sim.profile)",
+                                    measurement)
         return measurement
 
-    judge.rules = ()
-    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
-                 technique=True)
+    return _outputs_test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint,
+                         hints=hints, technique=True)
 
 
 def _field(answer, key):

@@ -20,6 +20,14 @@ from .._validate import check_array, check_int
 
 __all__ = ["AffinityGraph", "as_graph", "from_pairs"]
 
+#: The parameters of the clustering functions, for their docstrings (:func:`course_lib._docs.fill_doc`).
+CLUSTERING_PARAMETERS = """
+Parameters
+----------
+graph : graph accepted by :func:`~course_lib.hac.as_graph`
+dtype : float32 or float64
+"""
+
 #: Largest graph the int32 indices of the kernels can address (2N - 1 cluster ids, M entries).
 MAX_ENTRIES = 2**31 - 1
 

@@ -27,9 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._docs import fill_doc
 from .._validate import check_dtype
 from ._dendrogram import Dendrogram
-from ._graph import as_graph
+from ._graph import CLUSTERING_PARAMETERS, as_graph
 
 __all__ = ["SCAN_UP_TO", "average_link_cpu", "average_link_scan"]
 
@@ -122,17 +123,21 @@ def _prepare(graph, dtype):
     return g, dtype, parent, height, pop
 
 
+#: What both compiled versions take and return, documented once.
+_clustering_doc = fill_doc(parameters=CLUSTERING_PARAMETERS, returns="""
+Returns
+-------
+Dendrogram
+""")
+
+
+@_clustering_doc
 def average_link_scan(graph, dtype=np.float64) -> Dendrogram:
     """The thesis's algorithm as its sequential C version did it: full scans every iteration.
 
-    Parameters
-    ----------
-    graph : graph accepted by :func:`~course_lib.hac.as_graph`
-    dtype : float32 or float64
+    {parameters}
 
-    Returns
-    -------
-    Dendrogram
+    {returns}
     """
     g, dtype, parent, height, pop = _prepare(graph, dtype)
     src, dst, w = g.src.copy(), g.dst.copy(), g.weight.astype(dtype)
@@ -506,17 +511,13 @@ def _scan_best_merges(n, n_merges, pairs, adj_start, adj_len, pool, parent, heig
             best_end[k] = pairs[best_k].x ^ k
 
 
+@_clustering_doc
 def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
     """The fast compiled version: the thesis's merges, found with per-cluster pair lists.
 
-    Parameters
-    ----------
-    graph : graph accepted by :func:`~course_lib.hac.as_graph`
-    dtype : float32 or float64
+    {parameters}
 
-    Returns
-    -------
-    Dendrogram
+    {returns}
         Identical to :func:`~course_lib.hac.reference.average_link_reference` in the same dtype,
         whichever selection ran (a scan up to :data:`SCAN_UP_TO` elements, a heap above).
 

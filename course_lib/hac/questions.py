@@ -42,7 +42,7 @@ import numpy as np
 
 from ..grading.core import TestFailure
 from ..grading.harness import Launch, calls_test, function, kernel, question, race_test, result_test
-from ..grading.signature import Feature, at_most, between, signature_test
+from ..grading.signature import Feature, at_most, between, no_atomics, signature_test
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
@@ -194,8 +194,7 @@ WARP_SCAN_SIGNATURE = (
             "5 scan steps, each shifting the running sum (and the neighbour, the first entry) one, 2, 4, 8, 16 lanes "
             "down with cuda.shfl_up_sync, then a few broadcasts (cuda.shfl_sync)",
             "5 steps x 1-4 values + up to 8 broadcasts"),
-    Feature("atomic operations", lambda m, d: m["atomics"], between(0, 0),
-            "the run's last lane writes its sum; no atomics", "one writer per run"),
+    no_atomics("the run's last lane writes its sum; no atomics", "one writer per run"),
     Feature("memory requests per warp chunk", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),
             "one key per lane and chunk, the scan in registers, only the carry between warps in shared memory (no "
             "shared-memory scan, no lane looping over a run)",

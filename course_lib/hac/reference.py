@@ -26,9 +26,10 @@ import time
 
 import numpy as np
 
+from .._docs import fill_doc
 from .._validate import check_array, check_dtype, check_int
 from ._dendrogram import Dendrogram
-from ._graph import as_graph
+from ._graph import CLUSTERING_PARAMETERS, as_graph
 
 __all__ = ["STAGES", "adjusted_rand_index", "average_link_reference", "compare_dendrograms", "cophenetic_correlation",
            "scipy_average_linkage"]
@@ -37,13 +38,11 @@ __all__ = ["STAGES", "adjusted_rand_index", "average_link_reference", "compare_d
 STAGES = ("matching", "suppression", "weighting", "collection", "integration", "fusion")
 
 
+@fill_doc(parameters=CLUSTERING_PARAMETERS)
 def average_link_reference(graph, dtype=np.float64, *, max_merges=None) -> Dendrogram:
     """The thesis's algorithm in NumPy: N - nC iterations, each a few passes over the M entries.
 
-    Parameters
-    ----------
-    graph : graph accepted by :func:`~course_lib.hac.as_graph`
-    dtype : float32 or float64
+    {parameters}
         Type of the affinities during the computation (the precision study runs both).
     max_merges : int, optional
         Stop after this many merges (to time the first iterations of a large graph);

@@ -49,7 +49,8 @@ from numba import cuda
 from ..grading.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question, race_test,
                                result_test)
 from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import Feature, at_least, at_most, between, signature_test
+from ..grading.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
+                                 no_atomics, shared_bytes_per_block, signature_test)
 from .model import Arch, launches_per_minibatch, occupancy
 
 PROBLEM_SET = "ps6"
@@ -148,24 +149,20 @@ GEMM_SIGNATURE = (
             "each value read from shared memory is used for two (or more) of the thread's outputs, kept in "
             "registers; the block stages each tile together, a few elements per thread",
             "(r + s) / (r s) per step of k for an r x s register block, plus 2 / 16 for staging"),
-    Feature("shared bytes allocated per block", lambda m, data: m["shared_bytes_per_block"],
-            between(1, MAX_SHARED_BYTES),
-            "a block holds one 16 x 16 tile of the samples and one of W^T at a time (two of each when "
-            "double-buffered), never the whole matrix",
-            "two 16 x 16 float64 tiles: 4096 bytes; double-buffered: 8192"),
-    Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"],
-            between(_k_steps, lambda data: 2 * -(-len(data["Wt"]) // 4) + 2),
-            "a block barrier after a chunk is staged and one before it is overwritten; the block's 64 threads "
-            "are two warps, and a warp barrier (syncwarp) does not order them",
-            "one or two syncthreads per chunk of k, chunks of 4 to 16 channels"),
-    Feature("global load bytes per request",
-            lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1), at_least(32),
-            "the threads of the block stage the tile together, each loading its own elements, so a load request "
-            "serves the lanes of a warp",
-            "a request serves the active lanes of a warp: >= 8 of 4 bytes"),
-    Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0),
-            "each output is owned by one thread, which stores its sum once with a plain store",
-            "one owner per output"),
+    shared_bytes_per_block(between(1, MAX_SHARED_BYTES),
+                           "a block holds one 16 x 16 tile of the samples and one of W^T at a time (two of each when "
+                           "double-buffered), never the whole matrix",
+                           "two 16 x 16 float64 tiles: 4096 bytes; double-buffered: 8192"),
+    block_barriers(between(_k_steps, lambda data: 2 * -(-len(data["Wt"]) // 4) + 2),
+                   "a block barrier after a chunk is staged and one before it is overwritten; the block's 64 threads "
+                   "are two warps, and a warp barrier (syncwarp) does not order them",
+                   "one or two syncthreads per chunk of k, chunks of 4 to 16 channels"),
+    load_bytes_per_request(at_least(32),
+                           "the threads of the block stage the tile together, each loading its own elements, so a "
+                           "load request serves the lanes of a warp",
+                           "a request serves the active lanes of a warp: >= 8 of 4 bytes"),
+    no_atomics("each output is owned by one thread, which stores its sum once with a plain store",
+               "one owner per output"),
 )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
+from .._docs import fill_doc
 from .._validate import check_array, check_block, check_choice, check_float, check_int
 from .cpu import accelerations_cpu
-from .reference import accelerations_reference
+from .reference import BODIES_PARAMETERS, accelerations_reference
 
 __all__ = ["METHODS", "accelerations", "default_block", "leapfrog", "pack_bodies"]
 
@@ -68,15 +69,11 @@ def check_softening(softening) -> float:
     return check_float(softening, "softening", minimum=0, min_inclusive=False)
 
 
+@fill_doc(parameters=BODIES_PARAMETERS)
 def accelerations(pos, mass, *, softening, method="tiled", tile=None):
     """All-pairs softened gravitational accelerations (G = 1).
 
-    Parameters
-    ----------
-    pos : array_like of shape (N, 3)
-        Positions.
-    mass : array_like of shape (N,)
-        Masses.
+    {parameters}
     softening : float
         Softening length eps > 0 (also removes the self-interaction).
     method : {"tiled", "naive", "pxp", "numpy", "cpu"}

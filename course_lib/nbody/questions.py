@@ -40,7 +40,8 @@ from numba import cuda, float32
 from ..grading.harness import (Launch, calls_test, close, function, kernel_factory, measurement,
                                question, race_test, result_test, sign_flipped)
 from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import Feature, at_least, at_most, between, signature_test
+from ..grading.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
+                                 no_atomics, shared_bytes_per_block, signature_test)
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube
 from .kernels import interaction, nbody_tiled_kernel
@@ -104,25 +105,22 @@ TWO_BODY_SIGNATURE = (
             lambda data: staged_once_per_block(data),
             "every block loads each source body once, into shared memory, and reads it from there for both "
             "destinations", "tiling's cost model: N sources per block of 2P destinations, plus the destinations"),
-    Feature("shared bytes allocated per block", lambda m, data: m["shared_bytes_per_block"],
-            between(1, lambda data: 2 * data["tile"] * 16),
-            "a block stages one tile of P body records (16 bytes each) at a time, not the whole input",
-            "one tile of P float32 (x, y, z, m) records; a second one for double buffering"),
-    Feature("global load bytes per request", lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1),
-            at_least(32),
-            "the threads of the block stage the tile together, each loading its own record, so every load "
-            "request serves the lanes of a warp", "a request serves the active lanes of a warp: >= 8 of 4 bytes"),
-    Feature("block barriers (syncthreads) per block", lambda m, data: m["barriers_per_block"],
-            between(_blocks, lambda data: 2 * _tiles(data) + 2),
-            "a block barrier after the tile is staged and one before it is overwritten; a warp barrier does not "
-            "order the warps of a block", "one or two syncthreads per tile"),
+    shared_bytes_per_block(between(1, lambda data: 2 * data["tile"] * 16),
+                           "a block stages one tile of P body records (16 bytes each) at a time, not the whole input",
+                           "one tile of P float32 (x, y, z, m) records; a second one for double buffering"),
+    load_bytes_per_request(at_least(32),
+                           "the threads of the block stage the tile together, each loading its own record, so every "
+                           "load request serves the lanes of a warp",
+                           "a request serves the active lanes of a warp: >= 8 of 4 bytes"),
+    block_barriers(between(_blocks, lambda data: 2 * _tiles(data) + 2),
+                   "a block barrier after the tile is staged and one before it is overwritten; a warp barrier does not "
+                   "order the warps of a block", "one or two syncthreads per tile"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
             at_most(lambda data: 1.5 * 2 * data["tile"] * _blocks(data) / len(data["bodies"])),
             "every thread does the same work: its two destinations against every source",
             "2 N interactions per thread; threads past N may skip theirs"),
-    Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0),
-            "each thread owns its two destinations and stores their sums once, with plain stores",
-            "one owner per destination"),
+    no_atomics("each thread owns its two destinations and stores their sums once, with plain stores",
+               "one owner per destination"),
 )
 
 

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import fill_doc
 from .._validate import check_array, check_float, check_positive_int
 
 __all__ = ["accelerations_reference", "total_energy"]
+
+
+#: The bodies every all-pairs function takes, for their docstrings (:func:`course_lib._docs.fill_doc`).
+BODIES_PARAMETERS = """
+Parameters
+----------
+pos : array_like of shape (N, 3)
+    Positions.
+mass : array_like of shape (N,)
+    Masses.
+"""
 
 
 def _bodies(pos, mass):
@@ -16,15 +28,11 @@ def _bodies(pos, mass):
     return pos.astype(np.float64), mass.astype(np.float64)
 
 
+@fill_doc(parameters=BODIES_PARAMETERS)
 def accelerations_reference(pos, mass, softening, *, chunk=1024):
     """All-pairs softened gravitational accelerations in float64 (G = 1).
 
-    Parameters
-    ----------
-    pos : array_like of shape (N, 3)
-        Positions.
-    mass : array_like of shape (N,)
-        Masses.
+    {parameters}
     softening : float
         Softening length eps > 0.
     chunk : int

@@ -35,7 +35,7 @@ from numba import cuda
 from ..grading.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel, measurement,
                                question, race_test, result_test, unguard)
 from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import Feature, at_most, between, signature_test
+from ..grading.signature import Feature, at_most, no_atomics, signature_test
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compare_images, compose, jacobi_step_reference, prepare
 
@@ -166,8 +166,7 @@ RED_BLACK_SIGNATURE = (
     Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _stores_own_colour,
             "a launch updates only its colour's strict-interior pixels, in place, 3 float32 each",
             "12 bytes per pixel of the colour"),
-    Feature("atomic operations", lambda m, d: m["atomics"], between(0, 0),
-            "every pixel is updated by its own thread with a plain store", "one owner per pixel"),
+    no_atomics("every pixel is updated by its own thread with a plain store", "one owner per pixel"),
     Feature("global load sectors per request", lambda m, d: m["load_sectors_per_request"], at_most(8),
             "consecutive lanes (threadIdx.x) take consecutive pixels of a row (x), so a warp's loads share sectors",
             "4 rows of 8 pixels per warp, <= 2 sectors each"),

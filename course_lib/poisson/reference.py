@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._docs import fill_doc
 from .._validate import check_array, check_float, check_int, check_positive_int, describe
 
 __all__ = [
@@ -71,6 +72,14 @@ OUTSIDE, BORDER, INTERIOR = 0, 1, 2
 
 # The four neighbours in the fixed order every implementation sums them: up, down, left, right.
 _OFFSETS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+#: The problem every cloning function takes, for their docstrings (:func:`course_lib._docs.fill_doc`).
+_CLONE_PARAMETERS = """
+Parameters
+----------
+source, target : ndarray of shape (H, W, 3), uint8
+mask : ndarray of shape (H, W), bool
+"""
 
 
 def _shifted(a, dy, dx, fill):
@@ -209,13 +218,11 @@ class Prepared:
     guess: np.ndarray
 
 
+@fill_doc(parameters=_CLONE_PARAMETERS)
 def prepare(source, target, mask):
     """Labels, right-hand side B + C and initial guess, in float32 planes.
 
-    Parameters
-    ----------
-    source, target : ndarray of shape (H, W, 3), uint8
-    mask : ndarray of shape (H, W), bool
+    {parameters}
 
     Returns
     -------
@@ -296,13 +303,11 @@ def compose(target, labels, planes):
     return out
 
 
+@fill_doc(parameters=_CLONE_PARAMETERS)
 def jacobi_reference(source, target, mask, iterations=800, *, keep=()):
     """The source's method, in NumPy: ``iterations`` double-buffered Jacobi steps.
 
-    Parameters
-    ----------
-    source, target : ndarray of shape (H, W, 3), uint8
-    mask : ndarray of shape (H, W), bool
+    {parameters}
     iterations : int
         Number of Jacobi iterations (800 in the classic problem set).
     keep : iterable of int
@@ -355,6 +360,7 @@ def residual(planes, prepared):
     return float(np.sqrt(np.mean(r[:, interior] ** 2)))
 
 
+@fill_doc(parameters=_CLONE_PARAMETERS)
 def exact_solve(source, target, mask):
     """The limit of the iterations: solve the sparse linear system directly (float64).
 
@@ -362,10 +368,7 @@ def exact_solve(source, target, mask):
     the matrix is symmetric, diagonally dominant and shared by the three channels, so it
     is factorised once (SuperLU via :func:`scipy.sparse.linalg.splu`).
 
-    Parameters
-    ----------
-    source, target : ndarray of shape (H, W, 3), uint8
-    mask : ndarray of shape (H, W), bool
+    {parameters}
 
     Returns
     -------

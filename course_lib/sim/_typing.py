@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._docs import fill_doc
 from ._kernel_refs import _globals_fingerprint, graded_refusal, unreproducible_global
 from ._typed_ops import binop, call, launch_ops, quiet, rewrite, typed_copy_names, unop, wrap_quiet
 from ._typing_base import ENV_SWITCH, argument_type, convert_arguments, enabled, signature_argtypes
@@ -379,17 +380,24 @@ def _refuse_untyped(fn, reason):
     raise GPUTypingError(f"{fn.__name__} cannot be typed as a GPU types it, and graded kernels must be: {reason}")
 
 
+#: The parameters of the functions that type a launch, for their docstrings (:func:`course_lib._docs.fill_doc`).
+_launch_doc = fill_doc(parameters="""
+Parameters
+----------
+fn : function
+    The kernel's Python function.
+args : sequence
+    The launch's arguments (ndarrays, device arrays, scalars).
+debug : bool
+    The kernel's ``debug`` option.
+""")
+
+
+@_launch_doc
 def before_launch(fn, args, debug=False):
     """Type ``fn`` for ``args`` as a GPU launch would; raise :class:`GPUTypingError` if it does not compile.
 
-    Parameters
-    ----------
-    fn : function
-        The kernel's Python function.
-    args : sequence
-        The launch's arguments (ndarrays, device arrays, scalars).
-    debug : bool
-        The kernel's ``debug`` option.
+    {parameters}
 
     Returns
     -------
@@ -437,15 +445,11 @@ def float_ops(fn, args, debug=False):
     return kernel_typing(fn, argtypes, debug) or None
 
 
+@_launch_doc
 def float64_lines(fn, args, debug=False):
     """Lines of ``fn`` that compute in float64 on a GPU although its arrays are float32.
 
-    Parameters
-    ----------
-    fn : function
-        The kernel's Python function.
-    args : sequence
-        The launch's arguments.
+    {parameters}
 
     Returns
     -------

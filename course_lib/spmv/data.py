@@ -17,6 +17,7 @@ import numpy as np
 
 import scipy.sparse as sp
 
+from .._docs import fill_doc
 from .._validate import check_choice, check_dtype, check_float, check_positive_int, check_seed
 
 __all__ = [
@@ -35,6 +36,19 @@ __all__ = [
 #: Stencil name -> (dimensions, points), the structured family of Bell & Garland.
 STENCILS = {"3pt": (1, 3), "5pt": (2, 5), "7pt": (3, 7), "9pt": (2, 9), "27pt": (3, 27)}
 
+
+#: Every generator's last two parameters, documented once.
+_fill_generator_doc = fill_doc(seed_dtype="""
+seed : int
+    Seed of the generator: the same seed gives the same matrix.
+dtype : float32 or float64
+""")
+
+
+def _check_shape(n_rows, n_cols):
+    """``(n_rows, n_cols)`` validated; ``n_cols`` defaults to ``n_rows`` (a square matrix)."""
+    n_rows = check_positive_int(n_rows, "n_rows")
+    return n_rows, n_rows if n_cols is None else check_positive_int(n_cols, "n_cols")
 
 def _finish(matrix, dtype):
     """Canonical CSR with int32 indices and the requested dtype."""
@@ -106,6 +120,7 @@ def _from_row_lengths(lengths, n_cols, rng, dtype):
     return _finish(sp.csr_matrix((data, cols.astype(np.int32), indptr), shape=(n_rows, n_cols)), dtype)
 
 
+@_fill_generator_doc
 def random_balanced(n_rows, nnz_per_row, n_cols=None, seed=0, dtype=np.float32):
     """Every row has ``nnz_per_row`` non-zeros in random columns (balanced rows).
 
@@ -116,20 +131,19 @@ def random_balanced(n_rows, nnz_per_row, n_cols=None, seed=0, dtype=np.float32):
         Non-zeros per row (capped at ``n_cols``).
     n_cols : int, optional
         Columns; defaults to ``n_rows``.
-    seed : int
-    dtype : float32 or float64
+    {seed_dtype}
 
     Returns
     -------
     scipy.sparse.csr_matrix of shape (n_rows, n_cols)
     """
-    n_rows = check_positive_int(n_rows, "n_rows")
-    n_cols = n_rows if n_cols is None else check_positive_int(n_cols, "n_cols")
+    n_rows, n_cols = _check_shape(n_rows, n_cols)
     k = check_positive_int(nnz_per_row, "nnz_per_row")
     rng = np.random.default_rng(check_seed(seed))
     return _from_row_lengths(np.full(n_rows, k), n_cols, rng, check_dtype(dtype))
 
 
+@_fill_generator_doc
 def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtype=np.float32):
     """Row lengths from a Pareto (power-law) tail, like web and social graphs.
 
@@ -149,15 +163,13 @@ def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtyp
         clipped to 2.05). Smaller means more skewed.
     n_cols : int, optional
         Defaults to ``n_rows``; row lengths are capped at it.
-    seed : int
-    dtype : float32 or float64
+    {seed_dtype}
 
     Returns
     -------
     scipy.sparse.csr_matrix of shape (n_rows, n_cols)
     """
-    n_rows = check_positive_int(n_rows, "n_rows")
-    n_cols = n_rows if n_cols is None else check_positive_int(n_cols, "n_cols")
+    n_rows, n_cols = _check_shape(n_rows, n_cols)
     mean_nnz = check_float(mean_nnz, "mean_nnz", minimum=1)
     # A power law with exponent < 2 has no finite mean.
     exponent = check_float(exponent, "exponent", minimum=2)
@@ -180,6 +192,7 @@ def power_law_rows(n_rows, mean_nnz=8.0, exponent=2.0, n_cols=None, seed=0, dtyp
     return _from_row_lengths(lengths, n_cols, rng, check_dtype(dtype))
 
 
+@_fill_generator_doc
 def banded_fem(n, half_bandwidth=8, density=0.6, seed=0, dtype=np.float32):
     """A symmetric banded matrix like a finite-element stiffness matrix.
 
@@ -191,8 +204,7 @@ def banded_fem(n, half_bandwidth=8, density=0.6, seed=0, dtype=np.float32):
         Entries only where ``|i - j| <= half_bandwidth``.
     density : float
         Fraction of the band that is non-zero (0 < density <= 1); the diagonal always is.
-    seed : int
-    dtype : float32 or float64
+    {seed_dtype}
 
     Returns
     -------
@@ -230,6 +242,7 @@ def dense_block(n, seed=0, dtype=np.float32):
     return _finish(rng.uniform(0.5, 1.5, size=(n, n)), check_dtype(dtype))
 
 
+@_fill_generator_doc
 def empty_rows_and_long_row(n_rows, long_row=None, empty_fraction=0.5, seed=0, dtype=np.float32):
     """Mostly short rows, many empty rows, and one very long row.
 
@@ -241,8 +254,7 @@ def empty_rows_and_long_row(n_rows, long_row=None, empty_fraction=0.5, seed=0, d
         Length of the long row; defaults to ``n_rows`` (a full row).
     empty_fraction : float
         Fraction of the other rows that are empty (0 <= f <= 1).
-    seed : int
-    dtype : float32 or float64
+    {seed_dtype}
 
     Returns
     -------
@@ -261,6 +273,7 @@ def empty_rows_and_long_row(n_rows, long_row=None, empty_fraction=0.5, seed=0, d
     return _from_row_lengths(lengths, n_rows, rng, check_dtype(dtype))
 
 
+@_fill_generator_doc
 def row_length_family(n_rows, skew, mean_nnz=8.0, seed=0, dtype=np.float32):
     """Rows from balanced (``skew = 0``) to very skewed, with the same mean length.
 
@@ -275,8 +288,7 @@ def row_length_family(n_rows, skew, mean_nnz=8.0, seed=0, dtype=np.float32):
         0 gives every row ``round(mean_nnz)`` entries; 1 is moderately skewed, 2 to 3
         resembles a power law.
     mean_nnz : float
-    seed : int
-    dtype : float32 or float64
+    {seed_dtype}
 
     Returns
     -------
@@ -316,6 +328,7 @@ MATRICES = {
 }
 
 
+@_fill_generator_doc
 def make_matrix(name, size="sim", seed=0, dtype=np.float32):
     """One of the course's matrices by name, at simulator or full (GPU) size.
 
@@ -326,8 +339,7 @@ def make_matrix(name, size="sim", seed=0, dtype=np.float32):
     size : {"sim", "gpu"}
         ``"sim"``: tens of rows, for the simulator; ``"gpu"``: Bell & Garland's sizes
         (about 1e6 rows, large enough to leave a 50 MB L2 cache).
-    seed : int
-    dtype : float32 or float64
+    {seed_dtype}
 
     Returns
     -------

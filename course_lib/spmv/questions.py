@@ -38,7 +38,7 @@ from numba import cuda, float32
 from ..grading.harness import (Answer, Launch, calls_test, close, function, integer, kernel_factory, measurement,
                                question, race_test, result_test, sign_flipped)
 from ..grading.measuring import best_parameter_test, kernel_measurement_test
-from ..grading.signature import Feature, at_most, between, signature_test
+from ..grading.signature import Feature, at_most, between, no_atomics, signature_test
 from .api import as_csr
 from .data import empty_rows_and_long_row, laplacian, power_law_rows, random_balanced, row_length_family
 from .model import SPEED_RATIO, k_sweep
@@ -162,8 +162,7 @@ SUBWARP_SIGNATURE = (
             at_most(lambda data: 1.75 * model_span(data)),
             "the L lanes of a group share the row's entries and the reduction, no lane doing the group's work alone",
             "ceil(length / L) steps per lane"),
-    Feature("atomic operations", lambda m, data: m["atomics"], between(0, 0),
-            "lane 0 of each group stores its row's sum, once; no atomics", "one owner per row"),
+    no_atomics("lane 0 of each group stores its row's sum, once; no atomics", "one owner per row"),
 )
 
 
