@@ -171,6 +171,7 @@ def quiz_file(package: str, **values) -> MappingProxyType:
     text = resources.files(package).joinpath("quiz.md").read_text(encoding="utf-8")
     return quiz_dict(parse_quiz(text, **values))
 
+
 def show(quiz: Quiz):
     """An ipywidgets form for the question: choose, press Check, read the explanation."""
     import ipywidgets as widgets

@@ -52,6 +52,7 @@ parent : ndarray of shape (V,), int32
     The source is its own parent; -1 where unreachable.
 """
 
+
 def _check_count(value, name, minimum=1):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")

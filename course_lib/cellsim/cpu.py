@@ -26,6 +26,7 @@ from ._problem import Problem
 
 __all__ = ["simulate_cpu", "simulate_cpu_arrays"]
 
+
 def _core_version() -> int:
     """A number that changes whenever :mod:`course_lib.cellsim._core` (the rules) changes.
 

@@ -50,6 +50,7 @@ def _check_shape(n_rows, n_cols):
     n_rows = check_positive_int(n_rows, "n_rows")
     return n_rows, n_rows if n_cols is None else check_positive_int(n_cols, "n_cols")
 
+
 def _finish(matrix, dtype):
     """Canonical CSR with int32 indices and the requested dtype."""
     csr = sp.csr_matrix(matrix, dtype=dtype)
