@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from .. import device
 from .._validate import check_array, check_block, check_choice, check_int
 from ._checks import as_csr
-from .cpu import spmv_cpu
+from .cpu import CpuSpmv, spmv_cpu
 from .model import bell_garland_k
 from .reference import spmv_reference
 
@@ -274,12 +274,14 @@ def _result_dtype(A, x):
 
 
 def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
-    """Copy A to the device in the layout ``method`` needs.
+    """Copy A to the device in the layout ``method`` needs, or check it once for the CPU.
 
     Parameters
     ----------
     A : scipy sparse matrix of shape (R, C)
-    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb"}
+    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu"}
+        A kernel, or ``"cpu"``: the Numba CPU loop on a matrix checked once
+        (:class:`~course_lib.spmv.cpu.CpuSpmv`), as repeated products on the CPU should run.
     K : int, optional
         ELL width for ``"hyb"`` (default: the Bell-Garland rule).
     block : int, optional
@@ -289,11 +291,16 @@ def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
 
     Returns
     -------
-    DeviceSpmv
+    DeviceSpmv, or CpuSpmv for ``"cpu"``
     """
-    check_choice(method, "method", GPU_METHODS)
+    check_choice(method, "method", GPU_METHODS + ("cpu",))
     if K is not None and method != "hyb":
         raise ValueError(f"K only applies to method 'hyb', not {method!r}")
+    if method == "cpu":
+        if block is not None:
+            raise ValueError("block only applies to the kernel methods, not 'cpu'")
+        csr = as_csr(A, dtype)
+        return CpuSpmv(csr.indptr, csr.indices, csr.data, csr.shape)
     K = None if K is None else check_int(K, "K", minimum=0)
     block = _check_block(block, method)
     if method == "csr_vector" and not has_warp_shuffles():
