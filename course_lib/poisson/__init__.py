@@ -2,7 +2,8 @@
 
 Public entry points: :func:`seamless_clone` (``method=`` picks the kernel) and
 :func:`clone_history`, the NumPy reference and the exact sparse solve, the fast CPU
-version, the images and masks, and the two-tolerance image comparison. Kernels live in
+versions (Jacobi iterations in Numba; :func:`direct_clone`, the exact solve on the mask's
+box), the images and masks, and the two-tolerance image comparison. Kernels live in
 :mod:`course_lib.poisson.kernels`, the traffic model in :mod:`course_lib.poisson.model`,
 the profiler's measurements in :mod:`course_lib.poisson.profiling`, plots in
 :mod:`course_lib.poisson.plots` and the widgets in :mod:`course_lib.poisson.widgets`
@@ -15,6 +16,7 @@ from .api import (METHODS, CloneHistory, DeviceSolver, clone_history, default_bl
                   seamless_clone, validate_inputs)
 from .model import BYTES_PER_PIXEL_ITERATION, bandwidth_bound_seconds, bytes_per_iteration
 from .cpu import jacobi_cpu, seamless_clone_cpu
+from .direct import direct_clone
 from .quiz import QUIZ
 from .data import (PHOTOS, blob_mask, cat_in_coffee, ellipse_mask, load_photo, nonwhite_mask, object_on_white,
                    polygon_mask, rectangle_mask, synthetic_pair)
@@ -47,6 +49,7 @@ __all__ = [
     "compose",
     "default_block",
     "default_fused",
+    "direct_clone",
     "ellipse_mask",
     "exact_solve",
     "jacobi_cpu",
