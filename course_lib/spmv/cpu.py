@@ -31,6 +31,10 @@ __all__ = ["PARALLEL_MIN_NNZ", "CpuSpmv", "spmv_cpu"]
 #: at the join) cost more than the split saves.
 PARALLEL_MIN_NNZ = 1_000_000
 
+#: Floating-point liberty of the product loops: fused multiply-adds only (a row's sum keeps its order, so
+#: both modes give the same bits). Never for the checks, which must see NaN and infinity.
+_FAST = {"contract"}
+
 # Problems _first_problem finds, by code; each message is completed with where it was found.
 _OK, _BAD_START, _FALLS, _BAD_END, _BAD_COLUMN, _NOT_FINITE = range(6)
 
@@ -87,7 +91,7 @@ def _first_non_finite(x):
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(fastmath=_FAST, cache=True, nogil=True)
 def _rows(indptr, indices, data, x, y, first, last):
     """``y[r] = A[r] @ x`` for the rows ``first <= r < last`` (the loop of :func:`_spmv_serial`)."""
     one, two = np.uintp(1), np.uintp(2)
@@ -106,7 +110,7 @@ def _rows(indptr, indices, data, x, y, first, last):
         y[row] = even + odd
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(fastmath=_FAST, cache=True, nogil=True)
 def _spmv_serial(indptr, indices, data, x):
     # The loop of _rows written out here, not called: with y allocated in this function the
     # compiler knows that storing into y changes none of the inputs, and schedules the loads
@@ -131,7 +135,7 @@ def _spmv_serial(indptr, indices, data, x):
     return y
 
 
-@numba.njit(parallel=True, cache=True, nogil=True)
+@numba.njit(parallel=True, fastmath=_FAST, cache=True, nogil=True)
 def _spmv_parallel(indptr, indices, data, x, n_chunks):
     y = np.empty(indptr.shape[0] - 1, dtype=data.dtype)
     # Chunks of equal non-zero counts, not of equal row counts: on a power-law matrix a few
