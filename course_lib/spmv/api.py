@@ -17,7 +17,7 @@ from .reference import spmv_reference
 __all__ = ["GPU_METHODS", "METHODS", "DeviceSpmv", "HybMatrix", "as_csr", "default_block", "ell_split",
            "has_warp_shuffles", "hyb_split", "is_device_array", "prepare", "spmv"]
 
-#: Kernel methods, then the CPU ones: ``"cpu"`` (Numba, all cores) and ``"scipy"`` (the reference).
+#: Kernel methods, then the CPU ones: ``"cpu"`` (Numba, :mod:`course_lib.spmv.cpu`) and ``"scipy"`` (the reference).
 METHODS = ("csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu", "scipy")
 GPU_METHODS = METHODS[:6]
 #: ELL refuses to pad more than this many times the non-zeros (beyond a small matrix).
@@ -322,8 +322,10 @@ def spmv(A, x, method="hyb", *, K=None, block=None):
         ``"csr_scalar"``: thread per row; ``"csr_vector"``: warp per row with shuffles;
         ``"coo"``: thread per element with a segmented reduction; ``"coo_atomic"``:
         thread per element with atomics; ``"ell"``: padded, column-major; ``"hyb"``: ELL
-        for the first K entries of each row plus COO for the rest; ``"cpu"``: Numba
-        ``parallel=True``; ``"scipy"``: the float64 SciPy reference.
+        for the first K entries of each row plus COO for the rest; ``"cpu"``: the Numba
+        loop of :func:`~course_lib.spmv.cpu.spmv_cpu` (all cores from
+        :data:`~course_lib.spmv.cpu.PARALLEL_MIN_NNZ` non-zeros, one core below);
+        ``"scipy"``: the float64 SciPy reference.
     K : int, optional
         ELL width for ``"hyb"`` (default: the Bell-Garland rule, see :func:`hyb_split`).
     block : int, optional

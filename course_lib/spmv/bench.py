@@ -208,7 +208,8 @@ def _format_row(r):
 def summary(results):
     """A few human-readable lines."""
     s = results["summary"]
-    extra = [f"CPU {key}: best Numba time / scipy time = {ratio:.2f}, median of the rounds (goal <= {s['goal_cpu_ratio']})"
+    extra = [f"CPU {key}: best Numba time / scipy time = {ratio:.2f}, median of the rounds "
+             f"(goal <= {s['goal_cpu_ratio']})"
              for key, ratio in sorted(s["cpu_time_over_scipy"].items())]
     for key in ("vs_cusparse_stencils", "vs_cusparse_power_law"):
         extra += [f"{name}: best course method {v['best_method']} = {100 * v['ratio']:.0f}% of cuSPARSE"
