@@ -12,11 +12,10 @@ the profiler's measurements in :mod:`course_lib.poisson.profiling`, plots in
 
 from .._lazy import lazy_submodules
 from . import kernels, profiling
-from .api import (METHODS, CloneHistory, DeviceSolver, clone_history, default_block, default_fused, naive_paste,
-                  seamless_clone, validate_inputs)
+from .api import (METHODS, CloneHistory, DeviceSolver, clone_history, default_block, default_fused, direct_clone,
+                  naive_paste, seamless_clone, validate_inputs)
 from .model import BYTES_PER_PIXEL_ITERATION, bandwidth_bound_seconds, bytes_per_iteration
 from .cpu import jacobi_cpu, seamless_clone_cpu
-from .direct import direct_clone
 from .quiz import QUIZ
 from .data import (PHOTOS, blob_mask, cat_in_coffee, ellipse_mask, load_photo, nonwhite_mask, object_on_white,
                    polygon_mask, rectangle_mask, synthetic_pair)

@@ -23,10 +23,9 @@ import numpy as np
 from .. import device
 from ..bench import LOADED_NOTE, figure, gpu_time, paired, results as bench_results, summary_text, time_call
 from ..bench import timed_once, timing_suffix
-from .api import DeviceSolver, default_fused, seamless_clone
+from .api import DeviceSolver, default_fused, direct_clone, seamless_clone
 from .cpu import jacobi_cpu
 from .data import cat_in_coffee
-from .direct import direct_clone
 from .model import BYTES_PER_PIXEL_ITERATION
 from .reference import INTERIOR, exact_solve, jacobi_step_reference, opencv_clone, opencv_inputs, prepare
 

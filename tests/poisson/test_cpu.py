@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from course_lib import poisson
-from course_lib.poisson.direct import _direct_solve
+from course_lib.poisson.cpu import _direct_solve
 
 TOLERANCE = {"max_pixel_diff": 1, "max_fraction": 0.001}
 
