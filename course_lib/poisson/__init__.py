@@ -2,7 +2,8 @@
 
 Public entry points: :func:`seamless_clone` (``method=`` picks the kernel) and
 :func:`clone_history`, the NumPy reference and the exact sparse solve, the fast CPU
-version, the images and masks, and the two-tolerance image comparison. Kernels live in
+versions (Jacobi iterations in Numba; :func:`direct_clone`, the exact solve on the mask's
+box), the images and masks, and the two-tolerance image comparison. Kernels live in
 :mod:`course_lib.poisson.kernels`, the traffic model in :mod:`course_lib.poisson.model`,
 the profiler's measurements in :mod:`course_lib.poisson.profiling`, plots in
 :mod:`course_lib.poisson.plots` and the widgets in :mod:`course_lib.poisson.widgets`
@@ -11,8 +12,8 @@ the profiler's measurements in :mod:`course_lib.poisson.profiling`, plots in
 
 from .._lazy import lazy_submodules
 from . import kernels, profiling
-from .api import (METHODS, CloneHistory, DeviceSolver, clone_history, default_block, default_fused, naive_paste,
-                  seamless_clone, validate_inputs)
+from .api import (METHODS, CloneHistory, DeviceSolver, clone_history, default_block, default_fused, direct_clone,
+                  naive_paste, seamless_clone, validate_inputs)
 from .model import BYTES_PER_PIXEL_ITERATION, bandwidth_bound_seconds, bytes_per_iteration
 from .cpu import jacobi_cpu, seamless_clone_cpu
 from .quiz import QUIZ
@@ -47,6 +48,7 @@ __all__ = [
     "compose",
     "default_block",
     "default_fused",
+    "direct_clone",
     "ellipse_mask",
     "exact_solve",
     "jacobi_cpu",

@@ -1,4 +1,4 @@
-"""Public entry points of Unit 4: :func:`seamless_clone` and :func:`clone_history`."""
+"""Public entry points of Unit 4: :func:`seamless_clone`, :func:`clone_history` and :func:`direct_clone`."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import numpy as np
 
 from .. import device
 from .._validate import check_choice, check_int
-from .cpu import jacobi_cpu
+from .cpu import _direct_solve, jacobi_cpu
 from .data import nonwhite_mask
 from .reference import (Prepared, check_image, check_problem, compose, jacobi_step_reference, prepare,
                         residual)
 
 __all__ = ["METHODS", "CloneHistory", "DeviceSolver", "clone_history", "default_block", "default_fused",
-           "naive_paste", "seamless_clone", "validate_inputs"]
+           "direct_clone", "naive_paste", "seamless_clone", "validate_inputs"]
 
 #: ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: several iterations per
 #: launch in shared memory; ``"cpu"``: Numba ``parallel=True``; ``"numpy"``: the reference.
@@ -265,6 +265,52 @@ def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi"
     solver.run(iterations)
     out = target.copy()
     out[box] = solver.result(crop_target)
+    return out
+
+
+def direct_clone(source, target, mask=None):
+    """Seamless clone by an exact solve of the course's discrete Poisson system, on the CPU.
+
+    The image the Jacobi iterations converge to (where the solution stays within
+    [0, 255]): the solution clamped to [0, 255] and truncated to 8 bits, pasted on
+    strict-interior pixels. The system is built on the mask's bounding box only (grown by
+    one pixel, as :func:`seamless_clone` crops) and factorised once for the three
+    channels (see :mod:`course_lib.poisson.cpu`); pixels outside the box are not touched.
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+        Same size; ``source`` holds the object at the place it should appear in ``target``.
+    mask : ndarray of shape (H, W), bool, optional
+        Pixels to clone (default: every non-white source pixel, as for
+        :func:`~course_lib.poisson.seamless_clone`).
+
+    Returns
+    -------
+    ndarray of shape (H, W, 3), uint8
+        A new image; the inputs are not modified.
+
+    Raises
+    ------
+    ValueError
+        As :func:`~course_lib.poisson.validate_inputs`: wrong dtype or shape, images of
+        different sizes, an empty mask, a mask covering the whole image or one without
+        a strict-interior pixel.
+
+    Examples
+    --------
+    >>> from course_lib.poisson import cat_in_coffee, direct_clone, exact_solve
+    >>> source, target, mask = cat_in_coffee((24, 36))
+    >>> bool((direct_clone(source, target, mask) == exact_solve(source, target, mask)[0]).all())
+    True
+    """
+    source, target, mask = validate_inputs(source, target, mask)
+    box = _crop_box(mask)
+    crop_source, crop_target, crop_mask = (np.ascontiguousarray(a[box]) for a in (source, target, mask))
+    prepared = prepare(crop_source, crop_target, crop_mask)
+    planes = _direct_solve(prepared)
+    out = target.copy()
+    out[box] = compose(crop_target, prepared.labels, np.clip(planes, 0, 255))
     return out
 
 

@@ -10,14 +10,14 @@ import scipy.sparse as sp
 from .. import device
 from .._validate import check_array, check_block, check_choice, check_int
 from ._checks import as_csr
-from .cpu import spmv_cpu
+from .cpu import CpuSpmv, spmv_cpu
 from .model import bell_garland_k
 from .reference import spmv_reference
 
 __all__ = ["GPU_METHODS", "METHODS", "DeviceSpmv", "HybMatrix", "as_csr", "default_block", "ell_split",
            "has_warp_shuffles", "hyb_split", "is_device_array", "prepare", "spmv"]
 
-#: Kernel methods, then the CPU ones: ``"cpu"`` (Numba, all cores) and ``"scipy"`` (the reference).
+#: Kernel methods, then the CPU ones: ``"cpu"`` (Numba, :mod:`course_lib.spmv.cpu`) and ``"scipy"`` (the reference).
 METHODS = ("csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu", "scipy")
 GPU_METHODS = METHODS[:6]
 #: ELL refuses to pad more than this many times the non-zeros (beyond a small matrix).
@@ -274,12 +274,14 @@ def _result_dtype(A, x):
 
 
 def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
-    """Copy A to the device in the layout ``method`` needs.
+    """Copy A to the device in the layout ``method`` needs, or check it once for the CPU.
 
     Parameters
     ----------
     A : scipy sparse matrix of shape (R, C)
-    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb"}
+    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu"}
+        A kernel, or ``"cpu"``: the Numba CPU loop on a matrix checked once
+        (:class:`~course_lib.spmv.cpu.CpuSpmv`), as repeated products on the CPU should run.
     K : int, optional
         ELL width for ``"hyb"`` (default: the Bell-Garland rule).
     block : int, optional
@@ -289,11 +291,16 @@ def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
 
     Returns
     -------
-    DeviceSpmv
+    DeviceSpmv, or CpuSpmv for ``"cpu"``
     """
-    check_choice(method, "method", GPU_METHODS)
+    check_choice(method, "method", GPU_METHODS + ("cpu",))
     if K is not None and method != "hyb":
         raise ValueError(f"K only applies to method 'hyb', not {method!r}")
+    if method == "cpu":
+        if block is not None:
+            raise ValueError("block only applies to the kernel methods, not 'cpu'")
+        csr = as_csr(A, dtype)
+        return CpuSpmv(csr.indptr, csr.indices, csr.data, csr.shape)
     K = None if K is None else check_int(K, "K", minimum=0)
     block = _check_block(block, method)
     if method == "csr_vector" and not has_warp_shuffles():
@@ -315,8 +322,10 @@ def spmv(A, x, method="hyb", *, K=None, block=None):
         ``"csr_scalar"``: thread per row; ``"csr_vector"``: warp per row with shuffles;
         ``"coo"``: thread per element with a segmented reduction; ``"coo_atomic"``:
         thread per element with atomics; ``"ell"``: padded, column-major; ``"hyb"``: ELL
-        for the first K entries of each row plus COO for the rest; ``"cpu"``: Numba
-        ``parallel=True``; ``"scipy"``: the float64 SciPy reference.
+        for the first K entries of each row plus COO for the rest; ``"cpu"``: the Numba
+        loop of :func:`~course_lib.spmv.cpu.spmv_cpu` (all cores from
+        :data:`~course_lib.spmv.cpu.PARALLEL_MIN_NNZ` non-zeros, one core below);
+        ``"scipy"``: the float64 SciPy reference.
     K : int, optional
         ELL width for ``"hyb"`` (default: the Bell-Garland rule, see :func:`hyb_split`).
     block : int, optional

@@ -48,6 +48,7 @@ ARGUMENTS = {
     "default_block": NO_ARGUMENTS,
     "default_fused": NO_ARGUMENTS,
     "ellipse_mask": Call(lambda: {"shape": (12, 16)}, shape="shape"),
+    "direct_clone": Call(_images, source="uint8_image", target="uint8_image", mask="bool_mask?"),
     "exact_solve": Call(_images, source="uint8_image", target="uint8_image", mask="bool_mask"),
     "jacobi_cpu": Call(_iterate, planes="float_array", rhs="float_array", labels="index_array",
                        iterations="nonneg_int"),

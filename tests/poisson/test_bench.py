@@ -27,6 +27,12 @@ def test_bench_quick_writes_results(tmp_path, capsys):
     opencv = [r for r in results["rows"] if r["variant"] == "opencv_seamlessClone"]
     assert opencv and all(r["prepare_seconds"] > 0 and r["repetitions"] == 5 and r["ratio_to_course"] > 0
                           for r in opencv)
+    # Every finished clone says how far it is from the exact solution; the course's direct solve is it.
+    end_to_end = [r for r in results["rows"] if r["scope"] == "end_to_end" and r["variant"] in
+                  ("cpu_numba_parallel", "cpu_direct", "opencv_seamlessClone")]
+    assert all(r["levels_from_exact_mean"] >= 0 and r["levels_from_exact_max"] >= 0 for r in end_to_end)
+    direct = [r for r in end_to_end if r["variant"] == "cpu_direct"]
+    assert len(direct) == 2 and all(r["levels_from_exact_max"] <= 1 and r["ratio_to_course"] == 1.0 for r in direct)
     if device.is_simulator():
         # the last note is the machine's load during the run (course_lib.bench.load_note)
         assert results["notes"][:-1] == ["no GPU: only the CPU variants were measured", LOADED_NOTE]
@@ -52,4 +58,6 @@ def test_bench_gpu_part_runs_in_the_simulator_at_a_tiny_size(monkeypatch):
     assert {(r["variant"], r["scope"]) for r in gpu} == {("jacobi", "iterations"), ("jacobi", "end_to_end"),
                                                          ("jacobi_fused", "iterations"), ("jacobi_fused", "end_to_end")}
     assert results["summary"]["best_end_to_end"]["height"] == 24 and "goal_met" in results["summary"]
+    assert results["summary"]["strongest_cpu"] in ("cpu_direct", "opencv_seamlessClone")
+    assert results["summary"]["speedup_vs_strongest_cpu"] > 0
     assert "goal: 800 iterations" in bench.summary(dict(results, device={"name": "sim"}))
