@@ -216,6 +216,30 @@ def _check_fused(fused):
     return halo, bx, by
 
 
+def _cropped(source, target, mask):
+    """Check the inputs, then cut them to the mask's bounding box (grown by one pixel).
+
+    Returns
+    -------
+    target : ndarray of shape (H, W, 3), uint8
+        The checked target.
+    box : tuple of slice
+        The box, for :func:`_pasted`.
+    crops : tuple of ndarray
+        ``(source, target, mask)`` cut to the box, contiguous.
+    """
+    source, target, mask = validate_inputs(source, target, mask)
+    box = _crop_box(mask)
+    return target, box, tuple(np.ascontiguousarray(a[box]) for a in (source, target, mask))
+
+
+def _pasted(target, box, patch):
+    """A copy of ``target`` with ``patch`` (the box's new pixels) pasted on ``box``; ``target`` is untouched."""
+    out = target.copy()
+    out[box] = patch
+    return out
+
+
 def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi", fused=None):
     """Clone the masked region of ``source`` into ``target`` seamlessly (Poisson image editing).
 
@@ -257,15 +281,11 @@ def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi"
     >>> seamless_clone(source, target, mask, iterations=5, method="cpu").shape
     (24, 36, 3)
     """
-    source, target, mask = validate_inputs(source, target, mask)
+    target, box, (crop_source, crop_target, crop_mask) = _cropped(source, target, mask)
     iterations = _check_iterations(iterations)
-    box = _crop_box(mask)
-    crop_source, crop_target, crop_mask = (np.ascontiguousarray(a[box]) for a in (source, target, mask))
     solver = _solver(crop_source, crop_target, crop_mask, method, fused)
     solver.run(iterations)
-    out = target.copy()
-    out[box] = solver.result(crop_target)
-    return out
+    return _pasted(target, box, solver.result(crop_target))
 
 
 def direct_clone(source, target, mask=None):
@@ -304,14 +324,10 @@ def direct_clone(source, target, mask=None):
     >>> bool((direct_clone(source, target, mask) == exact_solve(source, target, mask)[0]).all())
     True
     """
-    source, target, mask = validate_inputs(source, target, mask)
-    box = _crop_box(mask)
-    crop_source, crop_target, crop_mask = (np.ascontiguousarray(a[box]) for a in (source, target, mask))
+    target, box, (crop_source, crop_target, crop_mask) = _cropped(source, target, mask)
     prepared = prepare(crop_source, crop_target, crop_mask)
     planes = _direct_solve(prepared)
-    out = target.copy()
-    out[box] = compose(crop_target, prepared.labels, np.clip(planes, 0, 255))
-    return out
+    return _pasted(target, box, compose(crop_target, prepared.labels, np.clip(planes, 0, 255)))
 
 
 @dataclass

@@ -57,6 +57,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 
@@ -163,7 +164,6 @@ def kernel_typing(fn, argtypes, debug=False):
     if found is not None:
         _stats["memory_hits"] += 1
         return found
-    import time
 
     if unreproducible_global(fn) is not None:
         _stats["unavailable"] += 1
@@ -344,9 +344,21 @@ def _say_unavailable(reason):
           "or restart the kernel to try again.", file=sys.stderr)
 
 
+#: At exit, how long to wait for typing processes still loading (they end once loaded, in seconds).
+EXIT_WAIT_SECONDS = 15.0
+
+
 def _shutdown():
     if _child is not None and _child.owner == os.getpid():
         _child.close()
+    # A process still loading ends by itself once loaded: reaping it here, not leaving it to the
+    # interpreter's teardown, which would warn that a subprocess is still running.
+    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+    for proc in _retired:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
 
 
 atexit.register(_shutdown)
@@ -507,7 +519,6 @@ def first_typing_seconds(fn, args):
     The typing process is made ready (started, loaded) before the timing.
     """
     import tempfile
-    import time
 
     argtypes = [argument_type(a) for a in args]
     saved = os.environ.get("XDG_CACHE_HOME")
