@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import device
+from .._docs import fill_doc
 from .._validate import check_choice, check_int
 from .cpu import _direct_solve, jacobi_cpu
 from .data import nonwhite_mask
@@ -216,6 +217,15 @@ def _check_fused(fused):
     return halo, bx, by
 
 
+#: What both cloning functions return, for their docstrings (:func:`course_lib._docs.fill_doc`).
+_RETURNS_IMAGE = """
+Returns
+-------
+ndarray of shape (H, W, 3), uint8
+    A new image; the inputs are not modified.
+"""
+
+
 def _cropped(source, target, mask):
     """Check the inputs, then cut them to the mask's bounding box (grown by one pixel).
 
@@ -240,6 +250,7 @@ def _pasted(target, box, patch):
     return out
 
 
+@fill_doc(returns=_RETURNS_IMAGE)
 def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi", fused=None):
     """Clone the masked region of ``source`` into ``target`` seamlessly (Poisson image editing).
 
@@ -263,10 +274,7 @@ def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi"
     fused : tuple of int, optional
         (halo, block_x, block_y) for ``"jacobi_fused"`` (default :func:`default_fused`).
 
-    Returns
-    -------
-    ndarray of shape (H, W, 3), uint8
-        A new image; the inputs are not modified.
+    {returns}
 
     Raises
     ------
@@ -288,6 +296,7 @@ def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi"
     return _pasted(target, box, solver.result(crop_target))
 
 
+@fill_doc(returns=_RETURNS_IMAGE)
 def direct_clone(source, target, mask=None):
     """Seamless clone by an exact solve of the course's discrete Poisson system, on the CPU.
 
@@ -305,10 +314,7 @@ def direct_clone(source, target, mask=None):
         Pixels to clone (default: every non-white source pixel, as for
         :func:`~course_lib.poisson.seamless_clone`).
 
-    Returns
-    -------
-    ndarray of shape (H, W, 3), uint8
-        A new image; the inputs are not modified.
+    {returns}
 
     Raises
     ------
