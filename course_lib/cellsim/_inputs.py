@@ -234,7 +234,7 @@ class CellTypes:
         """What the kernels read: shape (T, 4), float64, rows (cumulative proportion, mean, std,
         normal CDF at zero of the division time). The last cumulative proportion is set to
         exactly 1, and a quiescent type has mean -1."""
-        from scipy.stats import norm
+        from scipy.special import ndtr  # what scipy.stats.norm.cdf computes, without importing scipy.stats
 
         out = np.zeros((self.n_types, 4), dtype=np.float64)
         out[:, 0] = np.cumsum(self.proportions)
@@ -242,7 +242,7 @@ class CellTypes:
         out[:, 1] = self.means
         out[:, 2] = self.stds
         dividing = ~self.quiescent & (self.stds > 0)
-        out[dividing, 3] = norm.cdf(-self.means[dividing] / self.stds[dividing])
+        out[dividing, 3] = ndtr(-self.means[dividing] / self.stds[dividing])
         return out
 
     def __repr__(self):

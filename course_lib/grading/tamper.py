@@ -75,8 +75,15 @@ def _runtime_state(module) -> frozenset:
             continue
         seen.add(code)
         codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-        names.update(ins.argval for ins in dis.get_instructions(code) if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"))
+        # Decoding every instruction of every course function is most of a snapshot's cost: only code whose
+        # opcodes (every other byte of co_code, which dis decodes too) include one of the two is decoded.
+        if not _GLOBAL_STORES.isdisjoint(code.co_code[::2]):
+            names.update(ins.argval for ins in dis.get_instructions(code)
+                         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"))
     return frozenset(names)
+
+
+_GLOBAL_STORES = frozenset(dis.opmap[name] for name in ("STORE_GLOBAL", "DELETE_GLOBAL"))
 
 
 def _names(namespace: dict, before: dict, state: frozenset = frozenset()) -> dict:

@@ -306,6 +306,34 @@ def run_grid(f, grid_dim, block_dim, debug, args, module, order=None):
             if b is not None:
                 b._abort()  # unwinds its suspended threads (a block that raised has done so already)
         raise
+    finally:
+        release_device_globals()
+
+
+#: The simulated ``cuda`` module swapped into the globals of device functions called during the running
+#: launch (see :func:`hold_device_globals`), put back when the launch ends.
+_held_swaps: list = []
+
+
+def hold_device_globals(fn, module) -> None:
+    """Put the launch's simulated ``cuda`` module into ``fn``'s globals until the launch ends.
+
+    The stock simulator swaps it in and back around every call of a device function, scanning the
+    function's module each time: a kernel calling a device function of another module in its inner
+    loop spent much of its time there. Within one launch the swapped module is the same, and no host
+    code runs meanwhile (launches run one at a time under :data:`launch_lock`).
+    """
+    from numba.cuda.simulator.kernelapi import swapped_cuda_module
+
+    swap = swapped_cuda_module(fn, module)
+    swap.__enter__()
+    _held_swaps.append(swap)
+
+
+def release_device_globals() -> None:
+    """Put back the globals :func:`hold_device_globals` swapped (the last held, first)."""
+    while _held_swaps:
+        _held_swaps.pop().__exit__(None, None, None)
 
 
 def _hang(resident, not_started, limit):

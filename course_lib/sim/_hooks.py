@@ -159,6 +159,7 @@ def _device_call(stock_call):
     fair = _engine.fair
     on_carrier = _engine.on_carrier
     launching = _engine.launch_lock
+    hold = _engine.hold_device_globals
 
     forget = _uninit.forget_uninitialized
     fake_array = devicearray.FakeCUDAArray
@@ -172,8 +173,11 @@ def _device_call(stock_call):
             fn = self.fn
             if swapped.get(id(fn.__globals__)):
                 return fair(fn)(*args)  # its globals already hold the launch's simulated cuda module
-            with swapped_cuda_module(fn, kernel._kernel_context):
+            if on_carrier():  # kernel code: swapped until the launch ends (_engine.hold_device_globals)
+                hold(fn, kernel._kernel_context)
                 return fair(fn)(*args)  # loops of device functions tick too
+            with swapped_cuda_module(fn, kernel._kernel_context):  # a device function called from host code
+                return fair(fn)(*args)
         with launching:  # one simulated launch at a time, whichever host thread launches
             if _uninit._never_written:
                 for arg in args:  # an unobserved launch may write its arguments

@@ -33,7 +33,7 @@ import html
 import linecache
 import os
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, fields
 
 from . import _engine, _typing
@@ -436,7 +436,7 @@ class _Profiler(Observer):
                 row.shared_wavefronts += _wavefronts(offsets, size)
                 row.shared_ideal_wavefronts += -(-len(set(offsets)) * size // WAVEFRONT_BYTES)
                 continue
-            sectors = {s for off in offsets for s in range(off // SECTOR_BYTES, (off + size - 1) // SECTOR_BYTES + 1)}
+            sectors = _sectors(offsets, size)
             nbytes = size * len(offsets)
             if write:
                 row.global_store_requests += 1
@@ -482,13 +482,34 @@ def _volume(dims):
     return n
 
 
+def _sectors(offsets, size):
+    """The 32-byte sectors that ``size``-byte elements at ``offsets`` touch."""
+    sectors = {off // SECTOR_BYTES for off in offsets}
+    if size > 1:
+        last = size - 1
+        if size <= SECTOR_BYTES + 1:  # each element's first and last sector are all it touches
+            sectors.update([(off + last) // SECTOR_BYTES for off in offsets])
+        else:
+            for off in offsets:
+                sectors.update(range(off // SECTOR_BYTES, (off + last) // SECTOR_BYTES + 1))
+    return sectors
+
+
 def _wavefronts(offsets, size):
     """Passes the 32 banks need to serve one warp-level shared access of ``size``-byte elements."""
-    words_per_bank = {}
-    for off in offsets:
-        for word in range(off // BANK_BYTES, (off + size - 1) // BANK_BYTES + 1):
-            words_per_bank.setdefault(word % BANKS, set()).add(word)
-    return max(map(len, words_per_bank.values()), default=0)
+    # The distinct words touched (each element's first and last, and any between), then how many fall in
+    # each bank: the busiest bank sets the passes.
+    last = size - 1
+    firsts = [off // BANK_BYTES for off in offsets]
+    words = set(firsts)
+    if last:
+        ends = [(off + last) // BANK_BYTES for off in offsets]
+        words.update(ends)
+        if size > BANK_BYTES + 1:  # an element may span more than two words
+            for first, end in zip(firsts, ends):
+                if end - first > 1:
+                    words.update(range(first + 1, end))
+    return max(Counter([word % BANKS for word in words]).values(), default=0)
 
 
 def profile(kernel, griddim, blockdim, *args, sharedmem=0):

@@ -5,6 +5,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from numba import cuda
 
 from course_lib import device, sim
 from course_lib.sim import _hooks
@@ -64,3 +65,32 @@ def test_verify_explains_a_broken_hook(monkeypatch):
     monkeypatch.delattr(kernel.BlockThread, "syncthreads_count")
     with pytest.raises(_hooks.HookError, match="BlockThread.syncthreads_count is gone.*numba-cuda==0.30.4"):
         _hooks.verify()
+
+
+def test_a_device_function_of_another_module_sees_the_simulated_cuda_until_the_launch_ends():
+    """The launch's simulated ``cuda`` stays in a device function's module while the launch runs (one swap
+    per launch, not per call), and the module's own ``cuda`` is back afterwards, also when the kernel raises."""
+    import types
+
+    import numpy as np
+
+    from course_lib.sim import _engine
+
+    other = types.ModuleType("course_test_other_module")
+    exec("from numba import cuda\n\n@cuda.jit(device=True)\ndef lane():\n    return cuda.threadIdx.x\n",
+         other.__dict__)
+
+    @cuda.jit
+    def fill(out, fail):
+        i = cuda.threadIdx.x
+        out[i] = other.lane() + other.lane()
+        if fail and i == 3:
+            raise ValueError("stop")
+
+    out = np.zeros(8, np.int64)
+    fill[1, 8](out, False)
+    assert out.tolist() == [2 * i for i in range(8)]
+    assert other.cuda is cuda and not _engine._held_swaps
+    with pytest.raises(ValueError):
+        fill[1, 8](out, True)
+    assert other.cuda is cuda and not _engine._held_swaps
