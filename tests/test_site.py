@@ -42,7 +42,9 @@ def test_lesson_runs(lesson, executed_dir):
     """Does the lesson run top to bottom, every claim's assert holding, in this backend?"""
     import nbformat
 
-    nb = site.execute_lesson(lesson, backend="auto")
+    # A cell's own limit, under the test's: a cell that hangs is named (nbclient's CellTimeoutError) instead of
+    # the whole test stopping at pytest-timeout's limit with only the kernel client's threads to show.
+    nb = site.execute_lesson(lesson, backend="auto", timeout=300)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
     nbformat.write(nb, executed_dir / lesson.name)
