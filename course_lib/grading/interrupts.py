@@ -46,6 +46,10 @@ def instructor_interrupts():
         yield state
         return
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    # interrupt_main() does nothing while SIGINT is ignored, and a command started in the background by a
+    # non-interactive shell (`grade ... &`, a CI job) starts with SIGINT ignored: Python's own handler is
+    # put in place while the signals are blocked, so the waiter, not the inherited disposition, decides.
+    previous_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     done = threading.Event()
 
     def wait():
@@ -67,4 +71,5 @@ def instructor_interrupts():
         waiter.join()
         while signal.sigtimedwait(SIGNALS, 0) is not None:  # sent by workers as the run ended
             state["ignored"] += 1
+        signal.signal(signal.SIGINT, previous_handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)

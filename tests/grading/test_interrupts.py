@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _SCRIPT = textwrap.dedent('''
@@ -26,8 +28,14 @@ _SCRIPT = textwrap.dedent('''
 ''')
 
 
-def test_signals_from_descendants_are_ignored_and_others_interrupt():
-    done = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=60,
+#: A grader started in the background by a non-interactive shell (``grade ... &``, a CI job) inherits SIGINT ignored.
+_STARTED_IGNORING_SIGINT = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+
+
+@pytest.mark.parametrize("start", ["default", "sigint_ignored"])
+def test_signals_from_descendants_are_ignored_and_others_interrupt(start):
+    script = (_STARTED_IGNORING_SIGINT if start == "sigint_ignored" else "") + _SCRIPT
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, PYTHONPATH=ROOT))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["ignored 2", "interrupted"]
