@@ -261,3 +261,29 @@ def test_committed_results_folder_reads_cleanly():
     for path in bench.RESULTS_DIR.glob("*.json"):
         data = json.loads(path.read_text())
         assert (data["backend"] == "gpu") == ("_cpu-only" not in path.name), path.name
+
+
+def test_paired_reports_progress_only_when_asked(monkeypatch, capsys):
+    # Lessons call paired() in cells: silent there. The command-line bench turns progress on, so that a run
+    # stopped at its time limit has said which measurements it finished.
+    bench.paired({"course": lambda: None, "peer": lambda: None}, course="course", repeat=1)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(bench, "PROGRESS", True)
+    bench.paired({"course": lambda: None, "peer": lambda: None}, course="course", repeat=1)
+    err = capsys.readouterr().err
+    assert "paired: course " in err and ", peer " in err
+
+
+def test_readme_performance_table_is_the_scripts_output():
+    # The README's table is printed from the committed runs, never typed in: a new or removed results file
+    # without `python benchmarks/performance_table.py` pasted into the README fails here.
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("performance_table", root / "benchmarks" / "performance_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    expected = table.markdown(table.rows())
+    assert len(expected.splitlines()) > 2
+    assert expected in (root / "README.md").read_text(), "README's performance table is stale: paste the output of " \
+                                                          "`python benchmarks/performance_table.py`"

@@ -39,6 +39,7 @@ import importlib
 import json
 import platform
 import re
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,6 +59,16 @@ NO_GPU_NOTE = "no GPU: only the CPU variants were measured"
 #: Where the course's committed GPU runs live: ``benchmarks/results/`` of the checkout holding this package
 #: (absent from an installed wheel: a lesson then says that no run is committed).
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+#: Progress lines on standard error as each paired measurement and each part ends. Off by default (lessons
+#: call :func:`paired` in cells); ``python -m course_lib.bench`` turns it on, so that a run stopped at a time
+#: limit still says how far it got.
+PROGRESS = False
+
+
+def progress(message: str) -> None:
+    """Write ``message`` to standard error with the wall-clock time, when :data:`PROGRESS` is on."""
+    if PROGRESS:
+        print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def time_call(fn, *, repeat=5, warmup=1, min_time=0.2):
@@ -151,6 +162,7 @@ def paired(calls: dict, *, course: str | None = None, repeat: int = 5, warmup: i
             out[name].update(ratio_to_course=out[name]["seconds"] / base if base > 0 else float("inf"),
                              round_ratio_median=float(np.median(per_round)), round_ratio_min=float(per_round.min()),
                              round_ratio_max=float(per_round.max()))
+    progress("paired: " + ", ".join(f"{name} {out[name]['seconds']:.4g} s" for name in names))
     return out
 
 
@@ -456,12 +468,14 @@ def results(cpu_rows: list, gpu_part: Callable[[], tuple] | None = None) -> dict
     """
     rows, summary, notes = list(cpu_rows), {}, []
     if gpu_part is not None and device.is_gpu():
+        progress(f"CPU part done ({len(rows)} rows); GPU part starts")
         gpu_rows, summary, gpu_notes = gpu_part()
+        progress(f"GPU part done ({len(gpu_rows)} rows)")
         rows += gpu_rows
         notes += list(gpu_notes)
     else:
         notes.append(NO_GPU_NOTE)
-    return {"rows": rows, "summary": summary, "notes": notes}
+    return {"rows": rows, "summary": summary, "notes": list(dict.fromkeys(notes))}  # each note once (several sizes may say the same)
 
 
 def summary_text(results: dict, format_row: Callable[[dict], str], extra: Iterable[str] = (),

@@ -19,6 +19,7 @@ import sys
 
 from .. import UNITS, device
 from . import RESULTS_DIR, load_note, stamp, write_results
+from .. import bench as _bench
 
 #: Exit status of ``--gpu`` without a GPU.
 NEEDS_GPU = 2
@@ -80,4 +81,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    _bench.PROGRESS = True  # a run stopped at a time limit still says how far it got (standard error)
     sys.exit(main())
