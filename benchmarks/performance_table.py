@@ -40,7 +40,8 @@ def machine(data: dict) -> str:
     """The device (or the CPU and its cores for a CPU-only run), the date and the load."""
     where = f"{data.get('cpu_cores', '?')}-core CPU" + (
         f" of the {data['device']['name']} machine" if data.get("backend") == "gpu" else "")
-    load = data.get("load_average_end") or data.get("load_average_start")
+    # The load before the run: the one at its end counts the benchmark's own threads (course_lib.bench.load_note).
+    load = data.get("load_average_start") or data.get("load_average_end")
     loaded = f", load {load[0]:.1f}" if load else ""
     busy = load is not None and load[0] > 0.5 * data.get("cpu_cores", 1)
     return f"{where}{loaded}{' (LOADED)' if busy else ''}, {data['date'][:10]}"

@@ -22,6 +22,7 @@ Run ``python -m tests.numba_suite.runner`` (or ``pytest tests/sim/test_numba_sui
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -49,6 +50,11 @@ def run_suite(mode, junit, *, suites=SUITES, per_test_timeout=PER_TEST_TIMEOUT, 
         raise ValueError(f"mode must be 'stock' or 'course', got {mode!r}")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", COURSE_BACKEND="sim", PYTHONDONTWRITEBYTECODE="1")
     env.pop("COURSE_SIM_HOOKS", None)
+    # A temporary folder of each run's own: numba's test helpers put caches under tempfile.gettempdir(), in
+    # folders named after the test, and the two runs go side by side (run_both).
+    tmp = Path(junit).parent / f"{mode}-tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    env["TMPDIR"] = str(tmp)
     paths = [str(ROOT)]
     if mode == "course":
         env["COURSE_SIM_HOOKS"] = "1"
@@ -101,16 +107,19 @@ def compare(stock: dict, course: dict) -> list:
 
 
 def run_both(workdir, **options) -> dict:
-    """Run stock then course; the outcomes, counts, wall times and regressions."""
-    result = {}
-    for mode in ("stock", "course"):
+    """Run stock and course side by side (two processes: CI has two cores); the outcomes, counts, wall times
+    and regressions. Each run is a child pytest of its own, so neither can disturb the other's results."""
+    def one(mode):
         junit = Path(workdir) / f"{mode}.xml"
         code, seconds, output = run_suite(mode, junit, **options)
         if not junit.exists():
             raise RuntimeError(f"the {mode} run of numba-cuda's tests wrote no report (exit {code}):\n{output[-4000:]}")
         found = outcomes(junit)
-        result[mode] = {"outcomes": found, "counts": dict(Counter(found.values())), "seconds": seconds,
-                        "output": output}
+        return {"outcomes": found, "counts": dict(Counter(found.values())), "seconds": seconds, "output": output}
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        runs = {mode: pool.submit(one, mode) for mode in ("stock", "course")}
+        result = {mode: future.result() for mode, future in runs.items()}
     result["regressions"] = compare(result["stock"]["outcomes"], result["course"]["outcomes"])
     result["improved"] = sorted(t for t, s in result["stock"]["outcomes"].items()
                                 if s in ("failed", "error") and result["course"]["outcomes"].get(t) == "passed")
