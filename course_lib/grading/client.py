@@ -235,13 +235,9 @@ class Worker:
         self.proc.wait()
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.write(dumps({"cmd": "exit"}))
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+        """End the worker: killed with its whole tree, as after a fault. Its replies are all here and its
+        state is the submission's, of no further use; a polite exit would cost about a second per submission
+        in the interpreter's teardown (numba, the simulator's typing process)."""
         self.kill()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:

@@ -321,8 +321,6 @@ def main() -> int:
                 reply = {"event": "raised", "exception": type(exc).__name__, "message": _student_error(exc)}
             changed = changes()
             send({"event": "tampered", "changed": changed} if changed else reply)
-        elif command == "exit":
-            break
     return 0
 
 
