@@ -61,9 +61,10 @@ def _fixtures_module():
 
 def _wrong_fixtures(fixtures_module, problem_set: str) -> dict:
     fixtures = fixtures_module.fixtures(problem_set)
-    # Right results with the wrong technique: the fixtures whose feedback names the technique as the cause.
+    # Right results with the wrong technique: the fixtures capped by their technique test. Their grade is the same
+    # for every seed, unlike a race's (a racy kernel's hidden test fails or passes with the simulator's order).
     technique = {n: f for n, f in fixtures.items()
-                 if any("Likely cause: technique" in s for s in getattr(f, "feedback", ()) or ()) and sum(f.points) > 0}
+                 if any("Capped at" in s for s in getattr(f, "feedback", ()) or ()) and sum(f.points) > 0}
     if technique:
         return technique
     return {n: f for n, f in fixtures.items() if n not in ("right", "right_but_different", fixtures_module.UNTOUCHED)
