@@ -7,9 +7,10 @@
 # into LOG_DIR (pytest.log, bench_<unit>.log, the results' JSON and plots, and results.tgz of all).
 #
 # Usage: benchmarks/gpu_check.sh LOG_DIR [TEST_SECONDS] [UNIT[:SECONDS] ...]
-#   TEST_SECONDS 0 skips the suite; units default to all eight, 120 s each. At full size a unit's
-#   benchmark takes 25-45 s (poisson, colocation) to well over a minute (nbody, spmv, bfs, cellsim,
-#   and hac and ica with their CPU peers) on a 16-core H200 machine: give those 150-300 s.
+#   TEST_SECONDS 0 skips the suite; units default to all eight, 120 s each. At full size on a 16-core
+#   H200 machine (2026-11-26): poisson 24 s, colocation 41 s, nbody 62 s, cellsim 75 s, spmv 112 s,
+#   bfs 129 s; hac needs more than 150 s (stopped there twice) and ica, with its CPU peers, about 300 s:
+#   give those 260-300 s. Each bench prints a progress line per paired measurement on standard error.
 set -u
 log=${1:?usage: benchmarks/gpu_check.sh LOG_DIR [TEST_SECONDS] [UNIT[:SECONDS] ...]}
 test_seconds=${2:-600}
