@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import shutil
 import sys
 import tempfile
@@ -160,7 +159,6 @@ def run(quick: bool = False, *, problem_sets=None, submissions: int | None = Non
     count = submissions or (4 if quick else 100)
     box = resolve("auto")
     rows = []
-    load_before = os.getloadavg()[0]
     workdir = Path(tempfile.mkdtemp(prefix="course-grading-throughput-"))
     try:
         for ps in problem_sets:
@@ -178,19 +176,13 @@ def run(quick: bool = False, *, problem_sets=None, submissions: int | None = Non
     if quick or count < 100 or sorted(problem_sets) != full:
         notes.append(f"a reduced class: {count} submissions per problem set ({', '.join(problem_sets)}), not the full "
                      f"benchmark's 100 for each of {', '.join(full)}")
-    load_after, cores = os.getloadavg()[0], os.cpu_count() or 1
-    if load_before > cores / 2:  # measured before the first grading: the end's load includes our own jobs
-        notes.append(f"a busy machine: load average {load_before:.1f} at the start and {load_after:.1f} at the end on "
-                     f"{cores} cores; other work inflates every figure")
+    # The machine's load is stamped and judged by the shared bench layer (course_lib.bench.stamp, load_note).
     return {"rows": rows, "notes": notes, "sandbox": box.kind, "sandbox_note": box.note, "quick": quick,
-            "load_before": load_before, "load_after": load_after,
             "goals": {"seconds_per_submission": 5.0, "speedup_with_2_jobs": 2.0}}
 
 
 def summary(results: dict) -> str:
-    lines = [f"sandbox: {results['sandbox']} ({results['sandbox_note']})",
-             f"load average {results['load_before']:.1f} at the start, {results['load_after']:.1f} at the end "
-             "(other work on the machine inflates every figure)"]
+    lines = [f"sandbox: {results['sandbox']} ({results['sandbox_note']})"]
     for row in results["rows"]:
         kinds = ", ".join(f"{n} {k}" for k, n in row["kinds"].items())
         lines.append(f"{row['problem_set']}: {row['submissions']} submissions ({kinds}), --jobs {row['jobs']}: "
