@@ -71,5 +71,6 @@ def instructor_interrupts():
         waiter.join()
         while signal.sigtimedwait(SIGNALS, 0) is not None:  # sent by workers as the run ended
             state["ignored"] += 1
-        signal.signal(signal.SIGINT, previous_handler)
+        if previous_handler is not None:  # None: installed outside Python, which cannot put it back
+            signal.signal(signal.SIGINT, previous_handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
