@@ -13,8 +13,8 @@ specification asks for (https://gradescope-autograders.readthedocs.io/en/latest/
     course/           pyproject.toml, setup.py, README.md, course_lib/, requirements/lock.txt and the
                       solution of this problem set only (the grader reads how answers are written from it)
 
-``run_autograder`` calls :func:`main` (``python -m course_lib.grading.gradescope run PS``). It grades
-with the same code as ``course grading grade`` (:func:`~course_lib.grading.grader.grade_submission`:
+``run_autograder`` calls :func:`main` (``python -m course_lib.grading.reporting.gradescope run PS``). It grades
+with the same code as ``course grading grade`` (:func:`~course_lib.grading.running.grader.grade_submission`:
 each test's inputs drawn by the grader, the student's code run in a separate process under the
 sandbox, outputs judged by the grader against its own references), verifies the course files against
 the manifest first, deletes the solution notebooks before any student code runs (the container is
@@ -44,7 +44,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from .catalog import SHIPPED, problem_set_id, solution_path, solutions_folder
+from ..catalog import SHIPPED, problem_set_id, solution_path, solutions_folder
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
@@ -76,7 +76,7 @@ set -uo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{COURSE_PYTHON:-$ROOT/venv/bin/python}}"
 cd "$ROOT/source/course" || exit 1
-exec "$PYTHON" -m course_lib.grading.gradescope run {problem_set} --root "$ROOT" --timeout {timeout} \\
+exec "$PYTHON" -m course_lib.grading.reporting.gradescope run {problem_set} --root "$ROOT" --timeout {timeout} \\
     --memory {memory} --sandbox {sandbox} --hide-solutions
 """
 
@@ -84,7 +84,7 @@ _SKIP = ("__pycache__", "_shipped", ".ipynb_checkpoints")
 
 
 def _repository() -> Path:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     if not (root / "pyproject.toml").is_file() or not (root / "solutions").is_dir():
         raise ValueError(f"no course repository at {root}: build the archive from a checkout of the course "
                          "(the archive installs the course from its sources and lock)")
@@ -236,12 +236,12 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         The course files differ from the manifest, or the grading machine cannot grade (no results
         are written: Gradescope then reports that the autograder failed, to the instructor).
     """
-    from .client import GradeOptions
-    from .core import questions_of
-    from .grader import _refused, grade_submission
-    from .manifest import CourseState, verify
-    from .notebooks import answer_specs, read_submissions
-    from .sandbox import resolve
+    from ..running.client import GradeOptions
+    from ..core import questions_of
+    from ..running.grader import _refused, grade_submission
+    from ..running.manifest import CourseState, verify
+    from ..running.notebooks import answer_specs, read_submissions
+    from ..running.sandbox import resolve
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -283,10 +283,10 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
 
 
 def main(argv=None) -> int:
-    """``python -m course_lib.grading.gradescope run PS [--root DIR] ...`` (what ``run_autograder`` calls)."""
-    from .client import GradeOptions
+    """``python -m course_lib.grading.reporting.gradescope run PS [--root DIR] ...`` (what ``run_autograder`` calls)."""
+    from ..running.client import GradeOptions
 
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.gradescope",
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.gradescope",
                                      description="Grade a Gradescope submission (run by run_autograder).")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="grade ROOT/submission/*.ipynb into ROOT/results/results.json")

@@ -1,0 +1,10 @@
+"""Reporting: what the instructor makes of grading, and the ways grading leaves the course.
+
+The gradebook across problem sets (:mod:`.gradebook`), the class report (:mod:`.classreport`),
+the Gradescope autograder (:mod:`.gradescope`), the student version of a problem set
+(:mod:`.release`) and the grader's speed (:mod:`.throughput`, :mod:`.bench`).
+
+May import: every other part (the shared core, ``authoring``, ``results``, ``running``) and the
+rest of ``course_lib``. Nothing below imports it: it is the top of the grading package, under
+only the package's front doors (``course_lib.grading`` and its ``__main__``).
+"""
