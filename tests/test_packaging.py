@@ -72,7 +72,8 @@ def test_problem_sets_and_grading_need_no_compiler():
     """The lighter install runs every problem set: no solution, problem set or grader compiles to PTX."""
     notebooks = sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "problem_sets").glob("*.ipynb"))
     assert notebooks and not [p.name for p in notebooks if _COMPILES.search(_code(p))]
-    graders = sorted((ROOT / "course_lib" / "grading").glob("*.py")) + sorted((ROOT / "course_lib").glob("*/questions.py"))
+    graders = sorted((ROOT / "course_lib" / "grading").rglob("*.py")) + sorted((ROOT / "course_lib").glob("*/questions.py"))
+    assert (ROOT / "course_lib" / "grading" / "running" / "grader.py") in graders  # the parts' folders too
     assert not [p.name for p in graders if _COMPILES.search(p.read_text())]
 
 
