@@ -34,7 +34,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["build", "execute_lesson", "find_lessons", "lesson_title", "main", "staticize_widgets"]
+__all__ = ["build", "execute_lesson", "find_lessons", "lesson_title", "main", "notebook_client", "staticize_widgets",
+           "wait_in_slices"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _LESSON = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb$")
@@ -60,6 +61,61 @@ def lesson_title(nb) -> str:
     raise ValueError("the notebook has no level-1 heading ('# Title') to use as its page title")
 
 
+#: Longest single wait for a kernel message, in seconds (see :func:`wait_in_slices`).
+MESSAGE_WAIT_SLICE = 1.0
+
+
+def wait_in_slices(channel, step: float = MESSAGE_WAIT_SLICE) -> None:
+    """Make ``channel.get_msg`` (a kernel client's asyncio channel) wait in slices of ``step`` seconds.
+
+    The asyncio kernel client waits for a message by watching the socket's ZMQ file descriptor,
+    which signals only on a change (edge-triggered): a wake-up missed in a race leaves a message that
+    has arrived unread until the wait's own time limit, where one last look finds it. nbclient waits
+    for a cell's reply with the cell's whole limit (300 s in the lesson tests) and for its outputs with
+    none, so a missed wake-up stalled a lesson for the full limit, then let it pass (or hung it, with no
+    limit); it happened under load, with two test processes. Waiting in short slices, each ending in that
+    last look, bounds a missed wake-up to ``step`` and keeps the caller's limit as it was.
+
+    Parameters
+    ----------
+    channel : jupyter_client.channels.AsyncZMQSocketChannel
+        ``kc.shell_channel`` or ``kc.iopub_channel`` of a started asyncio kernel client.
+    step : float
+        Seconds of the longest single wait.
+    """
+    import time
+    from queue import Empty
+
+    get_msg = channel.get_msg
+
+    async def get_msg_in_slices(timeout: float | None = None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = step if deadline is None else max(0.0, min(step, deadline - time.monotonic()))
+            try:
+                return await get_msg(timeout=left)
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = get_msg_in_slices
+
+
+def notebook_client(nb, **options):
+    """An ``nbclient.NotebookClient`` for ``nb`` whose waits for the kernel's messages are sliced
+    (:func:`wait_in_slices`); ``options`` are the client's (timeout, kernel_name, config, ...)."""
+    from nbclient import NotebookClient
+
+    class SlicedWaitsClient(NotebookClient):
+        async def async_start_new_kernel_client(self):
+            client = await super().async_start_new_kernel_client()
+            wait_in_slices(client.shell_channel)
+            wait_in_slices(client.iopub_channel)
+            return client
+
+    return SlicedWaitsClient(nb, **options)
+
+
 def execute_lesson(path: str | os.PathLike, *, backend: str = "sim", timeout: int = 600):
     """Run a lesson top to bottom as a student would and return the executed notebook.
 
@@ -77,7 +133,6 @@ def execute_lesson(path: str | os.PathLike, *, backend: str = "sim", timeout: in
         If a cell fails (an assert about the lesson's evidence, for instance).
     """
     import nbformat
-    from nbclient import NotebookClient
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
@@ -94,8 +149,8 @@ def execute_lesson(path: str | os.PathLike, *, backend: str = "sim", timeout: in
         # kernel (with TCP, ipykernel warns that code and outputs travel unencrypted, once per lesson).
         with tempfile.TemporaryDirectory(prefix="course-kernel-") as sockets:
             local = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
-            NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=local,
-                           resources={"metadata": {"path": str(path.parent)}}).execute()
+            notebook_client(nb, timeout=timeout, kernel_name="python3", store_widget_state=True, config=local,
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         for key, value in env_backup.items():
             if value is None:

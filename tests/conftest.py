@@ -61,10 +61,10 @@ class NotebookRunner:
     def execute(path):
         """Run every cell (errors recorded, not raised); return the notebook and its error outputs."""
         import nbformat
-        from nbclient import NotebookClient
+        from course_lib.site import notebook_client  # waits for the kernel in slices: no stall on a missed wake-up
 
         nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+        notebook_client(nb, timeout=600, kernel_name="python3", allow_errors=True,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
         return nb, errors

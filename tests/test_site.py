@@ -50,6 +50,64 @@ def test_lesson_runs(lesson, executed_dir):
     nbformat.write(nb, executed_dir / lesson.name)
 
 
+def test_a_message_whose_wake_up_was_missed_is_read_within_a_slice():
+    """A kernel's reply that arrived while the wait missed its wake-up is read within a slice of the wait,
+    not at the end of the cell's whole limit (the stall that hung lesson 4 under pytest-xdist)."""
+    import asyncio
+    import time
+    from queue import Empty
+
+    class MissedWakeUp:
+        """A channel whose waits started before the message arrives see it only at their own time limit,
+        as the asyncio client's edge-triggered wait does when its wake-up is missed."""
+
+        def __init__(self, arrives_after):
+            self.arrives = time.monotonic() + arrives_after
+            self.waits = []
+
+        async def get_msg(self, timeout=None):
+            self.waits.append(timeout)
+            if time.monotonic() < self.arrives:
+                if timeout is None:
+                    await asyncio.sleep(3600)  # no limit: a missed wake-up is a hang
+                await asyncio.sleep(timeout)
+            if time.monotonic() >= self.arrives:
+                return {"msg_type": "execute_reply"}
+            raise Empty
+
+    async def wait(channel, timeout, limit=20):
+        start = time.monotonic()
+        reply = await asyncio.wait_for(channel.get_msg(timeout=timeout), limit)
+        return reply, time.monotonic() - start
+
+    unsliced = MissedWakeUp(arrives_after=0.2)
+    with pytest.raises(asyncio.TimeoutError):
+        asyncio.run(wait(unsliced, None, limit=2))  # the stall: the message is never read
+    for timeout in (300, None):
+        channel = MissedWakeUp(arrives_after=0.3)
+        site.wait_in_slices(channel, step=0.1)
+        reply, seconds = asyncio.run(wait(channel, timeout))
+        assert reply == {"msg_type": "execute_reply"} and seconds < 5
+        assert all(w is not None and w <= 0.1 for w in channel.waits) and len(channel.waits) >= 3
+    # The caller's own limit still holds: no message within it is Empty, after about that long.
+    silent = MissedWakeUp(arrives_after=3600)
+    site.wait_in_slices(silent, step=0.1)
+    start = time.monotonic()
+    with pytest.raises(Empty):
+        asyncio.run(silent.get_msg(timeout=0.35))
+    assert 0.3 <= time.monotonic() - start < 5
+
+
+def test_lessons_and_problem_sets_run_with_sliced_waits():
+    """Every notebook the tests execute goes through the client whose waits are sliced."""
+    import inspect
+
+    from tests import conftest
+
+    assert "notebook_client(" in inspect.getsource(site.execute_lesson)
+    assert "notebook_client(" in inspect.getsource(conftest.NotebookRunner.execute)
+
+
 def test_every_lesson_notebook_is_run():
     """lessons/ is not among pytest's testpaths: a notebook there that find_lessons missed would run nowhere."""
     notebooks = sorted((site.ROOT / "lessons").glob("*.ipynb"))
