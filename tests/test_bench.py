@@ -287,3 +287,160 @@ def test_readme_performance_table_is_the_scripts_output():
     assert len(expected.splitlines()) > 2
     assert expected in (root / "README.md").read_text(), "README's performance table is stale: paste the output of " \
                                                           "`python benchmarks/performance_table.py`"
+
+
+# --- The timing rules (course_lib.bench.measure), on a simulated host clock and device queue -----------
+
+
+class FakeGPU:
+    """A host clock and an in-order device queue: a launch costs the host ``host`` seconds, then runs
+    ``kernel`` seconds on the device once the work queued before it is done; an event fires when the
+    device reaches it. ``spin_factor`` < 1 makes the spin kernel shorter than asked."""
+
+    def __init__(self, host=50e-6, kernel=3e-6, spin_factor=1.0):
+        self.host, self.kernel, self.spin_factor = host, kernel, spin_factor
+        self.t = 0.0
+        self.free = 0.0
+        self.launched = 0
+
+    def _submit(self, seconds):
+        self.free = max(self.t, self.free) + seconds
+        return self.free
+
+    def launch(self):
+        self.t += self.host
+        self._submit(self.kernel)
+        self.launched += 1
+
+    def now(self):
+        return self.t
+
+    def event(self):
+        return {}
+
+    def record(self, event):
+        self.t += 1e-6
+        event["at"] = self._submit(0.0)
+
+    def elapsed(self, start, stop):
+        self.t = max(self.t, stop["at"])
+        return stop["at"] - start["at"]
+
+    def synchronize(self):
+        self.t = max(self.t, self.free)
+
+    def spin(self, seconds):
+        self.t += 5e-6
+        self._submit(seconds * self.spin_factor)
+
+
+def test_events_around_one_launch_time_the_host_and_queued_launches_time_the_kernel():
+    from course_lib.bench.measure import device_time, event_time
+
+    gpu = FakeGPU(host=50e-6, kernel=3e-6)
+    one = event_time(gpu.launch, gpu=gpu)
+    assert one["seconds"] == pytest.approx(53e-6, rel=0.05) and not one["long_enough"]
+    timing = device_time(gpu.launch, gpu=gpu)
+    assert timing.device_seconds == pytest.approx(3e-6, rel=1e-6)
+    assert timing.host_seconds_per_launch == pytest.approx(50e-6, rel=1e-6)
+    assert timing.queued and timing.launches == 256  # 2 ms of 3 us kernels, capped at 256
+    row = timing.fields()
+    assert row["scope"] == "device" and row["seconds"] == timing.device_seconds
+    assert row["host_seconds_per_launch"] == timing.host_seconds_per_launch and row["repetitions"] == 5
+
+
+def test_a_long_kernel_is_timed_one_launch_at_a_time():
+    from course_lib.bench.measure import device_time, event_time
+
+    gpu = FakeGPU(host=50e-6, kernel=5e-3)
+    timing = device_time(gpu.launch, gpu=gpu)
+    assert timing.launches == 1 and timing.device_seconds == pytest.approx(5e-3, rel=1e-9) and timing.queued
+    assert event_time(gpu.launch, gpu=gpu)["long_enough"]
+
+
+def test_launches_the_host_could_not_queue_ahead_are_flagged():
+    from course_lib.bench.measure import device_time
+
+    short = FakeGPU(host=50e-6, kernel=3e-6, spin_factor=0.05)  # the spin ends before the launches are queued
+    timing = device_time(short.launch, gpu=short, launches=64, repeat=3)
+    assert not timing.queued and timing.device_seconds > 10e-6  # host time leaked into the interval
+    retried = FakeGPU(host=50e-6, kernel=3e-6, spin_factor=0.3)  # a longer spin on retry suffices
+    timing = device_time(retried.launch, gpu=retried, launches=64, repeat=3)
+    assert timing.queued and timing.device_seconds == pytest.approx(3e-6, rel=1e-6)
+
+
+def test_device_time_rejects_bad_arguments():
+    from course_lib.bench.measure import device_time
+
+    gpu = FakeGPU()
+    with pytest.raises(ValueError, match="repeat"):
+        device_time(gpu.launch, gpu=gpu, repeat=0)
+    with pytest.raises(ValueError, match="launches"):
+        device_time(gpu.launch, gpu=gpu, launches=0)
+
+
+def test_end_to_end_is_the_wall_time_of_the_call_with_the_device_waited_for():
+    from course_lib.bench.measure import wall_time
+
+    gpu = FakeGPU(host=50e-6, kernel=1e-3)
+
+    def public_call():  # 3 launches and 0.2 ms of host work (allocations, copies)
+        for _ in range(3):
+            gpu.launch()
+        gpu.t += 2e-4
+
+    timed = wall_time(public_call, synchronize=gpu.synchronize, clock=gpu.now, repeat=3)
+    assert timed["scope"] == "end_to_end" and timed["seconds"] == pytest.approx(50e-6 + 3e-3, rel=1e-6)
+    unsynchronised = wall_time(public_call, clock=gpu.now, repeat=3)["seconds"]
+    assert unsynchronised < 1e-3  # without the wait the clock stops before the device is done
+
+
+def test_bandwidth_counts_dram_bytes_only_past_the_l2():
+    from course_lib.bench.measure import L2_BYTES, dram_rate
+
+    with pytest.raises(ValueError, match="fits the 50 MB L2"):
+        dram_rate(40e6, 1e-5, working_set=40e6)
+    flushed = dram_rate(40e6, 1e-5, working_set=40e6, l2_flushed=True, peak=4.8e12)
+    assert flushed["dram_bytes_per_s"] == pytest.approx(4e12) and flushed["fraction_of_peak"] == pytest.approx(4 / 4.8)
+    big = dram_rate(340e6, 145e-6, working_set=340e6, requested_bytes=550e6)
+    assert big["requested_bytes_per_s"] > big["dram_bytes_per_s"] and L2_BYTES == 50e6
+
+
+def test_bfs_rates_count_graph500_edges_and_arcs_apart():
+    from course_lib.bench.measure import bfs_rates
+
+    rates = bfs_rates(component_edges=1000, arcs_examined=2000, seconds=1e-3)
+    assert rates["teps"] == 1e6 and rates["arcs_per_s"] == 2e6
+    with pytest.raises(ValueError):
+        bfs_rates(1, 1, 0.0)
+
+
+def test_rows_carry_one_scope_and_compare_the_same_problem():
+    from course_lib.bench.measure import check_rows
+
+    rows = [{"variant": "jacobi", "scope": "device", "size": "333x500", "pixels": 8418},
+            {"variant": "opencv", "scope": "cpu", "size": "333x500", "pixels": 8418}]
+    check_rows(rows, compare_by=("size", "pixels"))
+    with pytest.raises(ValueError, match="compare different pixels"):
+        check_rows(rows + [{"variant": "whole image", "scope": "device", "size": "333x500", "pixels": 166500}],
+                   compare_by=("size", "pixels"))
+    with pytest.raises(ValueError, match="scope"):
+        check_rows([{"variant": "x"}])
+
+
+def test_speedups_are_against_the_fastest_cpu_path_a_library_included():
+    from course_lib.bench.measure import speedup
+
+    cpu = [{"variant": "serial_queue", "seconds": 1.59}, {"variant": "scipy", "seconds": 0.017},
+           {"variant": "direction_optimizing_cpu", "seconds": 0.078}]
+    out = speedup(0.0085, cpu)
+    assert out["against"] == "scipy" and out["speedup"] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="no CPU path"):
+        speedup(1.0, [])
+
+
+def test_gpu_time_and_cupy_time_need_a_gpu():
+    if device.is_gpu():
+        pytest.skip("a GPU is present")
+    with pytest.raises(RuntimeError, match="needs a GPU"):
+        bench.gpu_time(lambda: None)
