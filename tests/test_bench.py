@@ -419,7 +419,7 @@ def test_rows_carry_one_scope_and_compare_the_same_problem():
     from course_lib.bench.measure import check_rows
 
     rows = [{"variant": "jacobi", "scope": "device", "size": "333x500", "pixels": 8418},
-            {"variant": "opencv", "scope": "cpu", "size": "333x500", "pixels": 8418}]
+            {"variant": "opencv", "scope": "end_to_end", "size": "333x500", "pixels": 8418}]
     check_rows(rows, compare_by=("size", "pixels"))
     with pytest.raises(ValueError, match="compare different pixels"):
         check_rows(rows + [{"variant": "whole image", "scope": "device", "size": "333x500", "pixels": 166500}],

@@ -45,8 +45,9 @@ L2_BYTES = 50 * 10**6
 #: Shortest interval events around a single operation may time: 20x the ~50 us host cost of a launch.
 LONG_OPERATION = 1e-3
 #: What a row's time covers: ``device`` (kernels on the GPU, per launch or per call), ``host_per_launch``
-#: (the host's cost of one launch), ``end_to_end`` (the public call, wall clock), ``cpu`` (a CPU path).
-SCOPES = ("device", "host_per_launch", "end_to_end", "cpu")
+#: (the host's cost of one launch), ``end_to_end`` (the public call, wall clock), ``cpu_compute`` (the
+#: compute part of a CPU path, inputs ready, as ``device`` is for the GPU).
+SCOPES = ("device", "host_per_launch", "end_to_end", "cpu_compute")
 
 
 class NumbaGPU:
@@ -220,14 +221,26 @@ def device_time(launch, *, repeat: int = 5, warmup: int = 1, launches: int | Non
     for _ in range(int(warmup)):
         launch()
     gpu.synchronize()
-    host = _host_cost(gpu, launch, 8)
+    # Events around one launch: the device time plus the host's cost, an upper bound of both.
+    start, stop = gpu.event(), gpu.event()
+    gpu.record(start)
+    launch()
+    gpu.record(stop)
+    rough = gpu.elapsed(start, stop)
+    gpu.synchronize()
+    if launches is None and rough >= min_seconds:
+        launches = 1  # one launch is long on its own: few launches to measure the host cost with
+        host = _host_cost(gpu, launch, 2)
+    else:
+        host = _host_cost(gpu, launch, 8)
     if launches is None:
         estimate, _ = _queued_sample(gpu, launch, 4, host)
-        launches = 1 if estimate >= min_seconds else min(max_launches, max(1, math.ceil(min_seconds / max(estimate, 1e-9))))
+        launches = min(max_launches, max(1, math.ceil(min_seconds / max(estimate, 1e-9))))
     k = int(launches)
     if k < 1:
         raise ValueError(f"launches must be >= 1, got {launches}")
-    host = min(host, _host_cost(gpu, launch, k))
+    if k > 8:
+        host = min(host, _host_cost(gpu, launch, k))
     samples, queued = [], True
     for _ in range(int(repeat)):
         seconds, ok = _queued_sample(gpu, launch, k, host)
