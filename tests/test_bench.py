@@ -561,3 +561,76 @@ def test_split_needs_a_gpu_and_finds_what_it_wraps_on_the_real_target():
     env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+# --- The cost model (python -m course_lib.bench model) and the committed host costs -------------------------
+
+
+def _gpu_run(unit, rows, tmp_path, day="2026-11-26"):
+    device_fields = {"backend": "gpu", "name": "Test GPU", "sm_count": 100, "fp32_peak_flops": 100 * 128 * 2 * 2e9,
+                     "memory_bandwidth": 4e12}
+    extra = {"summary": {"bandwidth": [{"memory": "pageable", "mib": 256, "gb_per_s": 8.0},
+                                       {"memory": "pinned", "mib": 256, "gb_per_s": 40.0}]}} if unit == "colocation" else {}
+    data = {"unit": unit, "backend": "gpu", "device": device_fields, "date": day + "T00:00:00+00:00", "rows": rows,
+            **extra}
+    (tmp_path / f"{unit}_test-gpu_{day}.json").write_text(json.dumps(data))
+
+
+def test_committed_costs_come_from_named_rows_of_the_runs(tmp_path):
+    from course_lib.bench.costs import committed_costs
+
+    _gpu_run("poisson", [{"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 50e-6},
+                         {"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 54e-6},
+                         {"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 52e-6}],
+             tmp_path)
+    _gpu_run("bfs", [{"variant": "frontier_atomic", "graph": "grid8x8", "iterations": 100, "seconds": 100 * 192e-6}],
+             tmp_path)
+    _gpu_run("colocation", [], tmp_path)
+    costs = committed_costs(tmp_path)
+    assert costs.launch_seconds == pytest.approx(52e-6) and costs.copy_seconds == pytest.approx(70e-6)
+    assert costs.pageable_bytes_per_s == 8e9 and costs.pinned_bytes_per_s == 40e9 and costs.device == "Test GPU"
+    assert "jacobi rows" in costs.sources["launch_seconds"] and "not measured" in costs.sources["alloc_seconds"]
+    assert costs.modelled_host_seconds(launches=10, copies=2, copy_bytes=8e6) == pytest.approx(10 * 52e-6 + 140e-6 + 1e-3)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert committed_costs(empty).launch_seconds is None and committed_costs(empty).modelled_host_seconds(1) is None
+    # A probe run measures the host cost per launch directly and replaces the unit run's estimate.
+    probe = {"unit": "probe-poisson", "backend": "gpu", "device": {"name": "Probe GPU"}, "date": "2026-11-27T00:00:00",
+             "rows": [{"variant": "jacobi", "scope": "device", "host_seconds_per_launch": 30e-6},
+                      {"variant": "jacobi", "scope": "end_to_end", "allocations": 4, "alloc_host_seconds": 40e-6}]}
+    (tmp_path / "probe-poisson_probe-gpu_2026-11-27.json").write_text(json.dumps(probe))
+    newer = committed_costs(str(tmp_path) + "/")  # another key: not the cached reading
+    assert newer.launch_seconds == 30e-6 and newer.alloc_seconds == 10e-6 and newer.device == "Probe GPU"
+
+
+def test_the_model_predicts_rows_from_slots_bytes_launches_and_copies(tmp_path):
+    from course_lib.bench import model
+
+    _gpu_run("poisson", [{"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 50e-6,
+                          "height": 10, "width": 10, "config": "block=32x8", "interior_pixels": 64}], tmp_path)
+    _gpu_run("spmv", [{"variant": "cusparse", "matrix": "laplacian_5pt", "dtype": "float32", "rows": 10**6,
+                       "nnz": 5 * 10**6, "bytes": 68 * 10**6, "seconds": 1e-4},
+                      {"variant": "cpu_numba_parallel", "matrix": "laplacian_5pt", "seconds": 1e-3}], tmp_path)
+    entries = model.errors(("poisson", "spmv"), tmp_path)
+    assert [e["variant"] for e in entries] == ["jacobi", "cusparse"]  # CPU rows are not GPU rows
+    jacobi, cusparse = entries
+    assert jacobi["calibration"] and jacobi["predicted"] == pytest.approx(800 * 50e-6)
+    # cuSPARSE: one launch at the committed cost, and the CSR bytes with x read once instead of per non-zero.
+    dram = 68e6 - 4 * 5e6 + 4 * 1e6
+    assert cusparse["terms"] == {"launches": 1, "dram_bytes": dram}
+    assert cusparse["predicted"] == pytest.approx(50e-6 + dram / 4e12)
+    assert cusparse["error"] == pytest.approx((cusparse["predicted"] - 1e-4) / 1e-4)
+    text = model.format_errors(entries)
+    assert "(calibration row)" in text and "median |error| per unit" in text and "spmv" in text.splitlines()[-1]
+
+
+def test_model_command_prints_every_committed_row(capsys):
+    from course_lib.bench import model
+
+    if not bench.committed_results("spmv"):
+        pytest.skip("no committed GPU run in this checkout")
+    assert main(["model", "spmv", "--summary"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("median |error| per unit") and "spmv" in out
+    with pytest.raises(SystemExit):
+        model.main(["hac"])
