@@ -634,3 +634,18 @@ def test_model_command_prints_every_committed_row(capsys):
     assert out.startswith("median |error| per unit") and "spmv" in out
     with pytest.raises(SystemExit):
         model.main(["hac"])
+
+
+def test_readme_states_the_models_error_and_the_committed_costs():
+    """The README's statement of the cost model is the command's output on the committed runs."""
+    from course_lib.bench import model
+    from course_lib.bench.costs import committed_costs
+
+    if not bench.committed_results("poisson"):
+        pytest.skip("no committed GPU run in this checkout")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    summary = model.format_errors(model.errors(), per_row=False)
+    assert "```\n" + summary + "\n```" in readme
+    costs = committed_costs()
+    assert (f"({1e6 * costs.launch_seconds:.0f} us per launch and {1e6 * costs.copy_seconds:.0f} us per small "
+            "blocking copy") in " ".join(readme.split())
