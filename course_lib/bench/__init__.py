@@ -24,6 +24,11 @@ A unit's ``bench.py`` only says what it measures; the skeleton is shared:
   launches queued ahead of the GPU) and :func:`cupy_time` (the GPU library peer) measure one thing;
   :mod:`course_lib.bench.measure` states the timing rules (device time, host cost per launch, end to
   end, DRAM bandwidth, TEPS, one scope per row, speed-ups against the fastest CPU path) and applies them;
+- :mod:`course_lib.bench.probe` is the GPU probe of all eight units (``python -m course_lib.bench probe``),
+  :mod:`course_lib.bench.split` splits a host-driven call's wall time into device time, launches, copies
+  and allocations, :mod:`course_lib.bench.costs` reads the host costs of a launch and a copy from the
+  committed runs, and :mod:`course_lib.bench.model` predicts every committed GPU row from issue slots, DRAM
+  bytes, launches and copies (``python -m course_lib.bench model`` prints its error per row);
 - :func:`committed_results` reads the GPU runs committed under ``benchmarks/results/``
   and :func:`gpu_figures` is what a lesson prints of them: the newest, labelled with
   its device and date, or how to make one when none is committed.
