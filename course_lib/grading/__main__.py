@@ -7,6 +7,8 @@
     python -m course_lib.grading report GRADES.csv --out report.html [--tests GRADES.tests.csv]
     python -m course_lib.grading gradescope PS --out PS_autograder.zip [--lock FILE] [--timeout S] [--memory MB]
         [--sandbox auto|require|off]
+    python -m course_lib.grading similarity GRADES.csv|SUBMISSIONS... --out similarity.html [--submissions DIR]
+        [--problem-set PS] [--top N] [--threshold X]
     python -m course_lib.grading grade PS SUBMISSIONS... --out grades.csv [--jobs N] [--force]
         [--timeout S] [--memory MB] [--feedback DIR] [--seed N] [--sandbox auto|require|off] [--manifest FILE]
 
@@ -126,6 +128,14 @@ def main(argv=None) -> int:
     rep.add_argument("--out", required=True, help="HTML file to write (figures embedded; opens without a server)")
     rep.add_argument("--tests", help="tests CSV written by `grade` (default: GRADES.tests.csv beside GRADES, if any)")
     rep.add_argument("--top", type=int, default=10, help="how many of the most failed tests to show (default 10)")
+    sim = commands.add_parser("similarity", help="pairs of submissions sharing unusual code, as a self-contained "
+                                                 "HTML report (course_lib.grading.reporting.similarity)")
+    sim.add_argument("inputs", nargs="+", help="a grades CSV written by `grade`, or notebooks / folders of them")
+    sim.add_argument("--out", required=True, help="HTML file to write")
+    sim.add_argument("--submissions", help="folder of the grades CSV's notebooks (default: the CSV's folder)")
+    sim.add_argument("--problem-set", help="problem set (default: the grades CSV's, or the notebooks')")
+    sim.add_argument("--top", type=int, default=20, help="pairs shown side by side besides the flagged (default 20)")
+    sim.add_argument("--threshold", type=float, default=0.6, help="score from which a pair is flagged (default 0.6)")
     gs = commands.add_parser("gradescope", help="write a Gradescope autograder archive of a problem set")
     gs.add_argument("problem_set", help="a problem set id or unit name, e.g. ps1 or nbody")
     gs.add_argument("--out", required=True, help="the .zip to upload to Gradescope")
@@ -176,6 +186,17 @@ def main(argv=None) -> int:
         from .classreport import write_report
 
         return _print_or_fail(lambda: f"wrote {write_report(ns.grades, ns.out, ns.tests, top=ns.top)}")
+    elif ns.command == "similarity":
+        from .reporting.similarity import write_report as write_similarity
+
+        def similarity():
+            pairs, problem_set = write_similarity(ns.inputs, ns.out, problem_set=ns.problem_set,
+                                                  submissions=ns.submissions, top=ns.top, threshold=ns.threshold)
+            flagged = [p for p in pairs if p.flagged]
+            return (f"wrote {os.fspath(ns.out)}: {problem_set}, {len(flagged)} flagged pair(s)"
+                    + "".join(f"\n  {p.score:.2f} {p.a} & {p.b}" for p in flagged))
+
+        return _print_or_fail(similarity)
     elif ns.command == "gradescope":
         from .gradescope import build_archive
 

@@ -1,0 +1,1 @@
+"""What grading found, for the instructor: similarity, technique census, deadlines, LMS and PrairieLearn exports."""
