@@ -170,7 +170,8 @@ def test_starter_and_lesson_code_are_discounted(tmp_path):
 
 def test_grades_csv_names_the_class(tmp_path, capsys):
     folder = _class(tmp_path / "submitted", {**INDEPENDENT, **PLANTED})
-    grades = tmp_path / "grades.csv"
+    grades = tmp_path / "grading" / "grades.csv"
+    grades.parent.mkdir()
     rows = ["student,question,points,max_points,status,reason"]
     rows += [f"{s},ps1.q1,6,6,passed," for s in ("ana", "ben", "eli")]  # only these were graded
     grades.write_text("\n".join(rows) + "\n")
@@ -179,7 +180,7 @@ def test_grades_csv_names_the_class(tmp_path, capsys):
     assert "1 flagged pair(s)" in capsys.readouterr().out
     code, problem_set = similarity.load_class([grades], submissions=folder)
     assert sorted(c.student for c in code) == ["ana", "ben", "eli"] and problem_set == "ps1"
-    # the notebooks are looked for beside the CSV by default: none there
+    # the notebooks are looked for under the CSV's folder by default: none there
     assert course_main(["grading", "similarity", str(grades), "--out", str(out)]) == 2
     assert "no notebook found for 3 student(s)" in capsys.readouterr().err
 
