@@ -469,7 +469,7 @@ def load_class(inputs, *, problem_set: str | None = None, submissions=None) -> t
         paths = expand(folders)
     else:
         paths = expand(inputs)
-    if not paths:
+    if not paths and wanted is None:
         raise ValueError(f"no notebooks (.ipynb) in {', '.join(map(str, inputs))}")
     ids = student_ids(paths)
     if wanted is not None:
