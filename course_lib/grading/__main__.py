@@ -3,7 +3,8 @@
     python -m course_lib.grading release PS [PS ...] [--out DIR]
     python -m course_lib.grading manifest [--out FILE]
     python -m course_lib.grading gradebook GRADES.csv [GRADES.csv ...] --out gradebook.csv [--missing-as-zero]
-        [--points-possible]
+        [--points-possible] [--format plain|canvas|moodle] [--roster CANVAS_EXPORT.csv] [--deadlines FILE
+        --times PS=WHERE ... --late-penalty PCT --grace-days N --max-late-days N]
     python -m course_lib.grading report GRADES.csv --out report.html [--tests GRADES.tests.csv]
     python -m course_lib.grading gradescope PS --out PS_autograder.zip [--lock FILE] [--timeout S] [--memory MB]
         [--sandbox auto|require|off]
@@ -123,6 +124,27 @@ def main(argv=None) -> int:
                       help="a problem set a student has no grades for counts 0 (default: left empty, as missing)")
     book.add_argument("--points-possible", action="store_true",
                       help="a second row 'Points Possible' with each column's maximum (Canvas's layout)")
+    book.add_argument("--format", choices=("plain", "canvas", "moodle"), default="plain",
+                      help="plain (default), Canvas's gradebook import or Moodle's CSV grade import "
+                           "(course_lib.grading.reporting.lms)")
+    book.add_argument("--roster", help="Canvas: its exported gradebook CSV, to fill the students' Canvas ids")
+    book.add_argument("--match", default="SIS Login ID",
+                      help="Canvas: the roster column holding the students' notebook names (default SIS Login ID)")
+    book.add_argument("--moodle-id", default="Username", help="Moodle: the user column's name (default Username)")
+    book.add_argument("--columns", choices=("all", "totals", "questions"), default="all",
+                      help="Canvas and Moodle: questions, problem sets and total (all), or only some")
+    book.add_argument("--deadlines", help="CSV of problem_set,deadline: late penalties and grace days "
+                                          "(course_lib.grading.reporting.deadlines)")
+    book.add_argument("--times", action="append", metavar="PS=WHERE",
+                      help="submission times of a problem set: its folder of notebooks (nbgrader timestamp.txt, "
+                           "else the file's time) or a CSV; once per problem set")
+    book.add_argument("--time-column", default="submitted_at", help="times CSV: the time column")
+    book.add_argument("--student-column", default="student", help="times CSV: the student column")
+    book.add_argument("--timezone", default="UTC", help="zone of times written without one (default UTC)")
+    book.add_argument("--late-penalty", type=float, default=10.0,
+                      help="percent of a problem set's points per late day (default 10)")
+    book.add_argument("--grace-days", type=int, default=0, help="late days without penalty per student and term")
+    book.add_argument("--max-late-days", type=int, help="beyond this many days late, no points")
     rep = commands.add_parser("report", help="a self-contained HTML class report of one problem set's grades")
     rep.add_argument("grades", help="grades CSV of one problem set, written by `grade`")
     rep.add_argument("--out", required=True, help="HTML file to write (figures embedded; opens without a server)")
@@ -177,7 +199,22 @@ def main(argv=None) -> int:
         from .gradebook import write
 
         def gradebook():
-            book = write(ns.grades, ns.out, missing_as_zero=ns.missing_as_zero, points_possible=ns.points_possible)
+            if ns.format == "plain" and ns.deadlines is None:
+                book = write(ns.grades, ns.out, missing_as_zero=ns.missing_as_zero,
+                             points_possible=ns.points_possible)
+            else:
+                from .reporting.deadlines import LatePolicy, parse_times_arguments
+                from .reporting.lms import export
+
+                book, late = export(
+                    ns.grades, ns.out, format=ns.format, missing_as_zero=ns.missing_as_zero,
+                    points_possible=ns.points_possible, deadlines=ns.deadlines, times=parse_times_arguments(ns.times),
+                    policy=LatePolicy(ns.late_penalty, ns.grace_days, ns.max_late_days), timezone=ns.timezone,
+                    student_column=ns.student_column, time_column=ns.time_column, roster=ns.roster, match=ns.match,
+                    moodle_id=ns.moodle_id, columns=ns.columns)
+                if late:
+                    print(f"late: {sum(1 for x in late.values() if x.days_late)} submission(s), "
+                          f"{sum(1 for x in late.values() if x.penalty)} with a penalty")
             return (f"wrote {os.fspath(ns.out)}: {len(book.students)} students, "
                     f"problem sets {', '.join(book.problem_sets)}")
 
