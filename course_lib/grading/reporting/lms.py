@@ -114,6 +114,8 @@ def canvas_table(header: list, rows: list, maxima: list, *, roster=None, columns
         A student not in the roster.
     """
     keep = grade_columns(header, columns)
+    if roster is not None:  # the gradebook's names are cells already (a formula-like name neutralised)
+        roster = {csv_cell(key): value for key, value in roster.items()}
     out_header = CANVAS_IDENTITY + [header[i] for i in keep]
     out_rows = [["Points Possible", "", "", "", ""] + [maxima[i] for i in keep]]
     missing = []
