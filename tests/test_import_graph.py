@@ -4,6 +4,9 @@ The graph is read from the source (every ``import`` and ``from ... import``, inc
 inside functions), not from a running interpreter, so an import that only runs on some path
 counts as well. A circle means neither module can be read, tested or changed alone: shared
 types, constants and checks belong in a module below both.
+
+Inside ``course_lib.grading`` the parts are folders, and each may import only the parts below it
+(:data:`GRADING_MAY_IMPORT`; the package's docstring draws the same arrows).
 """
 
 from __future__ import annotations
@@ -212,3 +215,151 @@ def test_one_way_arrows_are_no_circle(tmp_path):
         "model.py": "import os\n",
     })
     assert circles(import_graph(root, "fake")) == []
+
+
+# --- The parts of course_lib.grading and the directions they may import in ---------------------
+
+GRADING = "course_lib.grading"
+#: The shared core: the top-level modules of the grading package that every part may import.
+GRADING_CORE = {f"{GRADING}.{name}" for name in ("model", "core", "protocol", "catalog")}
+#: The front doors: the package itself (``from course_lib.grading import check``) and its
+#: ``__main__`` (the ``course grading`` commands). They may import any part; no part imports them.
+GRADING_FRONT = {GRADING, f"{GRADING}.__main__"}
+#: Which parts each part may import (itself included): a layering, so no circle between parts.
+GRADING_MAY_IMPORT = {
+    "core": {"core"},
+    "authoring": {"authoring", "core"},
+    "results": {"results", "core"},
+    "running": {"running", "results", "core"},
+    "reporting": {"reporting", "running", "results", "authoring", "core"},
+}
+#: What the rest of course_lib may import of grading: the front door, the core, and authoring
+#: (each unit's questions are written with the harness).
+OUTSIDE_MAY_IMPORT = {"front", "core", "authoring"}
+
+
+def grading_part(module: str, package: str = GRADING, core: set | None = None) -> str | None:
+    """The part of the grading package ``module`` belongs to: ``"front"``, ``"core"``, a subpackage's
+    name, or None for a module outside the package (or at its top but in no part)."""
+    core = GRADING_CORE if core is None else core
+    if module in (package, f"{package}.__main__"):
+        return "front"
+    if module in core:
+        return "core"
+    if not module.startswith(package + "."):
+        return None
+    parts = module[len(package) + 1:].split(".")
+    return parts[0] if len(parts) > 1 or parts[0] in GRADING_MAY_IMPORT else None
+
+
+def wrong_arrows(graph: dict[str, set[str]], package: str = GRADING, core: set | None = None) -> list[str]:
+    """Every import that goes against the allowed directions, as ``"a -> b (part -> part)"``.
+
+    A module at the package's top that is in no part, a part not in :data:`GRADING_MAY_IMPORT`,
+    an arrow up (or across) the layering, an arrow into a front door from inside the package and
+    an arrow from the rest of the course into the package's internals are all named.
+    """
+    found = []
+    for module in sorted(graph):
+        inside = module == package or module.startswith(package + ".")
+        source = grading_part(module, package, core)
+        if inside and (source is None or (source != "front" and source not in GRADING_MAY_IMPORT)):
+            found.append(f"{module} (in no part: a top-level module must be in a part's folder or the core)")
+            continue
+        for target in sorted(graph[module]):
+            if not (target == package or target.startswith(package + ".")):
+                continue
+            goal = grading_part(target, package, core)
+            if not inside:
+                allowed = goal in OUTSIDE_MAY_IMPORT
+            elif source == "front":
+                allowed = True
+            else:
+                allowed = goal in GRADING_MAY_IMPORT.get(source, set())
+            if not allowed:
+                found.append(f"{module} -> {target} ({source or 'outside'} -> {goal})")
+    return found
+
+
+def part_graph(graph: dict[str, set[str]], package: str = GRADING, core: set | None = None) -> dict[str, set[str]]:
+    """The arrows between the parts of the package (front doors left out), from the module graph."""
+    parts = {}
+    for module, targets in graph.items():
+        source = grading_part(module, package, core)
+        if source in (None, "front"):
+            continue
+        parts.setdefault(source, set())
+        for target in targets:
+            goal = grading_part(target, package, core)
+            if goal not in (None, "front", source):
+                parts[source].add(goal)
+    for targets in list(parts.values()):
+        for goal in targets:
+            parts.setdefault(goal, set())
+    return parts
+
+
+def test_grading_parts_import_only_downwards():
+    root = Path(course_lib.__file__).parent
+    found = wrong_arrows(import_graph(root, "course_lib"))
+    assert not found, "imports against the grading package's directions:\n" + "\n".join(found)
+
+
+def test_grading_parts_are_folders_with_no_circle_between_them():
+    root = Path(course_lib.__file__).parent
+    graph = import_graph(root, "course_lib")
+    parts = part_graph(graph)
+    # Each part is a folder of the package (the core excepted), seen with its modules and its arrows.
+    assert set(parts) == set(GRADING_MAY_IMPORT)
+    for part in set(GRADING_MAY_IMPORT) - {"core"}:
+        assert (root / "grading" / part / "__init__.py").is_file()
+        assert sum(grading_part(m) == part for m in graph) > 2, part
+    assert parts["reporting"] >= {"running", "results", "core"} and parts["running"] >= {"results", "core"}
+    assert circles(parts) == []
+    # The allowed directions themselves are a layering: no circle even if every allowed arrow were used.
+    allowed = {part: may - {part} for part, may in GRADING_MAY_IMPORT.items()}
+    assert circles(allowed) == []
+
+
+def test_each_grading_part_says_what_it_may_import():
+    root = Path(course_lib.__file__).parent / "grading"
+    for part in set(GRADING_MAY_IMPORT) - {"core"}:
+        doc = ast.get_docstring(ast.parse((root / part / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and "May import:" in doc, part
+
+
+def _grading_fake(tmp_path: Path, files: dict[str, str]) -> dict[str, set[str]]:
+    tree = {"__init__.py": "", "g/__init__.py": "from .core import check\n", "g/__main__.py": "",
+            "g/core.py": "", "g/authoring/__init__.py": "", "g/running/__init__.py": "",
+            "g/results/__init__.py": "", "g/reporting/__init__.py": "", **files}
+    return import_graph(_package(tmp_path, tree), "fake")
+
+
+def test_an_arrow_up_the_layering_is_named(tmp_path):
+    graph = _grading_fake(tmp_path, {
+        "g/running/grader.py": "from ..reporting.gradebook import write\n",  # running may not import reporting
+        "g/reporting/gradebook.py": "from ..running import grader\nwrite = 1\n",
+        "g/authoring/harness.py": "def f():\n    from ..results import report\n",  # nor authoring results, lazily
+        "g/results/report.py": "from .. import core\n",
+    })
+    found = wrong_arrows(graph, "fake.g", {"fake.g.core"})
+    assert found == [
+        "fake.g.authoring.harness -> fake.g.results.report (authoring -> results)",
+        "fake.g.running.grader -> fake.g.reporting.gradebook (running -> reporting)",
+    ]
+    assert circles(part_graph(graph, "fake.g", {"fake.g.core"})) == [["reporting", "running", "reporting"]]
+
+
+def test_a_part_importing_the_front_door_or_a_stray_module_is_named(tmp_path):
+    graph = _grading_fake(tmp_path, {
+        "g/running/worker.py": "from fake.g import check\n",  # the front door, from inside
+        "g/loose.py": "",  # a top-level module in no part
+        "unit/questions.py": "from ..g.running import worker\nfrom ..g.authoring import harness\n",
+        "g/authoring/harness.py": "",
+    })
+    found = wrong_arrows(graph, "fake.g", {"fake.g.core"})
+    assert found == [
+        "fake.g.loose (in no part: a top-level module must be in a part's folder or the core)",
+        "fake.g.running.worker -> fake.g (running -> front)",
+        "fake.unit.questions -> fake.g.running.worker (outside -> running)",
+    ]

@@ -6,7 +6,7 @@ status 2, saying why) and writes into the checkout's ``benchmarks/results/``
 (:func:`course_lib.bench.gpu_figures`).
 
 ``python -m course_lib.bench grading`` measures the grader's throughput on a synthetic class instead
-(:mod:`course_lib.grading.throughput`).
+(:mod:`course_lib.grading.reporting.throughput`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def benchmarked_units() -> list:
 
 
 #: Benchmarks that are not a unit's: name -> module (with ``run(quick=...)``, ``summary`` and ``plot``).
-OTHER = {"grading": "course_lib.grading.throughput"}
+OTHER = {"grading": "course_lib.grading.reporting.throughput"}
 
 
 def main(argv=None) -> int:

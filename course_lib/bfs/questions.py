@@ -1,4 +1,4 @@
-"""Problem set 3 (``solutions/ps3_bfs.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+"""Problem set 3 (``solutions/ps3_bfs.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps3.q1`` (6 points): a **race-free bottom-up step** with frontier bitmaps. Answer:
   ``check("ps3.q1", bottom_up_step)``, a kernel ``(in_indptr, in_indices, frontier_flags, current, depth,
@@ -35,10 +35,10 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..grading.harness import (Answer, Launch, calls_test, choice, fail, function, guarded, inner, kernel, measurement,
+from ..grading.authoring.harness import (Answer, Launch, calls_test, choice, fail, function, guarded, inner, kernel, measurement,
                                question, race_test, result_test, unguard, value_test)
-from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import Feature, at_most, signature_test
+from ..grading.authoring.measuring import kernel_measurement_test
+from ..grading.authoring.signature import Feature, at_most, signature_test
 from . import data
 from .data import Graph, as_graph
 from .reference import bfs_reference, parent_tree_problems

@@ -1,4 +1,4 @@
-"""Problem set 7 (``solutions/ps7_cellsim.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+"""Problem set 7 (``solutions/ps7_cellsim.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps7.q1`` (6 points): **compact the recorded cells in one kernel**. The lesson builds compaction from
   separate launches (a block scan, a scan of the block totals, an add, a scatter) and its shared-memory
@@ -10,7 +10,7 @@
   out_phis)`` launched as ``kernel[ceil(n / block), block]``. Blocks may reserve in any order, so the
   packed order of the blocks is free; within the output, slot k holds a recorded cell's index and its
   fluorescence. Graded on results (guarded buffers, awkward sizes), the race and barrier checker, and the
-  technique's signature (:func:`course_lib.grading.signature.signature_test`), measured by the profiler on two
+  technique's signature (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the profiler on two
   launches, block 64 with n = 197 and block 128 with n = 131 (two and four warps, both with a partial last
   block). Features and bounds (``COMPACT_SIGNATURE``), from the cost model of ceil(n / B) blocks of B threads,
   a share p of the cells recorded:
@@ -34,7 +34,7 @@
   ``make_kernel(64)`` on the cells of :func:`measure_case`. The grader calls it on the student's factory and on
   decoys of its own (``MEASURE_DECOYS``: a kernel loading every cell's fluorescence, one counting the flags
   before each cell from global memory), for sizes it draws at grading time, and profiles each launch itself
-  (:func:`course_lib.grading.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
+  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
   not match the decoys.
 """
 
@@ -43,10 +43,10 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..grading.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory, measurement,
+from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory, measurement,
                                question, race_test, result_test, unguard, value_test)
-from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import Feature, at_least, at_most, between, block_barriers, signature_test
+from ..grading.authoring.measuring import kernel_measurement_test
+from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
 from .model import TREE_SLOT_BYTES
 
 PROBLEM_SET = "ps7"

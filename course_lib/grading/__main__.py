@@ -25,7 +25,7 @@ import sys
 from collections import Counter
 
 from .catalog import problem_set_id
-from .release import release
+from .reporting.release import release
 
 _ARGS_FD = "COURSE_GRADING_ARGS_FD"
 
@@ -43,10 +43,10 @@ def _hide_arguments(argv: list) -> None:
     options = sys.orig_argv[1:sys.orig_argv.index("-m")] if "-m" in sys.orig_argv else []
     env = dict(os.environ, **{_ARGS_FD: str(fd)})
     # The new process starts with the interrupt signals blocked, so that every thread it makes (NumPy's and
-    # Numba's too) blocks them and only the grader's waiting thread receives them (grading.interrupts).
+    # Numba's too) blocks them and only the grader's waiting thread receives them (grading.running.interrupts).
     import signal
 
-    from .interrupts import SIGNALS
+    from .running.interrupts import SIGNALS
 
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     sys.stdout.flush()
@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     book = commands.add_parser("gradebook",
                                help="one row per student from grades CSVs (for Canvas, Moodle, Gradescope)")
     book.add_argument("grades", nargs="+", help="grades CSVs written by `grade` (one or more problem sets)")
-    book.add_argument("--out", required=True, help="gradebook CSV (see course_lib.grading.gradebook for its columns)")
+    book.add_argument("--out", required=True, help="gradebook CSV (see course_lib.grading.reporting.gradebook for its columns)")
     book.add_argument("--missing-as-zero", action="store_true",
                       help="a problem set a student has no grades for counts 0 (default: left empty, as missing)")
     book.add_argument("--points-possible", action="store_true",
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     if ns.command == "release":
-        from .manifest import build, default_path
+        from .running.manifest import build, default_path
 
         for ps in ns.problem_sets:
             try:
@@ -192,11 +192,11 @@ def main(argv=None) -> int:
         if default_path().exists():  # the course changed: an instructor's manifest follows it
             print(f"updated the course manifest {build()}")
     elif ns.command == "manifest":
-        from .manifest import build
+        from .running.manifest import build
 
         print(f"recorded the course files' hashes in {build(ns.out)}")
     elif ns.command == "gradebook":
-        from .gradebook import write
+        from .reporting.gradebook import write
 
         def gradebook():
             if ns.format == "plain" and ns.deadlines is None:
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
 
         return _print_or_fail(gradebook)
     elif ns.command == "report":
-        from .classreport import write_report
+        from .reporting.classreport import write_report
 
         return _print_or_fail(lambda: f"wrote {write_report(ns.grades, ns.out, ns.tests, top=ns.top)}")
     elif ns.command == "similarity":
@@ -235,7 +235,7 @@ def main(argv=None) -> int:
 
         return _print_or_fail(similarity)
     elif ns.command == "gradescope":
-        from .gradescope import build_archive
+        from .reporting.gradescope import build_archive
 
         def gradescope():
             path = build_archive(ns.problem_set, ns.out, lock=ns.lock, timeout=ns.timeout, memory_mb=ns.memory,
@@ -244,8 +244,8 @@ def main(argv=None) -> int:
 
         return _print_or_fail(gradescope)
     elif ns.command == "grade":
-        from .grader import GradeOptions, grade
-        from .interrupts import instructor_interrupts
+        from .running.grader import GradeOptions, grade
+        from .running.interrupts import instructor_interrupts
 
         try:
             with instructor_interrupts() as interrupts:

@@ -8,9 +8,9 @@ declares (``Test(points=...)``); a question whose tests declare none splits its 
 equally among them. A failed *technique* test (``Test(technique=True)``: the method the
 question teaches, measured with the course's profiler or checker) caps the question at
 ``Question.technique_cap`` of its points, whatever the other tests give. Question modules
-are written with the declarative builders of :mod:`course_lib.grading.harness`.
+are written with the declarative builders of :mod:`course_lib.grading.authoring.harness`.
 
-A test is written in three steps, so that the grader (:mod:`course_lib.grading.grader`)
+A test is written in three steps, so that the grader (:mod:`course_lib.grading.running.grader`)
 never runs the judgement where the student's code runs:
 
 - ``inputs(rng, info) -> data`` (grader side) draws the test's inputs; ``info`` is what

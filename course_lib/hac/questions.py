@@ -1,4 +1,4 @@
-"""Problem set 5 (``solutions/ps5_hac.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+"""Problem set 5 (``solutions/ps5_hac.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps5.q1`` (6 points): the fusion step as a segmented reduction **in warps, by shuffles**: the
   lesson's ``fusion_segmented_kernel`` scans in shared memory with two barriers per step; here each
@@ -41,8 +41,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..grading.core import TestFailure
-from ..grading.harness import Launch, calls_test, function, kernel, question, race_test, result_test
-from ..grading.signature import Feature, at_most, between, no_atomics, signature_test
+from ..grading.authoring.harness import Launch, calls_test, function, kernel, question, race_test, result_test
+from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
 from ..sim import record
 from .api import cluster
 from .data import tied_graph

@@ -1,4 +1,4 @@
-"""Problem set 6 (``solutions/ps6_ica.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+"""Problem set 6 (``solutions/ps6_ica.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps6.q1`` (6 points): the **register-blocked minibatch product** ``U = X_b W^T`` (the thesis's custom
   GEMM, tiled). Answer: ``check("ps6.q1", minibatch_gemm_kernel)``, a kernel launched as
@@ -6,7 +6,7 @@
   ``U[b, :] = W @ Xt[perm[start + b]]``: each block a 16 x 16 tile of U, each of its 64 threads a block of
   four outputs held in registers, the operands staged tile by tile in shared memory. Graded on results
   (guarded buffers, awkward C and B), the race and barrier checker, and the technique's signature
-  (:func:`course_lib.grading.signature.signature_test`), measured by the profiler on two launches of blocks of
+  (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the profiler on two launches of blocks of
   64 threads (two warps) with partial tiles both ways: C = 40, B = 37 and C = 20, B = 21. Features and bounds
   (``GEMM_SIGNATURE``), from the cost model of a launch of ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
 
@@ -36,7 +36,7 @@
   :func:`measure_case` (B = 37). The grader calls it on the student's kernel and on decoys of its own
   (``MEASURE_DECOYS``: a GEMM reading every operand from global memory, one thread per block computing its tile
   sample by sample) for two channel counts it draws at grading time, and profiles each launch itself
-  (:func:`course_lib.grading.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
+  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
   not match the decoys.
 """
 
@@ -46,10 +46,10 @@ import numpy as np
 
 from numba import cuda
 
-from ..grading.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question, race_test,
+from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question, race_test,
                                result_test)
-from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
+from ..grading.authoring.measuring import kernel_measurement_test
+from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                  no_atomics, shared_bytes_per_block, signature_test)
 from .model import Arch, launches_per_minibatch, occupancy
 

@@ -1,4 +1,4 @@
-"""Problem set 1 (``solutions/ps1_nbody.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+"""Problem set 1 (``solutions/ps1_nbody.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps1.q1`` (6 points): tiling with **two destination bodies per thread**. Answer:
   ``check("ps1.q1", make_two_body_kernel)``, a function of the tile size P returning a kernel
@@ -37,10 +37,10 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32
 
-from ..grading.harness import (Launch, calls_test, close, function, kernel_factory, measurement,
+from ..grading.authoring.harness import (Launch, calls_test, close, function, kernel_factory, measurement,
                                question, race_test, result_test, sign_flipped)
-from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
+from ..grading.authoring.measuring import kernel_measurement_test
+from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                  no_atomics, shared_bytes_per_block, signature_test)
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube

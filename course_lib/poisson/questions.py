@@ -1,4 +1,4 @@
-"""Problem set 4 (``solutions/ps4_poisson.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+"""Problem set 4 (``solutions/ps4_poisson.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps4.q1`` (6 points): **red-black Gauss-Seidel in place**. Answer: ``check("ps4.q1", red_black_kernel)``, a
   kernel ``(image, rhs, labels, colour)`` updating, in place, the strict-interior pixels with
@@ -32,10 +32,10 @@ import math
 import numpy as np
 from numba import cuda
 
-from ..grading.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel, measurement,
+from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel, measurement,
                                question, race_test, result_test, unguard)
-from ..grading.measuring import kernel_measurement_test
-from ..grading.signature import Feature, at_most, no_atomics, signature_test
+from ..grading.authoring.measuring import kernel_measurement_test
+from ..grading.authoring.signature import Feature, at_most, no_atomics, signature_test
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compare_images, compose, jacobi_step_reference, prepare
 

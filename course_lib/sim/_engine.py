@@ -74,7 +74,7 @@ HANG_SECONDS = 5.0
 #: The simulated GPU, for residency: blocks of a grid that are started at once (and, for a
 #: cooperative launch, the largest grid). One SM on purpose: every resident thread waiting at
 #: a barrier holds an OS thread of this process (2048 of them fit the grader's address-space
-#: limit, with course_lib.grading.confine.THREAD_STACK each).
+#: limit, with course_lib.grading.running.confine.THREAD_STACK each).
 SIM_SM_COUNT = 1
 MAX_THREADS_PER_SM = 2048
 MAX_BLOCKS_PER_SM = 32

@@ -114,7 +114,7 @@ class KernelTyping:
 
     def __reduce__(self):
         # Pickled by its fields: the default protocol would add __slotnames__ to the class, which the
-        # grader's tamper check (course_lib.grading.tamper) rightly counts as a change of the machinery.
+        # grader's tamper check (course_lib.grading.running.tamper) rightly counts as a change of the machinery.
         return KernelTyping, (self.error, self.ops, self.float_lines, self.float64_details, self.array_dtypes,
                               self.untypable)
 

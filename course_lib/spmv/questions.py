@@ -1,4 +1,4 @@
-"""Problem set 2 (``solutions/ps2_spmv.ipynb``), on the shared harness (:mod:`course_lib.grading.harness`).
+"""Problem set 2 (``solutions/ps2_spmv.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps2.q1`` (6 points): the **sub-warp CSR-vector** kernel, L lanes per row reduced by warp shuffles.
   Answer: ``check("ps2.q1", make_subwarp_kernel)``, a function of L returning a kernel launched as
@@ -35,10 +35,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import cuda, float32
 
-from ..grading.harness import (Answer, Launch, calls_test, close, function, integer, kernel_factory, measurement,
+from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, integer, kernel_factory, measurement,
                                question, race_test, result_test, sign_flipped)
-from ..grading.measuring import best_parameter_test, kernel_measurement_test
-from ..grading.signature import Feature, at_most, between, no_atomics, signature_test
+from ..grading.authoring.measuring import best_parameter_test, kernel_measurement_test
+from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
 from .api import as_csr
 from .data import empty_rows_and_long_row, laplacian, power_law_rows, random_balanced, row_length_family
 from .model import SPEED_RATIO, k_sweep

@@ -47,8 +47,8 @@ def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(factory, fea
 
 def test_the_technique_bounds_follow_the_cost_model():
     """The solution sits inside every bound and each wrong technique outside its own, by a margin."""
-    from course_lib.grading.harness import Answer
-    from course_lib.grading.signature import profile_signature
+    from course_lib.grading.authoring.harness import Answer
+    from course_lib.grading.authoring.signature import profile_signature
 
     for block, n, p in questions.TECHNIQUE_CASES:
         assert block >= 64 and n % block != 0  # a full-size block and a partial last block
@@ -185,7 +185,7 @@ def test_q2_the_decoys_load_other_amounts_than_the_model():
 def test_q2_prediction_is_the_cost_model():
     assert questions.predicted_load_bytes(197, 97) == 4 * 197 + 8 * 97
     data = questions.measure_case(197)
-    from course_lib.grading.harness import Answer, profile_launch
+    from course_lib.grading.authoring.harness import Answer, profile_launch
 
     metrics = profile_launch(questions.launch_compact(Answer(subs.make_solution, {}, lambda f, b: f(b)), data))
     assert metrics["metrics"]["global_load_bytes"] == questions.predicted_load_bytes(197, int(data["flags"].sum()))

@@ -1,5 +1,5 @@
 """The graded fixtures of every problem set, by path: ``tests/grading/fixtures/`` holds them, one module
-a problem set (see its docstring); this file is their entry point for ``course_lib.grading.throughput``
+a problem set (see its docstring); this file is their entry point for ``course_lib.grading.reporting.throughput``
 (which loads it by path), for the tests that import it, and as a script::
 
     python tests/grading/make_fixtures.py ps1 /tmp/ps1-fixtures   # to look at them

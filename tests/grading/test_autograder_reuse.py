@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.grading.gradescope import build_archive
+from course_lib.grading.reporting.gradescope import build_archive
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_fixtures  # noqa: E402
@@ -41,7 +41,7 @@ def test_run_autograder_three_times_in_one_container(tmp_path):
     # setup.sh's last two steps (the ones before install packages, which the test's environment has)
     setup = (root / "source" / "setup.sh").read_text()
     assert setup.index("gradescope prepare ps1") < setup.index("manifest --out")
-    for step in (["-m", "course_lib.grading.gradescope", "prepare", "ps1"],
+    for step in (["-m", "course_lib.grading.reporting.gradescope", "prepare", "ps1"],
                  ["-m", "course_lib.grading", "manifest", "--out", str(source / "manifest.json")]):
         subprocess.run([sys.executable, *step], cwd=course, env=env, check=True, capture_output=True, timeout=300)
     installed = _course_files(course)
@@ -73,7 +73,7 @@ def test_grading_problem_set_1_imports_no_other_unit(tmp_path):
     nbformat.write(make_fixtures.notebook("ps1", fixtures["right"]), tmp_path / "ps1_nbody.ipynb")
     script = f"""
 import sys
-from course_lib.grading.grader import grade
+from course_lib.grading.running.grader import grade
 rows = grade("ps1", [{str(tmp_path / "ps1_nbody.ipynb")!r}], {str(tmp_path / "grades.csv")!r}, progress=False,
              sandbox="off", log=lambda *a: None)
 print(sum(float(r["points"]) for r in rows))

@@ -1,12 +1,12 @@
-"""The run's trusted bytecode (course_lib.grading.bytecode): built once, handed to workers read-only or verified."""
+"""The run's trusted bytecode (course_lib.grading.running.bytecode): built once, handed to workers read-only or verified."""
 
 import os
 
 import pytest
 
-from course_lib.grading import bytecode as bc
-from course_lib.grading.client import GradeOptions, Worker
-from course_lib.grading.sandbox import INSIDE_WORK, Sandbox
+from course_lib.grading.running import bytecode as bc
+from course_lib.grading.running.client import GradeOptions, Worker
+from course_lib.grading.running.sandbox import INSIDE_WORK, Sandbox
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def test_build_compiles_what_a_worker_and_its_typing_process_import(compiled):
     import numba
     import numpy
 
-    import course_lib.grading.worker as worker
+    import course_lib.grading.running.worker as worker
     import course_lib.nbody.questions as questions
 
     for module in (worker, questions, numba, numpy):
@@ -40,7 +40,7 @@ def test_build_compiles_what_a_worker_and_its_typing_process_import(compiled):
 
 
 def test_a_changed_file_is_left_out_of_a_copy(compiled, tmp_path):
-    import course_lib.grading.worker as worker
+    import course_lib.grading.running.worker as worker
 
     relative = _pyc_of(compiled, worker.__file__)
     path = os.path.join(compiled.folder, relative)

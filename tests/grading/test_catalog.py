@@ -11,7 +11,7 @@ import pytest
 
 from course_lib.grading import catalog
 from course_lib.grading.__main__ import main
-from course_lib.grading.release import release
+from course_lib.grading.reporting.release import release
 
 ROOT = Path(__file__).resolve().parents[2]
 

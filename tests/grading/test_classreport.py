@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from course_lib.cli import main as course_main
-from course_lib.grading.classreport import build_report, error_kind, reason_group, write_report
+from course_lib.grading.reporting.classreport import build_report, error_kind, reason_group, write_report
 from course_lib.grading.core import NOT_ANSWERED, QuestionResult, TestOutcome
-from course_lib.grading.details import OUTCOME_FIELDS, read_outcomes, outcome_rows, outcomes_path, write_outcomes
-from course_lib.grading.report import rows_of, write_grades
+from course_lib.grading.results.details import OUTCOME_FIELDS, read_outcomes, outcome_rows, outcomes_path, write_outcomes
+from course_lib.grading.results.report import rows_of, write_grades
 
 TECHNIQUE = "one load per source"
 
@@ -169,8 +169,8 @@ def test_from_submissions_to_gradebook_and_report(tmp_path):
     """A folder of PS1 submissions graded by the instructor grader, then the gradebook and the report."""
     import make_fixtures
 
-    from course_lib.grading.gradebook import read_class
-    from course_lib.grading.grader import GradeOptions, grade
+    from course_lib.grading.reporting.gradebook import read_class
+    from course_lib.grading.running.grader import GradeOptions, grade
 
     folder = tmp_path / "submissions"
     folder.mkdir()

@@ -7,9 +7,9 @@ import sys
 import textwrap
 import threading
 
-from course_lib.grading import client
-from course_lib.grading.client import GradeOptions, Worker
-from course_lib.grading.sandbox import Sandbox
+from course_lib.grading.running import client
+from course_lib.grading.running.client import GradeOptions, Worker
+from course_lib.grading.running.sandbox import Sandbox
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -44,8 +44,8 @@ def test_a_worker_being_started_is_not_killed_as_another_ones_orphan(monkeypatch
 _DAEMON_MARK = "course-grading-client-daemon-fixture"
 _GRADE_ONE = textwrap.dedent('''
     import os, time
-    from course_lib.grading.client import GradeOptions, Worker
-    from course_lib.grading.sandbox import Sandbox
+    from course_lib.grading.running.client import GradeOptions, Worker
+    from course_lib.grading.running.sandbox import Sandbox
     daemon = ("import os, sys, time\\nif os.fork() == 0:\\n    os.setsid()\\n    if os.fork() == 0:\\n"
               "        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)  # MARK'])\\n"
               "    os._exit(0)\\nos.wait()\\n")
@@ -88,7 +88,7 @@ def test_a_worker_runs_the_simulator_with_the_order_seed_it_was_given():
 
 
 def test_each_grading_seed_gives_the_workers_its_own_order_seed(monkeypatch):
-    from course_lib.grading import grader
+    from course_lib.grading.running import grader
 
     seen = []
 

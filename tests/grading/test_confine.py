@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 _CONFINED = textwrap.dedent('''
     import ctypes, os, resource, signal
-    from course_lib.grading.confine import FILE_SIZE_MB, apply
+    from course_lib.grading.running.confine import FILE_SIZE_MB, apply
     print(apply(0))
     results = []
     for target, sig in ((os.getppid(), 0), (os.getppid(), signal.SIGINT), (1, 0), (os.getpid(), 0)):

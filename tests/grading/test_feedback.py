@@ -7,8 +7,8 @@ import pytest
 from course_lib.grading import questions_of
 from course_lib.grading.core import (QuestionResult, TestOutcome, cause_of, get_question, run_tests, score)
 from course_lib.grading.core import _problem_set_modules
-from course_lib.grading.harness import calls_test, fail, function, integer, number_map, question, value_test
-from course_lib.grading.report import feedback_markdown
+from course_lib.grading.authoring.harness import calls_test, fail, function, integer, number_map, question, value_test
+from course_lib.grading.results.report import feedback_markdown
 
 PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
 

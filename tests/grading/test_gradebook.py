@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from course_lib.cli import main as course_main
-from course_lib.grading.gradebook import POINTS_POSSIBLE, build, read_class, write
-from course_lib.grading.report import FIELDS, write_grades
+from course_lib.grading.reporting.gradebook import POINTS_POSSIBLE, build, read_class, write
+from course_lib.grading.results.report import FIELDS, write_grades
 
 
 def _rows(student, answers, maxima):
@@ -133,7 +133,7 @@ def test_bad_files_are_named(tmp_path, capsys):
 def test_a_real_grades_file_from_the_grader(tmp_path):
     """The columns the grader writes are the ones the gradebook reads (the report module's FIELDS)."""
     from course_lib.grading.core import QuestionResult
-    from course_lib.grading.report import rows_of
+    from course_lib.grading.results.report import rows_of
 
     results = [QuestionResult("ps1.q1", "kernel", 3.0, 6.0), QuestionResult("ps1.q2", "tile", 0.0, 3.0, error="x")]
     path = tmp_path / "grades.csv"

@@ -14,7 +14,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from course_lib.grading import grader, manifest, report, sandbox
+from course_lib.grading.results import report
+from course_lib.grading.running import grader, manifest, sandbox
 from course_lib.grading.core import HIDDEN_FAILURE, QuestionResult, questions_of
 from course_lib.grading.protocol import ProtocolError, Unsupported, decode, encode
 

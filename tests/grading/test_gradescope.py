@@ -15,7 +15,7 @@ import pytest
 
 from course_lib.cli import main as course_main
 from course_lib.grading.core import QuestionResult, TestOutcome
-from course_lib.grading.gradescope import LOCK, build_archive, results_of
+from course_lib.grading.reporting.gradescope import LOCK, build_archive, results_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_fixtures  # noqa: E402
@@ -71,7 +71,7 @@ def test_archive_follows_the_specification(tmp_path, lock):
         for name in ("setup.sh", "run_autograder"):
             assert (z.getinfo(name).external_attr >> 16) & stat.S_IXUSR
         assert {"course/pyproject.toml", "course/setup.py", "course/README.md", f"course/{LOCK.as_posix()}",
-                "course/course_lib/grading/grader.py", "course/course_lib/nbody/questions.py"} <= names
+                "course/course_lib/grading/running/grader.py", "course/course_lib/nbody/questions.py"} <= names
         # Only this problem set's solution; no bytecode.
         assert [n for n in names if n.startswith("course/solutions/")] == ["course/solutions/ps1_nbody.ipynb"]
         assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]

@@ -13,7 +13,7 @@ _SCRIPT = textwrap.dedent('''
     import os, signal, subprocess, time
     # As the grading command starts: blocked before any thread exists (importing course_lib starts one).
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
-    from course_lib.grading.interrupts import instructor_interrupts
+    from course_lib.grading.running.interrupts import instructor_interrupts
     with instructor_interrupts() as state:
         # A descendant (as a worker's process would be) sends SIGINT and SIGTERM: ignored.
         subprocess.run(["sh", "-c", f"kill -INT {os.getpid()}; kill -TERM {os.getpid()}; sleep 1"])

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.grading.release import solution_path, student_path
+from course_lib.grading.reporting.release import solution_path, student_path
 
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (optional extra: pip install .[nbgrader])")
 

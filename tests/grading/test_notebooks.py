@@ -5,7 +5,7 @@ import os
 import nbformat
 import pytest
 
-from course_lib.grading.notebooks import (SubmissionFiles, code_cells, parse_notebook, read_file, read_submissions,
+from course_lib.grading.running.notebooks import (SubmissionFiles, code_cells, parse_notebook, read_file, read_submissions,
                                           student_ids)
 
 

@@ -6,7 +6,7 @@ import pytest
 from course_lib import device
 from course_lib.grading import questions_of
 from course_lib.grading.core import _problem_set_modules
-from course_lib.grading.release import solution_path, student_path
+from course_lib.grading.reporting.release import solution_path, student_path
 
 PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
 #: Further text an untouched problem set must print (a friendly message instead of a traceback).
@@ -86,7 +86,7 @@ def _answer_lines(problem_set):
 
     import nbformat
 
-    from course_lib.grading.release import is_solution
+    from course_lib.grading.reporting.release import is_solution
 
     lines = []
     for cell in nbformat.read(solution_path(problem_set), as_version=4).cells:

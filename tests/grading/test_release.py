@@ -4,7 +4,7 @@ import nbformat
 import pytest
 
 from course_lib.grading import questions_of
-from course_lib.grading.release import release, release_notebook, strip_solutions, student_path
+from course_lib.grading.reporting.release import release, release_notebook, strip_solutions, student_path
 from course_lib.grading.core import _problem_set_modules
 
 PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
@@ -66,7 +66,7 @@ def test_student_version_has_no_solution_left(problem_set):
 @pytest.mark.parametrize("problem_set", PROBLEM_SETS)
 def test_score_cell_is_checked_by_its_nbval_tag_not_a_comment(problem_set):
     """The solution's score output is checked by nbval through the cell tag, which the student version keeps."""
-    from course_lib.grading.release import solution_path
+    from course_lib.grading.reporting.release import solution_path
 
     for path in (solution_path(problem_set), student_path(problem_set)):
         nb = nbformat.read(path, as_version=4)

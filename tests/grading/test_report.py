@@ -5,7 +5,7 @@ import csv
 import os
 
 from course_lib.grading.core import QuestionResult, TestOutcome
-from course_lib.grading.report import (FeedbackFolder, clean_text, csv_cell, feedback_name, read_grades, rows_of,
+from course_lib.grading.results.report import (FeedbackFolder, clean_text, csv_cell, feedback_name, read_grades, rows_of,
                                        write_atomic, write_grades)
 
 

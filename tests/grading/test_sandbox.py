@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from course_lib.grading import sandbox
+from course_lib.grading.running import sandbox
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -67,7 +67,7 @@ def test_bubblewrap_isolates_the_worker():
 
 _DAEMON = textwrap.dedent('''
     import os, subprocess, sys, time
-    from course_lib.grading.sandbox import become_subreaper, kill_tree, orphans
+    from course_lib.grading.running.sandbox import become_subreaper, kill_tree, orphans
     assert become_subreaper()
     # The child double-forks a daemon in a session of its own, then exits.
     child = subprocess.Popen([sys.executable, "-c",

@@ -8,7 +8,7 @@ import pytest
 
 from course_lib.grading import get_question
 from course_lib.grading.core import questions_of
-from course_lib.grading.signature import Feature, at_least, at_most, between, signature_test
+from course_lib.grading.authoring.signature import Feature, at_least, at_most, between, signature_test
 
 
 def test_a_feature_inside_its_bound_passes_and_outside_says_what_missed():

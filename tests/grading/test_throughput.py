@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from course_lib.bench.__main__ import main as bench_main
-from course_lib.grading.throughput import CRASH_CELL, KINDS, synthetic_class
+from course_lib.grading.reporting.throughput import CRASH_CELL, KINDS, synthetic_class
 
 
 def test_synthetic_class_has_every_kind_in_turn(tmp_path):

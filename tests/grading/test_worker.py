@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from course_lib.grading.tamper import Snapshot, kernel_host_calls
-from course_lib.grading.worker import _Notebook
+from course_lib.grading.running.tamper import Snapshot, kernel_host_calls
+from course_lib.grading.running.worker import _Notebook
 
 
 def test_cell_magics_that_run_their_body_run_it():
@@ -49,16 +49,17 @@ def test_snapshot_sees_a_replaced_produce_and_patched_numpy():
         np.allclose = allclose
 
 
-@pytest.mark.parametrize("module, name", [("harness", "unguard"), ("buffers", "unguard"),
-                                          ("harness", "_judge_outputs"), ("testkinds", "_judge_outputs"),
-                                          ("launches", "run_launch"), ("answers", "_prepare"),
+@pytest.mark.parametrize("module, name", [("authoring.harness", "unguard"), ("authoring.buffers", "unguard"),
+                                          ("authoring.harness", "_judge_outputs"),
+                                          ("authoring.testkinds", "_judge_outputs"),
+                                          ("authoring.launches", "run_launch"), ("authoring.answers", "_prepare"),
                                           ("core", "wrap"), ("model", "wrap")])
 def test_snapshot_sees_a_harness_function_patched_where_it_is_defined_or_re_exported(module, name):
     """The harness and the core are split over modules: callers look a function up where it is
     defined, a notebook may patch either name, and both are seen."""
     import importlib
 
-    import course_lib.grading.harness  # noqa: F401  (imports every part of the harness)
+    import course_lib.grading.authoring.harness  # noqa: F401  (imports every part of the harness)
 
     target = importlib.import_module(f"course_lib.grading.{module}")
     snapshot = Snapshot()
@@ -78,12 +79,12 @@ def test_snapshot_sees_a_harness_function_patched_where_it_is_defined_or_re_expo
     assert snapshot.changes() == []
 
 
-@pytest.mark.parametrize("module", ["core", "model", "harness"])
+@pytest.mark.parametrize("module", ["core", "model", "authoring.harness"])
 def test_snapshot_sees_the_data_model_replaced_or_patched(module):
     """``TestFailure`` is defined in the model and re-exported by the core and the harness."""
     import importlib
 
-    import course_lib.grading.harness  # noqa: F401
+    import course_lib.grading.authoring.harness  # noqa: F401
     from course_lib.grading.model import TestFailure
 
     target = importlib.import_module(f"course_lib.grading.{module}")
@@ -104,7 +105,7 @@ def test_snapshot_sees_the_data_model_replaced_or_patched(module):
 
 def test_snapshot_sees_a_test_whose_class_was_swapped():
     """Assigning ``__class__`` changes every method of an object without touching its ``vars()``."""
-    from course_lib.grading.harness import Test
+    from course_lib.grading.authoring.harness import Test
     from course_lib.nbody import questions
 
     class Forged(Test):
@@ -124,7 +125,7 @@ def test_snapshot_sees_a_test_whose_class_was_swapped():
 def test_the_fingerprint_sees_an_emptied_or_edited_snapshot():
     """A notebook can reach the snapshot object (``gc.get_objects()``): emptying it, replacing an entry
     or editing a recorded value must change the fingerprint the worker keeps."""
-    from course_lib.grading.tamper import fingerprint
+    from course_lib.grading.running.tamper import fingerprint
 
     snapshot = Snapshot()
     sealed = fingerprint(snapshot.entries)
@@ -185,7 +186,7 @@ def test_kernels_may_call_device_functions_only():
 def test_a_kernel_made_by_an_answer_is_checked_when_launched():
     from course_lib import device
     from course_lib.grading.core import TestFailure
-    from course_lib.grading.worker import _guard_launches
+    from course_lib.grading.running.worker import _guard_launches
 
     if not device.is_simulator():
         pytest.skip("on a GPU a kernel calling host code does not compile")

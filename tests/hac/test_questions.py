@@ -13,7 +13,7 @@ from numba import cuda
 
 from course_lib import hac
 from course_lib.grading import get_question, run_tests
-from course_lib.grading.harness import Answer, run_launch, unguard
+from course_lib.grading.authoring.harness import Answer, run_launch, unguard
 from course_lib.hac.questions import (QUESTIONS, amdahl_overall, case, compare_fusion, expected_fusion,
                                       launch_fusion)
 

@@ -15,7 +15,7 @@ import pytest
 from numba import cuda, float64
 
 from course_lib.grading import get_question, run_tests
-from course_lib.grading.harness import Answer, profile_launch
+from course_lib.grading.authoring.harness import Answer, profile_launch
 from course_lib.ica import kernels, questions
 
 from . import submissions as subs

@@ -473,7 +473,7 @@ def test_typing_leaves_the_grading_machinery_unchanged():
     cache, or a report) must not add __slotnames__ to KernelTyping."""
     import pickle
 
-    from course_lib.grading.tamper import Snapshot
+    from course_lib.grading.running.tamper import Snapshot
 
     snapshot = Snapshot()
     add_one[1, 32](np.zeros(4, np.int32))

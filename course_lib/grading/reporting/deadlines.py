@@ -128,7 +128,7 @@ def submission_times(where, *, default_zone: str = "UTC", student_column: str = 
     ValueError
         A missing path or column, or a time that cannot be read (named with its file and line).
     """
-    from ..notebooks import expand, student_ids
+    from ..running.notebooks import expand, student_ids
 
     where = Path(where)
     if where.is_dir():

@@ -32,7 +32,7 @@ import io
 import re
 from pathlib import Path
 
-from ..report import csv_cell, write_atomic
+from ..results.report import csv_cell, write_atomic
 
 __all__ = ["CANVAS_IDENTITY", "COLUMNS", "FORMATS", "canvas_table", "export", "grade_columns", "moodle_table",
            "read_roster", "write_table"]
@@ -187,7 +187,7 @@ def export(paths, out, *, format: str = "plain", missing_as_zero: bool = False, 
     ValueError
         A bad input (named), a problem set without submission times, an unknown format.
     """
-    from ..gradebook import build, read_class
+    from .gradebook import build, read_class
     from . import deadlines as _deadlines
 
     if format not in FORMATS:

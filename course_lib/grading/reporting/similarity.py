@@ -244,7 +244,7 @@ class SubmissionCode:
 
 
 def _read(path: Path, student: str) -> SubmissionCode:
-    from ..notebooks import parse_notebook
+    from ..running.notebooks import parse_notebook
 
     code = SubmissionCode(student, path)
     try:
@@ -453,8 +453,8 @@ def load_class(inputs, *, problem_set: str | None = None, submissions=None) -> t
         No notebooks, several problem sets, or a grades CSV's students without a notebook.
     """
     from ..catalog import problem_set_id
-    from ..gradebook import read_class
-    from ..notebooks import expand, student_ids
+    from .gradebook import read_class
+    from ..running.notebooks import expand, student_ids
 
     inputs = [Path(p) for p in inputs]
     csvs = [p for p in inputs if p.suffix == ".csv"]
@@ -558,7 +558,7 @@ def write_report(inputs, out, *, problem_set: str | None = None, submissions=Non
     (list of Pair, str)
         All pairs, best first, and the problem set.
     """
-    from ..report import write_atomic
+    from ..results.report import write_atomic
 
     code, problem_set = load_class(inputs, problem_set=problem_set, submissions=submissions)
     discount, discounted = discounted_fingerprints(problem_set)

@@ -1,7 +1,7 @@
 """The class report: what a class got in one problem set, as one self-contained HTML file.
 
 ``python -m course_lib.grading report GRADES.csv --out ps1_report.html`` reads the grades CSV that
-``grade`` wrote and, when it is there, the tests CSV beside it (:mod:`~course_lib.grading.details`), and
+``grade`` wrote and, when it is there, the tests CSV beside it (:mod:`~course_lib.grading.results.details`), and
 writes one HTML file, its figures embedded as PNG (base64 ``data:`` URIs), that any browser opens
 without a server or a network:
 
@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import NOT_ANSWERED
-from .details import read_outcomes, outcomes_path
+from ..core import NOT_ANSWERED
+from ..results.details import read_outcomes, outcomes_path
 from .gradebook import read_class
-from .report import write_atomic
+from ..results.report import write_atomic
 
 __all__ = ["ERROR_KINDS", "build_report", "error_kind", "reason_group", "write_report"]
 
@@ -253,7 +253,7 @@ def build_report(grades, tests=None, *, top: int = 10) -> str:
     Raises
     ------
     ValueError
-        A bad grades or tests CSV (see :func:`~course_lib.grading.gradebook.read_class`), or one
+        A bad grades or tests CSV (see :func:`~course_lib.grading.reporting.gradebook.read_class`), or one
         that holds several problem sets.
     """
     grades = Path(grades)

@@ -206,7 +206,7 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
         kernel that does nothing passes no technique test).
     features : sequence of Feature
     compare : callable, optional
-        As in :func:`course_lib.grading.harness.result_test`.
+        As in :func:`course_lib.grading.authoring.harness.result_test`.
     label : callable, optional
         ``label(data) -> str`` naming the configuration in messages (visible tests only).
 

@@ -2,18 +2,18 @@
 
 The grading loop. Its parts, one job each:
 
-- :mod:`~course_lib.grading.notebooks` reads every submission into memory before any
+- :mod:`~course_lib.grading.running.notebooks` reads every submission into memory before any
   student code runs (regular files only, size-capped, symbolic links refused);
-- :mod:`~course_lib.grading.sandbox` chooses where workers run (bubblewrap namespaces, or
+- :mod:`~course_lib.grading.running.sandbox` chooses where workers run (bubblewrap namespaces, or
   none) and controls processes (the grader is a child subreaper: nothing a worker starts
   outlives it);
-- :mod:`~course_lib.grading.client` starts a worker (:mod:`~course_lib.grading.worker`) per
+- :mod:`~course_lib.grading.running.client` starts a worker (:mod:`~course_lib.grading.running.worker`) per
   submission and talks to it, with time and memory limits;
-- :mod:`~course_lib.grading.manifest` verifies the course files before grading and puts them
+- :mod:`~course_lib.grading.running.manifest` verifies the course files before grading and puts them
   back after each submission;
-- :mod:`~course_lib.grading.bytecode` compiles what the workers import once per run, and hands
+- :mod:`~course_lib.grading.running.bytecode` compiles what the workers import once per run, and hands
   each worker that bytecode read-only (or a verified copy);
-- :mod:`~course_lib.grading.report` writes the grades CSV and feedback from the grader's memory.
+- :mod:`~course_lib.grading.results.report` writes the grades CSV and feedback from the grader's memory.
 
 For each submission the grader sends the worker the notebook's code cells and, for each
 question, the answer expressions of the solution's ``check(...)`` cell; then for each test
@@ -21,7 +21,7 @@ it draws the inputs itself (hidden tests from the grading seed), has the worker 
 student's answer on them (``produce``), and judges the returned outputs here, against
 references computed here. The worker never sees an expected output, and the verdict never
 comes from the worker: only its outputs, as plain data. A notebook that changes the grading
-machinery in its process (:mod:`~course_lib.grading.tamper`) or the course's files is
+machinery in its process (:mod:`~course_lib.grading.running.tamper`) or the course's files is
 refused (0 points, with the reason in its feedback). A worker that hangs, crashes or exceeds
 its memory is killed, the affected tests score 0 with the reason, and a fresh worker carries
 on with the remaining questions. Any error while grading one student is that student's
@@ -47,13 +47,13 @@ import numpy as np
 
 from .bytecode import LazyBytecode
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
-from .core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
+from ..core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
                    quiet_floats, score, test_rng)
-from .details import measurement_of, read_outcomes, outcome_rows, outcomes_path, write_outcomes
+from ..results.details import measurement_of, read_outcomes, outcome_rows, outcomes_path, write_outcomes
 from .manifest import CourseState, default_path, verify
 from .notebooks import Submission, SubmissionFiles, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
-from .protocol import ProtocolError, decode, encode
-from .report import FIELDS, FeedbackFolder, clean_text, csv_cell, read_grades, rows_of, write_grades
+from ..protocol import ProtocolError, decode, encode
+from ..results.report import FIELDS, FeedbackFolder, clean_text, csv_cell, read_grades, rows_of, write_grades
 from .sandbox import Sandbox, resolve
 
 __all__ = ["FIELDS", "GradeOptions", "WorkerFault", "answer_specs", "grade", "grade_submission", "read_grades",
@@ -204,7 +204,7 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
     Parameters
     ----------
     submission : Submission, str or Path
-        The student's notebook, read already (:func:`~course_lib.grading.notebooks.read_submissions`)
+        The student's notebook, read already (:func:`~course_lib.grading.running.notebooks.read_submissions`)
         or a path to read now.
     problem_set : str
         e.g. ``"ps1"``.
@@ -214,9 +214,9 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
     specs : tuple, optional
         :func:`answer_specs` of the problem set (computed when not given).
     sandbox : Sandbox, optional
-        Where workers run (default: :func:`~course_lib.grading.sandbox.resolve` ``("auto")``).
+        Where workers run (default: :func:`~course_lib.grading.running.sandbox.resolve` ``("auto")``).
     bytecode : Bytecode or LazyBytecode, optional
-        The run's trusted bytecode (:mod:`course_lib.grading.bytecode`); without it the worker
+        The run's trusted bytecode (:mod:`course_lib.grading.running.bytecode`); without it the worker
         compiles every module it imports from source.
 
     Raises
@@ -296,7 +296,7 @@ def grade(problem_set: str, submissions, out, *, jobs: int = 1, force: bool = Fa
     sandbox : {"auto", "require", "off"}
         Bubblewrap when available (``auto``), always (``require``: refuse without it), or never.
     manifest : path, False or None
-        Course manifest to verify before grading (:mod:`~course_lib.grading.manifest`); None: the
+        Course manifest to verify before grading (:mod:`~course_lib.grading.running.manifest`); None: the
         default one if it exists; False: none.
 
     Raises
@@ -339,7 +339,7 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     by_student: dict = {}
     for row in rows:
         by_student.setdefault(row["student"], []).append(row)
-    tests_out = outcomes_path(out)  # one row per test, for the class report (grading.details)
+    tests_out = outcomes_path(out)  # one row per test, for the class report (grading.results.details)
     tests_by_student: dict = {}
     for row in read_outcomes(tests_out):
         tests_by_student.setdefault(row["student"], []).append(row)

@@ -1,7 +1,7 @@
 """The tests CSV: one row per student and test, written by ``grade`` beside the grades CSV.
 
-The grades CSV (:mod:`~course_lib.grading.report`) keeps one row per student and question, its
-columns unchanged; for the class report (:mod:`~course_lib.grading.classreport`) the grader also
+The grades CSV (:mod:`~course_lib.grading.results.report`) keeps one row per student and question, its
+columns unchanged; for the class report (:mod:`~course_lib.grading.reporting.classreport`) the grader also
 writes ``<grades>.tests.csv`` (``grades.csv`` -> ``grades.tests.csv``) with one row per student and
 test, in these columns (:data:`OUTCOME_FIELDS`):
 
@@ -15,7 +15,7 @@ own (before the question's scaling and cap); ``cause`` is the likely cause a fai
 for other tests, and where the answer did not get that far); ``message`` is the failure's message as the
 student's feedback shows it (a hidden test's never reveals its inputs). A question that could not be
 run has no test rows: its reason is in the grades CSV. Cells are cleaned and neutralised like the
-grades CSV's (:func:`~course_lib.grading.report.csv_cell`), and the file is rewritten atomically after
+grades CSV's (:func:`~course_lib.grading.results.report.csv_cell`), and the file is rewritten atomically after
 each student. Grades CSVs written before this file existed still work everywhere: the report then
 shows what the grades CSV holds.
 """

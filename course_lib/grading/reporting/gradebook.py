@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .report import FIELDS, csv_cell, write_atomic
+from ..results.report import FIELDS, csv_cell, write_atomic
 
 __all__ = ["POINTS_POSSIBLE", "Gradebook", "build", "read_class", "write"]
 

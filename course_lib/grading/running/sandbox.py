@@ -13,7 +13,7 @@ Two modes (``--sandbox=auto|require|off``):
 
 ``none``
     No namespaces (bubblewrap missing, or ``--sandbox=off``). The protections that need none
-    still apply (see :mod:`course_lib.grading.grader` and :mod:`course_lib.grading.confine`):
+    still apply (see :mod:`course_lib.grading.running.grader` and :mod:`course_lib.grading.running.confine`):
     the grader is a child subreaper and kills every descendant of a worker when it ends,
     workers get a private working folder, HOME and TMPDIR (deleted afterwards), cannot signal
     or trace other processes (seccomp, via libseccomp), write no bytecode and read none from
@@ -66,7 +66,7 @@ class Sandbox:
         """``(argv, env, cwd)`` to start ``python python_args...`` as a worker in this mode.
 
         ``bytecode``: under bubblewrap, a folder of the grader's trusted bytecode
-        (:mod:`course_lib.grading.bytecode`), mounted read-only as the worker's bytecode prefix.
+        (:mod:`course_lib.grading.running.bytecode`), mounted read-only as the worker's bytecode prefix.
         """
         if self.kind == "none":
             return [sys.executable, *python_args], env, workdir
@@ -79,7 +79,7 @@ class Sandbox:
 
 
 def _course_dir() -> Path:
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def _python_dirs() -> list:

@@ -19,7 +19,7 @@ average at the start and end is recorded: other work on the machine inflates eve
 
 It needs a checkout of the course (the fixtures live in ``tests/``). With ``course_lib.bench`` the
 results are written as JSON under ``benchmarks/results/`` with the machine (CPU model and cores) and
-the date; ``python -m course_lib.grading.throughput --problem-sets ps1 --submissions 3`` runs a small
+the date; ``python -m course_lib.grading.reporting.throughput --problem-sets ps1 --submissions 3`` runs a small
 class without writing anything.
 """
 
@@ -38,7 +38,7 @@ __all__ = ["KINDS", "plot", "run", "summary", "synthetic_class"]
 KINDS = ("solution", "stub", "wrong", "crash")
 #: The first cell of a crashing submission: a segmentation fault in the student's process.
 CRASH_CELL = "import ctypes\nctypes.string_at(0)  # reads address 0: the process dies with SIGSEGV\n"
-_FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "grading" / "make_fixtures.py"
+_FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "grading" / "make_fixtures.py"
 
 
 def _fixtures_module():
@@ -78,7 +78,7 @@ def synthetic_class(problem_set: str, folder, submissions: int) -> list:
     """
     import nbformat
 
-    from .core import questions_of
+    from ..core import questions_of
 
     if submissions < 1:
         raise ValueError(f"submissions must be at least 1, got {submissions}")
@@ -113,8 +113,8 @@ def synthetic_class(problem_set: str, folder, submissions: int) -> list:
 
 
 def _grade_class(problem_set: str, written: list, jobs: int, workdir: Path, timeout: float) -> float:
-    from .client import GradeOptions
-    from .grader import grade
+    from ..running.client import GradeOptions
+    from ..running.grader import grade
 
     out = workdir / f"grades-{problem_set}-jobs{jobs}.csv"
     start = time.perf_counter()
@@ -151,8 +151,8 @@ def run(quick: bool = False, *, problem_sets=None, submissions: int | None = Non
     jobs : tuple of int
         The runs to compare; the speed-up is relative to the first.
     """
-    from .catalog import problem_set_id
-    from .sandbox import resolve
+    from ..catalog import problem_set_id
+    from ..running.sandbox import resolve
 
     fx = _fixtures_module()
     problem_sets = [problem_set_id(p) for p in (problem_sets or (["ps1"] if quick else sorted(fx.FIXTURES)))]
@@ -196,7 +196,7 @@ def summary(results: dict) -> str:
 
 def plot(results: dict, path) -> None:
     """Seconds per submission per problem set, one bar per number of jobs, the 5 s goal as a line."""
-    from ..bench import figure
+    from ...bench import figure
 
     rows = results["rows"]
     problem_sets = sorted({r["problem_set"] for r in rows}, key=lambda p: int(p[2:]))
@@ -215,7 +215,7 @@ def plot(results: dict, path) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.throughput",
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.throughput",
                                      description="Grade a synthetic class and print seconds per submission "
                                                  "(writes nothing; `python -m course_lib.bench grading` writes JSON).")
     parser.add_argument("--problem-sets", nargs="+", help="default: every problem set with graded fixtures")

@@ -2,7 +2,7 @@
 
 :func:`run_launch` runs it on the current backend with every array inside guards,
 :func:`check_launch` under the course's race, barrier and bounds checker and
-:func:`profile_launch` under its profiler. Part of :mod:`course_lib.grading.harness`, which
+:func:`profile_launch` under its profiler. Part of :mod:`course_lib.grading.authoring.harness`, which
 re-exports every name.
 """
 

@@ -22,7 +22,7 @@ import functools
 import sys
 import types
 
-from .core import TestFailure
+from ..core import TestFailure
 
 __all__ = ["as_student_function", "library_uses"]
 

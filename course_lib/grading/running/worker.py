@@ -1,13 +1,13 @@
-"""The process a submission's code runs in, started by :mod:`course_lib.grading.client`.
+"""The process a submission's code runs in, started by :mod:`course_lib.grading.running.client`.
 
 It speaks a line-based JSON protocol (:mod:`course_lib.grading.protocol`) on private copies
 of its standard input and output; the student's code gets ``/dev/null`` for the real file
 descriptors 0-2 and a bounded sink for ``sys.stdout``/``sys.stderr``, so printing cannot
 corrupt the protocol or fill the disk.
 
-Started as ``python -B -m course_lib.grading.worker PS MEMORY_MB``, it limits itself
-(:mod:`course_lib.grading.confine`), imports the problem set's questions, takes a snapshot
-of the grading machinery (:mod:`course_lib.grading.tamper`), then says ``{"event": "ready",
+Started as ``python -B -m course_lib.grading.running.worker PS MEMORY_MB``, it limits itself
+(:mod:`course_lib.grading.running.confine`), imports the problem set's questions, takes a snapshot
+of the grading machinery (:mod:`course_lib.grading.running.tamper`), then says ``{"event": "ready",
 "notes": [...]}``. Requests:
 
 - ``{"cmd": "load", "cells": [[index, source], ...], "answers": {qid: {"args", "kwargs"}}}``:
@@ -180,7 +180,7 @@ def _host_call_failure(host: list, failure):
 def _guard_launches(failure):
     """In the simulator, check every launch of a kernel that is not the course's for host calls (a kernel
     made by the answer, a factory's, is seen only when it is launched); returns what to watch, or None."""
-    from .. import device
+    from ... import device
 
     if not device.is_simulator():
         return None  # on a GPU such a kernel does not compile
@@ -224,8 +224,8 @@ def main() -> int:
 
     # Everything trusted is imported before the student's code runs.
     import course_lib  # noqa: F401  (chooses the backend)
-    from .core import NOT_ANSWERED, TestFailure, _student_error, questions_of, quiet_floats
-    from .protocol import decode, dumps, encode, loads
+    from ..core import NOT_ANSWERED, TestFailure, _student_error, questions_of, quiet_floats
+    from ..protocol import decode, dumps, encode, loads
     from .tamper import Snapshot, fingerprint, kernel_host_calls
 
     def send(message):
@@ -238,11 +238,11 @@ def main() -> int:
         snapshot.watch("the simulator's kernel launch", lambda: guarded[0].__dict__.get("__call__") is guarded[1])
     # The simulator's typing process loads numba-cuda's compiler now, within the start-up time,
     # not within the first question's time limit (course_lib.sim._typing).
-    from .. import device
+    from ... import device
 
     reseed = None
     if device.is_simulator():
-        from ..sim import _engine, _typing
+        from ...sim import _engine, _typing
 
         # The block and warp order the grader drew for this run (COURSE_SIM_SEED): restored before
         # every test, so that a notebook that calls set_seed cannot choose the order it is graded in.

@@ -23,11 +23,11 @@ import os
 import sys
 from pathlib import Path
 
-from .report import write_atomic
+from ..results.report import write_atomic
 
 __all__ = ["CourseState", "ManifestError", "build", "default_path", "verify"]
 
-PACKAGE = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).resolve().parents[2]
 ROOT = PACKAGE.parent
 _CACHE_SUFFIXES = (".pyc", ".pyo", ".nbi", ".nbc")
 

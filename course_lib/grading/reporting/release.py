@@ -31,12 +31,12 @@ from pathlib import Path
 
 import nbformat
 
-from . import catalog
+from .. import catalog
 
 __all__ = ["bound_names", "check_no_shadowing", "is_grade", "is_solution", "rebound_after", "region_names", "release", "release_notebook", "strip_solutions", "solution_path",
            "student_path"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 _END = re.compile(r"^\s*### END SOLUTION\s*$")
 _STUB = re.compile(r"^\s*# STUB: ?(.*)$")

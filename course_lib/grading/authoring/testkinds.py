@@ -3,7 +3,7 @@
 :func:`result_test`, :func:`race_test`, :func:`technique_test`, :func:`calls_test` and
 :func:`value_test` each build a split :class:`~course_lib.grading.core.Test` (inputs and judge
 in the grader, ``produce`` in the student's process); :func:`close` and :func:`exact` compare
-arrays and :func:`sign_flipped` is a diagnosis rule. Part of :mod:`course_lib.grading.harness`,
+arrays and :func:`sign_flipped` is a diagnosis rule. Part of :mod:`course_lib.grading.authoring.harness`,
 which re-exports every name.
 """
 
@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .buffers import fail, unguard
-from .core import Test, TestFailure, compare_arrays
+from ..core import Test, TestFailure, compare_arrays
 from .launches import check_launch, profile_launch, run_launch
 
 __all__ = ["calls_test", "close", "race_test", "result_test", "sign_flipped", "technique_test", "value_test"]
@@ -100,7 +100,7 @@ def _test(name, points, *, inputs, produce, judge, hidden, hint, hints, techniqu
 def _outputs_test(name, points, *, inputs, produce, judge, hidden, hint, hints, technique):
     """A test whose ``judge`` compares outputs: it starts with no diagnosis rules.
 
-    :func:`~course_lib.grading.harness.question` sets ``judge.rules`` to the question's
+    :func:`~course_lib.grading.authoring.harness.question` sets ``judge.rules`` to the question's
     ``diagnose`` rules, which :func:`_judge_outputs` reads to name the cause of a mismatch.
     """
     judge.rules = ()

@@ -10,7 +10,7 @@ process, which imports numba-cuda's compiler) with that prefix pointing at a fol
 grader's, writing the bytecode there; the grader then records the digest of every file.
 
 Each worker gets that bytecode read-only: under bubblewrap the folder is mounted read-only as
-the worker's prefix (:meth:`course_lib.grading.sandbox.Sandbox.command`); without namespaces,
+the worker's prefix (:meth:`course_lib.grading.running.sandbox.Sandbox.command`); without namespaces,
 where a submission could write into any folder of the grader's user, each worker gets its own
 copy, made by :meth:`Bytecode.install` from files whose digest still matches (a changed file
 is left out, and that module is compiled from source as before). Python checks every ``.pyc``
@@ -30,8 +30,8 @@ import tempfile
 __all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES"]
 
 #: Modules a worker imports while it grades (beyond those its start imports), compiled by the priming run too.
-PRIMED_MODULES = ("course_lib.grading.worker", "course_lib.grading.harness", "course_lib.grading.measuring",
-                  "course_lib.grading.signature", "course_lib.sim._check", "course_lib.sim._profile",
+PRIMED_MODULES = ("course_lib.grading.running.worker", "course_lib.grading.authoring.harness", "course_lib.grading.authoring.measuring",
+                  "course_lib.grading.authoring.signature", "course_lib.sim._check", "course_lib.sim._profile",
                   "course_lib.sim._record", "course_lib.sim._instrument", "course_lib.sim.remote",
                   "IPython.core.inputtransformer2")
 
@@ -76,7 +76,7 @@ class Bytecode:
             env = _environment(work)
             env["PYTHONPYCACHEPREFIX"] = folder
             env.pop("PYTHONDONTWRITEBYTECODE", None)  # this run is the one that writes it
-            done = subprocess.run([sys.executable, "-m", "course_lib.grading.bytecode", problem_set], env=env,
+            done = subprocess.run([sys.executable, "-m", "course_lib.grading.running.bytecode", problem_set], env=env,
                                   cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, timeout=timeout)
             if done.returncode != 0:
@@ -169,7 +169,7 @@ def solution_imports(problem_set: str) -> list:
 
     import nbformat
 
-    from .release import solution_path
+    from ..catalog import solution_path
 
     names = []
     for cell in nbformat.read(solution_path(problem_set), as_version=4).cells:
@@ -195,7 +195,7 @@ def _prime(problem_set: str) -> int:
 
     import course_lib  # noqa: F401  (chooses the backend, as in a worker)
 
-    from .core import questions_of
+    from ..core import questions_of
 
     for name in (*PRIMED_MODULES, *solution_imports(problem_set)):
         try:
@@ -203,10 +203,10 @@ def _prime(problem_set: str) -> int:
         except ImportError:  # an optional one (IPython): a worker without it does not import it either
             pass
     questions_of(problem_set)
-    from .. import device
+    from ... import device
 
     if device.is_simulator():
-        from ..sim import _typing
+        from ...sim import _typing
 
         _typing.wait_ready()
         _typing._shutdown()

@@ -3,7 +3,7 @@
 :func:`kernel`, :func:`kernel_factory`, :func:`function`, :func:`number`, :func:`integer`,
 :func:`choice`, :func:`number_map` and :func:`measurement` describe an answer (or one field of
 a dict answer, or an option); :func:`_prepare` turns them into a question's ``prepare``. Part
-of :mod:`course_lib.grading.harness`, which re-exports every name.
+of :mod:`course_lib.grading.authoring.harness`, which re-exports every name.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .buffers import fail, part_failure
-from .core import CAUSE_PREFIX, TestFailure, as_student_kernel
+from ..core import CAUSE_PREFIX, TestFailure, as_student_kernel
 from .ownwork import as_student_function, library_uses
 
 __all__ = ["Answer", "choice", "function", "integer", "kernel", "kernel_factory", "measurement", "number",
@@ -176,7 +176,7 @@ def measurement(what: str = "measure") -> _Spec:
 
     It may (and should) call the course's tools (``course_lib.sim.profile``...): the grader calls
     it and compares its numbers with its own measurement
-    (:func:`course_lib.grading.measuring.kernel_measurement_test`).
+    (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`).
     """
     def validate(value, name):
         if not callable(value) or isinstance(value, type):

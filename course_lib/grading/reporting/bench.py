@@ -1,4 +1,4 @@
-"""Grading speed: ``python -m course_lib.grading.bench [--quick] [--jobs N] [--submissions M]``.
+"""Grading speed: ``python -m course_lib.grading.reporting.bench [--quick] [--jobs N] [--submissions M]``.
 
 Measures, with the PS1 solution as every submission (each graded in its own worker process,
 hidden tests included):
@@ -24,11 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import device
-from .grader import GradeOptions, grade, grade_submission
-from .notebooks import answer_specs
+from ... import device
+from ..running.grader import GradeOptions, grade, grade_submission
+from ..running.notebooks import answer_specs
 from .release import solution_path
-from .sandbox import resolve
+from ..running.sandbox import resolve
 
 
 def _cpu_of_children() -> float:
@@ -117,7 +117,7 @@ def summary(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 submissions instead of 10")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--submissions", type=int, help="number of submissions (default 10, 4 with --quick)")

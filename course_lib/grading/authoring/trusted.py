@@ -6,7 +6,7 @@ before any student code runs, so a notebook that rebinds ``course_lib.sim.check`
 report a racy kernel as clean, say) does not change which checker the tests use.
 """
 
-from ..sim import check as trusted_check
-from ..sim import profile as trusted_profile
+from ...sim import check as trusted_check
+from ...sim import profile as trusted_profile
 
 __all__ = ["trusted_check", "trusted_profile"]

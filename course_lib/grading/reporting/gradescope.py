@@ -14,8 +14,8 @@ specification asks for (https://gradescope-autograders.readthedocs.io/en/latest/
     course/           pyproject.toml, setup.py, README.md, course_lib/, requirements/lock.txt and the
                       solution of this problem set only (the grader reads how answers are written from it)
 
-``run_autograder`` calls :func:`main` (``python -m course_lib.grading.gradescope run PS``). It grades
-with the same code as ``course grading grade`` (:func:`~course_lib.grading.grader.grade_submission`:
+``run_autograder`` calls :func:`main` (``python -m course_lib.grading.reporting.gradescope run PS``). It grades
+with the same code as ``course grading grade`` (:func:`~course_lib.grading.running.grader.grade_submission`:
 each test's inputs drawn by the grader, the student's code run in a separate process under the
 sandbox, outputs judged by the grader against its own references), verifies the course files against
 the manifest first, deletes the solution notebooks before any student code runs, and refuses a
@@ -48,7 +48,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from .catalog import SHIPPED, problem_set_id, solution_path, solutions_folder
+from ..catalog import SHIPPED, problem_set_id, solution_path, solutions_folder
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
@@ -72,7 +72,7 @@ cd "$ROOT/source/course"
 # The exact versions the course is tested with: the repository's lock.
 "$ROOT/venv/bin/python" -m pip install --no-cache-dir -c {lock} -e ".[{extra}]"
 # How answers are passed, read from the solution now: each run deletes the solution before grading.
-"$ROOT/venv/bin/python" -m course_lib.grading.gradescope prepare {problem_set}
+"$ROOT/venv/bin/python" -m course_lib.grading.reporting.gradescope prepare {problem_set}
 "$ROOT/venv/bin/python" -m course_lib.grading manifest --out "$ROOT/source/manifest.json"
 """
 
@@ -85,7 +85,7 @@ cd "$ROOT/source/course" || exit 1
 # Numba's caches go to this run's own folder, never into the installed course (a container may run this again).
 RUN_DIR="$(mktemp -d "${{TMPDIR:-/tmp}}/course-run.XXXXXX")" || exit 1
 export NUMBA_CACHE_DIR="$RUN_DIR/numba"
-"$PYTHON" -m course_lib.grading.gradescope run {problem_set} --root "$ROOT" --timeout {timeout} \\
+"$PYTHON" -m course_lib.grading.reporting.gradescope run {problem_set} --root "$ROOT" --timeout {timeout} \\
     --memory {memory} --sandbox {sandbox} --hide-solutions
 STATUS=$?
 rm -rf "$RUN_DIR"
@@ -96,7 +96,7 @@ _SKIP = ("__pycache__", "_shipped", ".ipynb_checkpoints")
 
 
 def _repository() -> Path:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     if not (root / "pyproject.toml").is_file() or not (root / "solutions").is_dir():
         raise ValueError(f"no course repository at {root}: build the archive from a checkout of the course "
                          "(the archive installs the course from its sources and lock)")
@@ -213,7 +213,7 @@ def results_of(results, *, note: str = "") -> dict:
 
 
 #: Where ``prepare`` saves how a problem set's answers are passed (inside the package: the manifest covers it).
-SAVED_SPECS = Path(__file__).resolve().parents[1] / "_shipped" / "answer_specs"
+SAVED_SPECS = Path(__file__).resolve().parents[2] / "_shipped" / "answer_specs"
 
 
 def _saved_specs_path(problem_set: str, root: Path | None = None) -> Path:
@@ -225,7 +225,7 @@ def _saved_specs_path(problem_set: str, root: Path | None = None) -> Path:
 
 def save_specs(problem_set: str, path: Path) -> Path:
     """Write how the problem set's answers are passed (read from its solution) to ``path``, as JSON."""
-    from .notebooks import answer_specs
+    from ..running.notebooks import answer_specs
 
     specs, grade_ids = answer_specs(problem_set)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -239,7 +239,7 @@ def save_specs(problem_set: str, path: Path) -> Path:
 def _answer_specs(problem_set: str, root: Path, hide_solutions: bool) -> tuple:
     """The answer specs: saved ones first (the solution is deleted by the first run of a container), else
     from the solution notebook, saved for the later runs when this run deletes it."""
-    from .notebooks import answer_specs
+    from ..running.notebooks import answer_specs
 
     saved = _saved_specs_path(problem_set, root)
     if saved.is_file():
@@ -251,7 +251,7 @@ def _answer_specs(problem_set: str, root: Path, hide_solutions: bool) -> tuple:
         specs = answer_specs(problem_set)
     except ValueError as exc:
         raise RuntimeError(f"cannot tell how answers are passed: {exc} (an earlier run deleted the solution and "
-                           "nothing was saved; run `python -m course_lib.grading.gradescope prepare PS` at setup)")
+                           "nothing was saved; run `python -m course_lib.grading.reporting.gradescope prepare PS` at setup)")
     if hide_solutions:
         save_specs(problem_set, saved)
     return specs
@@ -294,12 +294,12 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         The course files differ from the manifest, or the grading machine cannot grade (no results
         are written: Gradescope then reports that the autograder failed, to the instructor).
     """
-    from .client import GradeOptions
-    from .core import questions_of
-    from .grader import _refused, grade_submission
-    from .manifest import CourseState, verify
-    from .notebooks import read_submissions
-    from .sandbox import resolve
+    from ..core import questions_of
+    from ..running.client import GradeOptions
+    from ..running.grader import _refused, grade_submission
+    from ..running.manifest import CourseState, verify
+    from ..running.notebooks import read_submissions
+    from ..running.sandbox import resolve
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -341,10 +341,10 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
 
 
 def main(argv=None) -> int:
-    """``python -m course_lib.grading.gradescope run PS [--root DIR] ...`` (what ``run_autograder`` calls)."""
-    from .client import GradeOptions
+    """``python -m course_lib.grading.reporting.gradescope run PS [--root DIR] ...`` (what ``run_autograder`` calls)."""
+    from ..running.client import GradeOptions
 
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.gradescope",
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.gradescope",
                                      description="Grade a Gradescope submission (run by run_autograder).")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="grade ROOT/submission/*.ipynb into ROOT/results/results.json")

@@ -1,6 +1,6 @@
 """The grader's side of a worker: starting it (in the run's sandbox), talking to it, ending it.
 
-A :class:`Worker` is one child process (:mod:`course_lib.grading.worker`) running one
+A :class:`Worker` is one child process (:mod:`course_lib.grading.running.worker`) running one
 submission's code. Every request has a wall-clock limit; the resident memory of the worker
 and everything it started is watched; a worker that hangs, crashes, exceeds its memory or
 breaks the protocol is killed with all its descendants and raises :class:`WorkerFault`.
@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .protocol import ProtocolError, dumps, loads
+from ..protocol import ProtocolError, dumps, loads
 from .sandbox import Sandbox, become_subreaper, kill_tree, not_dumpable, orphans, tree_rss_kb
 
 __all__ = ["GradeOptions", "MachineTrouble", "Worker", "WorkerFault", "kill_all", "stopping"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ _ENV_KEPT = ("PATH", "LANG", "LC_", "TZ", "LD_LIBRARY_PATH", "NUMBA_", "CUDA_", 
 
 
 def _environment(workdir: str) -> dict:
-    from .. import device
+    from ... import device
 
     env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_KEPT)}
     env.pop("COURSE_GRADING_MANIFEST", None)
@@ -114,13 +114,13 @@ class Worker:
     sim_seed : int, optional
         The simulator's block and warp order.
     bytecode : Bytecode, optional
-        The run's trusted bytecode (:mod:`course_lib.grading.bytecode`): mounted read-only under
+        The run's trusted bytecode (:mod:`course_lib.grading.running.bytecode`): mounted read-only under
         bubblewrap, copied (the files whose digest matches) into the worker's folder without it.
     """
 
     def __init__(self, problem_set: str, options: GradeOptions, sandbox: Sandbox, sim_seed: int | None = None,
                  bytecode=None):
-        from .. import device
+        from ... import device
 
         if _STOPPING.is_set():
             raise WorkerFault("grading was interrupted")
@@ -137,7 +137,7 @@ class Worker:
             # Without namespaces a submission could write into a shared folder: each worker gets a copy.
             bytecode.install(os.path.join(self.workdir, "pycache"))
         address_limit = options.memory_mb if device.is_simulator() else 0
-        python_args = ["-B", "-m", "course_lib.grading.worker", problem_set, str(address_limit)]
+        python_args = ["-B", "-m", "course_lib.grading.running.worker", problem_set, str(address_limit)]
         env = _environment(self.workdir)
         if sim_seed is not None:  # the simulator's block and warp order (course_lib.sim._engine.set_seed)
             env["COURSE_SIM_SEED"] = str(sim_seed)

@@ -68,7 +68,7 @@ The student predicts a number with a formula and writes ``measure(kernel, ...)``
 measures any kernel it is given with ``course_lib.sim.profile`` (or ``check``/``record``). The
 grader checks the prediction (:func:`calls_test`) and calls the student's ``measure`` on their
 kernel, on decoy kernels of known traffic and at sizes drawn at grading time
-(:func:`course_lib.grading.measuring.kernel_measurement_test`), so that a pasted number or the
+(:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`), so that a pasted number or the
 model's own value cannot pass::
 
     Q3 = question("ps9.q3", "predict, then measure", 2,
@@ -82,15 +82,15 @@ model's own value cannot pass::
                   ])
 
 Analysis questions use :func:`function` answers (rejected when they call the course's own code,
-see :mod:`course_lib.grading.ownwork`) and :func:`calls_test` / :func:`value_test`.
+see :mod:`course_lib.grading.authoring.ownwork`) and :func:`calls_test` / :func:`value_test`.
 
 Where each piece lives
 ----------------------
 This module declares :func:`question` and :data:`DEFAULT_HINTS` and re-exports the rest, so that
-question modules import everything from here: :mod:`~course_lib.grading.buffers` (:func:`fail`,
-:func:`guarded`, :func:`inner`, :func:`unguard`), :mod:`~course_lib.grading.launches`
-(:class:`Launch` and how it runs), :mod:`~course_lib.grading.answers` (the answer specs) and
-:mod:`~course_lib.grading.testkinds` (the kinds of test, comparisons and diagnoses).
+question modules import everything from here: :mod:`~course_lib.grading.authoring.buffers` (:func:`fail`,
+:func:`guarded`, :func:`inner`, :func:`unguard`), :mod:`~course_lib.grading.authoring.launches`
+(:class:`Launch` and how it runs), :mod:`~course_lib.grading.authoring.answers` (the answer specs) and
+:mod:`~course_lib.grading.authoring.testkinds` (the kinds of test, comparisons and diagnoses).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ import dataclasses
 from .answers import (Answer, _prepare, _Spec, choice, function, integer, kernel, kernel_factory, measurement,
                       number, number_map)
 from .buffers import GUARD, fail, guarded, inner, part_failure, sentinel, unguard
-from .core import Question, Test, TestFailure
+from ..core import Question, Test, TestFailure
 from .launches import Launch, check_launch, profile_launch, run_launch
 from .testkinds import (CHECKER_CAUSES, _judge_outputs, _matches, _test, calls_test, close, exact, race_test,
                         result_test, sign_flipped, technique_test, value_test)

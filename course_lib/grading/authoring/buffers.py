@@ -3,7 +3,7 @@
 :func:`fail` builds the :class:`~course_lib.grading.core.TestFailure` every judge of the harness
 raises (its last line names the likely cause); :func:`guarded` puts an array inside a frame of
 :data:`GUARD` sentinel elements, :func:`inner` is the view of its original part and
-:func:`unguard` checks that the frame is untouched. Part of :mod:`course_lib.grading.harness`,
+:func:`unguard` checks that the frame is untouched. Part of :mod:`course_lib.grading.authoring.harness`,
 which re-exports every name.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import CAUSE_PREFIX, CAUSE_WORDS, PART_WORDS, TestFailure
+from ..core import CAUSE_PREFIX, CAUSE_WORDS, PART_WORDS, TestFailure
 
 __all__ = ["GUARD", "fail", "guarded", "inner", "part_failure", "sentinel", "unguard"]
 

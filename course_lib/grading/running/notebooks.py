@@ -17,9 +17,9 @@ from pathlib import Path
 
 import nbformat
 
-from .core import questions_of
-from .release import solution_path
-from .report import clean_text, write_atomic
+from ..core import questions_of
+from ..catalog import solution_path
+from ..results.report import clean_text, write_atomic
 
 __all__ = ["Submission", "SubmissionFiles", "answer_specs", "code_cells", "expand", "parse_notebook", "read_submissions",
            "student_ids"]
