@@ -76,6 +76,7 @@ import sys
 from course_lib.grading.running.grader import grade
 rows = grade("ps1", [{str(tmp_path / "ps1_nbody.ipynb")!r}], {str(tmp_path / "grades.csv")!r}, progress=False,
              sandbox="off", log=lambda *a: None)
+print([r["reason"] for r in rows if r["status"] != "passed"])
 print(sum(float(r["points"]) for r in rows))
 print(sorted({{m.split(".")[1] for m in sys.modules if m.startswith("course_lib.") and m.count(".") >= 1}}))
 """
@@ -83,8 +84,8 @@ print(sorted({{m.split(".")[1] for m in sys.modules if m.startswith("course_lib.
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr
-    points, modules = done.stdout.strip().splitlines()[-2:]
-    assert float(points) == 10.0
+    reasons, points, modules = done.stdout.strip().splitlines()[-3:]
+    assert float(points) == 10.0, reasons
     imported = set(ast.literal_eval(modules))
     assert "nbody" in imported
     assert not imported & {"spmv", "bfs", "poisson", "hac", "ica", "cellsim", "colocation"}, imported
