@@ -10,6 +10,7 @@
         [--sandbox auto|require|off]
     python -m course_lib.grading similarity GRADES.csv|SUBMISSIONS... --out similarity.html [--submissions DIR]
         [--problem-set PS] [--top N] [--threshold X]
+    python -m course_lib.grading prairielearn PS --out DIR [--image NAME] [--timeout S]
     python -m course_lib.grading grade PS SUBMISSIONS... --out grades.csv [--jobs N] [--force]
         [--timeout S] [--memory MB] [--feedback DIR] [--seed N] [--sandbox auto|require|off] [--manifest FILE]
 
@@ -158,6 +159,16 @@ def main(argv=None) -> int:
     sim.add_argument("--problem-set", help="problem set (default: the grades CSV's, or the notebooks')")
     sim.add_argument("--top", type=int, default=20, help="pairs shown side by side besides the flagged (default 20)")
     sim.add_argument("--threshold", type=float, default=0.6, help="score from which a pair is flagged (default 0.6)")
+    pl = commands.add_parser("prairielearn", help="write a PrairieLearn external-grader question of a problem set "
+                                                  "(course_lib.grading.reporting.prairielearn)")
+    pl.add_argument("problem_set", help="a problem set id or unit name, e.g. ps1 or nbody")
+    pl.add_argument("--out", required=True, help="folder for questions/, serverFilesCourse/ and grader_image/")
+    pl.add_argument("--image", help="the grader image's name in info.json (default course-grader-PS)")
+    pl.add_argument("--timeout", type=int, default=600, help="PrairieLearn's limit on a grading job (s, max 600)")
+    pl.add_argument("--test-timeout", type=float, default=60.0, help="as grade's --timeout (default 60)")
+    pl.add_argument("--memory", type=int, default=4096, help="as for grade (default 4096)")
+    pl.add_argument("--sandbox", choices=("auto", "require", "off"), default="auto", help="as for grade (default auto)")
+    pl.add_argument("--lock", help="lock file to install with (default: the repository's requirements/lock.txt)")
     gs = commands.add_parser("gradescope", help="write a Gradescope autograder archive of a problem set")
     gs.add_argument("problem_set", help="a problem set id or unit name, e.g. ps1 or nbody")
     gs.add_argument("--out", required=True, help="the .zip to upload to Gradescope")
@@ -223,6 +234,18 @@ def main(argv=None) -> int:
         from .reporting.classreport import write_report
 
         return _print_or_fail(lambda: f"wrote {write_report(ns.grades, ns.out, ns.tests, top=ns.top)}")
+    elif ns.command == "prairielearn":
+        from .reporting.prairielearn import write_question
+
+        def prairielearn():
+            question = write_question(ns.problem_set, ns.out, image=ns.image, timeout=ns.timeout,
+                                      test_timeout=ns.test_timeout, memory_mb=ns.memory, sandbox=ns.sandbox,
+                                      lock=ns.lock)
+            return (f"wrote {question}, {os.path.join(ns.out, 'serverFilesCourse', 'course_grader')} and "
+                    f"{os.path.join(ns.out, 'grader_image')}: build and push the image (its README.md), then copy "
+                    "questions/ and serverFilesCourse/ into the PrairieLearn course")
+
+        return _print_or_fail(prairielearn)
     elif ns.command == "similarity":
         from .reporting.similarity import write_report as write_similarity
 

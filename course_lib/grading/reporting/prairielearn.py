@@ -230,7 +230,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     from ..running.client import GradeOptions
     from ..running.grader import _refused, grade_submission
     from ..running.manifest import CourseState, default_path, verify
-    from ..running.notebooks import read_submissions
+    from ..running.notebooks import parse_notebook, read_submissions
     from ..running.sandbox import resolve
     from .gradescope import _answer_specs, _hide_solutions, _notebook
 
@@ -257,8 +257,14 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     else:
         course = CourseState() if box.kind == "none" else None
         submission = read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
-        if submission.content is None:
-            content = {"gradable": False, "format_errors": [submission.problem], "message": submission.problem}
+        problem = submission.problem
+        if submission.content is not None:
+            try:
+                parse_notebook(submission.content)
+            except ValueError as exc:
+                problem = str(exc)
+        if problem:  # not gradable: PrairieLearn does not count the attempt
+            content = {"gradable": False, "format_errors": [problem], "message": problem}
         else:
             seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
             results = grade_submission(submission, problem_set, seed, options, specs, box)
