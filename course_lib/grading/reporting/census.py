@@ -44,7 +44,8 @@ WRONG_TECHNIQUES = (
     (r"global loads|bytes loaded|load ratio", "above", "no reuse: inputs loaded again from global memory"),
     (r"bytes stored", "above", "stores beyond each thread's own outputs"),
 )
-_MEASURED = r": measured (?P<value>[-+\w.]+), the technique gives (?P<wanted>at most [-+\w.]+|at least [-+\w.]+|in \[[^\]]*\])"
+_MEASURED = (r": measured (?P<value>[-+\w.]+), the technique gives "
+             r"(?P<wanted>at most [-+\w.]+|at least [-+\w.]+|in \[[^\]]*\])")
 
 
 def _number(text: str):

@@ -251,7 +251,8 @@ def _answer_specs(problem_set: str, root: Path, hide_solutions: bool) -> tuple:
         specs = answer_specs(problem_set)
     except ValueError as exc:
         raise RuntimeError(f"cannot tell how answers are passed: {exc} (an earlier run deleted the solution and "
-                           "nothing was saved; run `python -m course_lib.grading.reporting.gradescope prepare PS` at setup)")
+                           "nothing was saved; run `python -m course_lib.grading.reporting.gradescope prepare PS` "
+                           "at setup)") from None
     if hide_solutions:
         save_specs(problem_set, saved)
     return specs

@@ -74,7 +74,7 @@ rm -rf "$RUN_DIR"
 exit "$STATUS"
 """
 
-_DOCKERFILE = """# The PrairieLearn external grader of {problem_set}: build with `docker build -t IMAGE .` in this folder.
+_DOCKERFILE = """# The PrairieLearn external grader of {problem_set}: build with `docker build -t IMAGE .` here.
 FROM python:3.11-slim
 # bubblewrap: the grader's sandbox, where the container allows namespaces; libseccomp2: the filter used without.
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap libseccomp2 \\

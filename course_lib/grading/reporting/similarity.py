@@ -11,10 +11,11 @@ without its sampling: kernels are short, so every k-gram is kept):
 
 1. **Answers**: the nbgrader answer cells of each notebook (``psN_qM_answer``), one text per question.
 2. **Normalised tokens** (Python's :mod:`ast` and :mod:`tokenize`): the answer written back by
-   :func:`ast.unparse` (one layout, no optional parentheses), comments and docstrings dropped; every name the answer itself binds (its functions, parameters,
-   variables) becomes ``V`` while the names it uses from elsewhere (``cuda.syncthreads``, ``range``,
-   ``np``) stay, so renaming changes nothing; numbers become ``INT`` / ``FLOAT`` and strings ``STR``
-   (constants by kind: new tile sizes change nothing); indentation stays as block markers.
+   :func:`ast.unparse` (one layout, no optional parentheses), comments and docstrings dropped; every
+   name the answer itself binds (its functions, parameters, variables) becomes ``V`` while the names
+   it uses from elsewhere (``cuda.syncthreads``, ``range``, ``np``) stay, so renaming changes nothing;
+   numbers become ``INT`` / ``FLOAT`` and strings ``STR`` (constants by kind: new tile sizes change
+   nothing); indentation stays as block markers.
 3. **Fingerprints**: the hashes of every run of ``k`` consecutive tokens (``k`` = 12 by default), so
    moving whole functions or statements around keeps most of them.
 4. **Discounted**: fingerprints of the problem set's released notebook (the starter code every
@@ -52,8 +53,8 @@ from pathlib import Path
 
 import nbformat
 
-__all__ = ["Pair", "SubmissionCode", "align", "answer_cells", "build_report", "canonical_tokens", "compare", "discounted_fingerprints",
-           "fingerprints", "load_class", "normalized_tokens", "write_report"]
+__all__ = ["Pair", "SubmissionCode", "align", "answer_cells", "build_report", "canonical_tokens", "compare",
+           "discounted_fingerprints", "fingerprints", "load_class", "normalized_tokens", "write_report"]
 
 #: Tokens per fingerprint.
 K = 12
