@@ -35,8 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, choice, fail, function, guarded, inner, kernel, measurement,
-                               question, race_test, result_test, unguard, value_test)
+from ..grading.authoring.harness import (Answer, Launch, calls_test, choice, fail, function, guarded, inner, kernel,
+                                         measurement, question, race_test, result_test, unguard, value_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_most, signature_test
 from . import data

@@ -34,8 +34,8 @@
   ``make_kernel(64)`` on the cells of :func:`measure_case`. The grader calls it on the student's factory and on
   decoys of its own (``MEASURE_DECOYS``: a kernel loading every cell's fluorescence, one counting the flags
   before each cell from global memory), for sizes it draws at grading time, and profiles each launch itself
-  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
-  not match the decoys.
+  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's
+  prediction, do not match the decoys.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory, measurement,
-                               question, race_test, result_test, unguard, value_test)
+from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory,
+                                         measurement, question, race_test, result_test, unguard, value_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
 from .model import TREE_SLOT_BYTES

@@ -1,4 +1,5 @@
-"""Problem set 8 (``solutions/ps8_colocation.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
+"""Problem set 8 (``solutions/ps8_colocation.ipynb``), on the shared harness
+(:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps8.q1`` (6 points): the **per-block counts** of the source's filter kernel (each block counts the
   instances of each feature in shared memory, then the block's counts are combined once), applied to the
@@ -44,7 +45,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32
 
-from ..grading.authoring.harness import Launch, calls_test, function, kernel, measurement, question, race_test, result_test
+from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
+                                         result_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, signature_test
 from .kernels import MAX_FEATURES

@@ -120,7 +120,8 @@ def main(argv=None) -> int:
     book = commands.add_parser("gradebook",
                                help="one row per student from grades CSVs (for Canvas, Moodle, Gradescope)")
     book.add_argument("grades", nargs="+", help="grades CSVs written by `grade` (one or more problem sets)")
-    book.add_argument("--out", required=True, help="gradebook CSV (see course_lib.grading.reporting.gradebook for its columns)")
+    book.add_argument("--out", required=True,
+                      help="gradebook CSV (see course_lib.grading.reporting.gradebook for its columns)")
     book.add_argument("--missing-as-zero", action="store_true",
                       help="a problem set a student has no grades for counts 0 (default: left empty, as missing)")
     book.add_argument("--points-possible", action="store_true",

@@ -36,8 +36,8 @@
   :func:`measure_case` (B = 37). The grader calls it on the student's kernel and on decoys of its own
   (``MEASURE_DECOYS``: a GEMM reading every operand from global memory, one thread per block computing its tile
   sample by sample) for two channel counts it draws at grading time, and profiles each launch itself
-  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
-  not match the decoys.
+  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's
+  prediction, do not match the decoys.
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ import numpy as np
 
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question, race_test,
-                               result_test)
+from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
+                                         race_test, result_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
-                                 no_atomics, shared_bytes_per_block, signature_test)
+                                           no_atomics, shared_bytes_per_block, signature_test)
 from .model import Arch, launches_per_minibatch, occupancy
 
 PROBLEM_SET = "ps6"

@@ -37,11 +37,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32
 
-from ..grading.authoring.harness import (Launch, calls_test, close, function, kernel_factory, measurement,
-                               question, race_test, result_test, sign_flipped)
+from ..grading.authoring.harness import (Launch, calls_test, close, function, kernel_factory, measurement, question,
+                                         race_test, result_test, sign_flipped)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
-                                 no_atomics, shared_bytes_per_block, signature_test)
+                                           no_atomics, shared_bytes_per_block, signature_test)
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube
 from .kernels import interaction, nbody_tiled_kernel

@@ -32,8 +32,8 @@ import math
 import numpy as np
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel, measurement,
-                               question, race_test, result_test, unguard)
+from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel,
+                                         measurement, question, race_test, result_test, unguard)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_most, no_atomics, signature_test
 from .data import cat_in_coffee, synthetic_pair

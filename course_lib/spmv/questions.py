@@ -35,8 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import cuda, float32
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, integer, kernel_factory, measurement,
-                               question, race_test, result_test, sign_flipped)
+from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, integer, kernel_factory,
+                                         measurement, question, race_test, result_test, sign_flipped)
 from ..grading.authoring.measuring import best_parameter_test, kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
 from .api import as_csr

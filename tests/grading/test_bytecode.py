@@ -1,4 +1,5 @@
-"""The run's trusted bytecode (course_lib.grading.running.bytecode): built once, handed to workers read-only or verified."""
+"""The run's trusted bytecode (course_lib.grading.running.bytecode): built once, handed to workers read-only or
+verified."""
 
 import os
 

@@ -11,7 +11,8 @@ import pytest
 from course_lib.cli import main as course_main
 from course_lib.grading.reporting.classreport import build_report, error_kind, reason_group, write_report
 from course_lib.grading.core import NOT_ANSWERED, QuestionResult, TestOutcome
-from course_lib.grading.results.details import OUTCOME_FIELDS, read_outcomes, outcome_rows, outcomes_path, write_outcomes
+from course_lib.grading.results.details import (OUTCOME_FIELDS, read_outcomes, outcome_rows, outcomes_path,
+                                                write_outcomes)
 from course_lib.grading.results.report import rows_of, write_grades
 
 TECHNIQUE = "one load per source"

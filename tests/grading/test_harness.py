@@ -6,9 +6,9 @@ from numba import cuda
 
 from course_lib.grading import run_tests
 from course_lib.grading.core import HIDDEN_FAILURE, Question, cause_of
-from course_lib.grading.authoring.harness import (GUARD, Launch, calls_test, close, fail, function, guarded, inner, integer,
-                                        kernel, question, race_test, result_test, sentinel, sign_flipped,
-                                        technique_test, unguard)
+from course_lib.grading.authoring.harness import (GUARD, Launch, calls_test, close, fail, function, guarded, inner,
+                                                  integer, kernel, question, race_test, result_test, sentinel,
+                                                  sign_flipped, technique_test, unguard)
 
 
 def _sized(n):

@@ -11,7 +11,8 @@ def test_manifest_names_what_changed(tmp_path):
     path = manifest.build(tmp_path / "manifest.json")
     manifest.verify(path)
     recorded = json.loads(path.read_text())
-    assert "course_lib/grading/running/grader.py" in recorded["files"] and "solutions/ps1_nbody.ipynb" in recorded["files"]
+    assert "course_lib/grading/running/grader.py" in recorded["files"]
+    assert "solutions/ps1_nbody.ipynb" in recorded["files"]
     assert not any("__pycache__" in label for label in recorded["files"])
     recorded["files"]["course_lib/nbody/questions.py"] = "0" * 64
     recorded["files"]["course_lib/nbody/gone.py"] = "0" * 64

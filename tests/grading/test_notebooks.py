@@ -5,8 +5,8 @@ import os
 import nbformat
 import pytest
 
-from course_lib.grading.running.notebooks import (SubmissionFiles, code_cells, parse_notebook, read_file, read_submissions,
-                                          student_ids)
+from course_lib.grading.running.notebooks import (SubmissionFiles, code_cells, parse_notebook, read_file,
+                                                  read_submissions, student_ids)
 
 
 def test_only_regular_files_of_bounded_size_are_read(tmp_path):

@@ -5,8 +5,8 @@ import csv
 import os
 
 from course_lib.grading.core import QuestionResult, TestOutcome
-from course_lib.grading.results.report import (FeedbackFolder, clean_text, csv_cell, feedback_name, read_grades, rows_of,
-                                       write_atomic, write_grades)
+from course_lib.grading.results.report import (FeedbackFolder, clean_text, csv_cell, feedback_name, read_grades,
+                                               rows_of, write_atomic, write_grades)
 
 
 def test_clean_text_escapes_surrogates_and_control_characters():

@@ -14,8 +14,8 @@ import pytest
 
 from course_lib.grading import questions_of
 from course_lib.grading.core import _problem_set_modules
-from course_lib.grading.reporting.release import (_regions, check_no_shadowing, rebound_after, region_names, release_notebook,
-                                        solution_path, strip_solutions, student_path)
+from course_lib.grading.reporting.release import (_regions, check_no_shadowing, rebound_after, region_names,
+                                                  release_notebook, solution_path, strip_solutions, student_path)
 
 PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
 MARKER = "# YOUR CODE HERE"

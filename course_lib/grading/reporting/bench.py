@@ -117,7 +117,8 @@ def summary(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.bench",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 submissions instead of 10")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--submissions", type=int, help="number of submissions (default 10, 4 with --quick)")

@@ -30,8 +30,9 @@ import tempfile
 __all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES"]
 
 #: Modules a worker imports while it grades (beyond those its start imports), compiled by the priming run too.
-PRIMED_MODULES = ("course_lib.grading.running.worker", "course_lib.grading.authoring.harness", "course_lib.grading.authoring.measuring",
-                  "course_lib.grading.authoring.signature", "course_lib.sim._check", "course_lib.sim._profile",
+PRIMED_MODULES = ("course_lib.grading.running.worker", "course_lib.grading.authoring.harness",
+                  "course_lib.grading.authoring.measuring", "course_lib.grading.authoring.signature",
+                  "course_lib.sim._check", "course_lib.sim._profile",
                   "course_lib.sim._record", "course_lib.sim._instrument", "course_lib.sim.remote",
                   "IPython.core.inputtransformer2")
 
