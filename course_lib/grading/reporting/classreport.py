@@ -15,7 +15,8 @@ without a server or a network:
    differ per student);
    then the technique census (:mod:`.census`): per question, the share of students meeting each
    technique feature, the wrong techniques recognised from the missed features, with their counts,
-   and each hidden configuration's failures;
+   each hidden test's failures, and the results per configuration drawn (the tests CSV's ``config``:
+   sizes, shapes, parameters), most failed first;
 5. students whose grading hit an error: a crash, a timeout, too much memory, a refusal (a notebook
    that changed the grading machinery), a notebook that did not run; unanswered questions are only
    counted.
@@ -342,7 +343,7 @@ def build_report(grades, tests=None, *, top: int = 10) -> str:
                      + ": a measurement exists only where a student's answer ran correctly far enough to be "
                        "profiled.</p>")
 
-    # 4b. technique census: who used the technique, what the others did, which hidden configurations failed
+    # 4b. technique census: who used the technique, what the others did, which configurations failed
     parts.append(census_html(test_rows))
 
     # 5. grading errors
