@@ -3,10 +3,14 @@
     python -m course_lib.grading release PS [PS ...] [--out DIR]
     python -m course_lib.grading manifest [--out FILE]
     python -m course_lib.grading gradebook GRADES.csv [GRADES.csv ...] --out gradebook.csv [--missing-as-zero]
-        [--points-possible]
+        [--points-possible] [--format plain|canvas|moodle] [--roster CANVAS_EXPORT.csv] [--deadlines FILE
+        --times PS=WHERE ... --late-penalty PCT --grace-days N --max-late-days N]
     python -m course_lib.grading report GRADES.csv --out report.html [--tests GRADES.tests.csv]
     python -m course_lib.grading gradescope PS --out PS_autograder.zip [--lock FILE] [--timeout S] [--memory MB]
         [--sandbox auto|require|off]
+    python -m course_lib.grading similarity GRADES.csv|SUBMISSIONS... --out similarity.html [--submissions DIR]
+        [--problem-set PS] [--top N] [--threshold X]
+    python -m course_lib.grading prairielearn PS --out DIR [--image NAME] [--timeout S]
     python -m course_lib.grading grade PS SUBMISSIONS... --out grades.csv [--jobs N] [--force]
         [--timeout S] [--memory MB] [--feedback DIR] [--seed N] [--sandbox auto|require|off] [--manifest FILE]
 
@@ -122,11 +126,50 @@ def main(argv=None) -> int:
                       help="a problem set a student has no grades for counts 0 (default: left empty, as missing)")
     book.add_argument("--points-possible", action="store_true",
                       help="a second row 'Points Possible' with each column's maximum (Canvas's layout)")
+    book.add_argument("--format", choices=("plain", "canvas", "moodle"), default="plain",
+                      help="plain (default), Canvas's gradebook import or Moodle's CSV grade import "
+                           "(course_lib.grading.reporting.lms)")
+    book.add_argument("--roster", help="Canvas: its exported gradebook CSV, to fill the students' Canvas ids")
+    book.add_argument("--match", default="SIS Login ID",
+                      help="Canvas: the roster column holding the students' notebook names (default SIS Login ID)")
+    book.add_argument("--moodle-id", default="Username", help="Moodle: the user column's name (default Username)")
+    book.add_argument("--columns", choices=("all", "totals", "questions"), default="all",
+                      help="Canvas and Moodle: questions, problem sets and total (all), or only some")
+    book.add_argument("--deadlines", help="CSV of problem_set,deadline: late penalties and grace days "
+                                          "(course_lib.grading.reporting.deadlines)")
+    book.add_argument("--times", action="append", metavar="PS=WHERE",
+                      help="submission times of a problem set: its folder of notebooks (nbgrader timestamp.txt, "
+                           "else the file's time) or a CSV; once per problem set")
+    book.add_argument("--time-column", default="submitted_at", help="times CSV: the time column")
+    book.add_argument("--student-column", default="student", help="times CSV: the student column")
+    book.add_argument("--timezone", default="UTC", help="zone of times written without one (default UTC)")
+    book.add_argument("--late-penalty", type=float, default=10.0,
+                      help="percent of a problem set's points per late day (default 10)")
+    book.add_argument("--grace-days", type=int, default=0, help="late days without penalty per student and term")
+    book.add_argument("--max-late-days", type=int, help="beyond this many days late, no points")
     rep = commands.add_parser("report", help="a self-contained HTML class report of one problem set's grades")
     rep.add_argument("grades", help="grades CSV of one problem set, written by `grade`")
     rep.add_argument("--out", required=True, help="HTML file to write (figures embedded; opens without a server)")
     rep.add_argument("--tests", help="tests CSV written by `grade` (default: GRADES.tests.csv beside GRADES, if any)")
     rep.add_argument("--top", type=int, default=10, help="how many of the most failed tests to show (default 10)")
+    sim = commands.add_parser("similarity", help="pairs of submissions sharing unusual code, as a self-contained "
+                                                 "HTML report (course_lib.grading.reporting.similarity)")
+    sim.add_argument("inputs", nargs="+", help="a grades CSV written by `grade`, or notebooks / folders of them")
+    sim.add_argument("--out", required=True, help="HTML file to write")
+    sim.add_argument("--submissions", help="folder of the grades CSV's notebooks (default: the CSV's folder)")
+    sim.add_argument("--problem-set", help="problem set (default: the grades CSV's, or the notebooks')")
+    sim.add_argument("--top", type=int, default=20, help="pairs shown side by side besides the flagged (default 20)")
+    sim.add_argument("--threshold", type=float, default=0.6, help="score from which a pair is flagged (default 0.6)")
+    pl = commands.add_parser("prairielearn", help="write a PrairieLearn external-grader question of a problem set "
+                                                  "(course_lib.grading.reporting.prairielearn)")
+    pl.add_argument("problem_set", help="a problem set id or unit name, e.g. ps1 or nbody")
+    pl.add_argument("--out", required=True, help="folder for questions/, serverFilesCourse/ and grader_image/")
+    pl.add_argument("--image", help="the grader image's name in info.json (default course-grader-PS)")
+    pl.add_argument("--timeout", type=int, default=600, help="PrairieLearn's limit on a grading job (s, max 600)")
+    pl.add_argument("--test-timeout", type=float, default=60.0, help="as grade's --timeout (default 60)")
+    pl.add_argument("--memory", type=int, default=4096, help="as for grade (default 4096)")
+    pl.add_argument("--sandbox", choices=("auto", "require", "off"), default="auto", help="as for grade (default auto)")
+    pl.add_argument("--lock", help="lock file to install with (default: the repository's requirements/lock.txt)")
     gs = commands.add_parser("gradescope", help="write a Gradescope autograder archive of a problem set")
     gs.add_argument("problem_set", help="a problem set id or unit name, e.g. ps1 or nbody")
     gs.add_argument("--out", required=True, help="the .zip to upload to Gradescope")
@@ -168,7 +211,22 @@ def main(argv=None) -> int:
         from .reporting.gradebook import write
 
         def gradebook():
-            book = write(ns.grades, ns.out, missing_as_zero=ns.missing_as_zero, points_possible=ns.points_possible)
+            if ns.format == "plain" and ns.deadlines is None:
+                book = write(ns.grades, ns.out, missing_as_zero=ns.missing_as_zero,
+                             points_possible=ns.points_possible)
+            else:
+                from .reporting.deadlines import LatePolicy, parse_times_arguments
+                from .reporting.lms import export
+
+                book, late = export(
+                    ns.grades, ns.out, format=ns.format, missing_as_zero=ns.missing_as_zero,
+                    points_possible=ns.points_possible, deadlines=ns.deadlines, times=parse_times_arguments(ns.times),
+                    policy=LatePolicy(ns.late_penalty, ns.grace_days, ns.max_late_days), timezone=ns.timezone,
+                    student_column=ns.student_column, time_column=ns.time_column, roster=ns.roster, match=ns.match,
+                    moodle_id=ns.moodle_id, columns=ns.columns)
+                if late:
+                    print(f"late: {sum(1 for x in late.values() if x.days_late)} submission(s), "
+                          f"{sum(1 for x in late.values() if x.penalty)} with a penalty")
             return (f"wrote {os.fspath(ns.out)}: {len(book.students)} students, "
                     f"problem sets {', '.join(book.problem_sets)}")
 
@@ -177,6 +235,29 @@ def main(argv=None) -> int:
         from .reporting.classreport import write_report
 
         return _print_or_fail(lambda: f"wrote {write_report(ns.grades, ns.out, ns.tests, top=ns.top)}")
+    elif ns.command == "prairielearn":
+        from .reporting.prairielearn import write_question
+
+        def prairielearn():
+            question = write_question(ns.problem_set, ns.out, image=ns.image, timeout=ns.timeout,
+                                      test_timeout=ns.test_timeout, memory_mb=ns.memory, sandbox=ns.sandbox,
+                                      lock=ns.lock)
+            return (f"wrote {question}, {os.path.join(ns.out, 'serverFilesCourse', 'course_grader')} and "
+                    f"{os.path.join(ns.out, 'grader_image')}: build and push the image (its README.md), then copy "
+                    "questions/ and serverFilesCourse/ into the PrairieLearn course")
+
+        return _print_or_fail(prairielearn)
+    elif ns.command == "similarity":
+        from .reporting.similarity import write_report as write_similarity
+
+        def similarity():
+            pairs, problem_set = write_similarity(ns.inputs, ns.out, problem_set=ns.problem_set,
+                                                  submissions=ns.submissions, top=ns.top, threshold=ns.threshold)
+            flagged = [p for p in pairs if p.flagged]
+            return (f"wrote {os.fspath(ns.out)}: {problem_set}, {len(flagged)} flagged pair(s)"
+                    + "".join(f"\n  {p.score:.2f} {p.a} & {p.b}" for p in flagged))
+
+        return _print_or_fail(similarity)
     elif ns.command == "gradescope":
         from .reporting.gradescope import build_archive
 

@@ -31,8 +31,11 @@ def manifest() -> dict:
     >>> manifest()["ps2"]
     'spmv'
     """
-    from .core import _problem_set_modules
+    from .core import _problem_set_modules, declared_problem_sets
 
+    declared = declared_problem_sets()
+    if all(declared.values()):  # read from the sources: no unit imported
+        return {ps: unit for unit, ps in declared.items()}
     return {module.PROBLEM_SET: module.__name__.split(".")[1] for module in _problem_set_modules()}
 
 

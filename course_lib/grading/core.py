@@ -65,10 +65,37 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- lookup
-def _problem_set_modules():
+#: How a questions module names its problem set, read from its source without importing it.
+_PROBLEM_SET_LINE = re.compile(r"""^PROBLEM_SET\s*=\s*["'](ps\d+)["']""", re.MULTILINE)
+
+
+def declared_problem_sets() -> dict:
+    """``unit -> problem set id`` from each unit's ``questions.py`` source (None where no literal
+    ``PROBLEM_SET = "psN"`` line is found): no unit is imported, so looking up one problem set neither
+    imports nor compiles the others' code (the HAC and ICA CPU code is compiled with Numba's file cache)."""
     from .. import UNITS
 
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = {}
     for unit in UNITS:
+        try:
+            with open(os.path.join(package, unit, "questions.py"), encoding="utf-8") as f:
+                match = _PROBLEM_SET_LINE.search(f.read())
+        except OSError:
+            continue
+        found[unit] = match.group(1) if match else None
+    return found
+
+
+def _problem_set_modules(problem_set: str | None = None):
+    """The units' questions modules; with ``problem_set``, only the one declaring it (and any whose
+    source does not say)."""
+    from .. import UNITS
+
+    declared = declared_problem_sets() if problem_set is not None else {}
+    for unit in UNITS:
+        if problem_set is not None and declared.get(unit, problem_set) not in (None, problem_set):
+            continue
         try:
             module = importlib.import_module(f"course_lib.{unit}.questions")
         except ModuleNotFoundError as exc:
@@ -80,7 +107,7 @@ def _problem_set_modules():
 
 def questions_of(problem_set: str) -> list:
     """The questions of a problem set (``"ps1"``), in order."""
-    for module in _problem_set_modules():
+    for module in _problem_set_modules(problem_set):
         if module.PROBLEM_SET == problem_set:
             return list(module.QUESTIONS)
     known = sorted(m.PROBLEM_SET for m in _problem_set_modules())

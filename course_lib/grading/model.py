@@ -166,6 +166,10 @@ class TestOutcome:
     technique: bool = False
     #: What a technique test measured and the range it allows (``{"measured", "low", "high", "unit"}``), if known.
     measurement: dict | None = None
+    #: The configuration the test drew (sizes, shapes, parameters of its inputs; see
+    #: :func:`course_lib.grading.results.details.configuration_of`), recorded by the grader; never shown
+    #: to the student (a hidden test's inputs stay hidden).
+    config: str = ""
 
 
 @dataclass

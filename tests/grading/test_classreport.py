@@ -1,6 +1,7 @@
 """The class report: one self-contained HTML file per problem set, from the grades and tests CSVs."""
 
 import base64
+import html
 import re
 import shutil
 import sys
@@ -190,6 +191,19 @@ def test_from_submissions_to_gradebook_and_report(tmp_path):
     assert float(right["low"]) <= float(right["measured"]) <= float(right["high"]) and right["passed"] == "1"
     assert not float(naive["low"]) <= float(naive["measured"]) <= float(naive["high"]) and naive["cause"] == "technique"
     assert "untouched" not in by_student
+    # Every test records the configuration it drew: the same for everyone in a visible test (the visible
+    # seed), each student's own in a hidden one (the student's seed); both launches of the signature test.
+    configs = {(r["student"], r["test"]): r["config"] for r in tests if r["question"] == "ps1.q1"}
+    assert configs["right", "N = 2 tile + 1: a second block with one body"] == "bodies[17x4], tile=8"
+    assert configs["naive", "N = 2 tile + 1: a second block with one body"] == "bodies[17x4], tile=8"
+    hidden = {s: c for (s, t), c in configs.items() if t == "hidden: random N and tile 16"}
+    assert set(hidden) == {"right", "naive", "untouched"}
+    assert all(re.fullmatch(r"bodies\[\d+x4\], tile=16", c) for c in hidden.values())
+    assert hidden["right"] != hidden["naive"]  # the seed 3 draws different sizes for them
+    assert configs["right", "the tiling technique, measured (profiler; tile 64 and tile 24)"] == (
+        "(bodies[200x4], tile=64); (bodies[101x4], tile=24)")  # drawn from the visible seed: the same for all
+    assert configs["naive", "the tiling technique, measured (profiler; tile 64 and tile 24)"] == (
+        "(bodies[200x4], tile=64); (bodies[101x4], tile=24)")
     book = read_class([out])
     assert sum(book.points["right", q] for q in book.questions("ps1")) == 10
     report = tmp_path / "report.html"
@@ -197,6 +211,9 @@ def test_from_submissions_to_gradebook_and_report(tmp_path):
     text = report.read_text()
     assert "3 students" in text and "1 with full marks" in text and len(_images(text)) == 3
     assert "2 students, median" in text and "<td class='num'>1 of 2</td>" in text  # technique: right and naive
+    census = text[text.index("<h2 id='census'>"):text.index("<h2 id='errors'>")]
+    assert f"<code>{html.escape(hidden['naive'], quote=True)}</code>" in census  # results per configuration
+    assert "hidden tests&#x27; parameters" in census  # two sizes drawn: each parameter on its own
     gradebook = tmp_path / "gradebook.csv"
     assert course_main(["grading", "gradebook", str(out), "--out", str(gradebook)]) == 0
     assert gradebook.read_text().splitlines()[0] == "student,ps1.q1,ps1.q2,ps1.q3,ps1,total"

@@ -244,5 +244,6 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
                                         measured)
         return shown
 
+    judge.features = features  # the class report's technique census names them
     return _outputs_test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint,
                          hints=hints, technique=True)

@@ -13,6 +13,10 @@ without a server or a network:
    element, ...) against the range the expected technique gives, across the class (a strip plot over
    a box plot; a grey bar behind each point is that student's allowed range, since hidden inputs
    differ per student);
+   then the technique census (:mod:`.census`): per question, the share of students meeting each
+   technique feature, the wrong techniques recognised from the missed features, with their counts,
+   each hidden test's failures, and the results per configuration drawn (the tests CSV's ``config``:
+   sizes, shapes, parameters), most failed first;
 5. students whose grading hit an error: a crash, a timeout, too much memory, a refusal (a notebook
    that changed the grading machinery), a notebook that did not run; unanswered questions are only
    counted.
@@ -37,6 +41,7 @@ import numpy as np
 
 from ..core import NOT_ANSWERED
 from ..results.details import read_outcomes, outcomes_path
+from .census import census_html
 from .gradebook import read_class
 from ..results.report import write_atomic
 
@@ -337,6 +342,9 @@ def build_report(grades, tests=None, *, top: int = 10) -> str:
         parts.append("<p>No technique measurement recorded" + ("" if test_rows else " (no tests CSV)")
                      + ": a measurement exists only where a student's answer ran correctly far enough to be "
                        "profiled.</p>")
+
+    # 4b. technique census: who used the technique, what the others did, which configurations failed
+    parts.append(census_html(test_rows))
 
     # 5. grading errors
     parts.append("<h2 id='errors'>Students whose grading hit an error</h2>")

@@ -6,8 +6,9 @@ specification asks for (https://gradescope-autograders.readthedocs.io/en/latest/
     setup.sh          run once, as root, when Gradescope builds the autograder's image (Ubuntu):
                       installs Python, bubblewrap and libseccomp with apt, makes a virtual environment
                       in /autograder/venv, installs the course from the copy below with the exact pins
-                      of the repository's lock (``pip install -c requirements/lock.txt -e .``), and
-                      records the course files' hashes (the grader's manifest)
+                      of the repository's lock (``pip install -c requirements/lock.txt -e .``), saves
+                      how the answers are passed (``prepare``: read from the solution, which every run
+                      deletes) and records the course files' hashes (the grader's manifest)
     run_autograder    run for each submission: grades /autograder/submission/*.ipynb with the course's
                       grader, hidden tests included, and writes /autograder/results/results.json
     course/           pyproject.toml, setup.py, README.md, course_lib/, requirements/lock.txt and the
@@ -17,8 +18,11 @@ specification asks for (https://gradescope-autograders.readthedocs.io/en/latest/
 with the same code as ``course grading grade`` (:func:`~course_lib.grading.running.grader.grade_submission`:
 each test's inputs drawn by the grader, the student's code run in a separate process under the
 sandbox, outputs judged by the grader against its own references), verifies the course files against
-the manifest first, deletes the solution notebooks before any student code runs (the container is
-used for this one submission only), and refuses a submission that changed the course's files.
+the manifest first, deletes the solution notebooks before any student code runs, and refuses a
+submission that changed the course's files. A container may run ``run_autograder`` again (Gradescope
+reuses them, and so do regrades): the solutions deleted by an earlier run are allowed to be missing, the
+answers' specs come from what ``prepare`` saved, and Numba's caches go to each run's own temporary folder
+(``NUMBA_CACHE_DIR``), so the course stays as installed.
 
 ``results.json`` holds, in Gradescope's fields: ``score`` (the problem set's points), ``execution_time``,
 ``output`` (a summary: points per question, the sandbox mode), and ``tests``: one entry per test with
@@ -67,6 +71,8 @@ python3 -m venv "$ROOT/venv"
 cd "$ROOT/source/course"
 # The exact versions the course is tested with: the repository's lock.
 "$ROOT/venv/bin/python" -m pip install --no-cache-dir -c {lock} -e ".[{extra}]"
+# How answers are passed, read from the solution now: each run deletes the solution before grading.
+"$ROOT/venv/bin/python" -m course_lib.grading.reporting.gradescope prepare {problem_set}
 "$ROOT/venv/bin/python" -m course_lib.grading manifest --out "$ROOT/source/manifest.json"
 """
 
@@ -76,8 +82,14 @@ set -uo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{COURSE_PYTHON:-$ROOT/venv/bin/python}}"
 cd "$ROOT/source/course" || exit 1
-exec "$PYTHON" -m course_lib.grading.reporting.gradescope run {problem_set} --root "$ROOT" --timeout {timeout} \\
+# Numba's caches go to this run's own folder, never into the installed course (a container may run this again).
+RUN_DIR="$(mktemp -d "${{TMPDIR:-/tmp}}/course-run.XXXXXX")" || exit 1
+export NUMBA_CACHE_DIR="$RUN_DIR/numba"
+"$PYTHON" -m course_lib.grading.reporting.gradescope run {problem_set} --root "$ROOT" --timeout {timeout} \\
     --memory {memory} --sandbox {sandbox} --hide-solutions
+STATUS=$?
+rm -rf "$RUN_DIR"
+exit "$STATUS"
 """
 
 _SKIP = ("__pycache__", "_shipped", ".ipynb_checkpoints")
@@ -131,7 +143,8 @@ def build_archive(problem_set: str, out, *, lock=None, timeout: float = 60.0, me
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     with zipfile.ZipFile(tmp, "w") as archive:
-        _add(archive, "setup.sh", _SETUP.format(lock=shlex.quote(LOCK.as_posix()), extra=EXTRA).encode(),
+        _add(archive, "setup.sh", _SETUP.format(lock=shlex.quote(LOCK.as_posix()), extra=EXTRA,
+                                                problem_set=problem_set).encode(),
              executable=True)
         _add(archive, "run_autograder", _RUN.format(problem_set=problem_set, timeout=f"{timeout:g}", memory=memory_mb,
                                                     sandbox=sandbox).encode(), executable=True)
@@ -199,6 +212,52 @@ def results_of(results, *, note: str = "") -> dict:
             "tests": tests}
 
 
+#: Where ``prepare`` saves how a problem set's answers are passed (inside the package: the manifest covers it).
+SAVED_SPECS = Path(__file__).resolve().parents[2] / "_shipped" / "answer_specs"
+
+
+def _saved_specs_path(problem_set: str, root: Path | None = None) -> Path:
+    """The package's copy (written by ``prepare`` at setup, covered by the manifest), or, without one, the
+    copy a first run left in ``<root>/source``."""
+    packaged = SAVED_SPECS / f"{problem_set}.json"
+    return packaged if packaged.is_file() or root is None else root / "source" / f"answer_specs.{problem_set}.json"
+
+
+def save_specs(problem_set: str, path: Path) -> Path:
+    """Write how the problem set's answers are passed (read from its solution) to ``path``, as JSON."""
+    from ..running.notebooks import answer_specs
+
+    specs, grade_ids = answer_specs(problem_set)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"problem_set": problem_set, "specs": specs, "grade_ids": sorted(grade_ids)},
+                              indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _answer_specs(problem_set: str, root: Path, hide_solutions: bool) -> tuple:
+    """The answer specs: saved ones first (the solution is deleted by the first run of a container), else
+    from the solution notebook, saved for the later runs when this run deletes it."""
+    from ..running.notebooks import answer_specs
+
+    saved = _saved_specs_path(problem_set, root)
+    if saved.is_file():
+        data = json.loads(saved.read_text(encoding="utf-8"))
+        if data.get("problem_set") != problem_set:
+            raise RuntimeError(f"{saved} holds the answers of {data.get('problem_set')!r}, not {problem_set}")
+        return data["specs"], set(data["grade_ids"])
+    try:
+        specs = answer_specs(problem_set)
+    except ValueError as exc:
+        raise RuntimeError(f"cannot tell how answers are passed: {exc} (an earlier run deleted the solution and "
+                           "nothing was saved; run `python -m course_lib.grading.reporting.gradescope prepare PS` "
+                           "at setup)") from None
+    if hide_solutions:
+        save_specs(problem_set, saved)
+    return specs
+
+
 def _hide_solutions(root: Path) -> int:
     """Delete the solution notebooks (after the grader has read them): no submission can read them then.
     Only a course installed under ``root`` (Gradescope's copy), never a checkout elsewhere."""
@@ -236,11 +295,11 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         The course files differ from the manifest, or the grading machine cannot grade (no results
         are written: Gradescope then reports that the autograder failed, to the instructor).
     """
-    from ..running.client import GradeOptions
     from ..core import questions_of
+    from ..running.client import GradeOptions
     from ..running.grader import _refused, grade_submission
     from ..running.manifest import CourseState, verify
-    from ..running.notebooks import answer_specs, read_submissions
+    from ..running.notebooks import read_submissions
     from ..running.sandbox import resolve
 
     start = time.perf_counter()
@@ -250,14 +309,14 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     manifest = root / "source" / "manifest.json"
-    if manifest.is_file():
-        verify(manifest)
+    if manifest.is_file():  # the solutions may be gone: deleted by an earlier run in this container
+        verify(manifest, absent_ok=("solutions/", "course_lib/_shipped/solutions/") if hide_solutions else ())
     else:
         log(f"no manifest at {manifest} (setup.sh writes it): the course files are not verified")
     box = resolve(sandbox)
     log(box.note)
     questions = questions_of(problem_set)
-    specs = answer_specs(problem_set)
+    specs = _answer_specs(problem_set, root, hide_solutions)
     if hide_solutions:
         log(f"deleted {_hide_solutions(root)} solution notebook(s) before grading")
     path, problem = _notebook(root / "submission", problem_set)
@@ -298,7 +357,13 @@ def main(argv=None) -> int:
     run.add_argument("--seed", type=int)
     run.add_argument("--hide-solutions", action="store_true",
                      help="delete the solution notebooks once read (run_autograder does, in Gradescope's container)")
+    prep = commands.add_parser("prepare", help="save how the problem set's answers are passed (setup.sh runs it)")
+    prep.add_argument("problem_set")
     ns = parser.parse_args(argv)
+    if ns.command == "prepare":
+        problem_set = problem_set_id(ns.problem_set)
+        print(f"saved {save_specs(problem_set, SAVED_SPECS / f'{problem_set}.json')}")
+        return 0
     try:
         grade_directory(ns.problem_set, ns.root, options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory),
                         sandbox=ns.sandbox, seed=ns.seed, hide_solutions=ns.hide_solutions)

@@ -49,7 +49,8 @@ from .bytecode import LazyBytecode
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
 from ..core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
                    quiet_floats, score, test_rng)
-from ..results.details import measurement_of, read_outcomes, outcome_rows, outcomes_path, write_outcomes
+from ..results.details import (configuration_of, measurement_of, read_outcomes, outcome_rows, outcomes_path,
+                               write_outcomes)
 from .manifest import CourseState, default_path, verify
 from .notebooks import Submission, SubmissionFiles, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
 from ..protocol import ProtocolError, decode, encode
@@ -111,6 +112,7 @@ def _grade_question(worker: Worker, question: Question, answer: dict | None, cel
             except WorkerFault as exc:
                 fault = exc.reason
                 outcome = failed_outcome(test, exc.reason, reveals_nothing=True, hint=False)
+                outcome.config = getattr(exc, "config", "")
         outcome.seconds = time.perf_counter() - start
         result.outcomes.append(outcome)
     return score(question, result, len(tests)), fault is not None
@@ -118,9 +120,23 @@ def _grade_question(worker: Worker, question: Question, answer: dict | None, cel
 
 def _run_test(worker: Worker, question: Question, index: int, test, info: dict, seed: int,
               options: GradeOptions) -> TestOutcome:
+    """One test's outcome, with the configuration its inputs drew (for the class report's census)."""
+    drawn = {}
+    try:
+        outcome = _run_steps(worker, question, index, test, info, seed, options, drawn)
+    except WorkerFault as exc:
+        exc.config = drawn.get("config", "")  # a timeout or a crash at this configuration
+        raise
+    outcome.config = drawn.get("config", "")
+    return outcome
+
+
+def _run_steps(worker: Worker, question: Question, index: int, test, info: dict, seed: int,
+               options: GradeOptions, drawn: dict) -> TestOutcome:
     rng = test_rng(test, seed)
     try:
         data = test.inputs(rng, info)
+        drawn["config"] = configuration_of(data)  # from the grader's own inputs, before the student's code runs
         reply = worker.request({"cmd": "produce", "question": question.id, "test": index, "inputs": encode(data)},
                                options.timeout)
         event = reply.get("event")
