@@ -258,3 +258,43 @@ def test_persistent_kernel_factory_rejects_impossible_configs():
         kernels.jacobi_persistent_kernel(1024, 0)
     with pytest.raises(ValueError, match="at least"):
         kernels.jacobi_persistent_kernel(4, 32)
+
+
+def test_cooperative_kernel_is_clean():
+    from course_lib.sim import check
+
+    griddim, blockdim, args = kernels.cooperative_example_launch()
+    report = check(kernels.jacobi_cooperative_kernel, griddim, blockdim, *args)
+    assert report.ok, str(report)
+
+
+_COMPILE_COOPERATIVE = """
+import numba.cuda.dispatcher as dispatcher
+from numba import cuda
+
+
+class Hopper:  # numba-cuda asks the current device for its compute capability to type this_grid()
+    compute_capability = (9, 0)
+
+
+dispatcher.get_current_device = lambda: Hopper()
+from course_lib.poisson import kernels
+
+ptx, _ = cuda.compile_ptx(kernels.jacobi_cooperative_kernel.py_func, kernels.COOPERATIVE_SIG, cc=(9, 0))
+print(ptx.count("cudaCGSynchronize"))
+"""
+
+
+def test_cooperative_kernel_compiles_for_sm90():
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", _COMPILE_COOPERATIVE], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # A grid barrier after the labels, after the setup and after each sweep (the loop holds one).
+    assert int(proc.stdout.split()[-1]) >= 3
