@@ -287,3 +287,365 @@ def test_readme_performance_table_is_the_scripts_output():
     assert len(expected.splitlines()) > 2
     assert expected in (root / "README.md").read_text(), "README's performance table is stale: paste the output of " \
                                                           "`python benchmarks/performance_table.py`"
+
+
+# --- The timing rules (course_lib.bench.measure), on a simulated host clock and device queue -----------
+
+
+class FakeGPU:
+    """A host clock and an in-order device queue: a launch costs the host ``host`` seconds, then runs
+    ``kernel`` seconds on the device once the work queued before it is done; an event fires when the
+    device reaches it. ``spin_factor`` < 1 makes the spin kernel shorter than asked."""
+
+    def __init__(self, host=50e-6, kernel=3e-6, spin_factor=1.0):
+        self.host, self.kernel, self.spin_factor = host, kernel, spin_factor
+        self.t = 0.0
+        self.free = 0.0
+        self.launched = 0
+
+    def _submit(self, seconds):
+        self.free = max(self.t, self.free) + seconds
+        return self.free
+
+    def launch(self):
+        self.t += self.host
+        self._submit(self.kernel)
+        self.launched += 1
+
+    def now(self):
+        return self.t
+
+    def event(self):
+        return {}
+
+    def record(self, event):
+        self.t += 1e-6
+        event["at"] = self._submit(0.0)
+
+    def elapsed(self, start, stop):
+        self.t = max(self.t, stop["at"])
+        return stop["at"] - start["at"]
+
+    def synchronize(self):
+        self.t = max(self.t, self.free)
+
+    def spin(self, seconds):
+        self.t += 5e-6
+        self._submit(seconds * self.spin_factor)
+
+
+def test_events_around_one_launch_time_the_host_and_queued_launches_time_the_kernel():
+    from course_lib.bench.measure import device_time, event_time
+
+    gpu = FakeGPU(host=50e-6, kernel=3e-6)
+    one = event_time(gpu.launch, gpu=gpu)
+    assert one["seconds"] == pytest.approx(53e-6, rel=0.05) and not one["long_enough"]
+    timing = device_time(gpu.launch, gpu=gpu)
+    assert timing.device_seconds == pytest.approx(3e-6, rel=1e-6)
+    assert timing.host_seconds_per_launch == pytest.approx(50e-6, rel=1e-6)
+    assert timing.queued and timing.launches == 256  # 2 ms of 3 us kernels, capped at 256
+    row = timing.fields()
+    assert row["scope"] == "device" and row["seconds"] == timing.device_seconds
+    assert row["host_seconds_per_launch"] == timing.host_seconds_per_launch and row["repetitions"] == 5
+
+
+def test_a_long_kernel_is_timed_one_launch_at_a_time():
+    from course_lib.bench.measure import device_time, event_time
+
+    gpu = FakeGPU(host=50e-6, kernel=5e-3)
+    timing = device_time(gpu.launch, gpu=gpu)
+    assert timing.launches == 1 and timing.device_seconds == pytest.approx(5e-3, rel=1e-9) and timing.queued
+    assert event_time(gpu.launch, gpu=gpu)["long_enough"]
+
+
+def test_launches_the_host_could_not_queue_ahead_are_flagged():
+    from course_lib.bench.measure import device_time
+
+    short = FakeGPU(host=50e-6, kernel=3e-6, spin_factor=0.05)  # the spin ends before the launches are queued
+    timing = device_time(short.launch, gpu=short, launches=64, repeat=3)
+    assert not timing.queued and timing.device_seconds > 10e-6  # host time leaked into the interval
+    retried = FakeGPU(host=50e-6, kernel=3e-6, spin_factor=0.3)  # a longer spin on retry suffices
+    timing = device_time(retried.launch, gpu=retried, launches=64, repeat=3)
+    assert timing.queued and timing.device_seconds == pytest.approx(3e-6, rel=1e-6)
+
+
+def test_device_time_rejects_bad_arguments():
+    from course_lib.bench.measure import device_time
+
+    gpu = FakeGPU()
+    with pytest.raises(ValueError, match="repeat"):
+        device_time(gpu.launch, gpu=gpu, repeat=0)
+    with pytest.raises(ValueError, match="launches"):
+        device_time(gpu.launch, gpu=gpu, launches=0)
+
+
+def test_end_to_end_is_the_wall_time_of_the_call_with_the_device_waited_for():
+    from course_lib.bench.measure import wall_time
+
+    gpu = FakeGPU(host=50e-6, kernel=1e-3)
+
+    def public_call():  # 3 launches and 0.2 ms of host work (allocations, copies)
+        for _ in range(3):
+            gpu.launch()
+        gpu.t += 2e-4
+
+    timed = wall_time(public_call, synchronize=gpu.synchronize, clock=gpu.now, repeat=3)
+    assert timed["scope"] == "end_to_end" and timed["seconds"] == pytest.approx(50e-6 + 3e-3, rel=1e-6)
+    unsynchronised = wall_time(public_call, clock=gpu.now, repeat=3)["seconds"]
+    assert unsynchronised < 1e-3  # without the wait the clock stops before the device is done
+
+
+def test_bandwidth_counts_dram_bytes_only_past_the_l2():
+    from course_lib.bench.measure import L2_BYTES, dram_rate
+
+    with pytest.raises(ValueError, match="fits the 50 MB L2"):
+        dram_rate(40e6, 1e-5, working_set=40e6)
+    flushed = dram_rate(40e6, 1e-5, working_set=40e6, l2_flushed=True, peak=4.8e12)
+    assert flushed["dram_bytes_per_s"] == pytest.approx(4e12) and flushed["fraction_of_peak"] == pytest.approx(4 / 4.8)
+    big = dram_rate(340e6, 145e-6, working_set=340e6, requested_bytes=550e6)
+    assert big["requested_bytes_per_s"] > big["dram_bytes_per_s"] and L2_BYTES == 50e6
+
+
+def test_bfs_rates_count_graph500_edges_and_arcs_apart():
+    from course_lib.bench.measure import bfs_rates
+
+    rates = bfs_rates(component_edges=1000, arcs_examined=2000, seconds=1e-3)
+    assert rates["teps"] == 1e6 and rates["arcs_per_s"] == 2e6
+    with pytest.raises(ValueError):
+        bfs_rates(1, 1, 0.0)
+
+
+def test_rows_carry_one_scope_and_compare_the_same_problem():
+    from course_lib.bench.measure import check_rows
+
+    rows = [{"variant": "jacobi", "scope": "device", "size": "333x500", "pixels": 8418},
+            {"variant": "opencv", "scope": "end_to_end", "size": "333x500", "pixels": 8418}]
+    check_rows(rows, compare_by=("size", "pixels"))
+    with pytest.raises(ValueError, match="compare different pixels"):
+        check_rows(rows + [{"variant": "whole image", "scope": "device", "size": "333x500", "pixels": 166500}],
+                   compare_by=("size", "pixels"))
+    with pytest.raises(ValueError, match="scope"):
+        check_rows([{"variant": "x"}])
+
+
+def test_speedups_are_against_the_fastest_cpu_path_a_library_included():
+    from course_lib.bench.measure import speedup
+
+    cpu = [{"variant": "serial_queue", "seconds": 1.59}, {"variant": "scipy", "seconds": 0.017},
+           {"variant": "direction_optimizing_cpu", "seconds": 0.078}]
+    out = speedup(0.0085, cpu)
+    assert out["against"] == "scipy" and out["speedup"] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="no CPU path"):
+        speedup(1.0, [])
+
+
+def test_gpu_time_and_cupy_time_need_a_gpu():
+    if device.is_gpu():
+        pytest.skip("a GPU is present")
+    with pytest.raises(RuntimeError, match="needs a GPU"):
+        bench.gpu_time(lambda: None)
+
+
+# --- The GPU probe (python -m course_lib.bench probe) and the wall-time split ------------------------------
+
+
+def test_probe_dry_run_plans_every_unit_within_the_budget(capsys):
+    from course_lib.bench import probe
+
+    assert main(["probe", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert set(probe.PLAN) == set(probe.UNITS) == set(probe.RUNNERS) and len(probe.UNITS) == 8
+    for unit in probe.UNITS:
+        assert f"\n{unit}  (" in out
+    for unit in probe.HOST_DRIVEN:
+        assert f"{unit}  ({probe.plan_seconds([unit]):.0f} s, host-driven" in out
+    assert 0 < probe.plan_seconds() <= probe.BUDGET_SECONDS
+    assert f"total {probe.plan_seconds():.0f} s of {probe.BUDGET_SECONDS} s" in out and "OVER BUDGET" not in out
+    assert "N = 2^20" in out and "Kronecker scale 22" in out and "cusparse" in out
+
+
+def test_probe_narrows_to_units_refuses_unknown_ones_and_flags_an_over_budget_plan(capsys, monkeypatch):
+    from course_lib.bench import probe
+
+    assert main(["probe", "bfs", "hac", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("GPU probe plan (2 units") and "\nnbody" not in out
+    with pytest.raises(SystemExit):
+        main(["probe", "nosuchunit", "--dry-run"])
+    monkeypatch.setattr(probe, "BUDGET_SECONDS", 10)
+    assert main(["probe", "--dry-run"]) == 1 and "OVER BUDGET" in capsys.readouterr().out
+
+
+def test_probe_without_a_gpu_measures_nothing(capsys, tmp_path):
+    if device.is_gpu():
+        pytest.skip("a GPU is present")
+    assert main(["probe", "poisson", "--out", str(tmp_path)]) == 2
+    assert "needs an NVIDIA GPU" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_clock_sampler_keeps_what_it_read_during_the_run():
+    import itertools
+    import time as _time
+
+    from course_lib.bench.probe import ClockSampler
+
+    readings = itertools.cycle([1980.0, None, 1755.0])
+    with ClockSampler(query=lambda: next(readings), interval=0.001) as clock:
+        _time.sleep(0.05)
+    summary = clock.summary()
+    assert summary["samples"] >= 2 and summary["min_mhz"] == 1755.0 and summary["max_mhz"] == 1980.0
+    assert ClockSampler(query=lambda: None).summary() == {}
+
+
+def test_probe_writes_one_json_per_unit_with_clock_device_and_date(tmp_path, monkeypatch):
+    from course_lib.bench import probe
+
+    monkeypatch.setattr(probe, "RUNNERS", {"poisson": lambda: ([{"variant": "jacobi", "scope": "device",
+                                                                   "seconds": 1e-3}], ["a note"])})
+    monkeypatch.setattr(probe, "_nvidia_smi_clock", lambda: 1980.0)
+    path = probe.probe_unit("poisson", tmp_path)
+    results = json.loads(path.read_text())
+    assert path.name.startswith("probe-poisson_") and results["unit"] == "probe-poisson"
+    assert results["sm_clock"]["median_mhz"] == 1980.0 and results["rows"][0]["variant"] == "jacobi"
+    assert results["date"] and "versions" in results and "cuda" in results and results["notes"][0] == "a note"
+    # A probe file is not a unit benchmark's run: lessons reading the unit's runs never see it.
+    assert bench.committed_results("poisson", tmp_path) == []
+    monkeypatch.setattr(probe, "RUNNERS", {"poisson": lambda: 1 / 0})
+    failed = json.loads(probe.probe_unit("poisson", tmp_path).read_text())
+    assert failed["rows"] == [] and "ZeroDivisionError" in failed["notes"][0]
+
+
+def test_split_report_divides_wall_time_per_call():
+    from course_lib.bench.split import Split
+
+    class Event:
+        def __init__(self, t):
+            self.t = t
+
+        def synchronize(self):
+            pass
+
+    s = Split(launches=30, copies=6, copy_bytes=600, allocations=9, alloc_bytes=900, launch_host_seconds=1.5e-3,
+              copy_host_seconds=0.6e-3, alloc_host_seconds=0.3e-3, elapsed=lambda a, b: b.t - a.t,
+              events=[(Event(0.0), Event(1e-4))] * 30)
+    report = s.report(wall_seconds=3e-3, calls=3)
+    assert report["launches"] == 10 and report["copies"] == 2 and report["allocations"] == 3
+    assert report["device_seconds"] == pytest.approx(1e-3) and report["launch_host_seconds"] == pytest.approx(5e-4)
+    assert report["other_host_seconds"] == pytest.approx((3e-3 - 2.4e-3) / 3) and report["scope"] == "end_to_end"
+    parts = sum(report[k] for k in ("launch_host_seconds", "copy_host_seconds", "alloc_host_seconds",
+                                    "other_host_seconds"))
+    assert parts == pytest.approx(report["wall_seconds"])
+
+
+def test_split_needs_a_gpu_and_finds_what_it_wraps_on_the_real_target():
+    import os
+    import subprocess
+    import sys
+
+    from course_lib.bench.split import split
+
+    if not device.is_gpu():
+        with pytest.raises(RuntimeError, match="needs a GPU"):
+            with split():
+                pass
+    script = ("import course_lib\n"
+              "from numba.cuda.cudadrv import driver\n"
+              "from numba.cuda import dispatcher\n"
+              "from numba.cuda.dispatcher import CUDADispatcher\n"
+              "for owner, name in ((dispatcher, 'launch'), (driver, 'host_to_device'), (driver, 'device_to_host'),\n"
+              "                    (driver, 'device_to_device'), (driver.Context, 'memalloc'), (CUDADispatcher, 'call')):\n"
+              "    assert callable(getattr(owner, name)), name\n"
+              "import inspect\n"
+              "assert 'launch(stream, config, kernel' in inspect.getsource(dispatcher)  # looked up as a module global\n"
+              "print('ok')\n")
+    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+# --- The cost model (python -m course_lib.bench model) and the committed host costs -------------------------
+
+
+def _gpu_run(unit, rows, tmp_path, day="2026-11-26"):
+    device_fields = {"backend": "gpu", "name": "Test GPU", "sm_count": 100, "fp32_peak_flops": 100 * 128 * 2 * 2e9,
+                     "memory_bandwidth": 4e12}
+    extra = {"summary": {"bandwidth": [{"memory": "pageable", "mib": 256, "gb_per_s": 8.0},
+                                       {"memory": "pinned", "mib": 256, "gb_per_s": 40.0}]}} if unit == "colocation" else {}
+    data = {"unit": unit, "backend": "gpu", "device": device_fields, "date": day + "T00:00:00+00:00", "rows": rows,
+            **extra}
+    (tmp_path / f"{unit}_test-gpu_{day}.json").write_text(json.dumps(data))
+
+
+def test_committed_costs_come_from_named_rows_of_the_runs(tmp_path):
+    from course_lib.bench.costs import committed_costs
+
+    _gpu_run("poisson", [{"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 50e-6},
+                         {"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 54e-6},
+                         {"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 52e-6}],
+             tmp_path)
+    _gpu_run("bfs", [{"variant": "frontier_atomic", "graph": "grid8x8", "iterations": 100, "seconds": 100 * 192e-6}],
+             tmp_path)
+    _gpu_run("colocation", [], tmp_path)
+    costs = committed_costs(tmp_path)
+    assert costs.launch_seconds == pytest.approx(52e-6) and costs.copy_seconds == pytest.approx(70e-6)
+    assert costs.pageable_bytes_per_s == 8e9 and costs.pinned_bytes_per_s == 40e9 and costs.device == "Test GPU"
+    assert "jacobi rows" in costs.sources["launch_seconds"] and "not measured" in costs.sources["alloc_seconds"]
+    assert costs.modelled_host_seconds(launches=10, copies=2, copy_bytes=8e6) == pytest.approx(10 * 52e-6 + 140e-6 + 1e-3)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert committed_costs(empty).launch_seconds is None and committed_costs(empty).modelled_host_seconds(1) is None
+    # A probe run measures the host cost per launch directly and replaces the unit run's estimate.
+    probe = {"unit": "probe-poisson", "backend": "gpu", "device": {"name": "Probe GPU"}, "date": "2026-11-27T00:00:00",
+             "rows": [{"variant": "jacobi", "scope": "device", "host_seconds_per_launch": 30e-6},
+                      {"variant": "jacobi", "scope": "end_to_end", "allocations": 4, "alloc_host_seconds": 40e-6}]}
+    (tmp_path / "probe-poisson_probe-gpu_2026-11-27.json").write_text(json.dumps(probe))
+    newer = committed_costs(str(tmp_path) + "/")  # another key: not the cached reading
+    assert newer.launch_seconds == 30e-6 and newer.alloc_seconds == 10e-6 and newer.device == "Probe GPU"
+
+
+def test_the_model_predicts_rows_from_slots_bytes_launches_and_copies(tmp_path):
+    from course_lib.bench import model
+
+    _gpu_run("poisson", [{"variant": "jacobi", "scope": "iterations", "iterations": 800, "seconds": 800 * 50e-6,
+                          "height": 10, "width": 10, "config": "block=32x8", "interior_pixels": 64}], tmp_path)
+    _gpu_run("spmv", [{"variant": "cusparse", "matrix": "laplacian_5pt", "dtype": "float32", "rows": 10**6,
+                       "nnz": 5 * 10**6, "bytes": 68 * 10**6, "seconds": 1e-4},
+                      {"variant": "cpu_numba_parallel", "matrix": "laplacian_5pt", "seconds": 1e-3}], tmp_path)
+    entries = model.errors(("poisson", "spmv"), tmp_path)
+    assert [e["variant"] for e in entries] == ["jacobi", "cusparse"]  # CPU rows are not GPU rows
+    jacobi, cusparse = entries
+    assert jacobi["calibration"] and jacobi["predicted"] == pytest.approx(800 * 50e-6)
+    # cuSPARSE: one launch at the committed cost, and the CSR bytes with x read once instead of per non-zero.
+    dram = 68e6 - 4 * 5e6 + 4 * 1e6
+    assert cusparse["terms"] == {"launches": 1, "dram_bytes": dram}
+    assert cusparse["predicted"] == pytest.approx(50e-6 + dram / 4e12)
+    assert cusparse["error"] == pytest.approx((cusparse["predicted"] - 1e-4) / 1e-4)
+    text = model.format_errors(entries)
+    assert "(calibration row)" in text and "median |error| per unit" in text and "spmv" in text.splitlines()[-1]
+
+
+def test_model_command_prints_every_committed_row(capsys):
+    from course_lib.bench import model
+
+    if not bench.committed_results("spmv"):
+        pytest.skip("no committed GPU run in this checkout")
+    assert main(["model", "spmv", "--summary"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("median |error| per unit") and "spmv" in out
+    with pytest.raises(SystemExit):
+        model.main(["hac"])
+
+
+def test_readme_states_the_models_error_and_the_committed_costs():
+    """The README's statement of the cost model is the command's output on the committed runs."""
+    from course_lib.bench import model
+    from course_lib.bench.costs import committed_costs
+
+    if not bench.committed_results("poisson"):
+        pytest.skip("no committed GPU run in this checkout")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    summary = model.format_errors(model.errors(), per_row=False)
+    assert "```\n" + summary + "\n```" in readme
+    costs = committed_costs()
+    assert (f"({1e6 * costs.launch_seconds:.0f} us per launch and {1e6 * costs.copy_seconds:.0f} us per small "
+            "blocking copy") in " ".join(readme.split())

@@ -20,8 +20,10 @@ A unit's ``bench.py`` only says what it measures; the skeleton is shared:
   up, median and spread of every one, the peer / course ratio of each round) and
   :func:`timed_once` the preparation a peer needs; :func:`paired_rows` turns them into
   rows, :func:`ratio_lines` into the lines a summary prints, :func:`growth_exponent`
-  fits time ~ N^k; :func:`time_call` (CPU wall clock), :func:`gpu_time` (CUDA events)
-  and :func:`cupy_time` (the GPU library peer) measure one thing;
+  fits time ~ N^k; :func:`time_call` (CPU wall clock), :func:`gpu_time` (device time per launch,
+  launches queued ahead of the GPU) and :func:`cupy_time` (the GPU library peer) measure one thing;
+  :mod:`course_lib.bench.measure` states the timing rules (device time, host cost per launch, end to
+  end, DRAM bandwidth, TEPS, one scope per row, speed-ups against the fastest CPU path) and applies them;
 - :func:`committed_results` reads the GPU runs committed under ``benchmarks/results/``
   and :func:`gpu_figures` is what a lesson prints of them: the newest, labelled with
   its device and date, or how to make one when none is committed.
@@ -241,27 +243,18 @@ def growth_exponent(sizes, seconds) -> float | None:
 
 
 def gpu_time(launch, *, repeat=10, warmup=2):
-    """Median seconds of ``launch()`` measured with CUDA events (GPU only).
+    """Median device seconds per launch of ``launch()`` (GPU only): :func:`course_lib.bench.measure.device_time`.
 
-    ``launch`` must only enqueue work (kernel launches on the default stream, no copies
-    back), so the events time the device and not the host.
+    ``launch`` must only enqueue work (kernel launches, no copies back, no synchronisation). The
+    launches are queued behind a spin kernel and timed K at a time, so the figure is the GPU's time
+    per launch, not the host's cost of issuing it (events around one launch on an idle GPU time the
+    host). Use :func:`course_lib.bench.measure.device_time` to keep the host cost per launch too.
     """
-    from numba import cuda
+    from . import measure
 
     if not device.is_gpu():
         raise RuntimeError("gpu_time needs a GPU; the simulator has no meaningful timings")
-    for _ in range(warmup):
-        launch()
-    cuda.synchronize()
-    samples = []
-    for _ in range(repeat):
-        start, stop = cuda.event(), cuda.event()
-        start.record()
-        launch()
-        stop.record()
-        stop.synchronize()
-        samples.append(cuda.event_elapsed_time(start, stop) / 1e3)
-    return float(np.median(samples))
+    return measure.device_time(launch, repeat=repeat, warmup=warmup).device_seconds
 
 
 def cpu_name() -> str:
@@ -437,25 +430,14 @@ def gpu_figures(unit: str, folder=None) -> str:
 
 
 def cupy_time(fn, *, repeat=10, warmup=2):
-    """Median seconds of ``fn()`` (CuPy work) measured with CuPy's CUDA events (GPU only).
+    """Median device seconds per call of ``fn()`` (CuPy work, e.g. cuSPARSE through ``cupyx``; GPU only).
 
-    The GPU library peer of a benchmark (CuPy, cuSPARSE through ``cupyx``) runs on
-    CuPy's current stream; its own events time it there.
+    Timed like :func:`gpu_time` (calls queued behind a spin kernel, K at a time) on CuPy's current
+    stream with CuPy's events, so the library peer and the course's kernels are measured alike.
     """
-    import cupy as cp
+    from . import measure
 
-    for _ in range(warmup):
-        fn()
-    cp.cuda.Device().synchronize()
-    samples = []
-    for _ in range(repeat):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
-    return float(np.median(samples))
+    return measure.device_time(fn, repeat=repeat, warmup=warmup, gpu=measure.CupyGPU()).device_seconds
 
 
 def results(cpu_rows: list, gpu_part: Callable[[], tuple] | None = None) -> dict:

@@ -5,6 +5,10 @@ status 2, saying why) and writes into the checkout's ``benchmarks/results/``
 (:data:`course_lib.bench.RESULTS_DIR`), where lessons read the newest run
 (:func:`course_lib.bench.gpu_figures`).
 
+``python -m course_lib.bench probe [units...] [--dry-run]`` is the GPU probe of every unit, minutes
+long (:mod:`course_lib.bench.probe`); ``python -m course_lib.bench model [units...]`` prints the cost
+model's error against every committed GPU row (:mod:`course_lib.bench.model`).
+
 ``python -m course_lib.bench grading`` measures the grader's throughput on a synthetic class instead
 (:mod:`course_lib.grading.throughput`).
 """
@@ -41,6 +45,15 @@ OTHER = {"grading": "course_lib.grading.throughput"}
 
 
 def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["probe"]:
+        from .probe import main as probe_main
+
+        return probe_main(args[1:])
+    if args[:1] == ["model"]:
+        from .model import main as model_main
+
+        return model_main(args[1:])
     parser = argparse.ArgumentParser(prog="python -m course_lib.bench",
                                      description="Benchmark a course unit; writes JSON and a plot.")
     parser.add_argument("unit", choices=benchmarked_units() + sorted(OTHER))

@@ -19,10 +19,12 @@ sectors), so the memory bandwidth bounds TEPS at bandwidth / 36 .. bandwidth / 8
 quadratic BFS reads every edge (12 bytes: both endpoints and a depth) at every level,
 bound bandwidth / (12 * iterations).
 
-GPU times come from CUDA events around the whole search, host loop included (each
-level copies a frontier size or the ``done`` flag back; nothing else: the kernels carry
-no counters), and the final copy of the
-depths and parents to the host. The graph is on the device already, but each search
+GPU times are end to end: the wall time of ``traverse()`` as a user calls it, the device synchronised
+(:func:`course_lib.bench.measure.wall_time`), host loop included (each level copies a frontier size or
+the ``done`` flag back; nothing else: the kernels carry no counters), and the final copy of the
+depths and parents to the host. Beside the TEPS, each GPU row gives the adjacency entries its kernels
+examined (``arcs_examined``, ``arcs_per_s``); the roofline is per examined arc
+(``roofline_arcs_per_s_range``) and, converted with the row's arcs per traversed edge, in TEPS. The graph is on the device already, but each search
 still allocates its depth, parent and frontier buffers (and ``frontier_scan`` its
 per-arc scratch), so the figures include those allocations: a lower bound on what a
 search with preallocated buffers reaches.
@@ -36,6 +38,7 @@ from scipy.sparse import csgraph
 from .. import device
 from ..bench import LOADED_NOTE, paired, plot_series, results as bench_results, series, summary_text, timed_once
 from ..bench import timing_suffix
+from ..bench.measure import bfs_rates, wall_time
 from .api import DeviceGraph, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import as_graph, grid_2d, kronecker
@@ -76,12 +79,16 @@ def _component_edges(g, depth):
     return int(g.degrees[depth >= 0].sum() // 2)
 
 
-def _row(variant, name, g, edges, seconds, run=None):
+def _row(variant, name, g, edges, seconds, run=None, scope="end_to_end"):
+    """A row: Graph500 TEPS (``gteps``: undirected edges of the component per second) and, for the GPU
+    searches, the adjacency entries the kernels examined (``arcs_examined``, ``arcs_per_s``) beside them."""
     row = {"variant": variant, "graph": name, "vertices": g.n_vertices, "edges": g.n_arcs // 2,
-           "traversed_edges": edges, "seconds": seconds, "gteps": edges / seconds / 1e9}
+           "traversed_edges": edges, "scope": scope, "seconds": seconds, "gteps": edges / seconds / 1e9}
     if run is not None:
+        rates = bfs_rates(edges, run.total_edges_examined, seconds)
         row["iterations"] = run.iterations
-        row["edges_examined"] = run.total_edges_examined
+        row["edges_examined"] = run.total_edges_examined  # the name of earlier runs
+        row.update(arcs_examined=rates["arcs_examined"], arcs_per_s=rates["arcs_per_s"])
     return row
 
 
@@ -120,20 +127,22 @@ def _gpu_rows(graphs, quick, bandwidth):
             run = traverse(g, source, method, on_device=on_device)  # warm-up (compiles the kernels)
             if method == "edge_quadratic" and run.iterations * g.n_arcs > 1 << 34:
                 continue  # high-diameter graph: the quadratic search would take minutes
-            samples = []
-            for _ in range(3 if quick else 5):
-                start, stop = cuda.event(), cuda.event()
-                start.record()
-                run = traverse(g, source, method, on_device=on_device)
-                stop.record()
-                stop.synchronize()
-                samples.append(start.elapsed_time(stop) / 1e3)  # events measure milliseconds; keep seconds
-            row = _row(method, name, g, _component_edges(g, run.depth), float(np.median(samples)), run)
+            # End to end: the wall time of traverse() as a user calls it, with its allocations and copies.
+            timed = wall_time(lambda: traverse(g, source, method, on_device=on_device), repeat=3 if quick else 5,
+                              warmup=0, synchronize=cuda.synchronize)
+            row = _row(method, name, g, _component_edges(g, run.depth), timed["seconds"], run)
+            row.update(repetitions=timed["repetitions"], seconds_min=timed["seconds_min"],
+                       seconds_max=timed["seconds_max"])
             if bandwidth:
                 if method == "edge_quadratic":
                     row["roofline_gteps"] = bandwidth / (QUADRATIC_BYTES_PER_EDGE * run.iterations) / 1e9
                 else:
-                    row["roofline_gteps_range"] = [bandwidth / b / 1e9 for b in BYTES_PER_EDGE[::-1]]
+                    # The bytes are per examined arc; a TEPS edge costs arcs_examined / traversed_edges arcs
+                    # (2 for a top-down search, fewer for a direction-optimising one).
+                    arcs = [bandwidth / b for b in BYTES_PER_EDGE[::-1]]
+                    per_edge = row["arcs_examined"] / max(row["traversed_edges"], 1)
+                    row["roofline_arcs_per_s_range"] = arcs
+                    row["roofline_gteps_range"] = [a / per_edge / 1e9 for a in arcs]
             rows.append(row)
         del on_device
     return rows

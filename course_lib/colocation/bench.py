@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from ..bench import LOADED_NOTE, gpu_time, paired, plot_series, results as bench_results, series, summary_text
+from ..bench import LOADED_NOTE, paired, plot_series, results as bench_results, series, summary_text
 from ..bench import time_call, timing_suffix
+from ..bench.measure import event_time
 from .api import VERSIONS, mine
 from .data import planted_colocations
 
@@ -87,7 +88,8 @@ def copy_bandwidth(sizes_mib=(16,), *, repeat=9) -> list:
     sizes_mib : sequence of int
         Sizes of the copied float64 arrays, in MiB.
     repeat : int
-        Copies of each kind timed with CUDA events per measurement (the median is kept). The two
+        Copies of each kind timed with CUDA events around each copy (one long operation:
+        :func:`course_lib.bench.measure.event_time`; the median is kept). The two
         kinds take turns, so a change of clock or load during the measurement affects both alike.
 
     Returns
@@ -114,7 +116,7 @@ def copy_bandwidth(sizes_mib=(16,), *, repeat=9) -> list:
         samples = {kind: [] for kind in copies}
         for turn in range(repeat + 1):  # the first turn warms up
             for kind, copy in copies.items():
-                seconds = gpu_time(copy, repeat=1, warmup=0)
+                seconds = event_time(copy, repeat=1, warmup=0)["seconds"]
                 if turn:
                     samples[kind].append(seconds)
         for kind, seconds in samples.items():

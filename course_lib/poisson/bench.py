@@ -21,9 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
-from ..bench import LOADED_NOTE, figure, gpu_time, paired, results as bench_results, summary_text, time_call
+from ..bench import LOADED_NOTE, figure, paired, results as bench_results, summary_text, time_call
 from ..bench import timed_once, timing_suffix
-from .api import DeviceSolver, default_fused, direct_clone, seamless_clone
+from ..bench.measure import check_rows, device_time
+from .api import DeviceSolver, _cropped, default_fused, direct_clone, seamless_clone
 from .cpu import jacobi_cpu
 from .data import cat_in_coffee
 from .model import BYTES_PER_PIXEL_ITERATION
@@ -36,9 +37,10 @@ ITERATIONS = 800
 REPEAT = 5
 
 
-def _row(variant, size, interior, iterations, seconds, *, scope, config=None, bandwidth=None):
+def _row(variant, size, interior, iterations, seconds, *, scope, config=None, bandwidth=None, solved=None):
     rate = interior * iterations / seconds if iterations else None
     row = {"variant": variant, "height": size[0], "width": size[1], "interior_pixels": interior,
+           "solved_pixels": solved,
            "iterations": iterations, "scope": scope, "config": config, "seconds": seconds,
            "pixel_iterations_per_s": rate,
            "effective_gbps": rate * BYTES_PER_PIXEL_ITERATION / 1e9 if rate else None}
@@ -48,18 +50,21 @@ def _row(variant, size, interior, iterations, seconds, *, scope, config=None, ba
 
 
 def _problem(size):
+    """The clone at ``size``, its preparation cut to the mask's box (grown by one pixel) and the box's
+    pixel count: what :func:`seamless_clone` solves, so every row of a size solves the same pixels."""
     source, target, mask = cat_in_coffee(size)
-    prep = prepare(source, target, mask)
-    return source, target, mask, prep, int((prep.labels == INTERIOR).sum())
+    crops = _cropped(source, target, mask)[2]
+    prep = prepare(*crops)
+    return source, target, mask, prep, int((prep.labels == INTERIOR).sum()), crops, int(crops[2].size)
 
 
 def _cpu_rows(quick):
     rows = []
     for size in ([(100, 150), GOAL_SIZE] if quick else [GOAL_SIZE, (666, 1000), (1332, 2000)]):
-        source, target, mask, prep, interior = _problem(size)
+        source, target, mask, prep, interior, _, solved = _problem(size)
         iterations = 100 if quick else ITERATIONS
         t = time_call(lambda: jacobi_cpu(prep.guess, prep.rhs, prep.labels, iterations), repeat=3)
-        rows.append(_row("cpu_numba_parallel", size, interior, iterations, t, scope="iterations"))
+        rows.append(_row("cpu_numba_parallel", size, interior, iterations, t, scope="cpu_compute", solved=solved))
         # End to end, paired with OpenCV's seamlessClone as its users call it (on ready BGR arrays).
         calls = {"cpu_numba_parallel": lambda: seamless_clone(source, target, mask, iterations=iterations,
                                                               method="cpu"),
@@ -71,7 +76,7 @@ def _cpu_rows(quick):
         for variant, timing in timings.items():
             direct = variant in DIRECT
             rows.append({**_row(variant, size, interior, 0 if direct else iterations, timing["seconds"],
-                                scope="end_to_end", config=DIRECT.get(variant)),
+                                scope="end_to_end", config=DIRECT.get(variant), solved=solved),
                          **timing, **accuracy.get(variant, {}),
                          **({"prepare_seconds": prepare_seconds} if variant == "opencv_seamlessClone" else {})})
         if size == GOAL_SIZE or quick:
@@ -85,7 +90,8 @@ def _cpu_rows(quick):
                     x, y = y, x
 
             rows.append(_row("numpy_reference", size, interior, steps, time_call(numpy_steps, repeat=2),
-                             scope="iterations"))
+                             scope="cpu_compute", solved=solved))
+    check_rows(rows, compare_by=("height", "solved_pixels"))
     return rows
 
 
@@ -128,27 +134,35 @@ def _gpu_rows(quick, bandwidth):
     rows = []
     configs = [default_fused()] if quick else [(4, 32, 16), (8, 32, 32), (4, 32, 32), (12, 32, 32)]
     for size in ([GOAL_SIZE] if quick else [GOAL_SIZE, (666, 1000), (1332, 2000)]):
-        source, target, mask, prep, interior = _problem(size)
+        source, target, mask, prep, interior, crops, solved = _problem(size)
         for method, fused_list in (("jacobi", [None]), ("jacobi_fused", configs)):
             for fused in fused_list:
-                solver = DeviceSolver(source, target, mask, method, fused)
-                t = gpu_time(lambda: solver.run(ITERATIONS), repeat=5)
+                # The iterations alone, on the box seamless_clone solves (the same pixels as end to end):
+                # device time of 800 iterations, their launches queued ahead of the GPU, and the host's
+                # cost of issuing them beside it.
+                solver = DeviceSolver(*crops, method, fused)
+                launches = ITERATIONS if method == "jacobi" else -(-ITERATIONS // solver.halo)
+                timing = device_time(lambda: solver.run(ITERATIONS), repeat=5)
                 label = f"halo={fused[0]} block={fused[1]}x{fused[2]}" if fused else "block=32x8"
-                rows.append(_row(method, size, interior, ITERATIONS, t, scope="iterations", config=label,
-                                 bandwidth=bandwidth))
+                row = _row(method, size, interior, ITERATIONS, timing.device_seconds, scope="device", config=label,
+                           bandwidth=bandwidth, solved=solved)
+                row.update(launches_per_call=launches, host_seconds_per_launch=timing.host_seconds_per_launch / launches,
+                           queued_ahead=timing.queued)
+                rows.append(row)
 
                 def end_to_end():
                     seamless_clone(source, target, mask, iterations=ITERATIONS, method=method, fused=fused)
                     cuda.synchronize()
 
                 rows.append(_row(method, size, interior, ITERATIONS, time_call(end_to_end, repeat=5),
-                                 scope="end_to_end", config=label, bandwidth=bandwidth))
+                                 scope="end_to_end", config=label, bandwidth=bandwidth, solved=solved))
 
         def persistent():  # one launch, one upload, one download: the whole clone, cropped
             seamless_clone(source, target, mask, iterations=ITERATIONS, method="persistent")
 
         rows.append(_row("persistent", size, interior, ITERATIONS, time_call(persistent, repeat=5),
-                         scope="end_to_end", config="one launch", bandwidth=bandwidth))
+                         scope="end_to_end", config="one launch", bandwidth=bandwidth, solved=solved))
+    check_rows(rows, compare_by=("height", "solved_pixels"))
     return rows
 
 
@@ -202,7 +216,9 @@ def summary(results):
 
 def plot(results, path):
     """Pixel-iterations per second of each variant (iterations only), with the bandwidth ceiling."""
-    rows = [r for r in results["rows"] if r["pixel_iterations_per_s"] and r["scope"] == "iterations"]
+    # "iterations": the scope's name in runs made before the device/cpu_compute scopes.
+    rows = [r for r in results["rows"]
+            if r["pixel_iterations_per_s"] and r["scope"] in ("device", "cpu_compute", "iterations")]
     labels = [f"{r['variant']} {r['config'] or ''}\n{r['height']}x{r['width']}" for r in rows]
     with figure(path, figsize=(8, 0.45 * len(rows) + 1.8)) as ax:
         ax.barh(range(len(rows)), [r["pixel_iterations_per_s"] for r in rows], color="tab:blue")

@@ -50,9 +50,12 @@ class Record:
     Attributes
     ----------
     events : list of Transfer or Launch
+    allocations : list of int
+        Bytes of each device allocation (``to_device``, ``device_array``, a NumPy argument's copy).
     """
 
     events: list = field(default_factory=list)
+    allocations: list = field(default_factory=list)
 
     @property
     def transfers(self) -> list:
@@ -71,13 +74,56 @@ class Record:
             out[f"{t.direction}_bytes"] = out.get(f"{t.direction}_bytes", 0) + t.nbytes
         return out
 
+    def per_call(self, calls: int = 1, costs=None) -> dict:
+        """Launches, copies and allocations per call of the recorded block, and the host time they
+        cost at the committed per-launch and per-copy costs (a model, labelled so).
+
+        Parameters
+        ----------
+        calls : int
+            How many public calls the block made.
+        costs : course_lib.bench.costs.HostCosts, optional
+            Default: :func:`course_lib.bench.costs.committed_costs` (the committed GPU runs).
+
+        Returns
+        -------
+        dict
+            ``launches``, ``copies``, ``copy_bytes``, ``allocations`` (per call),
+            ``modelled_host_seconds`` (None without a committed run) and ``modelled_from`` (its device).
+        """
+        if costs is None:
+            from ..bench.costs import committed_costs
+
+            costs = committed_costs()
+        calls = max(1, int(calls))
+        launches = len(self.launches) / calls
+        copies = len(self.transfers) / calls
+        copy_bytes = sum(t.nbytes for t in self.transfers if t.direction != "DtoD") / calls
+        allocations = len(self.allocations) / calls
+        return {"launches": launches, "copies": copies, "copy_bytes": copy_bytes, "allocations": allocations,
+                "modelled_host_seconds": costs.modelled_host_seconds(launches, copies, copy_bytes, allocations),
+                "modelled_from": costs.device}
+
+    def cost_line(self, calls: int = 1, costs=None) -> str:
+        """One line: launches, copies, allocations per call and the modelled host time."""
+        c = self.per_call(calls, costs)
+        line = (f"per call: {c['launches']:g} launch(es), {c['copies']:g} copies, {c['allocations']:g} allocation(s)")
+        if c["modelled_host_seconds"] is None:
+            return line + "; no committed GPU run to model the host time from"
+        from ..bench.costs import committed_costs
+
+        k = committed_costs() if costs is None else costs
+        return (line + f"; modelled host time {1e3 * c['modelled_host_seconds']:.3g} ms (model: "
+                f"{1e6 * k.launch_seconds:.0f} us per launch, {1e6 * (k.copy_seconds or 0):.0f} us per small copy, "
+                f"measured on {c['modelled_from']}; allocations not costed)")
+
     def __str__(self):
         s = self.summary()
         head = (f"{s['launches']} kernel launch(es); host->device: {s['HtoD_count']} copies, {s['HtoD_bytes']} bytes; "
                 f"device->host: {s['DtoH_count']} copies, {s['DtoH_bytes']} bytes")
         if "DtoD_count" in s:
             head += f"; device->device: {s['DtoD_count']} copies, {s['DtoD_bytes']} bytes"
-        lines = [head]
+        lines = [head, self.cost_line()]
         for e in self.events:
             if isinstance(e, Launch):
                 lines.append(f"  launch {e.kernel}[{e.griddim}, {e.blockdim}]")
@@ -113,6 +159,11 @@ def _records():
 def _log(event):
     for rec in _records():
         rec.events.append(event)
+
+
+def _log_allocation(nbytes):
+    for rec in _records():
+        rec.allocations.append(nbytes)
 
 
 def _logging_launch(event, run):
@@ -151,6 +202,7 @@ def _install_sim():
         def to_device(ary, stream=0, copy=True, to=None):
             result = original(ary, stream, copy, to)
             if to is None:  # with to=, the copy is logged by copy_to_device
+                _log_allocation(int(result.nbytes))
                 _log(Transfer("HtoD", int(result.nbytes)))
             return result
 
@@ -175,6 +227,20 @@ def _install_sim():
             return original(self, ary, stream)
 
         return copy_to_device
+
+    def wrap_device_array(original):
+        def device_array(*args, **kwargs):
+            result = original(*args, **kwargs)
+            _log_allocation(int(result.nbytes))
+            return result
+
+        return device_array
+
+    # numba.cuda's device_array may be another wrapper of the simulator's (course_lib.sim's initcheck):
+    # wrap both, numba.cuda's for user code and the module's for device_array_like and NumPy arguments.
+    for owner in (numba.cuda, devicearray):
+        if getattr(getattr(owner, "device_array", None), "__module__", "").endswith("devicearray"):
+            _patch(owner, "device_array", wrap_device_array)
 
     _patch(devicearray.FakeCUDAArray, "copy_to_host", wrap_copy_to_host)
     _patch(devicearray.FakeCUDAArray, "copy_to_device", wrap_copy_to_device)
@@ -205,6 +271,14 @@ def _install_gpu():
 
         return wrapper
 
+    def wrap_memalloc(original):
+        def memalloc(self, size):
+            _log_allocation(int(size))
+            return original(self, size)
+
+        return memalloc
+
+    _patch(driver.Context, "memalloc", wrap_memalloc)
     _patch(driver, "host_to_device", wrap_copy("HtoD"))
     _patch(driver, "device_to_host", wrap_copy("DtoH"))
     _patch(driver, "device_to_device", wrap_copy("DtoD"))

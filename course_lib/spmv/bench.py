@@ -9,9 +9,11 @@ indptr))``, :class:`~course_lib.spmv.cpu.CpuSpmv`; each building timed apart, as
 
 GPU part (where a GPU is present): every kernel method and cuSPARSE
 (``cupyx.scipy.sparse``, optional) on every matrix family at Bell & Garland's sizes
-(about 1e6 rows: beyond a 50 MB L2), timed with CUDA events. Each row reports GFLOP/s
-(2 flops per non-zero), the effective GB/s from the CUSP byte model of its format and
-its fraction of the device's memory bandwidth. Goals on an H100 in fp32: the best
+(about 1e6 rows), each product's device time from launches queued ahead of the GPU
+(:func:`course_lib.bench.measure.device_time`, host cost per launch beside it). Each row reports
+GFLOP/s (2 flops per non-zero), the GB/s the CUSP byte model of its format requests (x read once per
+non-zero) and, beside it, the DRAM GB/s with x read once, counted only where the working set exceeds
+the 50 MB L2 (smaller ones stay in L2 between products: ``l2_resident``). Goals on an H100 in fp32: the best
 course method reaches >= 90% of cuSPARSE on the stencils and >= 80% on the power-law
 matrices.
 """
@@ -24,8 +26,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import device
-from ..bench import (LOADED_NOTE, NO_GPU_NOTE, cupy_time, figure, gpu_time, paired, summary_text, timed_once,
+from ..bench import (LOADED_NOTE, NO_GPU_NOTE, cupy_time, figure, paired, summary_text, timed_once,
                      timing_suffix)
+from ..bench.measure import L2_BYTES, device_time
 from .api import GPU_METHODS, as_csr, prepare
 from .cpu import CpuSpmv
 from .data import MATRICES, laplacian, make_matrix, power_law_rows
@@ -42,11 +45,20 @@ POWER_LAW = ["power_law"]
 
 
 def _row(variant, matrix, A, seconds, dtype, method_bytes, bandwidth=None):
+    """A row: rates from the CUSP model's requested bytes (``bytes``, ``gbs``, ``fraction_of_bandwidth``)
+    and, beside them, from the DRAM bytes with x read once (``dram_bytes``, ``dram_gbs``,
+    ``dram_fraction_of_bandwidth``: only for a working set past the L2, which repeated products would
+    otherwise read from L2; ``l2_resident`` says which)."""
+    value_bytes = np.dtype(dtype).itemsize
+    # The model reads x once per non-zero; DRAM sees x about once per product, the rest hits L1/L2.
+    dram_bytes = int(method_bytes) - value_bytes * A.nnz + value_bytes * A.shape[1]
     row = {"variant": variant, "matrix": matrix, "dtype": np.dtype(dtype).name, "rows": A.shape[0], "nnz": A.nnz,
            "seconds": seconds, "gflops": 2 * A.nnz / seconds / 1e9, "bytes": int(method_bytes),
-           "gbs": method_bytes / seconds / 1e9}
+           "requested_bytes": int(method_bytes), "gbs": method_bytes / seconds / 1e9, "dram_bytes": dram_bytes,
+           "dram_gbs": dram_bytes / seconds / 1e9, "l2_resident": dram_bytes <= L2_BYTES}
     if bandwidth:
         row["fraction_of_bandwidth"] = method_bytes / seconds / bandwidth
+        row["dram_fraction_of_bandwidth"] = None if row["l2_resident"] else dram_bytes / seconds / bandwidth
     return row
 
 
@@ -112,9 +124,11 @@ def _gpu_rows(quick, bandwidth):
                 if not correct:
                     notes.append(f"{name} {method} {np.dtype(dtype).name}: relative error {error:.1e} "
                                  "(left out of the comparison with cuSPARSE)")
-                seconds = gpu_time(functools.partial(op.launch, d_x, d_y))
-                row = _row(method, name, A, seconds, dtype, bytes_per_spmv(A, method, K=op.K), bandwidth)
-                row.update(K=op.K, relative_error=error, correct=correct)
+                timing = device_time(functools.partial(op.launch, d_x, d_y), repeat=10, warmup=2)
+                row = _row(method, name, A, timing.device_seconds, dtype, bytes_per_spmv(A, method, K=op.K), bandwidth)
+                row.update(K=op.K, relative_error=error, correct=correct, scope="device",
+                           host_seconds_per_launch=timing.host_seconds_per_launch,
+                           launches_per_sample=timing.launches, queued_ahead=timing.queued)
                 rows.append(row)
                 del op
             rows.extend(_cusparse_rows(name, A, x, dtype, bandwidth))
@@ -130,7 +144,7 @@ def _cusparse_rows(name, A, x, dtype, bandwidth):
     d_A = cusparse.csr_matrix(A)
     d_x = cp.asarray(x)
     seconds = cupy_time(lambda: d_A @ d_x, repeat=10, warmup=3)
-    return [_row("cusparse", name, A, seconds, dtype, bytes_per_spmv(A, "csr_scalar"), bandwidth)]
+    return [dict(_row("cusparse", name, A, seconds, dtype, bytes_per_spmv(A, "csr_scalar"), bandwidth), scope="device")]
 
 
 def _ratio(rows, matrices, dtype="float32"):

@@ -68,6 +68,9 @@ def test_gpu_part_of_the_benchmark_runs_its_code_path():
         graph = dict((name, g) for name, g, _ in graphs)[row["graph"]]
         if row["variant"].startswith("frontier"):
             assert row["edges_examined"] == 2 * row["traversed_edges"]  # each arc of the component once
-            assert row["roofline_gteps_range"] == pytest.approx([3.35e12 / 36 / 1e9, 3.35e12 / 8 / 1e9])
+            # The roofline's bytes are per arc: a top-down search examines 2 arcs per TEPS edge.
+            assert row["roofline_arcs_per_s_range"] == pytest.approx([3.35e12 / 36, 3.35e12 / 8])
+            assert row["roofline_gteps_range"] == pytest.approx([3.35e12 / 72 / 1e9, 3.35e12 / 16 / 1e9])
+            assert row["arcs_examined"] == row["edges_examined"] and row["scope"] == "end_to_end"
         if row["variant"] == "edge_quadratic":
             assert row["edges_examined"] == row["iterations"] * graph.n_arcs // 2

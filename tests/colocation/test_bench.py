@@ -64,12 +64,12 @@ def test_copy_bandwidth_takes_turns_and_keeps_the_median(monkeypatch):
     monkeypatch.setattr(bench.device, "is_gpu", lambda: True)
     calls, times = [], iter([9.0, 9.0] + [1e-3, 5e-4, 2e-3, 5e-4, 1e-3, 9.0]).__next__
 
-    def fake_gpu_time(copy, repeat, warmup):
+    def fake_event_time(copy, repeat, warmup):
         assert (repeat, warmup) == (1, 0)
         calls.append(copy)
-        return times()
+        return {"seconds": times()}
 
-    monkeypatch.setattr(bench, "gpu_time", fake_gpu_time)
+    monkeypatch.setattr(bench, "event_time", fake_event_time)
     rows = bench.copy_bandwidth([1], repeat=3)
     assert len(calls) == 8 and calls[0::2] == [calls[0]] * 4 and calls[1::2] == [calls[1]] * 4
     assert [r["memory"] for r in rows] == ["pageable", "pinned"] and all(r["mib"] == 1 for r in rows)

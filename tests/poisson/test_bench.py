@@ -50,13 +50,22 @@ def test_bench_gpu_part_runs_in_the_simulator_at_a_tiny_size(monkeypatch):
         return  # on a GPU, test_bench_quick_writes_results covers the real thing
     monkeypatch.setattr(bench, "GOAL_SIZE", (24, 36))
     monkeypatch.setattr(bench, "ITERATIONS", 3)
-    monkeypatch.setattr(bench, "gpu_time", lambda launch, repeat: time_call(launch, repeat=1, warmup=0, min_time=0))
+    from course_lib.bench.measure import DeviceTiming
+
+    def device_time(launch, repeat):
+        seconds = time_call(launch, repeat=1, warmup=0, min_time=0)
+        return DeviceTiming(seconds, seconds, 1, True, [seconds])
+
+    monkeypatch.setattr(bench, "device_time", device_time)
     monkeypatch.setattr(bench, "time_call", lambda fn, repeat: time_call(fn, repeat=1, warmup=0, min_time=0))
     monkeypatch.setattr(bench.device, "is_gpu", lambda: True)
     results = bench.run(quick=True)
     gpu = [r for r in results["rows"] if r["variant"] in ("jacobi", "jacobi_fused")]
-    assert {(r["variant"], r["scope"]) for r in gpu} == {("jacobi", "iterations"), ("jacobi", "end_to_end"),
-                                                         ("jacobi_fused", "iterations"), ("jacobi_fused", "end_to_end")}
+    assert {(r["variant"], r["scope"]) for r in gpu} == {("jacobi", "device"), ("jacobi", "end_to_end"),
+                                                         ("jacobi_fused", "device"), ("jacobi_fused", "end_to_end")}
+    # Every row of a size solves the mask's box, the pixels seamless_clone solves.
+    assert len({r["solved_pixels"] for r in results["rows"] if r["height"] == 24}) == 1
+    assert all(r["host_seconds_per_launch"] > 0 and r["launches_per_call"] >= 1 for r in gpu if r["scope"] == "device")
     assert results["summary"]["best_end_to_end"]["height"] == 24 and "goal_met" in results["summary"]
     assert results["summary"]["strongest_cpu"] in ("cpu_direct", "opencv_seamlessClone")
     assert results["summary"]["speedup_vs_strongest_cpu"] > 0

@@ -1,6 +1,7 @@
 """Does record() log every transfer and launch, explicit or implicit, and clean up after itself?"""
 
 import numpy as np
+import pytest
 from numba import cuda
 
 from course_lib.sim import Launch, Transfer, record
@@ -106,3 +107,41 @@ def test_on_the_real_cuda_target_the_hooks_find_what_they_wrap():
     env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert proc.stdout.strip() == "ok gpu", proc.stderr[-2000:]
+
+
+def test_allocations_and_the_modelled_host_time_per_call():
+    """Each device array made (explicitly, or for a NumPy argument) is an allocation; per call, the
+    launches, copies and allocations cost host time at the committed per-launch and per-copy costs."""
+    from course_lib.bench.costs import HostCosts
+
+    x = np.ones(100, dtype=np.float32)
+    with record() as log:
+        for _ in range(2):  # two "public calls"
+            d_x = cuda.to_device(x)
+            cuda.device_array(10, dtype=np.float32)
+            scale[4, 32](d_x, 2.0)
+            scale[4, 32](x, 2.0)  # implicit: allocation, copy in, copy out
+            d_x.copy_to_host()
+    assert log.allocations == [400, 40, 400] * 2
+    costs = HostCosts(launch_seconds=50e-6, copy_seconds=70e-6, pageable_bytes_per_s=1e9, pinned_bytes_per_s=None,
+                      alloc_seconds=None, device="a GPU", sources={})
+    per = log.per_call(2, costs)
+    assert (per["launches"], per["copies"], per["allocations"], per["copy_bytes"]) == (2, 4, 3, 1600)
+    assert per["modelled_host_seconds"] == pytest.approx(2 * 50e-6 + 4 * 70e-6 + 1600 / 1e9)
+    assert per["modelled_from"] == "a GPU"
+    line = log.cost_line(2, costs)
+    assert line.startswith("per call: 2 launch(es), 4 copies, 3 allocation(s); modelled host time 0.382 ms (model:")
+    none = HostCosts(None, None, None, None, None, "", {})
+    assert log.per_call(1, none)["modelled_host_seconds"] is None and "no committed GPU run" in log.cost_line(1, none)
+
+
+def test_the_printed_record_states_the_cost_per_call_from_the_committed_runs():
+    from course_lib.bench.costs import committed_costs
+
+    with record() as log:
+        scale[1, 32](cuda.to_device(np.ones(8, np.float32)), 2.0)
+    text = str(log).splitlines()
+    costs = committed_costs()
+    assert text[1].startswith("per call: 1 launch(es), 1 copies, 1 allocation(s)")
+    if costs.launch_seconds is not None:  # a checkout with committed GPU runs
+        assert f"measured on {costs.device}" in text[1] and "modelled host time" in text[1]

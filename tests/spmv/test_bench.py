@@ -43,7 +43,9 @@ def test_gpu_part_runs_its_kernels_and_checks_them(monkeypatch):
 
     from course_lib.spmv import bench, data
 
-    monkeypatch.setattr(bench, "gpu_time", lambda launch, **kw: (launch(), 1e-3)[1])
+    from course_lib.bench.measure import DeviceTiming
+
+    monkeypatch.setattr(bench, "device_time", lambda launch, **kw: (launch(), DeviceTiming(1e-3, 5e-5, 1, True, [1e-3]))[1])
     monkeypatch.setattr(bench, "make_matrix", lambda name, size, seed, dtype: data.make_matrix(name, "sim", seed, dtype))
     monkeypatch.setattr(bench, "_cusparse_rows", lambda name, A, x, dtype, bw: [
         bench._row("cusparse", name, A, 2e-3, dtype, bench.bytes_per_spmv(A, "csr_scalar"), bw)])
@@ -55,6 +57,9 @@ def test_gpu_part_runs_its_kernels_and_checks_them(monkeypatch):
     assert {r["matrix"] for r in rows} == {"laplacian_5pt", "power_law"}
     for r in rows:
         assert 0 < r["fraction_of_bandwidth"] and r["seconds"] in (1e-3, 2e-3)
+        # DRAM bytes read x once where the model reads it per non-zero; a small matrix stays in L2.
+        assert r["dram_bytes"] < r["requested_bytes"] and r["l2_resident"] and r["dram_fraction_of_bandwidth"] is None
+    assert all(r["host_seconds_per_launch"] == 5e-5 and r["scope"] == "device" for r in rows if r["variant"] != "cusparse")
     ratio = bench._ratio(rows, ["laplacian_5pt"])["laplacian_5pt"]
     assert ratio["ratio"] == 2.0 and np.isfinite(ratio["ratio"])
 
