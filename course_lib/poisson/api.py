@@ -235,11 +235,14 @@ class PersistentSolver:
 
         source, target, mask = validate_inputs(source, target, mask)
         h, w = mask.shape
-        capacity, threads = kernels.PERSISTENT_GPU
-        fits = (h + 2) * (w + 2) <= capacity
-        if device.is_simulator():  # same rule, fewer threads, a capacity rounded up from the crop
-            threads = kernels.PERSISTENT_SIM_THREADS
-            capacity = min(capacity, -(-(h + 2) * (w + 2) // 256) * 256)
+        largest, threads = kernels.PERSISTENT_GPU
+        padded = (h + 2) * (w + 2)
+        fits = padded <= largest
+        # The kernel is made for the crop's size class: fewer entries per thread, fewer registers.
+        step = 1024
+        if device.is_simulator():  # same rule, fewer threads (each one at a barrier costs time there)
+            threads, step = kernels.PERSISTENT_SIM_THREADS, 256
+        capacity = min(largest, -(-padded // step) * step)
         if layout is None:
             layout = "shared" if fits else "grid"
         check_choice(layout, "layout", PERSISTENT_LAYOUTS)

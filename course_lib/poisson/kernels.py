@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 from numba import cuda, float32, int32, uint8
 
+from .. import device
 from ..registry import course_kernel, register_kernel
 from .reference import BORDER, INTERIOR, OUTSIDE, prepare
 
@@ -450,8 +451,9 @@ def jacobi_persistent_kernel(capacity: int, threads: int):
         frame of zeros stands for the neighbours beyond the image edge). 12,288 fills the
         48 KB of static shared memory.
     threads : int
-        Threads per block (1..1024); each owns pixels ``t, t + threads, ...`` of the crop,
-        at most ``ceil(capacity / threads)`` of them, kept in registers.
+        Threads per block (1..1024); each owns entries ``t, t + threads, ...`` of the padded
+        crop, at most ``ceil(capacity / threads)`` of them, their constants kept in registers
+        (at most 65,536 / ``threads`` registers per thread, so a block can always launch).
 
     Returns
     -------
@@ -471,37 +473,35 @@ def jacobi_persistent_kernel(capacity: int, threads: int):
     def jacobi_persistent(packed, iterations, out, planes):
         frame = cuda.shared.array(capacity, float32)
         rhs = cuda.local.array(per, float32)
-        count = cuda.local.array(per, float32)  # D at strict-interior pixels, 0 elsewhere
-        at = cuda.local.array(per, int32)  # index of the pixel in the padded frame
+        count = cuda.local.array(per, float32)  # D at strict-interior pixels, 0 elsewhere (frame included)
         fresh = cuda.local.array(per, float32)
         c = cuda.blockIdx.x
         t = cuda.threadIdx.x
         h = packed.shape[0]
         w = packed.shape[1]
         pw = w + 2
-        p = t
-        while p < (h + 2) * pw:
-            frame[p] = float32(0.0)
-            p += threads
-        cuda.syncthreads()  # the zeros are down before the guesses overwrite some of them
+        size = (h + 2) * pw
+        # Thread t owns the frame entries t, t + threads, ...: it zeroes them, sets their I_0 = S and
+        # keeps their D and B + C in registers, so no barrier is needed before the first sweep reads
+        # its own entries, only before it reads its neighbours'.
         for q in range(per):
-            p = t + q * threads
+            i = t + q * threads
             count[q] = float32(0.0)
             rhs[q] = float32(0.0)
-            at[q] = 0
-            if p < h * w:
-                y = p // w
-                x = p - y * w
-                at[q] = (y + 1) * pw + x + 1
-                if packed_label(packed, y, x, h, w) == INTERIOR:
+            if i < size:
+                value = float32(0.0)
+                y = i // pw - 1
+                x = i - (y + 1) * pw - 1
+                if 0 <= y < h and 0 <= x < w and packed_label(packed, y, x, h, w) == INTERIOR:
                     count[q] = neighbour_count(y, x, h, w)
                     rhs[q] = packed_rhs(packed, c, y, x, h, w)
-                    frame[at[q]] = float32(packed[y, x, c])  # I_0 = S
+                    value = float32(packed[y, x, c])
+                frame[i] = value
         cuda.syncthreads()
         for _ in range(iterations):
             for q in range(per):
                 if count[q] > float32(0.0):
-                    i = at[q]
+                    i = t + q * threads
                     a = float32(0.0)
                     a += frame[i - pw]
                     a += frame[i + pw]
@@ -511,19 +511,23 @@ def jacobi_persistent_kernel(capacity: int, threads: int):
             cuda.syncthreads()  # every read of I_k is done before I_{k+1} is written
             for q in range(per):
                 if count[q] > float32(0.0):
-                    frame[at[q]] = fresh[q]
+                    frame[t + q * threads] = fresh[q]
             cuda.syncthreads()
         for q in range(per):
-            p = t + q * threads
-            if p < h * w:
-                y = p // w
-                x = p - y * w
-                v = frame[at[q]]
-                planes[c, y, x] = v
-                out[y, x, c] = uint8(v) if count[q] > float32(0.0) else packed[y, x, 3 + c]
+            i = t + q * threads
+            if i < size:
+                y = i // pw - 1
+                x = i - (y + 1) * pw - 1
+                if 0 <= y < h and 0 <= x < w:
+                    v = frame[i]
+                    planes[c, y, x] = v
+                    out[y, x, c] = uint8(v) if count[q] > float32(0.0) else packed[y, x, 3 + c]
 
     jacobi_persistent.__name__ = f"jacobi_persistent_{capacity}_{threads}"
-    return cuda.jit(jacobi_persistent)
+    # A block of 1024 threads may use at most 64 registers each (64 K per SM): the per-thread arrays
+    # must fit, spilling to the L1-cached local memory rather than failing to launch.
+    options = {} if device.is_simulator() else {"max_registers": min(255, 65536 // threads)}
+    return cuda.jit(**options)(jacobi_persistent)
 
 
 @cuda.jit
