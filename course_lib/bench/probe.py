@@ -54,21 +54,24 @@ class Step:
 #: The plan, unit by unit (expected seconds include input building and compilation).
 PLAN = {
     "nbody": (
-        Step("tiled kernel, device time (one launch per sample)", "N = 2^20", ("tiled_1024", "tiled_256"), 22),
+        Step("tiled kernel, device time (one launch per sample)", "N = 2^20",
+             ("tiled_1024", "tiled_256", "lean_256", "blocked_256x4"), 30),
         Step("library peer: CUDA sample's tiled kernel (CuPy RawKernel)", "N = 2^20", ("cuda_sample",), 8),
-        Step("SASS issue slots per interaction (ptxas, no GPU time)", "sm_90", ("tiled_1024", "tiled_256"), 4),
+        Step("SASS issue slots per interaction (ptxas, no GPU time)", "sm_90",
+             ("tiled_1024", "tiled_256", "lean_256", "blocked_256x4"), 6),
     ),
     "spmv": (
         Step("build matrices on the host", "27-pt Laplacian 160^3 (4.1M rows, 110M nnz) f64; power law 4M rows f32",
              (), 30),
         Step("device time per product, DRAM bytes with x read once", "as built",
-             ("ell", "hyb", "csr_vector", "coo"), 12),
+             ("ell", "hyb", "csr_vector", "coo", "merge_path"), 14),
         Step("library peer: cuSPARSE (CuPy)", "as built", ("cusparse",), 6),
     ),
     "bfs": (
         Step("build the graph on the host", "Kronecker scale 22, edge factor 16 (128M arcs)", (), 70),
         Step("end to end (traverse), Graph500 TEPS and arcs examined, wall-time split", "scale 22",
-             ("frontier_scan", "frontier_atomic", "direction_optimizing", "edge_quadratic"), 10),
+             ("frontier_scan", "frontier_atomic", "direction_optimizing", "edge_quadratic", "frontier_twc",
+              "direction_optimizing_twc"), 12),
         Step("CPU paths (the fastest one is the speed-up's base)", "scale 22",
              ("scipy_breadth_first_order", "cpu_numba_direction_optimizing"), 12),
     ),
@@ -76,7 +79,7 @@ PLAN = {
         Step("800 iterations on the mask's box: device time, host cost per launch", "333x500",
              ("jacobi", "jacobi_fused halo=12 32x32"), 6),
         Step("end to end (seamless_clone) and its wall-time split", "333x500",
-             ("jacobi", "jacobi_fused halo=12 32x32"), 4),
+             ("jacobi", "jacobi_fused halo=12 32x32", "persistent"), 5),
         Step("CPU paths", "333x500", ("opencv_seamlessClone", "cpu_direct", "cpu_numba_parallel"), 4),
     ),
     "hac": (
@@ -245,12 +248,14 @@ def _nbody():
     eps2 = np.float32(0.01**2)
     d_bodies, d_acc = cuda.to_device(bodies), cuda.device_array((n, 3), np.float32)
     rows, notes = [], []
-    for tile in (1024, 256):
-        kernel = kernels.nbody_tiled_kernel(tile)
-        grid = -(-n // tile)
+    variants = [(f"tiled_{tile}", kernels.nbody_tiled_kernel(tile), tile, 1) for tile in (1024, 256)]
+    variants += [("lean_256", kernels.nbody_blocked_kernel(256, 1), 256, 1),
+                 ("blocked_256x4", kernels.nbody_blocked_kernel(256, 4), 256, 4)]
+    for variant, kernel, tile, per in variants:
+        grid = -(-n // (tile * per))
         timing = device_time(lambda: kernel[grid, tile](d_bodies, eps2, d_acc), repeat=3, warmup=1)
         rate = n * n / timing.device_seconds
-        row = {"variant": f"tiled_{tile}", "n": n, **timing.fields(), "interactions_per_s": rate,
+        row = {"variant": variant, "n": n, **timing.fields(), "interactions_per_s": rate,
                "fraction_of_fp32_peak": FLOPS_PER_INTERACTION * rate / info.fp32_peak_flops
                if info.fp32_peak_flops else None}
         try:
@@ -289,7 +294,7 @@ def _spmv():
     bandwidth = device.info().memory_bandwidth
     rows, notes = [], []
     matrices = {"laplacian_27pt": (laplacian("27pt", 160, dtype=np.float64), ("ell", "hyb", "csr_vector")),
-                "power_law": (power_law_rows(4_000_000, 8.0, 2.2, seed=1), ("hyb", "csr_vector", "coo"))}
+                "power_law": (power_law_rows(4_000_000, 8.0, 2.2, seed=1), ("hyb", "csr_vector", "coo", "merge_path"))}
     for name, (A, methods) in matrices.items():
         dtype = A.dtype
         value_bytes = dtype.itemsize
@@ -341,7 +346,8 @@ def _bfs():
     structure = g.structure().astype(np.float64)
     cpu_rows.append(_cpu_row("scipy_breadth_first_order",
                              lambda: csgraph.breadth_first_order(structure, source, directed=True), repeat=1))
-    for method in ("frontier_scan", "frontier_atomic", "direction_optimizing", "edge_quadratic"):
+    for method in ("frontier_scan", "frontier_atomic", "direction_optimizing", "edge_quadratic", "frontier_twc",
+                   "direction_optimizing_twc"):
         run = traverse(g, source, method, on_device=on_device)
         edges = int(g.degrees[run.depth >= 0].sum() // 2)
         row = _split_row(method, lambda: traverse(g, source, method, on_device=on_device), calls=3,
@@ -377,6 +383,9 @@ def _poisson():
         rows.append(_split_row(method, lambda: seamless_clone(source, target, mask, iterations=800, method=method,
                                                               fused=fused), calls=3, config=fused,
                                solved_pixels=solved))
+    rows.append(_split_row("persistent", lambda: seamless_clone(source, target, mask, iterations=800,
+                                                                method="persistent"), calls=3, config=None,
+                           solved_pixels=solved))
     src, dst, m, center, _ = opencv_inputs(source, target, mask)
     cpu_rows = [_cpu_row("opencv_seamlessClone", lambda: cv2.seamlessClone(src, dst, m, center, cv2.NORMAL_CLONE)),
                 _cpu_row("cpu_direct", lambda: direct_clone(source, target, mask)),

@@ -16,7 +16,7 @@ profiler (which measures the work on the kernels themselves) in
 
 from .._lazy import lazy_submodules
 from . import kernels, profiling
-from .api import METHODS, BFSRun, DeviceGraph, bfs, default_block, exclusive_scan, traverse
+from .api import BITMAP_METHODS, METHODS, BFSRun, DeviceGraph, bfs, default_block, exclusive_scan, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import __all__ as _data_names
 from .data import (
@@ -39,6 +39,7 @@ from .reference import bfs_reference, bfs_scipy, check_parent_tree, parent_tree_
 
 # The graphs and generators are listed once, in data.__all__ (check_source is the unit's own validator).
 __all__ = [
+    "BITMAP_METHODS",
     "METHODS",
     "QUIZ",
     "BFSRun",

@@ -13,9 +13,12 @@ from .cpu import bfs_cpu
 from .data import Graph, as_graph, check_source
 from . import model
 
-__all__ = ["METHODS", "BFSRun", "DeviceGraph", "bfs", "default_block", "exclusive_scan", "traverse"]
+__all__ = ["BITMAP_METHODS", "METHODS", "BFSRun", "BitmapWorkspace", "DeviceGraph", "bfs", "default_block", "exclusive_scan", "traverse"]
 
-METHODS = ("frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing", "cpu")
+METHODS = ("direction_optimizing_twc", "frontier_twc", "frontier_atomic", "frontier_scan", "edge_quadratic",
+           "direction_optimizing", "cpu")
+#: The searches on the bitmap workspace: degree-aware top-down steps (and bottom-up steps on the bitmap).
+BITMAP_METHODS = ("frontier_twc", "direction_optimizing_twc")
 #: Direction-optimising switches (Beamer, Asanovic & Patterson, SC 2012): go bottom-up when the
 #: frontier's arcs exceed the unexplored arcs / ALPHA, back top-down when the frontier holds
 #: fewer than V / BETA vertices.
@@ -98,7 +101,7 @@ class BFSRun:
                 f"edges examined={self.total_edges_examined}")
 
 
-def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True):
+def bfs(graph, source, method="direction_optimizing_twc", *, parents=False, directed=True):
     """Breadth-first search: the depth (hops from ``source``) of every vertex.
 
     Parameters
@@ -108,8 +111,14 @@ def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True
         (any format; CSR is used as is). Duplicate entries and self-loops are allowed.
     source : int
         Start vertex, 0 <= source < V.
-    method : {"frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing", "cpu"}
-        ``"frontier_atomic"``: one thread per frontier vertex, the next frontier built
+    method : {"direction_optimizing_twc", "frontier_twc", "frontier_atomic", "frontier_scan", "edge_quadratic", \
+"direction_optimizing", "cpu"}
+        ``"direction_optimizing_twc"`` (the default): ``"frontier_twc"`` steps while the
+        frontier is small, bottom-up steps on the frontier bitmap while it is large;
+        ``"frontier_twc"``: top-down, each adjacency list walked by a block, a warp or
+        threads of a block-wide scan according to its length (Merrill's gathering), a
+        visited bitmap, the workspace allocated once per graph and one copy per level
+        (the next frontier's size and arcs); ``"frontier_atomic"``: one thread per frontier vertex, the next frontier built
         with atomics (O(V + E) work); ``"frontier_scan"``: one thread per frontier
         edge, the next frontier built by a scan-based stream compaction;
         ``"direction_optimizing"``: ``"frontier_atomic"`` steps, and bottom-up steps
@@ -148,7 +157,7 @@ def bfs(graph, source, method="frontier_atomic", *, parents=False, directed=True
     return (run.depth, run.parent) if parents else run.depth
 
 
-def traverse(graph, source, method="frontier_atomic", *, directed=True, on_device=None) -> BFSRun:
+def traverse(graph, source, method="direction_optimizing_twc", *, directed=True, on_device=None) -> BFSRun:
     """Run one BFS variant and return depths, parents and its work per level.
 
     Parameters and errors as in :func:`bfs`, and:
@@ -166,10 +175,12 @@ def traverse(graph, source, method="frontier_atomic", *, directed=True, on_devic
     if method == "cpu":
         depth, parent, sizes, _ = bfs_cpu(g, s, directed=g.directed, return_levels=True)
         return BFSRun(method, s, depth, parent, g, len(sizes), [int(x) for x in sizes])
-    runner = {"edge_quadratic": _run_edge_quadratic, "frontier_atomic": _run_frontier_atomic,
-              "frontier_scan": _run_frontier_scan, "direction_optimizing": _run_direction_optimizing}[method]
     if on_device is None or on_device.graph is not g:
         on_device = DeviceGraph(g)
+    if method in BITMAP_METHODS:
+        return _run_bitmap(g, s, on_device, method)
+    runner = {"edge_quadratic": _run_edge_quadratic, "frontier_atomic": _run_frontier_atomic,
+              "frontier_scan": _run_frontier_scan, "direction_optimizing": _run_direction_optimizing}[method]
     return runner(g, s, on_device)
 
 
@@ -214,6 +225,11 @@ class DeviceGraph:
         return self.indices if not self.graph.directed else cuda.to_device(self.graph.in_edges[1])
 
     @cached_property
+    def workspace(self) -> "BitmapWorkspace":
+        """The bitmap searches' arrays, allocated on first use and reused by every later search."""
+        return BitmapWorkspace(self.graph.n_vertices)
+
+    @cached_property
     def edge_u(self):
         from numba import cuda
 
@@ -224,6 +240,89 @@ class DeviceGraph:
         from numba import cuda
 
         return cuda.to_device(self.graph.edge_list[1])
+
+
+class BitmapWorkspace:
+    """Every array a bitmap search needs, allocated once per graph (no allocation during a search).
+
+    Attributes
+    ----------
+    depth, parent : device arrays of shape (V,), int32
+        The search's result (left on the device; :func:`traverse` downloads them once at the end).
+    visited : device array of shape (ceil(V / 32),), uint32
+        One bit per vertex.
+    bits : device array of shape (3, ceil(V / 32)), uint32
+        Frontier bitmaps in rotation (level L reads ``bits[L % 3]``).
+    counters : device array of shape (2, 2), int32
+        Size and out-arcs of the next frontier, alternating between two rows.
+    queues : tuple of two device arrays of shape (V,), int32
+        The frontier and the next one, swapped every level.
+    pinned : ndarray of shape (2,), int32, page-locked
+        Where the host receives a level's counters: the one copy per level.
+    """
+
+    def __init__(self, n_vertices):
+        from numba import cuda
+
+        words = max(1, -(-n_vertices // 32))
+        self.depth = cuda.device_array(n_vertices, np.int32)
+        self.parent = cuda.device_array(n_vertices, np.int32)
+        self.visited = cuda.device_array(words, np.uint32)
+        self.bits = cuda.device_array((3, words), np.uint32)
+        self.counters = cuda.device_array((2, 2), np.int32)
+        self.queues = (cuda.device_array(n_vertices, np.int32), cuda.device_array(n_vertices, np.int32))
+        self.pinned = cuda.pinned_array(2, np.int32)
+
+
+def _run_bitmap(g: Graph, source: int, on_device, method) -> BFSRun:
+    """The bitmap searches: one launch and one 8-byte copy per level, nothing allocated.
+
+    Top-down steps run :func:`~course_lib.bfs.kernels.bfs_twc_kernel`; with
+    ``"direction_optimizing_twc"`` the switch of :func:`_run_direction_optimizing` (Beamer's
+    ALPHA and BETA) picks :func:`~course_lib.bfs.kernels.bfs_bottom_up_bitmap_kernel` while
+    the frontier is large. Both kernels leave the next frontier's size and out-arcs in the
+    counters, which is all the host needs to decide the next step.
+    """
+    from . import kernels
+
+    tpb = default_block()
+    n = g.n_vertices
+    ws = on_device.workspace
+    kernel = kernels.bfs_twc_kernel(tpb)
+    words = ws.visited.shape[0]
+    word_grid = _blocks(words, tpb)
+    d_indptr, d_indices = on_device.indptr, on_device.indices
+    optimizing = method == "direction_optimizing_twc"
+    if optimizing:
+        d_in_indptr, d_in_indices = on_device.in_indptr, on_device.in_indices
+    frontier, following = ws.queues
+    kernels.bfs_bitmap_init_kernel[_blocks(n, tpb), tpb](np.int32(source), ws.depth, ws.parent, ws.visited, ws.bits,
+                                                        ws.counters, frontier)
+    size, arcs = 1, int(g.indptr[source + 1] - g.indptr[source])
+    unexplored = g.n_arcs - arcs
+    sizes, directions = [], []
+    current, bottom_up = 0, False
+    while size > 0:
+        if optimizing:
+            if not bottom_up and arcs > unexplored / ALPHA:
+                bottom_up = True
+            elif bottom_up and size < n / BETA:
+                bottom_up = False
+            directions.append("bottom-up" if bottom_up else "top-down")
+        sizes.append(size)
+        if bottom_up:
+            kernels.bfs_bottom_up_bitmap_kernel[word_grid, tpb](
+                d_in_indptr, d_in_indices, d_indptr, np.int32(current), ws.depth, ws.parent, ws.visited, ws.bits,
+                following, ws.counters)
+        else:
+            kernel[_blocks(size, tpb), tpb](d_indptr, d_indices, frontier, np.int32(size), np.int32(current),
+                                            ws.depth, ws.parent, ws.visited, ws.bits, following, ws.counters)
+        ws.counters[current % 2].copy_to_host(ws.pinned)  # the level's one copy: next size and arcs
+        size, arcs = int(ws.pinned[0]), int(ws.pinned[1])
+        unexplored -= arcs
+        frontier, following = following, frontier
+        current += 1
+    return BFSRun(method, source, ws.depth.copy_to_host(), ws.parent.copy_to_host(), g, current, sizes, directions)
 
 
 def _first_frontier(source, n):

@@ -122,7 +122,8 @@ def _gpu_rows(graphs, quick, bandwidth):
     rows = []
     for name, g, source in graphs:
         on_device = DeviceGraph(g)
-        for method in ("frontier_atomic", "frontier_scan", "direction_optimizing", "edge_quadratic"):
+        for method in ("direction_optimizing_twc", "frontier_twc", "frontier_atomic", "frontier_scan",
+                       "direction_optimizing", "edge_quadratic"):
             run = traverse(g, source, method, on_device=on_device)  # warm-up (compiles the kernels)
             if method == "edge_quadratic" and run.iterations * g.n_arcs > 1 << 34:
                 continue  # high-diameter graph: the quadratic search would take minutes

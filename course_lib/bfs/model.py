@@ -145,7 +145,8 @@ def edges_examined(graph: Graph, method: str, depth, iterations: int, directions
     ----------
     graph : Graph
         The graph searched (with its direction).
-    method : {"edge_quadratic", "frontier_atomic", "frontier_scan", "direction_optimizing", "cpu"}
+    method : {"edge_quadratic", "frontier_atomic", "frontier_scan", "direction_optimizing", "frontier_twc", \
+"direction_optimizing_twc", "cpu"}
     depth : ndarray of shape (V,), int
         Depths the search produced.
     iterations : int
@@ -160,7 +161,7 @@ def edges_examined(graph: Graph, method: str, depth, iterations: int, directions
     """
     if method == "edge_quadratic":
         return [int(graph.edge_list[0].size)] * iterations
-    if method == "direction_optimizing":
+    if method in ("direction_optimizing", "direction_optimizing_twc"):
         return [bottom_up_edges(graph, depth, level) if direction == "bottom-up" else
                 frontier_edges(graph, depth, level) for level, direction in enumerate(directions)]
     return [frontier_edges(graph, depth, level) for level in range(iterations)]

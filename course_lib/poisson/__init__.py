@@ -12,7 +12,7 @@ the profiler's measurements in :mod:`course_lib.poisson.profiling`, plots in
 
 from .._lazy import lazy_submodules
 from . import kernels, profiling
-from .api import (METHODS, CloneHistory, DeviceSolver, clone_history, default_block, default_fused, direct_clone,
+from .api import (METHODS, CloneHistory, DeviceSolver, PersistentSolver, clone_history, default_block, default_fused, direct_clone,
                   naive_paste, seamless_clone, validate_inputs)
 from .model import BYTES_PER_PIXEL_ITERATION, bandwidth_bound_seconds, bytes_per_iteration
 from .cpu import jacobi_cpu, seamless_clone_cpu
@@ -35,6 +35,7 @@ __all__ = [
     "QUIZ",
     "CloneHistory",
     "DeviceSolver",
+    "PersistentSolver",
     "ImageComparison",
     "Prepared",
     "assert_images_match",

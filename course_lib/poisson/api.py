@@ -15,12 +15,15 @@ from .data import nonwhite_mask
 from .reference import (Prepared, check_image, check_problem, compose, jacobi_step_reference, prepare,
                         residual)
 
-__all__ = ["METHODS", "CloneHistory", "DeviceSolver", "clone_history", "default_block", "default_fused",
+__all__ = ["METHODS", "CloneHistory", "DeviceSolver", "PersistentSolver", "clone_history", "default_block", "default_fused",
            "direct_clone", "naive_paste", "seamless_clone", "validate_inputs"]
 
-#: ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: several iterations per
-#: launch in shared memory; ``"cpu"``: Numba ``parallel=True``; ``"numpy"``: the reference.
-METHODS = ("jacobi", "jacobi_fused", "cpu", "numpy")
+#: ``"persistent"``: the whole clone in one launch; ``"jacobi"``: one kernel launch per iteration;
+#: ``"jacobi_fused"``: several iterations per launch in shared memory; ``"cpu"``: Numba
+#: ``parallel=True``; ``"numpy"``: the reference.
+METHODS = ("persistent", "jacobi", "jacobi_fused", "cpu", "numpy")
+#: Layouts of :class:`PersistentSolver`: one block per channel in shared memory, or a cooperative grid.
+PERSISTENT_LAYOUTS = ("shared", "grid")
 
 
 def default_block() -> int:
@@ -197,12 +200,112 @@ class DeviceSolver:
         return d_out.copy_to_host()
 
 
+class PersistentSolver:
+    """The whole clone in one kernel launch: labels, right-hand side, every sweep and the compose.
+
+    What :func:`seamless_clone` runs for ``method="persistent"``. The inputs go up in one
+    packed upload (source, target and mask side by side, uint8 (H, W, 7)); the kernel
+    leaves the cloned image and the last iterate on the device, and :meth:`result`
+    brings the image back in one copy: one launch and two copies per clone, where
+    ``"jacobi"`` pays a launch per sweep (~50 us of host time each from Python on a GPU).
+
+    Parameters
+    ----------
+    source, target : ndarray of shape (H, W, 3), uint8
+    mask : ndarray of shape (H, W), bool, optional
+        As for :func:`seamless_clone` (pass the crop: the shared layout needs it small).
+    layout : {"shared", "grid"}, optional
+        ``"shared"``: :func:`~course_lib.poisson.kernels.jacobi_persistent_kernel`, one
+        block per colour channel holding the channel in shared memory, when
+        ``(H + 2) * (W + 2)`` fits its capacity; ``"grid"``:
+        :func:`~course_lib.poisson.kernels.jacobi_cooperative_kernel`, a cooperative grid
+        with a grid barrier between sweeps, for any size. Default: shared when it fits.
+
+    Notes
+    -----
+    :meth:`run` only counts iterations; the launch happens when :meth:`result` or
+    :meth:`planes` needs it, from the initial guess, with the total count so far (the
+    iterations are deterministic, so the image is the same as running them in pieces).
+    """
+
+    def __init__(self, source, target, mask=None, layout=None):
+        from numba import cuda
+
+        from . import kernels
+
+        source, target, mask = validate_inputs(source, target, mask)
+        h, w = mask.shape
+        largest, threads = kernels.PERSISTENT_GPU
+        padded = (h + 2) * (w + 2)
+        fits = padded <= largest
+        # The kernel is made for the crop's size class: fewer entries per thread, fewer registers.
+        step = 1024
+        if device.is_simulator():  # same rule, fewer threads (each one at a barrier costs time there)
+            threads, step = kernels.PERSISTENT_SIM_THREADS, 256
+        capacity = min(largest, -(-padded // step) * step)
+        if layout is None:
+            layout = "shared" if fits else "grid"
+        check_choice(layout, "layout", PERSISTENT_LAYOUTS)
+        if layout == "shared" and not fits:
+            raise ValueError(f"a {h} x {w} crop does not fit the shared layout ((H + 2)(W + 2) <= {capacity}): "
+                             "use layout='grid'")
+        self.kernels, self.layout, self.shape = kernels, layout, (h, w)
+        packed = np.empty((h, w, kernels.PACKED_CHANNELS), np.uint8)
+        packed[..., :3], packed[..., 3:6], packed[..., 6] = source, target, mask
+        self.d_packed = cuda.to_device(packed)  # the one upload
+        self.d_out = cuda.device_array((h, w, 3), np.uint8)
+        self.d_planes = cuda.device_array((3, h, w), np.float32)
+        if layout == "shared":
+            self.kernel, self.grid, self.block = kernels.jacobi_persistent_kernel(capacity, threads), 3, threads
+        else:
+            self.kernel, self.block = kernels.jacobi_cooperative_kernel, default_block()
+            self.grid = max(1, min(-(-3 * h * w // self.block), _cooperative_blocks(self.kernel, self.block)))
+            self.work = (cuda.device_array((h, w), np.uint8),) + tuple(
+                cuda.device_array((3, h, w), np.float32) for _ in range(3))
+        self.iterations, self._launched = 0, None
+
+    def run(self, n):
+        """Count ``n`` more iterations (the launch waits for :meth:`result` or :meth:`planes`)."""
+        self.iterations += _check_iterations(n, "n")
+
+    def _launch(self):
+        if self._launched == self.iterations:
+            return
+        count = np.int32(self.iterations)
+        if self.layout == "shared":
+            self.kernel[self.grid, self.block](self.d_packed, count, self.d_out, self.d_planes)
+        else:
+            self.kernel[self.grid, self.block](self.d_packed, count, *self.work, self.d_out, self.d_planes)
+        self._launched = self.iterations
+
+    def planes(self):
+        """The current iterate, ndarray of shape (3, H, W), float32 (0 off the strict interior)."""
+        self._launch()
+        return self.d_planes.copy_to_host()
+
+    def result(self, target=None):
+        """The cloned image, ndarray of shape (H, W, 3), uint8 (``target`` is already on the device)."""
+        self._launch()
+        return self.d_out.copy_to_host()
+
+
+def _cooperative_blocks(kernel, block):
+    """Most blocks of ``block`` threads a cooperative launch of ``kernel`` may have (all resident at once)."""
+    from .kernels import COOPERATIVE_SIG
+
+    if device.is_simulator():
+        return kernel.overloads[COOPERATIVE_SIG].max_cooperative_grid_blocks(block)
+    return kernel.compile(COOPERATIVE_SIG).max_cooperative_grid_blocks(block)
+
+
 def _solver(source, target, mask, method, fused):
     check_choice(method, "method", METHODS)
     if fused is not None and method != "jacobi_fused":
         raise ValueError(f"fused only applies to method 'jacobi_fused', not {method!r}")
     if method in ("cpu", "numpy"):
         return _HostSolver(prepare(source, target, mask), method)
+    if method == "persistent":
+        return PersistentSolver(source, target, mask)
     return DeviceSolver(source, target, mask, method, fused)
 
 
@@ -251,7 +354,7 @@ def _pasted(target, box, patch):
 
 
 @fill_doc(returns=_RETURNS_IMAGE)
-def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi", fused=None):
+def seamless_clone(source, target, mask=None, *, iterations=800, method="persistent", fused=None):
     """Clone the masked region of ``source`` into ``target`` seamlessly (Poisson image editing).
 
     Solves, with double-buffered Jacobi iterations, for the pixels of the mask's strict
@@ -267,8 +370,9 @@ def seamless_clone(source, target, mask=None, *, iterations=800, method="jacobi"
         touch the image edge (there D counts only in-image neighbours).
     iterations : int
         Jacobi iterations (800 in the classic problem set; 0 pastes the source's interior).
-    method : {"jacobi", "jacobi_fused", "cpu", "numpy"}
-        ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: up to ``halo``
+    method : {"persistent", "jacobi", "jacobi_fused", "cpu", "numpy"}
+        ``"persistent"`` (the default): the whole clone in one launch (setup, every sweep
+        and the compose; see :class:`PersistentSolver`); ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: up to ``halo``
         iterations per launch in shared memory; ``"cpu"``: Numba ``parallel=True``;
         ``"numpy"``: the trusted reference. All give the same image.
     fused : tuple of int, optional
@@ -363,7 +467,7 @@ class CloneHistory:
             raise ValueError(f"no snapshot after {k} iterations; have {self.iterations}") from None
 
 
-def clone_history(source, target, mask=None, checkpoints=(0, 10, 100, 800), *, method="jacobi", fused=None):
+def clone_history(source, target, mask=None, checkpoints=(0, 10, 100, 800), *, method="persistent", fused=None):
     """Run the iterations once and keep the image and residual at each checkpoint.
 
     Parameters

@@ -156,6 +156,12 @@ def _gpu_rows(quick, bandwidth):
 
                 rows.append(_row(method, size, interior, ITERATIONS, time_call(end_to_end, repeat=5),
                                  scope="end_to_end", config=label, bandwidth=bandwidth, solved=solved))
+
+        def persistent():  # one launch, one upload, one download: the whole clone, cropped
+            seamless_clone(source, target, mask, iterations=ITERATIONS, method="persistent")
+
+        rows.append(_row("persistent", size, interior, ITERATIONS, time_call(persistent, repeat=5),
+                         scope="end_to_end", config="one launch", bandwidth=bandwidth, solved=solved))
     check_rows(rows, compare_by=("height", "solved_pixels"))
     return rows
 

@@ -14,8 +14,8 @@ against the simulator's profiler by :mod:`course_lib.spmv.profiling`), plots in
 problem set 2 in :mod:`course_lib.spmv.questions`.
 """
 
-from .api import (GPU_METHODS, METHODS, DeviceSpmv, HybMatrix, as_csr, default_block, ell_split, has_warp_shuffles,
-                  hyb_split, is_device_array, prepare, spmv)
+from .api import (GPU_METHODS, METHODS, DeviceSpmv, HybMatrix, as_csr, choose_method, default_block, ell_split,
+                  has_warp_shuffles, hyb_split, is_device_array, prepare, spmv)
 from .cpu import PARALLEL_MIN_NNZ, CpuSpmv, spmv_cpu
 from .data import (MATRICES, STENCILS, banded_fem, dense_block, empty_rows_and_long_row, laplacian, make_matrix,
                    power_law_rows, random_balanced, row_length_family)
@@ -38,6 +38,7 @@ __all__ = [
     "DeviceSpmv",
     "HybMatrix",
     "as_csr",
+    "choose_method",
     "banded_fem",
     "bell_garland_k",
     "bytes_per_spmv",

@@ -14,12 +14,17 @@ from .cpu import CpuSpmv, spmv_cpu
 from .model import bell_garland_k
 from .reference import spmv_reference
 
-__all__ = ["GPU_METHODS", "METHODS", "DeviceSpmv", "HybMatrix", "as_csr", "default_block", "ell_split",
+__all__ = ["GPU_METHODS", "ITEMS_PER_THREAD", "METHODS", "DeviceSpmv", "choose_method", "HybMatrix", "as_csr", "default_block", "ell_split",
            "has_warp_shuffles", "hyb_split", "is_device_array", "prepare", "spmv"]
 
 #: Kernel methods, then the CPU ones: ``"cpu"`` (Numba, :mod:`course_lib.spmv.cpu`) and ``"scipy"`` (the reference).
-METHODS = ("csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu", "scipy")
-GPU_METHODS = METHODS[:6]
+METHODS = ("csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "merge_path", "cpu", "scipy")
+GPU_METHODS = METHODS[:7]
+#: Merge-path steps (rows + non-zeros) per thread: enough to amortise the binary search, few enough
+#: that a block's share (block x 8) stays small beside the matrix.
+ITEMS_PER_THREAD = 8
+#: ``method="auto"`` takes merge path when the longest row exceeds this many times the mean (and a warp).
+IRREGULAR_RATIO = 4
 #: ELL refuses to pad more than this many times the non-zeros (beyond a small matrix).
 MAX_ELL_FILL = 10
 _SMALL_ELL = 1 << 20
@@ -143,6 +148,31 @@ def ell_split(A, dtype=None):
     return hyb_split(csr, K)
 
 
+def choose_method(A) -> str:
+    """The kernel method ``"auto"`` picks for A: ``"merge_path"`` for irregular rows, else ``"hyb"``.
+
+    Rows are irregular when the longest is more than :data:`IRREGULAR_RATIO` times the
+    mean length and longer than a warp (power-law rows, a few dense rows among empty
+    ones): there the hybrid's COO tail is a second pass with atomics while merge path
+    balances rows + non-zeros in one pass. On regular rows (stencils, FEM bands) the
+    hybrid is one short, coalesced ELL kernel and stays the better choice.
+
+    Parameters
+    ----------
+    A : scipy sparse matrix of shape (R, C)
+
+    Returns
+    -------
+    str
+    """
+    csr = as_csr(A)
+    lengths = np.diff(csr.indptr)
+    if lengths.size == 0:
+        return "hyb"
+    longest, mean = int(lengths.max()), float(lengths.mean())
+    return "merge_path" if longest > max(IRREGULAR_RATIO * mean, 32) else "hyb"
+
+
 def _check_block(block, method):
     if block is None:
         block = default_block()
@@ -177,7 +207,7 @@ class DeviceSpmv:
         self.K = None
         self._kernels = kernels
         self._arrays = {}
-        if method in ("csr_scalar", "csr_vector"):
+        if method in ("csr_scalar", "csr_vector", "merge_path"):
             self._arrays = {"indptr": csr.indptr, "indices": csr.indices, "data": csr.data}
         elif method in ("coo", "coo_atomic"):
             coo_rows = np.repeat(np.arange(csr.shape[0], dtype=np.int32), np.diff(csr.indptr))
@@ -188,6 +218,10 @@ class DeviceSpmv:
             self._arrays = {"ell_indices": split.ell_indices, "ell_data": split.ell_data, "rows": split.coo_rows,
                             "cols": split.coo_cols, "data": split.coo_data}
         self._device = {name: cuda.to_device(np.ascontiguousarray(a)) for name, a in self._arrays.items()}
+        if method == "merge_path":  # one carry-out per block, allocated once with the matrix
+            blocks = max(1, -(-(csr.shape[0] + csr.nnz) // (block * ITEMS_PER_THREAD)))
+            self._device["carry_rows"] = cuda.device_array(blocks, dtype=np.int32)
+            self._device["carry_values"] = cuda.device_array(blocks, dtype=csr.dtype)
 
     def launch(self, d_x, d_y):
         """Enqueue the kernels computing ``d_y = A @ d_x`` (device arrays of the right dtype and length)."""
@@ -199,6 +233,12 @@ class DeviceSpmv:
         elif self.method == "csr_vector":
             threads = n_rows * k.WARP
             k.csr_vector_kernel[-(-threads // block), block](dev["indptr"], dev["indices"], dev["data"], d_x, d_y)
+        elif self.method == "merge_path":
+            blocks = dev["carry_rows"].shape[0]
+            k.merge_path_kernel(block)[blocks, block](dev["indptr"], dev["indices"], dev["data"], d_x, d_y,
+                                                     ITEMS_PER_THREAD, dev["carry_rows"], dev["carry_values"])
+            k.merge_path_fixup_kernel[-(-blocks // block), block](dev["carry_rows"], dev["carry_values"], d_y)
+            return
         elif self.method in ("ell", "hyb"):
             k.ell_kernel[-(-n_rows // block), block](dev["ell_indices"], dev["ell_data"], d_x, d_y)
         else:  # the COO kernels add into y
@@ -273,14 +313,15 @@ def _result_dtype(A, x):
     return np.dtype(np.float64)
 
 
-def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
+def prepare(A, method="auto", *, K=None, block=None, dtype=None):
     """Copy A to the device in the layout ``method`` needs, or check it once for the CPU.
 
     Parameters
     ----------
     A : scipy sparse matrix of shape (R, C)
-    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "cpu"}
-        A kernel, or ``"cpu"``: the Numba CPU loop on a matrix checked once
+    method : {"auto", "csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "merge_path", "cpu"}
+        ``"auto"`` (the default): :func:`choose_method`, merge path for irregular rows and
+        the hybrid otherwise; a kernel, or ``"cpu"``: the Numba CPU loop on a matrix checked once
         (:class:`~course_lib.spmv.cpu.CpuSpmv`), as repeated products on the CPU should run.
     K : int, optional
         ELL width for ``"hyb"`` (default: the Bell-Garland rule).
@@ -293,7 +334,9 @@ def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
     -------
     DeviceSpmv, or CpuSpmv for ``"cpu"``
     """
-    check_choice(method, "method", GPU_METHODS + ("cpu",))
+    check_choice(method, "method", ("auto",) + GPU_METHODS + ("cpu",))
+    if method == "auto":
+        method = "hyb" if K is not None else choose_method(A)
     if K is not None and method != "hyb":
         raise ValueError(f"K only applies to method 'hyb', not {method!r}")
     if method == "cpu":
@@ -309,7 +352,7 @@ def prepare(A, method="hyb", *, K=None, block=None, dtype=None):
     return DeviceSpmv(as_csr(A, dtype), method, block, K)
 
 
-def spmv(A, x, method="hyb", *, K=None, block=None):
+def spmv(A, x, method="auto", *, K=None, block=None):
     """Sparse matrix-vector product ``y = A @ x``.
 
     Parameters
@@ -318,7 +361,10 @@ def spmv(A, x, method="hyb", *, K=None, block=None):
         Any format (converted as the method needs); real values.
     x : array_like of shape (C,), or a device array
         The vector.
-    method : {"hyb", "csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "cpu", "scipy"}
+    method : {"auto", "hyb", "merge_path", "csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "cpu", "scipy"}
+        ``"auto"`` (the default): :func:`choose_method` picks ``"merge_path"`` for
+        irregular rows and ``"hyb"`` otherwise; ``"merge_path"``: CSR with equal shares
+        of rows + non-zeros per thread and one carry-out per block;
         ``"csr_scalar"``: thread per row; ``"csr_vector"``: warp per row with shuffles;
         ``"coo"``: thread per element with a segmented reduction; ``"coo_atomic"``:
         thread per element with atomics; ``"ell"``: padded, column-major; ``"hyb"``: ELL
@@ -351,8 +397,8 @@ def spmv(A, x, method="hyb", *, K=None, block=None):
     >>> spmv(A, np.ones(16, np.float32), method="csr_scalar")[:4]
     array([2., 1., 1., 2.], dtype=float32)
     """
-    check_choice(method, "method", METHODS)
-    if method not in GPU_METHODS and (K is not None or block is not None):
+    check_choice(method, "method", ("auto",) + METHODS)
+    if method not in ("auto",) + GPU_METHODS and (K is not None or block is not None):
         raise ValueError(f"K and block only apply to the kernel methods, not {method!r}")
     if not sp.issparse(A):
         as_csr(A)  # raises the explanatory error
@@ -360,7 +406,7 @@ def spmv(A, x, method="hyb", *, K=None, block=None):
 
     on_device = is_device_array(x)
     dtype = _result_dtype(A, x)
-    if method in GPU_METHODS:
+    if method in ("auto",) + GPU_METHODS:
         return prepare(A, method, K=K, block=block, dtype=dtype)(x)
     csr = as_csr(A, dtype)
     if on_device:

@@ -14,6 +14,9 @@ int32 and C-contiguous.
   is contiguous, padding marked by column -1): :func:`ell_kernel`, one thread per row.
 - HYB = ELL for the first K entries of each row + COO for the rest: launch
   :func:`ell_kernel` (writes y) then :func:`coo_segmented_kernel` (adds to y).
+- Merge-path CSR (Merrill & Garland, SC16; CUB's ``DeviceSpmv``): :func:`merge_path_kernel`
+  gives every thread an equal share of rows + non-zeros, whatever the row lengths, and
+  :func:`merge_path_fixup_kernel` adds the one partial row each block leaves unfinished.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ __all__ = [
     "csr_scalar_kernel",
     "csr_vector_kernel",
     "ell_kernel",
+    "merge_path_fixup_kernel",
+    "merge_path_kernel",
+    "merge_path_search",
     "zero_kernel",
 ]
 
@@ -213,6 +219,129 @@ def ell_kernel(ell_indices, ell_data, x, y):
     y[row] = total
 
 
+@cuda.jit(device=True, inline=True)
+def merge_path_search(diagonal, indptr, n_rows, nnz):
+    """Where diagonal ``diagonal`` crosses the merge path of row ends and non-zero indices.
+
+    The merge path walks two sorted lists: the row ends ``indptr[1:]`` (R items) and the
+    non-zero indices 0, 1, ..., Z - 1 (Z items). Step d of the path consumes a non-zero
+    while it belongs to the current row, else the current row's end. A binary search on
+    the diagonal x + y = d finds the point (x rows finished, y non-zeros consumed) in
+    log2(min(R, Z)) steps, with no look at the other threads.
+
+    Returns
+    -------
+    (int, int)
+        Rows finished and non-zeros consumed before step ``diagonal``.
+    """
+    lo = max(diagonal - nnz, 0)
+    hi = min(diagonal, n_rows)
+    while lo < hi:
+        pivot = (lo + hi) // 2
+        # Row ``pivot`` ends at or before non-zero ``diagonal - pivot - 1``: the path passed that row end.
+        if indptr[pivot + 1] <= diagonal - pivot - 1:
+            lo = pivot + 1
+        else:
+            hi = pivot
+    return lo, diagonal - lo
+
+
+@lru_cache(maxsize=None)
+def merge_path_kernel(block: int):
+    """CSR by merge path: every thread takes ``items_per_thread`` steps of rows + non-zeros.
+
+    Thread-per-row CSR waits for its longest row, COO needs a second pass with atomics;
+    here thread g owns steps ``[g * items, (g + 1) * items)`` of the merge path (see
+    :func:`merge_path_search`), so one long row is split over many threads and a run of
+    empty rows over few: the work per thread is equal by construction. A thread walks its
+    steps, accumulating products and writing ``y`` at every row end it reaches; the row
+    it is still inside at the end of its share is its *carry-out*. A segmented scan of
+    the carry-outs in shared memory gives each thread's first finished row the partial
+    sums of the threads before it in the block; the block's own last carry-out goes to
+    ``carry_rows`` / ``carry_values`` for :func:`merge_path_fixup_kernel`.
+
+    Parameters
+    ----------
+    block : int
+        Threads per block (1 <= block <= 1024).
+
+    Returns
+    -------
+    numba.cuda kernel
+        ``kernel[blocks, block](indptr, indices, data, x, y, items_per_thread, carry_rows,
+        carry_values)`` with ``blocks = ceil((R + Z) / (block * items_per_thread))``,
+        ``carry_rows`` (int32) and ``carry_values`` (the value dtype) of length ``blocks``.
+        It overwrites every ``y[r]``, less the carries of earlier blocks, which
+        :func:`merge_path_fixup_kernel` adds.
+    """
+    if isinstance(block, bool) or int(block) != block or not 1 <= block <= 1024:
+        raise ValueError(f"block must be an integer between 1 and 1024 (threads per block), got {block!r}")
+    block = int(block)
+
+    def merge_path(indptr, indices, data, x, y, items_per_thread, carry_rows, carry_values):
+        scan_rows = cuda.shared.array(block, int32)
+        scan_values = cuda.shared.array(block, y.dtype)
+        t = cuda.threadIdx.x
+        n_rows = y.shape[0]
+        nnz = data.shape[0]
+        total_items = n_rows + nnz
+        start = min((cuda.blockIdx.x * block + t) * items_per_thread, total_items)
+        end = min(start + items_per_thread, total_items)
+        row, k = merge_path_search(start, indptr, n_rows, nnz)
+        first_row = row
+        first_value = y.dtype.type(0)
+        finished_any = False
+        running = y.dtype.type(0)
+        for _ in range(end - start):
+            if k < indptr[row + 1]:  # the next step is a non-zero of the current row
+                running += data[k] * x[indices[k]]
+                k += 1
+            else:  # the next step is the current row's end
+                if finished_any:
+                    y[row] = running
+                else:  # the first row may have begun in earlier threads: written after the scan
+                    first_value = running
+                    finished_any = True
+                running = y.dtype.type(0)
+                row += 1
+        # Carry-out: the unfinished row (n_rows past the end) and its partial sum.
+        scan_rows[t] = row
+        scan_values[t] = running
+        cuda.syncthreads()
+        offset = 1
+        while offset < block:  # segmented inclusive scan by row, uniform barriers
+            carry = y.dtype.type(0)
+            if t >= offset and scan_rows[t - offset] == scan_rows[t]:
+                carry = scan_values[t - offset]
+            cuda.syncthreads()
+            scan_values[t] += carry
+            cuda.syncthreads()
+            offset *= 2
+        if finished_any:
+            if t > 0:  # thread t starts where thread t - 1 stopped: its carry-out row is first_row
+                first_value += scan_values[t - 1]
+            y[first_row] = first_value
+        if t == block - 1:
+            carry_rows[cuda.blockIdx.x] = scan_rows[t]
+            carry_values[cuda.blockIdx.x] = scan_values[t]
+
+    merge_path.__name__ = f"merge_path_{block}"
+    return cuda.jit(merge_path)
+
+
+@course_kernel("void(int32[::1], float32[::1], float32[::1])", lesson=LESSON)
+def merge_path_fixup_kernel(carry_rows, carry_values, y):
+    """Add each block's carry-out of :func:`merge_path_kernel` to its row (one thread per block).
+
+    A row longer than a block's share leaves carries in several blocks: they meet in the
+    same ``y[r]``, hence the atomic add (one per block, not one per non-zero). Rows past
+    the end (``carry_rows[b] == R``) are skipped.
+    """
+    b = cuda.grid(1)
+    if b < carry_rows.shape[0] and carry_rows[b] < y.shape[0]:
+        cuda.atomic.add(y, carry_rows[b], carry_values[b])
+
+
 @course_kernel("void(float32[::1])", lesson=LESSON)
 def zero_kernel(y):
     """Set ``y`` to zero (the COO kernels add into ``y``). Any grid covering ``y.size`` threads."""
@@ -228,8 +357,35 @@ _register_float64("csr_scalar_kernel", CSR_SIG, lambda: csr_scalar_kernel.py_fun
 _register_float64("csr_vector_kernel", CSR_SIG, lambda: csr_vector_kernel.py_func)
 _register_float64("coo_atomic_kernel", COO_SIG, lambda: coo_atomic_kernel.py_func)
 _register_float64("ell_kernel", ELL_SIG, lambda: ell_kernel.py_func)
+_register_float64("merge_path_fixup_kernel", "void(int32[::1], {v}[::1], {v}[::1])",
+                  lambda: merge_path_fixup_kernel.py_func)
+#: Signature of the merge-path kernel: CSR arrays, x, y, items per thread, carry rows and values.
+MERGE_SIG = "void(int32[::1], int32[::1], {v}[::1], {v}[::1], {v}[::1], int64, int32[::1], {v}[::1])"
+register_kernel(f"spmv.merge_path_kernel[block={COO_BLOCK}]", MERGE_SIG.format(v="float32"),
+                lambda: merge_path_kernel(COO_BLOCK).py_func, LESSON)
+register_kernel("spmv.merge_path_kernel[block=8]", MERGE_SIG.format(v="float32"),
+                lambda: merge_path_kernel(8).py_func, LESSON, example=lambda: _example_merge_path())
+register_kernel(f"spmv.merge_path_kernel[block={COO_BLOCK},float64]", MERGE_SIG.format(v="float64"),
+                lambda: merge_path_kernel(COO_BLOCK).py_func, LESSON)
 _register_float64("zero_kernel", "void({v}[::1])", lambda: zero_kernel.py_func)
 register_kernel(f"spmv.coo_segmented_kernel[block={COO_BLOCK}]", COO_SIG.format(v="float32"),
                 lambda: coo_segmented_kernel(COO_BLOCK).py_func, LESSON)
 register_kernel(f"spmv.coo_segmented_kernel[block={COO_BLOCK},float64]", COO_SIG.format(v="float64"),
                 lambda: coo_segmented_kernel(COO_BLOCK).py_func, LESSON)
+
+
+def _example_merge_path():
+    """A small irregular matrix for the checker: an empty row, a long row over several threads, short rows."""
+    import numpy as np
+
+    lengths = np.array([0, 3, 40, 0, 1, 2, 0, 5, 1, 1, 0], dtype=np.int32)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    nnz = int(indptr[-1])
+    rng = np.random.default_rng(5)
+    indices = rng.integers(0, 13, nnz).astype(np.int32)
+    data = rng.random(nnz, dtype=np.float32)
+    x = rng.random(13, dtype=np.float32)
+    items, block = 3, 8
+    blocks = -(-(lengths.size + nnz) // (items * block))
+    return blocks, block, (indptr, indices, data, x, np.zeros(lengths.size, np.float32), np.int64(items),
+                           np.zeros(blocks, np.int32), np.zeros(blocks, np.float32))

@@ -126,7 +126,9 @@ def bytes_per_spmv(A, method, K=None, dtype=None, index_bytes=4):
     Parameters
     ----------
     A : scipy sparse matrix of shape (R, C)
-    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb"}
+    method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "merge_path"}
+        ``"merge_path"`` moves the CSR arrays (its per-block carry-outs are a few bytes
+        per thousands of non-zeros, left out).
     K : int, optional
         ELL width of ``"hyb"`` (default :func:`bell_garland_k`); ``"ell"`` uses the
         longest row.
@@ -138,12 +140,12 @@ def bytes_per_spmv(A, method, K=None, dtype=None, index_bytes=4):
     -------
     int
     """
-    check_choice(method, "method", _METHODS)
+    check_choice(method, "method", _METHODS + ("merge_path",))
     index_bytes = check_positive_int(index_bytes, "index_bytes")
     lengths = row_lengths(A)
     value_bytes = (np.dtype(A.dtype) if dtype is None else check_dtype(dtype)).itemsize
     n_rows, nnz = lengths.size, int(lengths.sum())
-    if method in ("csr_scalar", "csr_vector"):
+    if method in ("csr_scalar", "csr_vector", "merge_path"):
         return csr_bytes(n_rows, nnz, index_bytes, value_bytes)
     if method in ("coo", "coo_atomic"):
         return coo_bytes(nnz, int(np.count_nonzero(lengths)), index_bytes, value_bytes)

@@ -7,7 +7,8 @@ import scipy.sparse as sp
 from course_lib import bfs, pick
 from course_lib.bfs import data
 
-GPU_METHODS = ["frontier_atomic", "frontier_scan", "edge_quadratic", "direction_optimizing"]
+GPU_METHODS = ["direction_optimizing_twc", "frontier_twc", "frontier_atomic", "frontier_scan", "edge_quadratic",
+               "direction_optimizing"]
 
 
 def _families():
@@ -148,7 +149,7 @@ def test_frontier_bfs_examines_each_arc_once():
     graph = data.grid_2d(4, 5)
     g = bfs.as_graph(graph, directed=False)
     _, _, _, cpu_edges = bfs.bfs_cpu(g, 7, return_levels=True)
-    for method in ("frontier_atomic", "frontier_scan", "cpu"):
+    for method in ("frontier_atomic", "frontier_scan", "frontier_twc", "cpu"):
         run = bfs.traverse(graph, 7, method, directed=False)
         assert run.total_edges_examined == g.n_arcs
         assert run.edges_examined == [int(x) for x in cpu_edges]  # what the CPU queue BFS counts in its loop
@@ -170,6 +171,68 @@ def test_direction_optimizing_goes_bottom_up_and_examines_fewer_edges():
     # The host loop's next frontier (counted by a flag map and a scan after a bottom-up step) is the next level.
     assert hybrid.frontier_sizes[1:] == hybrid.newly_reached[:-1]
     assert hybrid.newly_reached[-1] == 0
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_bitmap_direction_optimizing_goes_bottom_up(directed):
+    matrix = data.kronecker(8, 8, seed=1, directed=directed)
+    graph = bfs.as_graph(matrix, directed=directed)
+    source = int(np.argmax(graph.degrees))
+    top_down = bfs.traverse(graph, source, "frontier_twc")
+    hybrid = bfs.traverse(graph, source, "direction_optimizing_twc")
+    expected = bfs.bfs_reference(matrix, source, directed=directed)
+    np.testing.assert_array_equal(top_down.depth, expected)
+    np.testing.assert_array_equal(hybrid.depth, expected)
+    assert "bottom-up" in hybrid.directions and len(hybrid.directions) == hybrid.iterations
+    assert hybrid.total_edges_examined < top_down.total_edges_examined
+    # The counters the host reads each level are the next level's size.
+    assert hybrid.frontier_sizes[1:] == hybrid.newly_reached[:-1] and hybrid.newly_reached[-1] == 0
+
+
+@pytest.mark.parametrize("block", [32, 64])
+def test_twc_gathers_by_block_warp_and_scan(monkeypatch, block):
+    """A hub longer than the block, lists of 32..63 arcs (a warp each when the block is 64) and short ones."""
+    rng = np.random.default_rng(block)
+    n = 300
+    lengths = [150, 70, 45, 33, 40] + list(rng.integers(0, 5, n - 5))
+    rows = np.repeat(np.arange(n), lengths)
+    cols = np.concatenate([rng.choice(n, k, replace=False) for k in lengths])
+    graph = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    monkeypatch.setattr(bfs.api, "default_block", lambda: block)
+    for source in (0, 7):
+        depth, parent = bfs.bfs(graph, source, method="frontier_twc", parents=True)
+        assert_valid_search(graph, source, depth, parent, directed=True)
+
+
+def test_bitmap_search_costs_one_copy_per_level_and_allocates_nothing(monkeypatch):
+    from numba import cuda
+
+    from course_lib.sim import record
+
+    graph = bfs.as_graph(data.grid_2d(5, 6), directed=False)
+    on_device = bfs.DeviceGraph(graph)
+    bfs.traverse(graph, 0, "direction_optimizing_twc", on_device=on_device)  # the workspace is made once
+    allocations = []
+    for name in ("device_array", "device_array_like", "to_device", "pinned_array", "mapped_array"):
+        original = getattr(cuda, name)
+        monkeypatch.setattr(cuda, name, lambda *a, _o=original, _n=name, **k: allocations.append(_n) or _o(*a, **k))
+    for method in bfs.BITMAP_METHODS:
+        with record() as log:
+            run = bfs.traverse(graph, 3, method, on_device=on_device)
+        summary = log.summary()
+        assert allocations == []
+        assert summary["HtoD_count"] == 0
+        assert summary["launches"] == run.iterations + 1  # the init, then one kernel per level
+        assert summary["DtoH_count"] == run.iterations + 2  # a level's counters, then depth and parent once
+        assert run.iterations == run.max_depth + 1 >= 8
+
+
+def test_twc_kernel_needs_whole_warps():
+    from course_lib.bfs import kernels
+
+    for block in (16, 48, 2048):
+        with pytest.raises(ValueError, match="multiple of 32"):
+            kernels.bfs_twc_kernel(block)
 
 
 def test_star_needs_two_iterations_chain_needs_v():

@@ -20,11 +20,11 @@ def assert_matches_reference(acc, pos, mass, softening):
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, TILE - 1, TILE, TILE + 1, 2 * TILE + 3, 37])
-@pytest.mark.parametrize("method", ["tiled", "naive", "cpu", "numpy"])
+@pytest.mark.parametrize("method", ["blocked", "lean", "tiled", "naive", "cpu", "numpy"])
 def test_matches_reference_on_awkward_sizes(method, n):
     pos, _, mass = nbody.plummer_sphere(n, seed=n)
     acc = nbody.accelerations(pos, mass, softening=0.05, method=method,
-                              tile=TILE if method == "tiled" else None)
+                              tile=TILE if method in nbody.api.TILED_METHODS else None)
     assert_matches_reference(acc, pos, mass, 0.05)
 
 
@@ -33,6 +33,31 @@ def test_pxp_kernel_matches_reference(n, tile):
     pos, _, mass = nbody.uniform_cube(n, seed=3)
     acc = nbody.accelerations(pos, mass, softening=0.1, method="pxp", tile=tile)
     assert_matches_reference(acc, pos, mass, 0.1)
+
+
+# B * P - 1, B * P + 1 and a prime; tiles 3 and 5 are not multiples of the unrolled trip (4 sources).
+@pytest.mark.parametrize("per,tile,n", [(1, 5, 11), (2, 3, 5), (2, 8, 17), (3, 5, 14), (4, 4, 15), (4, 4, 17),
+                                        (4, 8, 31), (8, 2, 3)])
+def test_blocked_kernel_on_awkward_sizes(per, tile, n):
+    pos, _, mass = nbody.plummer_sphere(n, seed=per * n)
+    acc = nbody.accelerations(pos, mass, softening=0.05, method="blocked", tile=tile, bodies_per_thread=per)
+    assert_matches_reference(acc, pos, mass, 0.05)
+
+
+def test_blocked_is_the_default_method():
+    assert nbody.METHODS[0] == "blocked"
+    pos, _, mass = nbody.uniform_cube(9, seed=4)
+    np.testing.assert_array_equal(nbody.accelerations(pos, mass, softening=0.1),
+                                  nbody.accelerations(pos, mass, softening=0.1, method="blocked"))
+
+
+@pytest.mark.parametrize("kwargs", [{"method": "tiled", "bodies_per_thread": 2},
+                                    {"method": "blocked", "bodies_per_thread": 0},
+                                    {"method": "blocked", "bodies_per_thread": 9},
+                                    {"method": "numpy", "tile": 8}])
+def test_blocked_arguments_are_checked(kwargs):
+    with pytest.raises(ValueError):
+        nbody.accelerations([[0, 0, 0]], [1.0], softening=0.1, **kwargs)
 
 
 def test_n_smaller_than_tile():
@@ -105,7 +130,7 @@ def test_bad_input_is_a_clear_error(pos, mass, softening, message):
     ("tiled", 2.5, "between 1 and 1024"),
     ("pxp", 64, "between 1 and 32"),
     ("naive", 16, "tile only applies"),
-    ("gpu", None, "method must be one of .tiled., .naive."),
+    ("gpu", None, "method must be one of .blocked., .lean., .tiled., .naive."),
 ])
 def test_bad_method_or_tile(method, tile, message):
     pos, _, mass = nbody.uniform_cube(4)
@@ -118,6 +143,10 @@ def test_kernel_factories_reject_impossible_tiles():
         kernels.nbody_tiled_kernel(0)
     with pytest.raises(ValueError, match="P <= 32"):
         kernels.nbody_pxp_kernel(33)
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        kernels.nbody_blocked_kernel(1025, 2)
+    with pytest.raises(ValueError, match="bodies_per_thread must be between 1 and 8"):
+        kernels.nbody_blocked_kernel(64, 9)
 
 
 def test_values_beyond_float32_are_named():

@@ -110,7 +110,7 @@ def test_naive_paste(pair):
     np.testing.assert_array_equal(out[~mask], target[~mask])
 
 
-@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused"])
+@pytest.mark.parametrize("method", ["persistent", "jacobi", "jacobi_fused"])
 def test_clone_history_with_the_kernels_matches_the_cpu(method):
     source, target, mask = poisson.synthetic_pair(10, 9, seed=5)
     kernel = poisson.clone_history(source, target, mask, (0, 2, 5), method=method)

@@ -69,7 +69,7 @@ def test_setup_step_and_compose_kernels_match_reference(shape, rng):
     np.testing.assert_array_equal(d_out.copy_to_host(), poisson.compose(target, prep.labels, expected))
 
 
-@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu", "numpy"])
+@pytest.mark.parametrize("method", ["persistent", "jacobi", "jacobi_fused", "cpu", "numpy"])
 def test_methods_match_reference_on_a_blob(method):
     source, target, mask = poisson.synthetic_pair(pick(sim=15, gpu=333), pick(sim=17, gpu=500), seed=1)
     iterations = pick(sim=5, gpu=800)
@@ -79,7 +79,7 @@ def test_methods_match_reference_on_a_blob(method):
     assert not np.array_equal(got, target)
 
 
-@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu"])
+@pytest.mark.parametrize("method", ["persistent", "jacobi", "jacobi_fused", "cpu"])
 def test_mask_touching_the_image_edge(method, edge_pair):
     source, target, mask = edge_pair
     expected = poisson.jacobi_reference(source, target, mask, 6)
@@ -90,7 +90,7 @@ def test_mask_touching_the_image_edge(method, edge_pair):
     assert not np.array_equal(got[0, :5], source[0, :5]) and not np.array_equal(got[:8, 0], source[:8, 0])
 
 
-@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu"])
+@pytest.mark.parametrize("method", ["persistent", "jacobi", "jacobi_fused", "cpu"])
 def test_single_interior_pixel(method, single_interior_pair):
     source, target, mask = single_interior_pair
     expected = poisson.jacobi_reference(source, target, mask, 2)
@@ -169,10 +169,132 @@ def _one_row():
 
 
 @pytest.mark.parametrize("make", [_hole_in_the_middle, _one_row], ids=["hole_in_the_middle", "one_row"])
-@pytest.mark.parametrize("method", ["jacobi", "jacobi_fused", "cpu"])
+@pytest.mark.parametrize("method", ["persistent", "jacobi", "jacobi_fused", "cpu"])
 def test_extreme_masks(method, make):
     source, target, mask = make()
     expected = poisson.jacobi_reference(source, target, mask, 4)
     got = poisson.seamless_clone(source, target, mask, iterations=4, method=method)
     poisson.assert_images_match(got, expected, **TOLERANCES)
     assert not np.array_equal(got, target)
+
+
+# ---- the one-launch clone: both layouts, on the whole (uncropped) images
+
+def _blob():
+    return poisson.synthetic_pair(7, 11, seed=3, fill=0.6)
+
+
+def _all_mask_but_a_corner():
+    source, target, _ = poisson.synthetic_pair(6, 5, seed=12)
+    mask = np.ones((6, 5), bool)
+    mask[5, 4] = False
+    return source, target, mask
+
+
+CASES = [_blob, _hole_in_the_middle, _one_row, _all_mask_but_a_corner]
+
+
+@pytest.mark.parametrize("make", CASES, ids=[c.__name__.strip("_") for c in CASES])
+@pytest.mark.parametrize("layout", ["shared", "grid"])
+@pytest.mark.parametrize("iterations", [0, 1, 3])
+def test_persistent_layouts_match_reference(layout, make, iterations):
+    source, target, mask = make()
+    solver = poisson.PersistentSolver(source, target, mask, layout=layout)
+    solver.run(iterations)
+    expected = poisson.jacobi_reference(source, target, mask, iterations)
+    poisson.assert_images_match(solver.result(), expected, **TOLERANCES)
+    # The iterate: the reference's planes on the strict interior, 0 elsewhere.
+    prep = poisson.prepare(source, target, mask)
+    planes = prep.guess.copy()
+    for _ in range(iterations):
+        planes = poisson.jacobi_step_reference(planes, prep)
+    interior = prep.labels == INTERIOR
+    got = solver.planes()
+    np.testing.assert_array_equal(got[:, interior], planes[:, interior])
+    assert not got[:, ~interior].any()
+
+
+def test_persistent_runs_in_pieces_as_in_one_go(edge_pair):
+    solver = poisson.PersistentSolver(*edge_pair)
+    solver.run(2)
+    first = solver.result()
+    solver.run(3)
+    expected = poisson.jacobi_reference(*edge_pair, 5)
+    poisson.assert_images_match(solver.result(), expected, **TOLERANCES)
+    assert not np.array_equal(first, solver.result())
+
+
+@pytest.mark.parametrize("layout", ["shared", "grid"])
+def test_persistent_clone_is_one_launch_and_two_copies(layout, edge_pair):
+    from course_lib.sim import record
+
+    source, target, mask = edge_pair
+    with record() as log:
+        solver = poisson.PersistentSolver(source, target, mask, layout=layout)
+        solver.run(4)
+        solver.result()
+    summary = log.summary()
+    assert summary["launches"] == 1 <= 3
+    assert summary["HtoD_count"] + summary["DtoH_count"] == 2
+    assert summary.get("DtoD_count", 0) == 0
+    with record() as log:
+        poisson.seamless_clone(source, target, mask, iterations=4)  # the default method, end to end
+    summary = log.summary()
+    assert summary["launches"] <= 3 and summary["HtoD_count"] + summary["DtoH_count"] <= 2, str(log)
+
+
+def test_shared_layout_refuses_a_crop_too_large():
+    source, target, mask = poisson.synthetic_pair(120, 120, seed=1, fill=0.9)
+    with pytest.raises(ValueError, match="layout='grid'"):
+        poisson.PersistentSolver(source, target, mask, layout="shared")
+    with pytest.raises(ValueError, match="layout"):
+        poisson.PersistentSolver(source, target, mask, layout="tiles")
+
+
+def test_persistent_kernel_factory_rejects_impossible_configs():
+    with pytest.raises(ValueError, match="48 KB"):
+        kernels.jacobi_persistent_kernel(20000, 256)
+    with pytest.raises(ValueError, match="threads"):
+        kernels.jacobi_persistent_kernel(1024, 0)
+    with pytest.raises(ValueError, match="at least"):
+        kernels.jacobi_persistent_kernel(4, 32)
+
+
+def test_cooperative_kernel_is_clean():
+    from course_lib.sim import check
+
+    griddim, blockdim, args = kernels.cooperative_example_launch()
+    report = check(kernels.jacobi_cooperative_kernel, griddim, blockdim, *args)
+    assert report.ok, str(report)
+
+
+_COMPILE_COOPERATIVE = """
+import numba.cuda.dispatcher as dispatcher
+from numba import cuda
+
+
+class Hopper:  # numba-cuda asks the current device for its compute capability to type this_grid()
+    compute_capability = (9, 0)
+
+
+dispatcher.get_current_device = lambda: Hopper()
+from course_lib.poisson import kernels
+
+ptx, _ = cuda.compile_ptx(kernels.jacobi_cooperative_kernel.py_func, kernels.COOPERATIVE_SIG, cc=(9, 0))
+print(ptx.count("cudaCGSynchronize"))
+"""
+
+
+def test_cooperative_kernel_compiles_for_sm90():
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", _COMPILE_COOPERATIVE], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # A grid barrier after the labels, after the setup and after each sweep (the loop holds one).
+    assert int(proc.stdout.split()[-1]) >= 3

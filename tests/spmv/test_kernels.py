@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from course_lib import spmv
 from course_lib.spmv import kernels
 
-KERNEL_METHODS = ["csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb"]
+KERNEL_METHODS = ["csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "merge_path"]
 BLOCK = 32
 needs_shuffles = pytest.mark.skipif(
     not spmv.has_warp_shuffles(),
@@ -107,6 +107,49 @@ def test_segmented_scan_on_odd_block_sizes(method, block):
     A = spmv.empty_rows_and_long_row(20, 30, seed=2)
     x = random_x(20, np.float32)
     assert_matches_reference(spmv.spmv(A, x, method=method, block=block), A, x)
+
+
+@pytest.mark.parametrize("items", [1, 2, 3, 8])
+@pytest.mark.parametrize("block", [1, 2, 7, 32])
+def test_merge_path_any_share_and_block(monkeypatch, items, block):
+    # Rows longer than a block's share (carries across several blocks), runs of empty rows, a last empty row.
+    lengths = [0, 0, 1, 70, 0, 3, 0, 0, 0, 2, 31, 1, 0]
+    rng = np.random.default_rng(items * 100 + block)
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    cols = np.concatenate([rng.choice(80, n, replace=False) for n in lengths])
+    A = sp.csr_matrix((rng.uniform(-1, 1, rows.size), (rows, cols)), shape=(len(lengths), 80))
+    monkeypatch.setattr(spmv.api, "ITEMS_PER_THREAD", items)
+    x = random_x(80, np.float32, seed=block)
+    assert_matches_reference(spmv.spmv(A, x, method="merge_path", block=block), A, x)
+
+
+@pytest.mark.parametrize("n_rows", [1, 2, 13, 31])  # a prime number of steps and a row per step
+def test_merge_path_on_a_diagonal_and_an_empty_matrix(n_rows):
+    A = sp.identity(n_rows, format="csr", dtype=np.float32) * 3
+    x = random_x(n_rows, np.float32, seed=n_rows)
+    assert_matches_reference(spmv.spmv(A, x, method="merge_path"), A, x)
+    empty = sp.csr_matrix((n_rows, 5), dtype=np.float32)
+    np.testing.assert_array_equal(spmv.spmv(empty, np.ones(5, np.float32), method="merge_path"), 0)
+
+
+@pytest.mark.parametrize("name,expected", [("power_law", "merge_path"), ("empty_rows_long_row", "merge_path"),
+                                           ("laplacian_5pt", "hyb"), ("laplacian_27pt", "hyb"),
+                                           ("random_balanced", "hyb")])
+def test_auto_takes_merge_path_for_irregular_rows(name, expected):
+    A = spmv.make_matrix(name, "sim", seed=1)
+    assert spmv.choose_method(A) == expected
+    op = spmv.prepare(A)
+    assert op.method == expected
+    x = random_x(A.shape[1], np.float32)
+    assert_matches_reference(spmv.spmv(A, x), A, x)
+
+
+def test_merge_path_searches_the_path():
+    # Rows of lengths 2, 0, 3: the path is nz, nz, end0, end1, nz, nz, nz, end2 (8 steps).
+    indptr = np.array([0, 2, 2, 5], np.int32)
+    expected = [(0, 0), (0, 1), (0, 2), (1, 2), (2, 2), (2, 3), (2, 4), (2, 5), (3, 5)]
+    search = kernels.merge_path_search.py_func
+    assert [search(d, indptr, 3, 5) for d in range(9)] == expected
 
 
 @pytest.mark.parametrize("K", [0, 1, 2, 5, 40])
@@ -282,6 +325,20 @@ def test_coo_atomic_and_zero_are_clean(matrix):
 def test_ell_is_clean(matrix):
     h = spmv.hyb_split(matrix, K=2)
     assert check(kernels.ell_kernel, 1, 8, h.ell_indices, h.ell_data, _x(), _y()).ok
+
+
+@pytest.mark.parametrize("items,block", [(1, 8), (3, 4), (5, 8)])
+def test_merge_path_and_fixup_are_clean(matrix, items, block):
+    steps = matrix.shape[0] + matrix.nnz
+    blocks = -(-steps // (items * block))
+    y = _y()
+    carry_rows, carry_values = np.zeros(blocks, np.int32), np.zeros(blocks, np.float32)
+    report = check(kernels.merge_path_kernel(block), blocks, block, matrix.indptr, matrix.indices, matrix.data, _x(),
+                   y, np.int64(items), carry_rows, carry_values)
+    assert report.ok, str(report)
+    report = check(kernels.merge_path_fixup_kernel, 1, blocks, carry_rows, carry_values, y)
+    assert report.ok, str(report)
+    assert_matches_reference(y, matrix, _x())
 
 
 def test_checker_catches_a_scan_without_its_middle_barrier():
