@@ -370,7 +370,7 @@ def _persistent_example():
                            np.zeros_like(U), np.zeros_like(U), 0.01)
 
 
-@cuda.jit(device=True)
+@cuda.jit(device=True, inline=True)
 def _row_update(i, W, W_next, Wt, U, Y, lrate, bias, g):
     """Row i of the weight update (one block, one thread per column), as :func:`weight_update_kernel`."""
     k = cuda.threadIdx.x
