@@ -228,12 +228,13 @@ class PhaseClock:
     """Device seconds per phase of :func:`_run_compact`: CUDA events on a GPU, the wall clock in the simulator.
 
     ``wait`` is the host waiting for a batch's total (a synchronisation, no copy).
-    Disabled (the default in :func:`simulate`), it costs nothing.
+    Disabled (the default in :func:`simulate`), it costs nothing. ``phases`` names the
+    phases of another pipeline (the co-location miner times its own with this clock).
     """
 
-    def __init__(self, enabled=True):
+    def __init__(self, enabled=True, phases=PHASES):
         self.enabled = enabled
-        self.seconds = dict.fromkeys(PHASES, 0.0)
+        self.seconds = dict.fromkeys(phases, 0.0)
         self._gpu = device.is_gpu()
         self._events = []
 
