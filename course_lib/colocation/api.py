@@ -135,8 +135,8 @@ class _DeviceMiner:
         self.points, self.features, self.r = points, features, r
         self.n_features, self.grid, self.block = n_features, grid, block
         self.preprocess, self.batched, self.host_memory = preprocess, batched, host_memory
-        self.stats = {"uploads": 0, "pinned_allocations": 0, "pinned_bytes": 0, "device_allocations": 0,
-                      "device_bytes": 0, "synchronisations": 0}
+        self.stats = {"uploads": 0, "pinned_allocations": 0, "pinned_bytes": 0, "device_requests": 0,
+                      "device_allocations": 0, "device_bytes": 0, "synchronisations": 0}
         self._staging = None  # the reused page-locked buffer (bytes)
         self._buffers = {}  # name -> device buffer reused across levels (batched)
         self._total = None  # mapped counter: a scan's total, read by the host without a copy
@@ -209,6 +209,7 @@ class _DeviceMiner:
         from numba import cuda
 
         n = max(int(n), 1)
+        self.stats["device_requests"] += 1
         current = self._buffers.get(name) if self.batched else None
         if current is None or current.size < n or current.dtype != np.dtype(dtype):
             size = max(n, 2 * current.size) if current is not None and current.dtype == np.dtype(dtype) else n
