@@ -147,25 +147,29 @@ class PersistentStepper(KernelStepper):
         # Enough blocks for the larger stage (B samples or C rows), within the cooperative limit.
         return max(1, min(limit, max(self.block, n_channels)))
 
+    def launch_step(self, d_perm, lrate):
+        """Enqueue one step on the device's ``W`` and bias (one launch, no copy)."""
+        from . import kernels as k
+
+        n_minibatches = d_perm.shape[0] // self.block
+        args = (self.d_W, self.W_spare, self.d_Wt, self.xt, d_perm, n_minibatches, self.d_bias, self.U, self.Y,
+                float(lrate))
+        if self.grid is None:
+            self.grid = self._grid(args)
+        k.persistent_step_kernel[self.grid, self.d_W.shape[0]](*args)
+
     def step(self, perm, W, bias, lrate, max_weight):
         """One step; returns ``(W, bias, blown_up)`` as host arrays."""
         from numba import cuda
-
-        from . import kernels as k
 
         d_perm = cuda.to_device(perm.astype(np.int32))
         last = self.on_device
         if last is None or not (np.array_equal(last[0], W) and np.array_equal(last[1], bias)):
             self.d_W.copy_to_device(np.ascontiguousarray(W))
             self.d_bias.copy_to_device(np.ascontiguousarray(bias))
-        n_minibatches = perm.shape[0] // self.block
-        args = (self.d_W, self.W_spare, self.d_Wt, self.xt, d_perm, n_minibatches, self.d_bias, self.U, self.Y,
-                float(lrate))
-        if self.grid is None:
-            self.grid = self._grid(args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a blow-up overflows, as in KernelStepper.step
-            k.persistent_step_kernel[self.grid, self.d_W.shape[0]](*args)
+            self.launch_step(d_perm, lrate)
         W = self.d_W.copy_to_host()
         bias = self.d_bias.copy_to_host()
         self.on_device = (W.copy(), bias.copy())
