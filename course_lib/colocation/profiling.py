@@ -109,7 +109,7 @@ def phase_traffic(points, features, r, threshold, *, n_features=None, max_size=N
     return out
 
 
-def phase_breakdown(points, features, r, threshold, *, n_features=None, max_size=None, **version):
+def phase_breakdown(points, features, r, threshold, *, n_features=None, max_size=None, traffic=None, **version):
     """Where one GPU run's time goes: device seconds per phase against launches, copies and allocations.
 
     Two runs of the same mining: :func:`phase_traffic` (copies and launches per phase, with
@@ -120,6 +120,8 @@ def phase_breakdown(points, features, r, threshold, *, n_features=None, max_size
     ----------
     points, features, r, threshold, n_features, max_size, **version
         As for :func:`phase_traffic`.
+    traffic : dict, optional
+        What :func:`phase_traffic` returned for the same arguments, to spare the counting run.
 
     Returns
     -------
@@ -137,7 +139,8 @@ def phase_breakdown(points, features, r, threshold, *, n_features=None, max_size
     from .api import _DeviceMiner, check_inputs, default_block
     from .model import grid_for
 
-    traffic = phase_traffic(points, features, r, threshold, n_features=n_features, max_size=max_size, **version)
+    if traffic is None:
+        traffic = phase_traffic(points, features, r, threshold, n_features=n_features, max_size=max_size, **version)
     points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold,
                                                                         n_features, max_size)
     options = dict(preprocess="device", batched=True, host_memory="pageable", block=default_block())
