@@ -13,7 +13,8 @@ from ._persistent import PersistentClustering
 from .cpu import average_link_cpu, average_link_scan
 from .reference import average_link_reference, compare_dendrograms, scipy_average_linkage
 
-__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "cluster", "default_block", "precision_study"]
+__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "PersistentClustering", "cluster", "default_block",
+           "precision_study"]
 
 #: ``"gpu_persistent"`` (the default): the whole merge loop in one cooperative kernel, grid
 #: barriers between its stages (no launch, no copy per merge); ``"gpu"``: the lesson's kernels,

@@ -56,9 +56,10 @@ from ._fusion import _example_merge_runs  # noqa: F401  (the tests launch it)
 from ._fusion import (collect_kernel, fusion_apply_kernel, fusion_reset_kernel, fusion_scatter_kernel,
                       fusion_segmented_kernel, merge_runs_kernel, sort_keys_kernel)
 from ._kernel_base import INDEX_SENTINEL, KEY_SENTINEL, LESSON, better  # noqa: F401
-from ._persistent import merge_loop_kernel
+from ._persistent import GRID_SYNCS_PER_MERGE, merge_loop_kernel
 
 __all__ = [
+    "GRID_SYNCS_PER_MERGE",
     "INDEX_SENTINEL",
     "KEY_SENTINEL",
     "argmax_aos_kernel",

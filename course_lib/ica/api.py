@@ -6,11 +6,12 @@ import numpy as np
 
 from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int, check_seed
+from ._gpu import PersistentStepper
 from .kernels import MAX_CHANNELS
 from .reference import (MIN_SAMPLES_PER_CHANNEL, InfomaxResult, center_and_sphere, check_options, infomax_reference,
                         run_steps, validate_data)
 
-__all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS",
+__all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS", "PersistentStepper",
            "default_block", "ica_peer", "infomax", "validate_data"]
 
 #: ``"cpu"``: the fast CPU version; ``"reference"``: float64 NumPy; ``"persistent"``: the GPU
@@ -117,7 +118,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
             raise ValueError(f"X has {X.shape[0]} channels; the kernels handle at most {MAX_CHANNELS} "
                              "(one thread per channel, a shared array of that many doubles)")
         threads = default_block() if block is None else check_block(block)
-        from ._gpu import KernelStepper, PersistentStepper
+        from ._gpu import KernelStepper
 
         def make(Xs, size):
             if method == "persistent":  # one thread per channel: ``block`` is not used
