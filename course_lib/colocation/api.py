@@ -247,7 +247,8 @@ class _DeviceMiner:
         scratch, level, remaining = [], 0, n
         while True:  # block sums and their offsets, per recursion level of the scan
             remaining = _blocks(remaining, scan_block)
-            scratch.append((self._alloc(f"scan.sums{level}", remaining), self._alloc(f"scan.offsets{level}", remaining)))
+            scratch.append((self._alloc(f"scan.sums{level}", remaining),
+                            self._alloc(f"scan.offsets{level}", remaining)))
             level += 1
             if remaining <= 1:
                 break

@@ -58,7 +58,8 @@ def cluster(graph, method="gpu_persistent", *, dtype=None, fusion=None, layout="
         Precision of the affinities during the run. Default: float32 for the GPU
         methods (the thesis's choice), float64 otherwise; ``"scipy"`` is float64 only.
     fusion : {"segmented", "atomic", "cpu_sort"}, optional
-        ``"gpu"`` and ``"gpu_roundtrip"`` only (``"gpu_persistent"`` sums with atomics): how k's duplicate entries are summed. Default ``"segmented"``
+        ``"gpu"`` and ``"gpu_roundtrip"`` only (``"gpu_persistent"`` sums with atomics): how k's
+        duplicate entries are summed. Default ``"segmented"``
         (``"gpu"``) or ``"cpu_sort"`` (``"gpu_roundtrip"``, the thesis's); ``"cpu_sort"``
         needs the host, so only ``"gpu_roundtrip"`` takes it.
     layout : {"soa", "aos"}
