@@ -267,11 +267,9 @@ class PhaseClock:
 
     def finish(self) -> dict:
         if self._gpu and self._events:
-            from numba import cuda
-
             self._events[-1][2].synchronize()
             for phase, start, stop in self._events:
-                self.seconds[phase] += cuda.event_elapsed_time(start, stop) / 1e3
+                self.seconds[phase] += start.elapsed_time(stop) / 1e3
             self._events = []
         return dict(self.seconds)
 
