@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 __all__ = ["CompileResult", "KernelPTX", "compile_all", "compile_kernel", "main", "ptx_resources", "run_in_subprocess"]
@@ -66,6 +67,10 @@ def ptx_resources(ptx: str, cc) -> tuple[int | None, int | None, int | None]:
     try:
         data = ptx.encode()
         nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel")
+        if "cudaCGSynchronize" in ptx:  # a grid barrier (cooperative launch) calls into the device runtime
+            from numba.cuda.cudadrv.libs import get_cudalib
+
+            nvjitlink.add_file(handle, nvjitlink.InputType.LIBRARY, get_cudalib("cudadevrt", static=True))
         nvjitlink.complete(handle)
         size = nvjitlink.get_info_log_size(handle)
         log = bytearray(size)
@@ -73,11 +78,29 @@ def ptx_resources(ptx: str, cc) -> tuple[int | None, int | None, int | None]:
     finally:
         nvjitlink.destroy(handle)
     text = log.decode(errors="replace")
-    found = _RESOURCES.search(text)
+    # The kernel's own line comes last (the device runtime's functions, when linked, come before it).
+    found = ([None] + list(_RESOURCES.finditer(text)))[-1]
     spill = _SPILLS.search(text)
     if not found:
         return None, None, int(spill.group(1)) if spill else None
     return int(found.group(1)), int(found.group(2)), int(spill.group(1)) if spill else None
+
+
+@contextmanager
+def _device_of(cc):
+    """numba-cuda compiles an ``@overload`` (``cuda.cg.this_grid()`` is one) for the current device's
+    compute capability: without a GPU, name the one being compiled for."""
+    from numba.cuda import dispatcher
+
+    class _Device:
+        compute_capability = tuple(cc)
+
+    original = dispatcher.get_current_device
+    dispatcher.get_current_device = _Device
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = original
 
 
 def compile_all(ccs=DEFAULT_CCS) -> list[CompileResult]:
@@ -101,7 +124,8 @@ def compile_all(ccs=DEFAULT_CCS) -> list[CompileResult]:
         for cc in ccs:
             label = f"sm_{cc[0]}{cc[1]}"
             try:
-                ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=cc, fastmath=spec.fastmath)
+                with _device_of(cc):
+                    ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=cc, fastmath=spec.fastmath)
                 regs, smem, spill = ptx_resources(ptx, cc)
                 results.append(CompileResult(spec.name, label, True, regs, smem, spill, ptx.count("\n")))
             except Exception as exc:  # report every failure, not just the first
@@ -209,7 +233,8 @@ def _serve_one() -> int:
     kernel = _lookup(*target) if kind == "name" else target
     py_func = getattr(kernel, "py_func", kernel)
     cc = request["cc"]
-    ptx, _ = cuda.compile_ptx(py_func, request["signature"], cc=cc, fastmath=request["fastmath"])
+    with _device_of(cc):
+        ptx, _ = cuda.compile_ptx(py_func, request["signature"], cc=cc, fastmath=request["fastmath"])
     regs, smem, spill = ptx_resources(ptx, cc)
     # A plain dict: under ``python -m`` this module is __main__, so its classes would not unpickle.
     result = asdict(KernelPTX(py_func.__name__, f"sm_{cc[0]}{cc[1]}", ptx, regs, smem, spill))

@@ -12,8 +12,8 @@ from ._problem import Problem
 from ._result import SimulationResult, bin_counts, resolve_edges
 from .model import TREE_SLOT_BYTES, batch_cells, depth_bound, frame_bytes
 
-__all__ = ["DEVICE_METHODS", "METHODS", "BatchArrays", "Problem", "default_block", "default_memory_budget",
-           "exclusive_scan", "prepare_problem", "simulate"]
+__all__ = ["DEVICE_METHODS", "METHODS", "PHASES", "BatchArrays", "PhaseClock", "Problem", "default_block",
+           "default_memory_budget", "exclusive_scan", "prepare_problem", "simulate"]
 
 #: ``"compact"``: level by level with stream compaction, histogram on the device, batches
 #: within a memory budget; ``"tree"``: the thesis's fixed-slot binary tree with per-level
@@ -194,12 +194,14 @@ class BatchArrays:
         return self.ids, self.phis, self.taus, self.types
 
 
-def exclusive_scan(values, n, out, scratch, block, level=0):
+def exclusive_scan(values, n, out, scratch, block, level=0, total_out=None):
     """Exclusive prefix sum of ``values[:n]`` (int32 device array) into ``out``; returns the device
     array whose element 0 is the total.
 
     ``scratch`` is a list of (block sums, their offsets) pairs, one per recursion level, each
     at least ``ceil(n / block**(level + 1))`` long (a :class:`BatchArrays` holds them).
+    ``total_out`` (int32, length >= 1), if given, receives the total from the last level's
+    launch itself, e.g. a mapped host array that the host reads without a copy.
     """
     from . import kernels
 
@@ -208,25 +210,88 @@ def exclusive_scan(values, n, out, scratch, block, level=0):
 
     n_blocks = _grid(n, block)
     sums, sums_offsets = scratch[level]
+    if n_blocks == 1 and total_out is not None:
+        sums = total_out
     kernels.scan_block_kernel(block)[n_blocks, block](values, n, out, sums)
     if n_blocks == 1:
         return sums
-    total = exclusive_scan(sums, n_blocks, sums_offsets, scratch, block, level + 1)
+    total = exclusive_scan(sums, n_blocks, sums_offsets, scratch, block, level + 1, total_out)
     kernels.add_block_offsets_kernel[n_blocks, block](out, n, sums_offsets)
     return total
 
 
-def _run_compact(problem: Problem, block: int, budget: int) -> SimulationResult:
+#: Phases of the compacting simulator, as :class:`PhaseClock` times them.
+PHASES = ("init", "fate", "scan", "scatter", "wait")
+
+
+class PhaseClock:
+    """Device seconds per phase of :func:`_run_compact`: CUDA events on a GPU, the wall clock in the simulator.
+
+    ``wait`` is the host waiting for a batch's total (a synchronisation, no copy).
+    Disabled (the default in :func:`simulate`), it costs nothing. ``phases`` names the
+    phases of another pipeline (the co-location miner times its own with this clock).
+    """
+
+    def __init__(self, enabled=True, phases=PHASES):
+        self.enabled = enabled
+        self.seconds = dict.fromkeys(phases, 0.0)
+        self._gpu = device.is_gpu()
+        self._events = []
+
+    def start(self):
+        if not self.enabled:
+            return None
+        if self._gpu:
+            from numba import cuda
+
+            event = cuda.event()
+            event.record()
+            return event
+        import time
+
+        return time.perf_counter()
+
+    def stop(self, phase, mark):
+        if not self.enabled:
+            return
+        if self._gpu:
+            from numba import cuda
+
+            event = cuda.event()
+            event.record()
+            self._events.append((phase, mark, event))
+        else:
+            import time
+
+            self.seconds[phase] += time.perf_counter() - mark
+
+    def finish(self) -> dict:
+        if self._gpu and self._events:
+            self._events[-1][2].synchronize()
+            for phase, start, stop in self._events:
+                self.seconds[phase] += start.elapsed_time(stop) / 1e3
+            self._events = []
+        return dict(self.seconds)
+
+
+def _run_compact(problem: Problem, block: int, budget: int, clock=None) -> SimulationResult:
+    """The compacting simulator. Allocations happen once per run: each generation's batch buffers
+    on first use, sized for the most cells a batch of that generation can hold
+    (``min(cap, root batch * 2**generation)``: every cell has at most two daughters), and
+    reused by every later batch. Each batch's daughter count is written by the scan into a
+    mapped host counter: the host waits for it (one synchronisation) but copies nothing."""
     from numba import cuda
 
     from . import kernels
 
+    clock = PhaseClock(False) if clock is None else clock
     depth, n_cells = problem.depth, problem.n_cells
     cap = batch_cells(budget, depth, block, largest=n_cells * 2**depth)
     if cap < 1:
         need = (depth + 1) * frame_bytes(1, block)
         raise ValueError(f"memory_budget of {budget} bytes cannot hold one cell per generation for {depth + 1} "
                          f"generations; it needs at least {need} bytes")
+    root_capacity = min(cap, n_cells)
     fate_kernel = kernels.fate_histogram_kernel(problem.n_slots)
     params, table = cuda.to_device(problem.params), cuda.to_device(problem.table)
     edges = cuda.to_device(problem.edges)
@@ -234,59 +299,70 @@ def _run_compact(problem: Problem, block: int, budget: int) -> SimulationResult:
     fluorescence = cuda.to_device(problem.histogram.fluorescence)
     hist = cuda.to_device(np.zeros(problem.n_slots, np.int64))
     level_counts = cuda.to_device(np.zeros((depth + 1, problem.types.n_types), np.int64))
+    total = cuda.mapped_array(1, np.int32)  # the daughters of the current batch, written by the scan
     k0, k1 = np.uint64(problem.k0), np.uint64(problem.k1)
     frames: dict = {}
-    state = {"divisions": 0, "decided": 0, "batches": 0, "device_bytes": 0, "peak_device_bytes": 0,
-             "deepest": 0}
+    state = {"divisions": 0, "decided": 0, "batches": 0, "device_bytes": 0, "deepest": 0, "frames_allocated": 0,
+             "synchronisations": 0}
 
-    def frame(generation, needed):
-        """The batch buffers of a generation, grown (up to ``cap``) to hold ``needed`` cells."""
+    def frame(generation):
+        """The batch buffers of a generation: allocated on first use, then reused."""
         current = frames.get(generation)
-        if current is not None and current.capacity >= needed:
-            return current
-        capacity = min(cap, max(needed, 2 * current.capacity if current is not None else needed))
-        if current is not None:
-            state["device_bytes"] -= current.nbytes
-            del frames[generation]
-            del current
-            _release_freed_memory()
-        frames[generation] = new = BatchArrays(capacity, block)
-        state["device_bytes"] += new.nbytes
-        state["peak_device_bytes"] = max(state["peak_device_bytes"], state["device_bytes"])
-        return new
+        if current is None:
+            capacity = min(cap, root_capacity * 2**generation)
+            frames[generation] = current = BatchArrays(capacity, block)
+            state["device_bytes"] += current.nbytes
+            state["frames_allocated"] += 1
+        return current
 
     def process(generation, n):
         f = frames[generation]
         state["batches"] += 1
         state["decided"] += n
         state["deepest"] = max(state["deepest"], generation)
+        mark = clock.start()
         fate_kernel[_grid(n, block), block](*f.cells, n, generation, params, table, k0, k1, problem.tau_max,
                                             problem.phi_min, edges, f.children, f.division_times, hist,
                                             level_counts)
-        total = int(exclusive_scan(f.children, n, f.offsets, f.scan, block)[0:1].copy_to_host()[0])
-        state["divisions"] += total // 2
+        clock.stop("fate", mark)
+        mark = clock.start()
+        exclusive_scan(f.children, n, f.offsets, f.scan, block, total_out=total)
+        clock.stop("scan", mark)
+        mark = clock.start()
+        cuda.synchronize()  # the host needs the total to cut the daughters into batches
+        state["synchronisations"] += 1
+        daughters = int(total[0])
+        clock.stop("wait", mark)
+        state["divisions"] += daughters // 2
         window = 0
-        while window < total:
-            size = min(cap, total - window)
-            child = frame(generation + 1, size)
+        while window < daughters:
+            size = min(cap, daughters - window)
+            child = frame(generation + 1)
+            mark = clock.start()
             kernels.scatter_daughters_kernel[_grid(n, block), block](
                 *f.cells, f.children, f.offsets, f.division_times, n, window, window + size, *child.cells)
+            clock.stop("scatter", mark)
             process(generation + 1, size)
             window += size
 
     for first in range(0, n_cells, cap):
         n = min(cap, n_cells - first)
-        roots = frame(0, n)
+        roots = frame(0)
+        mark = clock.start()
         kernels.init_cells_kernel[_grid(n, block), block](cumulative, fluorescence, params, k0, k1, first, n,
                                                           *roots.cells)
+        clock.stop("init", mark)
         process(0, n)
 
     hist_host = hist.copy_to_host()
     levels_host = level_counts.copy_to_host()
     recorded = int(levels_host.sum())
     stats = {"block": block, "memory_budget": budget, "cells_per_batch": cap, "batches": state["batches"],
-             "peak_device_bytes": state["peak_device_bytes"], "deepest_generation": state["deepest"],
-             "depth_bound": depth}
+             "peak_device_bytes": state["device_bytes"], "deepest_generation": state["deepest"],
+             "depth_bound": depth, "frames_allocated": state["frames_allocated"],
+             "synchronisations": state["synchronisations"]}
+    if clock.enabled:
+        stats["phase_seconds"] = clock.finish()
     return problem.result(hist_host, levels_host, state["divisions"], state["decided"] - state["divisions"] - recorded,
                           "compact", stats)
 

@@ -13,8 +13,8 @@ the thesis's own text names 8x for its first GPU version.
 
 GPU part (where a GPU is present): the compacting simulator (``method="compact"``) at
 L = 1e5 and 1e6 initial cells and the fixed-slot tree where it fits, timed end to end
-(the simulation includes one 4-byte copy per batch, so wall-clock time with the final
-copies is what counts), each checked to equal the CPU version's result for the same
+(the host waits for each batch's total, so wall-clock time with the final copies is what
+counts), each checked to equal the CPU version's result for the same
 seed; the compiled CPU version at the same L is the strong baseline. Goal on an H100:
 >= 1e9 divisions/s at L = 1e6 and tau_max = 720 h. No GPU library implements this model,
 so there is no library peer.
@@ -111,6 +111,11 @@ def _gpu_rows(quick):
             row["speedup_over_cpu"] = row["cells_per_s"] / (cpu_result.cells_simulated / cpu_seconds)
             if not row["correct"]:
                 notes.append(f"L = {n} {method}: result differs from the CPU version (left out of the goals)")
+            if method == "compact":  # where the time goes: device work per phase against host costs
+                from .profiling import phase_breakdown
+
+                phases = phase_breakdown(h0, THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN, seed=1)
+                row["phases"] = {k: v for k, v in phases.items() if k != "result"}
             rows.append(row)
     return rows, notes
 

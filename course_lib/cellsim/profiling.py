@@ -2,8 +2,12 @@
 
 * :func:`transfers` runs a simulation inside :func:`course_lib.sim.record` and returns
   the copies and launches: the fixed-slot tree copies every level back to the host
-  (the thesis's per-level ``cudaMemcpy``), compaction copies one 4-byte total per batch
-  and the histogram once at the end.
+  (the thesis's per-level ``cudaMemcpy``); compaction copies the histogram and the
+  per-generation counts once at the end (each batch's total reaches the host through a
+  mapped counter, without a copy).
+* :func:`phase_breakdown`: where a compacting run's time goes: device seconds per phase
+  (init, fate, scan, scatter, and the host's waits for totals) against the launches,
+  copies, allocations and synchronisations it made (the bench's phase table).
 * :func:`histogram_atomics` profiles one launch of the fate kernel with
   :func:`course_lib.sim.profile` and counts atomics per line: shared-memory bins take
   one atomic per recorded cell, global memory one per non-empty bin per block.
@@ -17,7 +21,7 @@ import numpy as np
 
 from .api import prepare_problem, simulate
 
-__all__ = ["histogram_atomics", "level_populations", "transfers"]
+__all__ = ["histogram_atomics", "level_populations", "phase_breakdown", "transfers"]
 
 
 def transfers(histogram, types, *, tau_max, phi_min, seed=0, method="compact", **options) -> dict:
@@ -36,6 +40,55 @@ def transfers(histogram, types, *, tau_max, phi_min, seed=0, method="compact", *
     summary = log.summary()
     return {"result": result, "record": log, "summary": summary, "dtoh_copies": summary["DtoH_count"],
             "dtoh_bytes": summary["DtoH_bytes"], "launches": summary["launches"]}
+
+
+def phase_breakdown(histogram, types, *, tau_max, phi_min, seed=0, block=None, memory_budget=None) -> dict:
+    """Where the time of one ``method="compact"`` run goes: device work per phase against host costs.
+
+    Two runs of the same simulation: one under :func:`course_lib.sim.record` (launches per
+    kernel and copies), one timed per phase (CUDA events on a GPU; in the simulator the wall
+    clock, which says nothing about a GPU).
+
+    Returns
+    -------
+    dict
+        ``wall_seconds`` (the timed run, end to end), ``phase_seconds`` (dict over
+        :data:`~course_lib.cellsim.api.PHASES`), ``device_seconds`` (their sum without
+        ``wait``), ``launches`` (total) and ``launches_per_kernel`` (dict), ``htod_copies``,
+        ``dtoh_copies``, ``frames_allocated`` (batch buffers, one per generation reached),
+        ``allocated_bytes``, ``synchronisations`` (one per batch), ``batches``, ``result``.
+    """
+    import time
+    from collections import Counter
+
+    from .. import device
+    from ..sim import record
+    from .api import PhaseClock, _run_compact, default_block, default_memory_budget
+
+    problem = prepare_problem(histogram, types, tau_max=tau_max, phi_min=phi_min, seed=seed)
+    block = default_block() if block is None else block
+    budget = default_memory_budget() if memory_budget is None else memory_budget
+    with record() as log:
+        counted = _run_compact(problem, block, budget)
+    clock = PhaseClock()
+    start = time.perf_counter()
+    result = _run_compact(problem, block, budget, clock)
+    if device.is_gpu():
+        from numba import cuda
+
+        cuda.synchronize()
+    wall = time.perf_counter() - start
+    if not result.same_as(counted):  # same seed, same bits: anything else is a bug
+        raise RuntimeError("the timed run and the counted run of the same simulation differ")
+    phases = result.stats["phase_seconds"]
+    summary = log.summary()
+    return {"wall_seconds": wall, "phase_seconds": phases,
+            "device_seconds": sum(v for k, v in phases.items() if k != "wait"),
+            "launches": summary["launches"], "launches_per_kernel": dict(Counter(e.kernel for e in log.launches)),
+            "htod_copies": summary["HtoD_count"], "dtoh_copies": summary["DtoH_count"],
+            "frames_allocated": result.stats["frames_allocated"], "allocated_bytes": result.stats["peak_device_bytes"],
+            "synchronisations": result.stats["synchronisations"], "batches": result.stats["batches"],
+            "result": result}
 
 
 def histogram_atomics(histogram, types, *, tau_max, phi_min, seed=0, generation=0, block=32, bins=None) -> dict:

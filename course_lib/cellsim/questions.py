@@ -59,7 +59,7 @@ Q2_BLOCK = 32
 #: tests/cellsim/test_questions.py measures them again. Constants, so that no judge runs kernels
 #: in the grader, whose threads grade several submissions at once.
 Q2_TREE_DTOH_BYTES = 406_400
-Q2_COMPACT_DTOH_BYTES = 1_192
+Q2_COMPACT_DTOH_BYTES = 784
 
 # ----------------------------------------------------------------------------- q1
 #: Block sizes the grader asks the answer's factory for.

@@ -135,10 +135,15 @@ class _DeviceMiner:
         self.points, self.features, self.r = points, features, r
         self.n_features, self.grid, self.block = n_features, grid, block
         self.preprocess, self.batched, self.host_memory = preprocess, batched, host_memory
-        self.stats = {"uploads": 0, "pinned_allocations": 0, "pinned_bytes": 0}
+        self.stats = {"uploads": 0, "pinned_allocations": 0, "pinned_bytes": 0, "device_requests": 0,
+                      "device_allocations": 0, "device_bytes": 0, "synchronisations": 0}
         self._staging = None  # the reused page-locked buffer (bytes)
+        self._buffers = {}  # name -> device buffer reused across levels (batched)
+        self._total = None  # mapped counter: a scan's total, read by the host without a copy
         #: None, or phase name -> list of ``record()`` logs (set by ``profiling.phase_traffic``).
         self.phase_logs = None
+        #: None, or a :class:`~course_lib.cellsim.api.PhaseClock` timing the phases (``profiling.phase_breakdown``).
+        self.clock = None
 
     # -- helpers -------------------------------------------------------------------------------
     def _pinned(self, nbytes):
@@ -148,13 +153,25 @@ class _DeviceMiner:
         self.stats["pinned_bytes"] += nbytes
         return cuda.pinned_array(nbytes, np.uint8)
 
-    def _upload(self, array):
+    def _upload(self, array, into=None):
+        """Copy ``array`` to the device, staged as ``host_memory`` says. Batched, ``into`` names a
+        reused device buffer (1-D arrays) to copy into instead of a new allocation."""
         from numba import cuda
 
         array = np.ascontiguousarray(array)
         self.stats["uploads"] += 1
-        if self.host_memory == "pageable" or array.nbytes == 0:
-            return cuda.to_device(array)
+        if into is not None and self.batched and array.ndim == 1 and array.nbytes:
+            target = self._alloc(into, array.size, array.dtype)
+            target.copy_to_device(self._staged(array))
+            return target
+        self.stats["device_allocations"] += 1
+        self.stats["device_bytes"] += array.nbytes
+        return cuda.to_device(self._staged(array) if array.nbytes else array)
+
+    def _staged(self, array):
+        """``array`` itself (pageable), or a copy of it in page-locked memory."""
+        if self.host_memory == "pageable":
+            return array
         if self.host_memory == "pinned_per_upload":
             buffer = self._pinned(array.nbytes)
         else:  # "pinned_reused"
@@ -167,36 +184,84 @@ class _DeviceMiner:
         staged = buffer[:array.nbytes].view(array.dtype).reshape(array.shape)
         staged[...] = array
         # A copy on the default stream returns once it is done, so a reused buffer is free again.
-        return cuda.to_device(staged)
+        return staged
 
     @contextmanager
     def _phase(self, name):
-        """Log this phase's copies and launches in its own ``record()`` when profiling asks for it."""
+        """Time this phase (``self.clock``) and log its copies and launches in its own ``record()``
+        when profiling asks for either."""
+        mark = self.clock.start() if self.clock is not None else None
         if self.phase_logs is None:
             yield
-            return
-        from ..sim import record
+        else:
+            from ..sim import record
 
-        with record() as log:
-            yield
-        self.phase_logs.setdefault(name, []).append(log)
+            with record() as log:
+                yield
+            self.phase_logs.setdefault(name, []).append(log)
+        if self.clock is not None:
+            self.clock.stop(name, mark)
 
-    def _zeros(self, n, dtype=np.int32):
+    def _alloc(self, name, n, dtype=np.int32):
+        """A device array of ``max(n, 1)`` elements. Batched, it is a view of a buffer named
+        ``name`` that later levels reuse (reallocated, at least doubling, only when too small);
+        one at a time, a fresh allocation, as the source's first versions made them."""
         from numba import cuda
 
+        n = max(int(n), 1)
+        self.stats["device_requests"] += 1
+        current = self._buffers.get(name) if self.batched else None
+        if current is None or current.size < n or current.dtype != np.dtype(dtype):
+            size = max(n, 2 * current.size) if current is not None and current.dtype == np.dtype(dtype) else n
+            current = cuda.device_array(size, dtype=dtype)
+            self.stats["device_allocations"] += 1
+            self.stats["device_bytes"] += current.nbytes
+            if self.batched:
+                self._buffers[name] = current
+        return current[:n]
+
+    def _zeros(self, n, dtype=np.int32, name="zeros"):
         from .kernels import fill_kernel
 
-        d = cuda.device_array(max(int(n), 1), dtype=dtype)
+        d = self._alloc(name, n, dtype)
         if dtype == np.int32:
             fill_kernel[_blocks(len(d), self.block), self.block](d, np.int32(0))
         return d
+
+    def _scan(self, d_values, n, name):
+        """Exclusive prefix sum of ``d_values[:n]`` into a reused buffer, and the total.
+
+        The last level of the scan writes the total into a mapped host counter: the host waits
+        for the device (one synchronisation) and reads it, with no copy and no allocation."""
+        from numba import cuda
+
+        from ..cellsim.api import exclusive_scan
+
+        if self._total is None:
+            self._total = cuda.mapped_array(1, np.int32)
+            self.stats["device_allocations"] += 1
+        scan_block = max(2, self.block)
+        d_out = self._alloc(f"{name}.out", n)
+        if n == 0:
+            return d_out, 0
+        scratch, level, remaining = [], 0, n
+        while True:  # block sums and their offsets, per recursion level of the scan
+            remaining = _blocks(remaining, scan_block)
+            scratch.append((self._alloc(f"scan.sums{level}", remaining),
+                            self._alloc(f"scan.offsets{level}", remaining)))
+            level += 1
+            if remaining <= 1:
+                break
+        exclusive_scan(d_values, n, d_out, scratch, scan_block, total_out=self._total)
+        cuda.synchronize()
+        self.stats["synchronisations"] += 1
+        return d_out, int(self._total[0])
 
     # -- preprocessing ---------------------------------------------------------------------------
     def _preprocess(self):
         """Device arrays of the grid; ``self.feature_count`` on the host."""
         from numba import cuda
 
-        from ..bfs.api import exclusive_scan
         from . import kernels
         from .model import cell_index, count_map, feature_local_ids
 
@@ -228,7 +293,7 @@ class _DeviceMiner:
             kernels.grid_count_kernel[_blocks(n, self.block), self.block](
                 self.d_x, self.d_y, self.d_features, g.x0, g.y0, g.cell, np.int32(g.n_cols), np.int32(nf),
                 self.d_cell_of, self.d_count_map, d_cell_count, d_feature_count, self.d_local)
-        self.d_cell_start, _ = exclusive_scan(d_cell_count, g.n_cells + 1)
+        self.d_cell_start, _ = self._scan(d_cell_count, g.n_cells + 1, "cell_start")
         if n:
             kernels.scatter_by_cell_kernel[_blocks(n, self.block), self.block](
                 self.d_cell_of, self.d_cell_start, d_cell_fill, self.d_order)
@@ -242,7 +307,7 @@ class _DeviceMiner:
 
         n = len(self.features)
         if self.batched:
-            d_table = cuda.device_array(max(2 * n, 1), np.int32)
+            d_table = self._alloc("table1", 2 * n)
             if n:
                 singleton_table_kernel[_blocks(n, self.block), self.block](self.d_features, d_table)
             return {"all": (d_table, n)}
@@ -265,9 +330,9 @@ class _DeviceMiner:
         groups = [candidates] if self.batched else [[c] for c in candidates]
         bounds = []
         for group in groups:
-            d_cand = self._upload(np.array(group, np.int32).reshape(-1))
-            d_qualifies = cuda.device_array(len(group) * g.n_quads, np.int32)
-            d_bounds = cuda.device_array(len(group), np.float64)
+            d_cand = self._upload(np.array(group, np.int32).reshape(-1), into="candidates")
+            d_qualifies = self._alloc("qualifies", len(group) * g.n_quads)
+            d_bounds = self._alloc("bounds", len(group), np.float64)
             kernels.quadruplet_filter_kernel[(g.n_quads, len(group)), (k, 2, 2)](
                 self.d_count_map, nf, *shape, d_cand, np.int32(k), d_qualifies)
             kernels.candidate_bound_kernel[len(group), kernels.BOUND_BLOCK](
@@ -286,27 +351,26 @@ class _DeviceMiner:
         """
         from numba import cuda
 
-        from ..bfs.api import exclusive_scan
         from . import kernels
 
         g, nf = self.grid, self.n_features
         child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)
-        plan = self._upload(np.concatenate([child_of, seg_start]))  # one copy for the level's small arrays
+        plan = self._upload(np.concatenate([child_of, seg_start]), into="plan")  # one copy for the level's small arrays
         d_child_of, d_seg_start = plan[: len(child_of)], plan[len(child_of):]
         common = (d_table, np.int32(k - 1), d_child_of, np.int32(nf), self.d_x, self.d_y, self.d_features,
                   self.d_cell_of, self.d_cell_start, self.d_order, np.int32(g.n_cols), np.int32(g.n_rows),
                   self.r * self.r)
-        d_counts = cuda.device_array(max(rows, 1), np.int32)
+        d_counts = self._alloc("counts", rows)
         if rows:
             kernels.extend_count_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows])
-        d_offsets, total = exclusive_scan(d_counts, rows)
+        d_offsets, total = self._scan(d_counts, rows, "offsets")
         if total * (k + 1) >= 2**31:
             raise ValueError(f"the instance table of size {k} would have {total:,} rows, too many for int32 "
                              "indices; use a smaller r or fewer instances")
-        d_new = cuda.device_array(max(total * (k + 1), 1), np.int32)
+        d_new = self._alloc(f"table{k % 2}", total * (k + 1))  # the level k - 1 table is the other one
         if rows:
             kernels.extend_fill_kernel[_blocks(rows, self.block), self.block](*common, d_offsets[:rows], d_new)
-        counters = self._zeros(n_flags + len(seg_start))
+        counters = self._zeros(n_flags + len(seg_start), name="participation")
         d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + len(seg_start)]
         if total:
             kernels.participation_kernel[_blocks(total, self.block), self.block](

@@ -138,7 +138,12 @@ def run(*, quick: bool = False) -> dict:
         gpu = next(r["seconds"] for r in rows if r["variant"] == final and r["instances"] == n)
         goal = dict(instances=n, speedup=cpu / gpu, goal=GOAL_SPEEDUP, met=cpu / gpu >= GOAL_SPEEDUP)
         bandwidth = copy_bandwidth([16] if quick else [1, 16, 256])
-        return rows, {"goal": goal, "bandwidth": bandwidth}, []
+        from .profiling import phase_breakdown  # where the final version's time goes, at the largest size
+
+        d = _data(n)
+        phases = phase_breakdown(d.points, d.features, R, THRESHOLD, **VERSIONS[list(VERSIONS)[-1]])
+        phases = {k: v for k, v in phases.items() if k != "result"}
+        return rows, {"goal": goal, "bandwidth": bandwidth, "phases": phases}, []
 
     out = bench_results(cpu_rows, gpu_part)
     out["notes"].append(LOADED_NOTE)

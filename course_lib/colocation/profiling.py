@@ -11,8 +11,8 @@ from collections import Counter
 
 from .api import VERSIONS, mine
 
-__all__ = ["FILTER_KERNELS", "PHASES", "REFINE_KERNELS", "kernel_launches", "measure_versions", "phase_traffic",
-           "table_bytes_per_level"]
+__all__ = ["FILTER_KERNELS", "PHASES", "REFINE_KERNELS", "kernel_launches", "measure_versions", "phase_breakdown",
+           "phase_traffic", "table_bytes_per_level"]
 
 #: The phases of the GPU miner, in order (the rows of the source's Table 5.1).
 PHASES = ("preprocess", "filter", "refine")
@@ -107,6 +107,64 @@ def phase_traffic(points, features, r, threshold, *, n_features=None, max_size=N
         out[phase] = row
     out["result"] = result
     return out
+
+
+def phase_breakdown(points, features, r, threshold, *, n_features=None, max_size=None, traffic=None, **version):
+    """Where one GPU run's time goes: device seconds per phase against launches, copies and allocations.
+
+    Two runs of the same mining: :func:`phase_traffic` (copies and launches per phase, with
+    ``record()``), then one timed per phase (CUDA events on a GPU; the wall clock in the
+    simulator, which says nothing about a GPU) and end to end.
+
+    Parameters
+    ----------
+    points, features, r, threshold, n_features, max_size, **version
+        As for :func:`phase_traffic`.
+    traffic : dict, optional
+        What :func:`phase_traffic` returned for the same arguments, to spare the counting run.
+
+    Returns
+    -------
+    dict
+        ``wall_seconds`` (end to end, the timed run), ``phase_seconds`` ({phase: seconds} over
+        :data:`PHASES`), ``device_seconds`` (their sum), per phase ``launches``, ``copies``
+        (both directions) and ``runs``, and for the run ``device_allocations``, ``device_bytes``,
+        ``synchronisations`` (one per scan: the host reads its total) and ``pinned_allocations``;
+        ``result``.
+    """
+    import time
+
+    from .. import device
+    from ..cellsim.api import PhaseClock
+    from .api import _DeviceMiner, check_inputs, default_block
+    from .model import grid_for
+
+    if traffic is None:
+        traffic = phase_traffic(points, features, r, threshold, n_features=n_features, max_size=max_size, **version)
+    points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold,
+                                                                        n_features, max_size)
+    options = dict(preprocess="device", batched=True, host_memory="pageable", block=default_block())
+    options.update(version)
+    start = time.perf_counter()
+    miner = _DeviceMiner(points, features, r, n_features, grid_for(points, r, n_features), **options)
+    miner.clock = PhaseClock(phases=PHASES)
+    result = miner.run(threshold, max_size)
+    if device.is_gpu():
+        from numba import cuda
+
+        cuda.synchronize()
+    wall = time.perf_counter() - start
+    if result.patterns != traffic["result"].patterns:
+        raise RuntimeError("the timed run and the counted run found different patterns")
+    seconds = miner.clock.finish()
+    stats = result.stats
+    return {"wall_seconds": wall, "phase_seconds": seconds, "device_seconds": sum(seconds.values()),
+            "launches": {p: traffic[p]["launches"] for p in PHASES},
+            "copies": {p: traffic[p]["HtoD_count"] + traffic[p]["DtoH_count"] for p in PHASES},
+            "runs": {p: traffic[p]["runs"] for p in PHASES},
+            "device_allocations": stats["device_allocations"], "device_bytes": stats["device_bytes"],
+            "synchronisations": stats["synchronisations"], "pinned_allocations": stats["pinned_allocations"],
+            "result": result}
 
 
 def table_bytes_per_level(result) -> list:

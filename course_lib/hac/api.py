@@ -9,17 +9,23 @@ from .._validate import check_block, check_choice, check_dtype, check_int
 from ._dendrogram import Dendrogram
 from ._device import FUSIONS, LAYOUTS, DeviceClustering
 from ._graph import as_graph
+from ._persistent import PersistentClustering
 from .cpu import average_link_cpu, average_link_scan
 from .reference import average_link_reference, compare_dendrograms, scipy_average_linkage
 
-__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "cluster", "default_block", "precision_study"]
+__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "PersistentClustering", "cluster", "default_block",
+           "precision_study"]
 
-#: ``"gpu"``: the kernels, device-resident loop; ``"gpu_roundtrip"``: the kernels with the
-#: thesis's host round trip every iteration; ``"cpu"``: compiled, heap-based (the strong
-#: baseline); ``"cpu_scan"``: compiled, the thesis's full scans; ``"reference"``: NumPy;
-#: ``"scipy"``: SciPy's UPGMA on D = c - S per component.
-METHODS = ("gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy")
-GPU_METHODS = METHODS[:2]
+#: ``"gpu_persistent"`` (the default): the whole merge loop in one cooperative kernel, grid
+#: barriers between its stages (no launch, no copy per merge); ``"gpu"``: the lesson's kernels,
+#: a device-resident loop driven by the host (8 launches per merge); ``"gpu_roundtrip"``: the
+#: kernels with the thesis's host round trip every iteration; ``"cpu"``: compiled,
+#: heap-based (the strong baseline); ``"cpu_scan"``: compiled, the thesis's full scans;
+#: ``"reference"``: NumPy; ``"scipy"``: SciPy's UPGMA on D = c - S per component.
+METHODS = ("gpu_persistent", "gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy")
+GPU_METHODS = METHODS[:3]
+#: The methods whose loop is driven by the host, one stage at a time (fusion, layout, stage timing).
+STAGED_METHODS = ("gpu", "gpu_roundtrip")
 
 
 def default_block() -> int:
@@ -36,7 +42,7 @@ def _dtype(dtype, method):
     return dtype
 
 
-def cluster(graph, method="gpu", *, dtype=None, fusion=None, layout="soa", block=None, measure_stages=False,
+def cluster(graph, method="gpu_persistent", *, dtype=None, fusion=None, layout="soa", block=None, measure_stages=False,
             max_merges=None) -> Dendrogram:
     """Average-linkage hierarchical clustering of a sparse affinity graph (the thesis's algorithm).
 
@@ -46,24 +52,25 @@ def cluster(graph, method="gpu", *, dtype=None, fusion=None, layout="soa", block
         Symmetric, non-negative, finite affinities; no self-loops (see
         :func:`~course_lib.hac.as_graph`). A missing pair has affinity 0, and clusters
         in different connected components are never merged.
-    method : {"gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy"}
+    method : {"gpu_persistent", "gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy"}
         See :data:`METHODS`.
     dtype : float32 or float64, optional
         Precision of the affinities during the run. Default: float32 for the GPU
         methods (the thesis's choice), float64 otherwise; ``"scipy"`` is float64 only.
     fusion : {"segmented", "atomic", "cpu_sort"}, optional
-        GPU methods only: how k's duplicate entries are summed. Default ``"segmented"``
+        ``"gpu"`` and ``"gpu_roundtrip"`` only (``"gpu_persistent"`` sums with atomics): how k's
+        duplicate entries are summed. Default ``"segmented"``
         (``"gpu"``) or ``"cpu_sort"`` (``"gpu_roundtrip"``, the thesis's); ``"cpu_sort"``
         needs the host, so only ``"gpu_roundtrip"`` takes it.
     layout : {"soa", "aos"}
-        GPU methods only: weights in their own array, or in {value, index} structs.
+        ``"gpu"`` and ``"gpu_roundtrip"`` only: weights in their own array, or in {value, index} structs.
     block : int, optional
         GPU methods only: threads per block, a power of two (default :func:`default_block`).
     measure_stages : bool
-        GPU methods only: time each stage (CUDA events on a GPU; the wall clock in the
+        ``"gpu"`` and ``"gpu_roundtrip"`` only: time each stage (CUDA events on a GPU; the wall clock in the
         simulator) into ``Dendrogram.stage_seconds``. The reference always measures.
     max_merges : int, optional
-        ``"gpu"``, ``"gpu_roundtrip"`` and ``"reference"``: stop after this many merges (to
+        GPU methods and ``"reference"``: stop after this many merges (to
         time part of a large run); the tree is then incomplete.
 
     Returns
@@ -90,8 +97,8 @@ def cluster(graph, method="gpu", *, dtype=None, fusion=None, layout="soa", block
     dtype = _dtype(dtype, method)
     if max_merges is not None:
         max_merges = check_int(max_merges, "max_merges", minimum=0)
-        if method not in ("gpu", "gpu_roundtrip", "reference"):
-            raise ValueError(f"max_merges applies to methods 'gpu', 'gpu_roundtrip' and 'reference', not {method!r}")
+        if method not in GPU_METHODS + ("reference",):
+            raise ValueError(f"max_merges applies to the GPU methods and 'reference', not {method!r}")
     if method not in GPU_METHODS:
         if fusion is not None or layout != "soa" or block is not None or measure_stages:
             raise ValueError(f"fusion, layout, block and measure_stages apply to the GPU methods {GPU_METHODS}, "
@@ -103,6 +110,14 @@ def cluster(graph, method="gpu", *, dtype=None, fusion=None, layout="soa", block
         if method == "reference":
             return average_link_reference(g, dtype, max_merges=max_merges)
         return scipy_average_linkage(g)
+    if method == "gpu_persistent":
+        if fusion is not None or layout != "soa" or measure_stages:
+            raise ValueError("fusion, layout and measure_stages apply to the host-driven GPU methods "
+                             f"{STAGED_METHODS}, not 'gpu_persistent' (one kernel, atomic fusion)")
+        block = check_block(default_block() if block is None else block, "block")
+        if block & (block - 1):
+            raise ValueError(f"block must be a power of two (the reductions halve it), got {block}")
+        return PersistentClustering(g, dtype, block).run(max_merges=max_merges)
     resident = method == "gpu"
     fusion = check_choice(fusion if fusion is not None else ("segmented" if resident else "cpu_sort"), "fusion",
                           FUSIONS)

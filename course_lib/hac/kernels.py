@@ -34,6 +34,10 @@ Stages and kernels:
    - sort on the CPU, then sum (the thesis): :func:`collect_kernel`, a copy of the keys
      to the host, which sorts them, and :func:`merge_runs_kernel` (one thread per run).
 
+The whole loop in one cooperative launch: :func:`merge_loop_kernel` runs many merges,
+stages A (argmax), B (merge, weighting, atomic fusion) and C (survivors, tombstones)
+separated by ``cuda.cg.this_grid().sync()`` (see :mod:`course_lib.hac._persistent`).
+
 Stages 2 to 4 are defined here; matching in :mod:`course_lib.hac._argmax`, fusion in
 :mod:`course_lib.hac._fusion`, and what they share in :mod:`course_lib.hac._kernel_base`.
 Every kernel is named here, where the unit, its lesson and the tests find them.
@@ -52,8 +56,10 @@ from ._fusion import _example_merge_runs  # noqa: F401  (the tests launch it)
 from ._fusion import (collect_kernel, fusion_apply_kernel, fusion_reset_kernel, fusion_scatter_kernel,
                       fusion_segmented_kernel, merge_runs_kernel, sort_keys_kernel)
 from ._kernel_base import INDEX_SENTINEL, KEY_SENTINEL, LESSON, better  # noqa: F401
+from ._persistent import GRID_SYNCS_PER_MERGE, merge_loop_kernel
 
 __all__ = [
+    "GRID_SYNCS_PER_MERGE",
     "INDEX_SENTINEL",
     "KEY_SENTINEL",
     "argmax_aos_kernel",
@@ -64,6 +70,7 @@ __all__ = [
     "fusion_reset_kernel",
     "fusion_scatter_kernel",
     "fusion_segmented_kernel",
+    "merge_loop_kernel",
     "merge_runs_kernel",
     "merge_step_kernel",
     "sort_keys_kernel",

@@ -15,7 +15,7 @@ import numpy as np
 from .. import device
 
 #: Launches per minibatch of each kernel method (B = samples per minibatch).
-LAUNCHES_PER_MINIBATCH = {"blas": "B + 5", "custom": "6", "fused": "2"}
+LAUNCHES_PER_MINIBATCH = {"blas": "B + 5", "custom": "6", "fused": "2", "persistent": "1 per step"}
 
 
 def launch_shape_2d(threads_per_block):
@@ -101,6 +101,78 @@ class KernelStepper:
             self.W_spare = d_W
         W = final.copy_to_host()
         bias = d_bias.copy_to_host()
+        return W, bias, not bool(np.all(np.abs(W) <= max_weight))
+
+
+class PersistentStepper(KernelStepper):
+    """A whole step in one cooperative launch of :func:`~course_lib.ica.kernels.persistent_step_kernel`.
+
+    ``W`` and the bias stay on the device between steps: a step uploads its permutation
+    (N int32), launches once, and downloads ``W`` and the bias (the host's step loop
+    decides on annealing, restarts and stopping). They are uploaded again only when the
+    host hands in other values than the ones it got back (a restart).
+
+    Parameters
+    ----------
+    Xs : ndarray of shape (C, N), float64
+    block : int
+        Samples per minibatch.
+    """
+
+    def __init__(self, Xs, block):
+        from numba import cuda
+
+        super().__init__(Xs, block, "persistent", Xs.shape[0])
+        n_channels = Xs.shape[0]
+        self.d_W = cuda.device_array((n_channels, n_channels), np.float64)
+        self.d_Wt = cuda.device_array((n_channels, n_channels), np.float64)
+        self.d_bias = cuda.device_array(n_channels, np.float64)
+        self.on_device = None  # (W, bias) as last downloaded: what d_W and d_bias hold
+        self.grid = None
+
+    def _grid(self, args):
+        from .. import device
+        from . import kernels as k
+
+        n_channels = self.d_W.shape[0]
+        if device.is_simulator():
+            from ..sim import max_cooperative_grid_blocks
+
+            limit = max_cooperative_grid_blocks(n_channels)
+        else:
+            import numba
+
+            limit = k.persistent_step_kernel.compile(tuple(numba.typeof(a) for a in args)) \
+                .max_cooperative_grid_blocks(n_channels)
+        # Enough blocks for the larger stage (B samples or C rows), within the cooperative limit.
+        return max(1, min(limit, max(self.block, n_channels)))
+
+    def launch_step(self, d_perm, lrate):
+        """Enqueue one step on the device's ``W`` and bias (one launch, no copy)."""
+        from . import kernels as k
+
+        n_minibatches = d_perm.shape[0] // self.block
+        args = (self.d_W, self.W_spare, self.d_Wt, self.xt, d_perm, n_minibatches, self.d_bias, self.U, self.Y,
+                float(lrate))
+        if self.grid is None:
+            self.grid = self._grid(args)
+        k.persistent_step_kernel[self.grid, self.d_W.shape[0]](*args)
+
+    def step(self, perm, W, bias, lrate, max_weight):
+        """One step; returns ``(W, bias, blown_up)`` as host arrays."""
+        from numba import cuda
+
+        d_perm = cuda.to_device(perm.astype(np.int32))
+        last = self.on_device
+        if last is None or not (np.array_equal(last[0], W) and np.array_equal(last[1], bias)):
+            self.d_W.copy_to_device(np.ascontiguousarray(W))
+            self.d_bias.copy_to_device(np.ascontiguousarray(bias))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a blow-up overflows, as in KernelStepper.step
+            self.launch_step(d_perm, lrate)
+        W = self.d_W.copy_to_host()
+        bias = self.d_bias.copy_to_host()
+        self.on_device = (W.copy(), bias.copy())
         return W, bias, not bool(np.all(np.abs(W) <= max_weight))
 
 

@@ -6,19 +6,22 @@ import numpy as np
 
 from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int, check_seed
+from ._gpu import PersistentStepper
 from .kernels import MAX_CHANNELS
 from .reference import (MIN_SAMPLES_PER_CHANNEL, InfomaxResult, center_and_sphere, check_options, infomax_reference,
                         run_steps, validate_data)
 
-__all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS",
+__all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS", "PersistentStepper",
            "default_block", "ica_peer", "infomax", "validate_data"]
 
-#: ``"cpu"``: the fast CPU version; ``"reference"``: float64 NumPy; ``"fused"``, ``"custom"``,
+#: ``"cpu"``: the fast CPU version; ``"reference"``: float64 NumPy; ``"persistent"``: the GPU
+#: method to use, a whole step per cooperative launch (grid barriers between minibatches,
+#: W kept on the device); ``"fused"``, ``"custom"``,
 #: ``"blas"``: the course's kernels (fused minibatch, the thesis's custom kernels, drop-in
 #: port, one call per sample, with naive kernels); ``"cupy"``: CuPy/cuBLAS (GPU machines with CuPy only).
-METHODS = ("cpu", "reference", "fused", "custom", "blas", "cupy")
+METHODS = ("cpu", "reference", "persistent", "fused", "custom", "blas", "cupy")
 KERNEL_METHODS = ("fused", "custom", "blas")
-GPU_METHODS = KERNEL_METHODS + ("cupy",)
+GPU_METHODS = ("persistent",) + KERNEL_METHODS + ("cupy",)
 #: External CPU peers of :func:`ica_peer`.
 PEERS = ("mne", "picard", "fastica")
 
@@ -39,7 +42,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     ----------
     X : array_like of shape (C, N)
         Channels x samples, real numbers (computed in float64).
-    method : {"cpu", "reference", "fused", "custom", "blas", "cupy"}
+    method : {"cpu", "reference", "persistent", "fused", "custom", "blas", "cupy"}
         ``"cpu"``: minibatches through BLAS in a compiled loop (the fast CPU version);
         ``"reference"``: the float64 NumPy reference; ``"fused"``: two kernel launches per
         minibatch; ``"custom"``: the thesis's custom kernels (6 launches per minibatch);
@@ -98,7 +101,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     options = check_options(X, batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
                             extended=extended)
     extended = options.extended
-    if block is not None and method not in KERNEL_METHODS:
+    if block is not None and method not in KERNEL_METHODS:  # "persistent" too: one thread per channel
         raise ValueError(f"block (threads per block) only applies to the kernel methods {KERNEL_METHODS}, "
                          f"not {method!r}")
     if extended and method not in ("cpu", "reference"):
@@ -110,7 +113,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     options = options.as_dict()
     if method == "reference":
         return infomax_reference(X, **options)
-    if method in KERNEL_METHODS:
+    if method in KERNEL_METHODS + ("persistent",):
         if X.shape[0] > MAX_CHANNELS:
             raise ValueError(f"X has {X.shape[0]} channels; the kernels handle at most {MAX_CHANNELS} "
                              "(one thread per channel, a shared array of that many doubles)")
@@ -118,6 +121,8 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         from ._gpu import KernelStepper
 
         def make(Xs, size):
+            if method == "persistent":  # one thread per channel: ``block`` is not used
+                return PersistentStepper(Xs, size)
             return KernelStepper(Xs, size, method, threads)
     elif method == "cupy":
         from ._gpu import CupyStepper, have_cupy

@@ -169,10 +169,14 @@ def _gpu_step_rows(quick, seed):
     for channels in ((32, 64) if quick else (32, 64, 128, 256)):
         eeg = simulate_eeg(channels, n_samples, seed=seed)
         batch = default_batch_size(n_samples)
-        for method in ("fused", "custom", "blas") + (("cupy",) if have_cupy() else ()):
+        for method in ("persistent", "fused", "custom", "blas") + (("cupy",) if have_cupy() else ()):
             seconds = time_gpu_step(eeg.data, method, seed=seed, repeat=1 if method == "blas" else 3)
             rows.append({"variant": method, "kind": "gpu_per_step", "channels": channels, "samples": n_samples,
-                         "seconds": seconds, "launches_per_minibatch": launches_per_minibatch(method, batch)})
+                         "seconds": seconds})
+            if method == "persistent":  # one launch per step, whatever the minibatches
+                rows[-1]["launches_per_step"] = 1
+            else:
+                rows[-1]["launches_per_minibatch"] = launches_per_minibatch(method, batch)
     return rows
 
 
@@ -183,7 +187,7 @@ def _gpu_convergence_rows(quick, seed):
     n_samples = 20_000 if quick else 180_000
     for channels in ((64,) if quick else (64, 256)):
         eeg = simulate_eeg(channels, n_samples, seed=seed)
-        for method in ("fused",) + (("cupy",) if have_cupy() else ()):
+        for method in ("persistent", "fused") + (("cupy",) if have_cupy() else ()):
             _timed(lambda: infomax(eeg.data[:, :3000], method, seed=seed, max_steps=2))  # compile, warm up
             seconds, result = _timed(lambda: infomax(eeg.data, method, seed=seed))
             rows.append({**_row(f"gpu_{method}", eeg, seconds, result), "kind": "gpu_to_convergence"})
@@ -207,6 +211,8 @@ def run(*, quick=False, seed=0):
                        gpu_goal_seconds=GOAL_GPU_SECONDS,
                        gpu_goal_met=bool(not quick and fused64["seconds"] <= GOAL_GPU_SECONDS and fused64["converged"]),
                        speedup_vs_cpu=summary["cpu_seconds"] / fused64["seconds"] if not quick else None)
+        persistent64 = next(r for r in gpu_conv if r["variant"] == "gpu_persistent" and r["channels"] == 64)
+        summary.update(gpu_persistent_64_seconds=persistent64["seconds"], gpu_persistent_64_amari=persistent64["amari"])
     else:
         notes.append("no GPU: only the CPU part was measured")
     return {"rows": rows, "summary": summary, "notes": notes}

@@ -21,8 +21,12 @@ Three ways to run one minibatch, as the thesis's story goes:
 3. **Fused minibatch** (``method="fused"``): :func:`activations_kernel` (gather, GEMV,
    bias and ``-tanh(u/2)`` in one launch) and :func:`weight_update_kernel` (``Y U^T + B I``
    and the weight update, one block per row of ``W``): 2 launches. The step needs one
-   grid-wide barrier (every ``U`` before any ``Y U^T``), and a launch boundary is the only
-   grid-wide barrier, so two launches is the minimum for a multi-block minibatch.
+   grid-wide barrier (every ``U`` before any ``Y U^T``), and between ordinary launches a
+   launch boundary is the only grid-wide barrier: two launches per multi-block minibatch.
+4. **Persistent step** (``method="persistent"``): :func:`persistent_step_kernel` runs a
+   whole step in one *cooperative* launch (all its blocks resident at once), where
+   ``cuda.cg.this_grid().sync()`` is a grid-wide barrier: two barriers per minibatch
+   replace the fused method's two launches, and ``W`` stays on the device.
 
 Block-per-sample kernels use one thread per channel and a static shared array of
 :data:`MAX_CHANNELS` doubles (2 KiB): at most 256 channels.
@@ -47,6 +51,7 @@ __all__ = [
     "gemv_kernel",
     "logistic_kernel",
     "permuted_gemv_kernel",
+    "persistent_step_kernel",
     "weight_update_kernel",
     "weights_update_kernel",
 ]
@@ -355,3 +360,100 @@ def weight_update_kernel(W, U, Y, lrate, W_next, Wt, bias):
         Wt[k, i] = w
         if k == 0:
             bias[i] += lrate * y_sum
+
+
+# ----------------------------------------------------------------------------- persistent step
+def _persistent_example():
+    W, Xt, perm, U, Y, bias = _example_data()
+    n_minibatches = perm.shape[0] // U.shape[0]
+    return 3, W.shape[0], (W.copy(), np.zeros_like(W), np.zeros_like(W), Xt, perm, n_minibatches, bias.copy(),
+                           np.zeros_like(U), np.zeros_like(U), 0.01)
+
+
+@cuda.jit(device=True, inline=True)
+def _row_update(i, W, W_next, Wt, U, Y, lrate, bias, g):
+    """Row i of the weight update (one block, one thread per column), as :func:`weight_update_kernel`."""
+    k = cuda.threadIdx.x
+    n_channels = W.shape[0]
+    n_block = U.shape[0]
+    y_sum = 0.0
+    if k < n_channels:
+        total = 0.0
+        for b in range(n_block):
+            y = Y[b, i]
+            total += y * U[b, k]
+            y_sum += y
+        if k == i:
+            total += n_block
+        g[k] = total
+    cuda.syncthreads()
+    if k < n_channels:
+        acc = 0.0
+        for m in range(n_channels):
+            acc += g[m] * W[m, k]
+        w = W[i, k] + lrate * acc
+        W_next[i, k] = w
+        Wt[k, i] = w
+        if k == 0:
+            bias[i] += lrate * y_sum
+    cuda.syncthreads()  # g is rewritten by this block's next row
+
+
+@course_kernel(f"void({_M}, {_M}, {_M}, {_M}, int32[::1], int64, {_V}, {_M}, {_M}, float64)", lesson=LESSON,
+               example=_persistent_example)
+def persistent_step_kernel(W, W_spare, Wt, Xt, perm, n_minibatches, bias, U, Y, lrate):
+    """A whole step in one cooperative launch: every minibatch, chained by grid barriers.
+
+    Parameters
+    ----------
+    W : float64 array of shape (C, C)
+        In: the weights; out: the weights after the step (they stay on the device).
+    W_spare, Wt : float64 arrays of shape (C, C)
+        Scratch: the ping-pong partner of ``W``, and ``W`` transposed (rebuilt here).
+    Xt, perm
+        As for :func:`activations_kernel`; minibatch t is ``perm[t B:(t + 1) B]``.
+    n_minibatches : int
+    bias : float64 array of shape (C,), updated in place
+    U, Y : float64 arrays of shape (B, C), scratch
+    lrate : float
+
+    Launch cooperatively as ``[G, C]`` (C <= 256, G at most the device's cooperative grid):
+    blocks take samples ``b = blockIdx, blockIdx + G, ...`` in the activations stage and rows
+    ``i = blockIdx, ...`` in the update stage, with the arithmetic of
+    :func:`activations_kernel` and :func:`weight_update_kernel` in the same order, so the
+    weights equal the fused method's bit for bit. Two grid barriers per minibatch replace
+    its two launches: every ``U`` before any ``Y U^T``, every row of ``W_next`` before the
+    next minibatch reads ``Wt``.
+    """
+    sample = cuda.shared.array(MAX_CHANNELS, float64)
+    g = cuda.shared.array(MAX_CHANNELS, float64)
+    grid = cuda.cg.this_grid()
+    c = cuda.threadIdx.x
+    n_channels = W.shape[0]
+    n_block = U.shape[0]
+    for e in range(cuda.grid(1), n_channels * n_channels, cuda.gridsize(1)):
+        Wt[e % n_channels, e // n_channels] = W[e // n_channels, e % n_channels]
+    grid.sync()
+    for t in range(n_minibatches):
+        start = t * n_block
+        for b in range(cuda.blockIdx.x, n_block, cuda.gridDim.x):
+            if c < n_channels:
+                sample[c] = Xt[perm[start + b], c]
+            cuda.syncthreads()
+            if c < n_channels:
+                u = bias[c]
+                for k in range(n_channels):
+                    u += Wt[k, c] * sample[k]
+                U[b, c] = u
+                Y[b, c] = -math.tanh(0.5 * u)
+            cuda.syncthreads()  # sample is restaged for this block's next b
+        grid.sync()
+        for i in range(cuda.blockIdx.x, n_channels, cuda.gridDim.x):
+            if t % 2 == 0:
+                _row_update(i, W, W_spare, Wt, U, Y, lrate, bias, g)
+            else:
+                _row_update(i, W_spare, W, Wt, U, Y, lrate, bias, g)
+        grid.sync()
+    if n_minibatches % 2 == 1:  # the last update wrote W_spare: the result goes back to W
+        for e in range(cuda.grid(1), n_channels * n_channels, cuda.gridsize(1)):
+            W[e // n_channels, e % n_channels] = W_spare[e // n_channels, e % n_channels]

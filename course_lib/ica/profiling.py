@@ -185,7 +185,7 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
     ----------
     X : ndarray of shape (C, N)
         A recording (centred and sphered here).
-    method : {"fused", "custom", "blas", "cupy"}
+    method : {"persistent", "fused", "custom", "blas", "cupy"}
     lrate : float
         Small, so that the repeated steps from W = I never blow up.
 
@@ -201,11 +201,11 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
     from numba import cuda
 
     from ..bench import gpu_time
-    from ._gpu import CupyStepper, KernelStepper, have_cupy
+    from ._gpu import CupyStepper, KernelStepper, PersistentStepper, have_cupy
     from .api import default_block, validate_data
     from .reference import center_and_sphere, default_batch_size
 
-    method = check_choice(method, "method", ("fused", "custom", "blas", "cupy"))
+    method = check_choice(method, "method", ("persistent", "fused", "custom", "blas", "cupy"))
     Xs, _, _ = center_and_sphere(validate_data(X))
     n_channels, n_samples = Xs.shape
     batch = default_batch_size(n_samples)
@@ -225,8 +225,13 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
         stop.record()
         stop.synchronize()
         return cp.cuda.get_elapsed_time(start, stop) / 1e3
-    stepper = KernelStepper(Xs, batch, method, default_block())
     d_perm = cuda.to_device(perm.astype(np.int32))
+    if method == "persistent":
+        stepper = PersistentStepper(Xs, batch)
+        stepper.d_W.copy_to_device(np.eye(n_channels))
+        stepper.d_bias.copy_to_device(np.zeros(n_channels))
+        return gpu_time(lambda: stepper.launch_step(d_perm, lrate), repeat=repeat, warmup=1)
+    stepper = KernelStepper(Xs, batch, method, default_block())
     d_W, d_Wt = cuda.to_device(np.eye(n_channels)), cuda.to_device(np.eye(n_channels))
     d_bias = cuda.to_device(np.zeros(n_channels))
     return gpu_time(lambda: stepper.launch_step(perm, d_perm, d_W, d_Wt, d_bias, lrate), repeat=repeat, warmup=1)

@@ -67,3 +67,36 @@ def test_phase_traffic_adds_up_to_the_whole_run():
     assert profiling.table_bytes_per_level(whole) == [lv.rows * (lv.size + 1) * 4 for lv in whole.levels]
     with pytest.raises(ValueError, match="pinned"):
         profiling.phase_traffic(data.points, data.features, 1.0, 0.4, pinned=True)
+
+
+def test_batched_levels_reuse_their_device_buffers():
+    """Three levels: per candidate, every buffer a level asks for is a new allocation; batched, only a growing one."""
+    data = co.planted_colocations(50, 4, groups=((0, 1, 2),), extent=4.0, seed=2)
+    with record() as log:
+        batched = co.mine(data.points, data.features, 1.0, 0.3, method="gpu", block=32)
+    per_candidate = co.mine(data.points, data.features, 1.0, 0.3, method="gpu", block=32, batched=False)
+    assert batched.patterns == per_candidate.patterns and len(batched.levels) == 3
+    reused, fresh = batched.stats, per_candidate.stats
+    assert fresh["device_allocations"] >= fresh["device_requests"] > 0
+    # Batched, a request is served by the named buffer unless it must grow: allocations (uploads and the
+    # mapped counter included) stay below the requests, and far below the per-candidate run's.
+    assert reused["device_allocations"] < reused["device_requests"]
+    assert fresh["device_allocations"] > 2 * reused["device_allocations"]
+    # No blocking copy of a scan's total: per level the bounds and the participation counts come back, and the
+    # feature counts once after preprocessing.
+    assert log.summary()["DtoH_count"] == 2 * len(batched.levels) + 1
+    assert reused["synchronisations"] == 1 + len(batched.levels)  # the cell scan, then one scan per level
+
+
+def test_phase_breakdown_times_each_phase_and_counts_host_costs():
+    data = co.planted_colocations(120, 4, groups=((0, 1, 2),), seed=5)
+    out = profiling.phase_breakdown(data.points, data.features, 1.0, 0.4, block=32)
+    levels = len(out["result"].levels)
+    assert set(out["phase_seconds"]) == set(profiling.PHASES)
+    assert all(v > 0 for v in out["phase_seconds"].values())
+    assert out["device_seconds"] <= out["wall_seconds"]
+    assert out["runs"] == {"preprocess": 1, "filter": levels, "refine": levels}
+    assert out["launches"]["filter"] == 2 * levels
+    assert out["copies"]["filter"] == 2 * levels  # candidates up, bounds down
+    assert out["synchronisations"] == 1 + levels
+    assert out["device_allocations"] > 0 and out["pinned_allocations"] == 0

@@ -93,4 +93,4 @@ def test_every_kernel_has_an_example_for_the_race_checker():
     from course_lib import registry
 
     specs = [s for s in registry.all_kernels() if s.name.startswith("ica.")]
-    assert len(specs) == 9 and all(s.example is not None for s in specs)
+    assert len(specs) == 10 and all(s.example is not None for s in specs)
