@@ -117,7 +117,7 @@ def gpu_max(*args, **kwargs):
     for x in args[1:]:
         if _isnan(result) or (not _isnan(x) and x > result):
             result = x
-    return result
+    return _unified(args, result)
 
 
 def gpu_min(*args, **kwargs):
@@ -128,7 +128,26 @@ def gpu_min(*args, **kwargs):
     for x in args[1:]:
         if _isnan(result) or (not _isnan(x) and x < result):
             result = x
-    return result
+    return _unified(args, result)
+
+
+_PYTHON_NUMBER_DTYPES = {int: np.dtype(np.int64), float: np.dtype(np.float64), bool: np.dtype(np.bool_)}
+
+
+def _unified(args, result):
+    """``result`` in the type numba unifies the arguments' types to: ``max(float32, 0.0)`` is a float64
+    (``compile_ptx``: ``cvt.f64.f32``, ``max.f64``), ``max(int32, int64)`` an int64."""
+    first = type(args[0])
+    if all(type(a) is first for a in args):
+        return result
+    try:
+        dtypes = [_PYTHON_NUMBER_DTYPES.get(type(a)) or np.dtype(type(a)) for a in args]
+        dtype = np.result_type(*dtypes)
+    except TypeError:
+        return result
+    if dtype.kind not in "iufb":
+        return result
+    return dtype.type(result)
 
 
 # Events -------------------------------------------------------------------------------

@@ -14,10 +14,12 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import struct as _struct
 import threading
 
 import numpy as np
 
+from . import _convert
 from ._typing_base import _numba_types, _scalar_type, enabled
 
 
@@ -93,7 +95,7 @@ def _int_arg(ctor):
     return lambda v: int(ctor(v))
 
 
-def _make_int(pyop, result, name, python_ints=False):
+def _make_int(pyop, result, name, python_ints=False, operand=None):
     """``python_ints``: the operands are Python ints and the result int64, which stays a Python int
     (within int64's range: the simulator's indices are Python ints, and they are cheaper)."""
     bits = result.bitwidth
@@ -102,6 +104,8 @@ def _make_int(pyop, result, name, python_ints=False):
     ctor = np.dtype(str(result)).type
     signed = result.signed
     dividing = name in ("floordiv", "mod")
+    operand_bits = getattr(operand, "bitwidth", None)
+    operand_signed = getattr(operand, "signed", True)
 
     if python_ints and not dividing:
         low, high = -half, half
@@ -115,8 +119,43 @@ def _make_int(pyop, result, name, python_ints=False):
 
         return impl
 
+    if name in ("neg", "invert") and operand_bits and operand_bits < bits:
+        # numba negates (inverts) in the operand's own type, then widens (neg.s32, cvt.u64.u32):
+        # -uint32(5) is 4294967291, -int32(INT32_MIN) is INT32_MIN.
+        op_mask, op_half = (1 << operand_bits) - 1, 1 << (operand_bits - 1)
+
+        def impl(a):
+            r = pyop(int(a)) & op_mask
+            if operand_signed and r >= op_half:
+                r -= 1 << operand_bits
+            r &= mask
+            if signed and r >= half:
+                r -= 1 << bits
+            return ctor(r)
+
+        return impl
+    if name == "pow":
+        def impl(a, b):
+            a, b = int(a), int(b)
+            if b < 0:  # numba's int_power_impl: no float result, 0 for |a| > 1
+                if a == 0:
+                    if np.geterr()["divide"] == "raise":
+                        raise ZeroDivisionError("0 cannot be raised to a negative power")
+                    return ctor(-half if signed else half)  # _get_power_zerodiv_return: the sign bit alone
+                r = 0 if a not in (1, -1) else (1 if a == 1 or b % 2 == 0 else -1)
+            else:
+                r = pow(a, b, 1 << bits)
+            r &= mask
+            if signed and r >= half:
+                r -= 1 << bits
+            return ctor(r)
+
+        return impl
+
     def impl(*operands):
         values = [int(v) for v in operands]
+        if dividing and signed and values[1] == -1 and values[0] == -half:
+            return ctor(0)  # numba's int_divmod_signed: MIN // -1 and MIN % -1 give 0, not a trap
         if dividing and values[1] == 0:
             # numba-cuda's "numpy" error model gives 0 (numba/cuda/cpython/numbers.py, _int_divmod_impl);
             # a debug=True launch (the "python" error model) raises, as its launches here do.
@@ -151,7 +190,10 @@ def _make(name, given, pytypes):
         if any(not isinstance(t, (types.Integer, types.Boolean)) for t in args):
             return None
         python_ints = result == types.int64 and all(t is int for t in pytypes) and name != "pow"
-        return _make_int(_PYOPS[name], result, name, python_ints)
+        return _make_int(_PYOPS[name], result, name, python_ints and name not in ("neg", "invert"),
+                         operand=args[0] if len(args) == 1 else None)
+    if name == "mul" and isinstance(result, types.Complex) and all(isinstance(t, types.Complex) for t in args):
+        return _complex_mul(result.bitwidth // 2)
     if isinstance(result, (types.Float, types.Complex)) and not name.startswith("math."):
         # Operands are converted to the signature's types (to the result type when they are
         # integers, as numba's int / int), then the operation runs in that precision.
@@ -172,15 +214,18 @@ def _make(name, given, pytypes):
         casts = [_int_arg(_scalar_ctor(t)) if isinstance(t, types.Integer) else _scalar_ctor(t) for t in args]
         if isinstance(result, types.Float):
             out = _scalar_ctor(result)
-            if ufunc is not None and all(isinstance(t, types.Float) for t in args):
+            if fname in ("gamma", "lgamma"):
+                pass  # no NumPy ufunc; math's, with the poles of CUDA's tgamma/lgamma (_at_pole)
+            elif ufunc is not None and all(isinstance(t, types.Float) for t in args):
                 return lambda *operands: out(ufunc(*(c(v) for c, v in zip(casts, operands))))
             fn = getattr(math, fname)
 
             def impl(*operands):
+                values = [c(v) for c, v in zip(casts, operands)]
                 try:
-                    return out(fn(*(c(v) for c, v in zip(casts, operands))))
+                    return out(fn(*values))
                 except ValueError:
-                    return out(math.nan)
+                    return out(_at_pole(fname, values))
                 except OverflowError:
                     return out(math.inf)
 
@@ -192,6 +237,22 @@ def _make(name, given, pytypes):
         if isinstance(result, types.Boolean) and ufunc is not None:
             return lambda *operands: bool(ufunc(*(c(v) for c, v in zip(casts, operands))))
     return None
+
+
+def _at_pole(fname, values):
+    """What CUDA's libdevice returns where Python's ``math`` raises ValueError (CUDA Math API,
+    "Mathematical functions": ``log(0)`` is -inf, ``lgamma`` of 0 or a negative integer +inf,
+    ``tgamma(+-0)`` +-inf, ``tgamma`` of a negative integer NaN); NaN for a domain error."""
+    x = float(values[0]) if values else math.nan
+    if fname == "lgamma" and x <= 0 and x == math.floor(x):
+        return math.inf
+    if fname == "gamma" and x == 0:
+        return math.copysign(math.inf, x)
+    ufunc = _UFUNCS.get(fname)
+    if ufunc is not None:
+        with np.errstate(all="ignore"):
+            return float(ufunc(*(np.float64(v) for v in values)))  # log(0) = -inf, log(-1) = nan
+    return math.nan
 
 
 def _impl(name, operands):
@@ -226,6 +287,116 @@ def unop(name, a):
     return impl(a)
 
 
+def _fma32(x, y, z):
+    """``fma.rn.f32``: x * y + z of float32 values rounded once (the product is exact in float64;
+    the float64 sum is made round-to-odd, which float32 rounding then rounds correctly)."""
+    p = x * y
+    s = p + z
+    if s - s != 0.0:  # inf or NaN: as IEEE 754 gives it
+        return np.float32(s)
+    v = s - p
+    err = (p - (s - v)) + (z - v)  # TwoSum: the exact error of s
+    if err != 0.0 and not _struct.unpack("<q", _struct.pack("<d", s))[0] & 1:
+        s = math.nextafter(s, math.inf if err > 0 else -math.inf)
+    return np.float32(s)
+
+
+def _fma64(x, y, z):
+    """``fma.rn.f64``: x * y + z rounded once (exact integer arithmetic; int / int rounds correctly)."""
+    p = x * y
+    if p - p != 0.0 or z - z != 0.0:
+        return np.float64(p + z)
+    n1, d1 = x.as_integer_ratio()
+    n2, d2 = y.as_integer_ratio()
+    n3, d3 = z.as_integer_ratio()
+    num = n1 * n2 * d3 + n3 * d1 * d2
+    if num == 0:
+        return np.float64(p + z)  # the sign of an exact zero, as IEEE 754 gives it
+    try:
+        return np.float64(num / (d1 * d2 * d3))
+    except OverflowError:
+        return np.float64(math.inf if num > 0 else -math.inf)
+
+
+_F64 = (float, np.float64)
+
+
+def muladd(kind, x, y, z):
+    """A product and a sum contracted into one fused multiply-add, as NVVM and ptxas compile them.
+
+    ``kind`` 0: ``x*y + z``, 1: ``x*y - z``, 2: ``x + y*z``, 3: ``x - y*z`` (the source's order of
+    evaluation is kept). NVVM contracts ``fmul`` + ``fadd`` into ``fma.rn`` by default (numba-cuda's
+    ``fma`` option; ``compile_ptx`` of ``a*b + c*d`` shows ``fma.rn.f32 a, b, c*d``), and ptxas contracts
+    the ``mul``/``sub`` pairs left without a rounding modifier (PTX ISA 9.7.3, ``add``: "mul/add
+    sequences with no rounding modifiers may be optimized to use fused-multiply-add"). Only operands
+    of one floating-point type are contracted: a float32 product added to a float64 is converted first.
+    """
+    tx, ty, tz = type(x), type(y), type(z)
+    if tx is ty is tz is np.float32:
+        fused = _fma32
+    elif tx in _F64 and ty in _F64 and tz in _F64:
+        fused = _fma64
+    else:
+        fused = None
+    if fused is not None:
+        if kind == 0:
+            return fused(float(x), float(y), float(z))
+        if kind == 1:
+            return fused(float(x), float(y), -float(z))
+        if kind == 2:
+            return fused(float(y), float(z), float(x))
+        return fused(-float(y), float(z), float(x))
+    if kind < 2:
+        return binop("add" if kind == 0 else "sub", binop("mul", x, y), z)
+    return binop("add" if kind == 2 else "sub", x, binop("mul", y, z))
+
+
+def _complex_mul(width):
+    """Complex product as numba-cuda compiles it: the imaginary part ``fma(ai, br, ar*bi)`` (NVVM,
+    ``compile_ptx``), the real part ``ar*br - ai*bi`` contracted by ptxas like any mul/sub pair."""
+    fused, real, out = (_fma32, np.float32, np.complex64) if width == 32 else (_fma64, np.float64, np.complex128)
+
+    def impl(a, b):
+        a, b = out(a), out(b)
+        ar, ai, br, bi = float(a.real), float(a.imag), float(b.real), float(b.imag)
+        re = fused(ar, br, -float(real(ai * bi)))
+        im = fused(ai, br, float(real(ar * bi)))
+        return out(complex(float(re), float(im)))
+
+    return impl
+
+
+#: Names of conversions a kernel may call (``int(x)``, ``float32(x)``, ``np.int32(x)``): see call().
+CONVERTERS = frozenset({"int", "float", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                        "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc", "uintc", "float_", "double",
+                        "single", "int_", "uint"})
+_converters: dict = {}
+
+
+def _converter(fn):
+    """The NumPy dtype a call of ``fn`` converts to (``int`` -> int64, ``numba.float32`` -> float32), or None."""
+    try:
+        return _converters[fn]
+    except (KeyError, TypeError):
+        pass
+    dtype = None
+    if fn is int:
+        dtype = np.dtype(np.int64)
+    elif fn is float:
+        dtype = np.dtype(np.float64)
+    elif isinstance(fn, type) and issubclass(fn, (np.integer, np.floating)):
+        dtype = np.dtype(fn)
+    else:
+        types = _numba_types()
+        if isinstance(fn, types.Integer) or (isinstance(fn, types.Float) and fn.bitwidth >= 32):
+            dtype = np.dtype(str(fn))
+    try:
+        _converters[fn] = dtype
+    except TypeError:
+        pass
+    return dtype
+
+
 def _round_ndigits(x, ndigits):
     """``round(x, ndigits)`` of a float as numba-cuda lowers it (``cudaimpl.round_to_impl``: CPython's
     fallback ``double_round``, in float64 whatever ``x``'s type, the result in ``x``'s type)."""
@@ -251,6 +422,11 @@ def _round_ndigits(x, ndigits):
 def call(fn, *args):
     """``fn(*args)``; a function of the ``math`` module, and ``round(x, ndigits)`` of a float, are
     computed in the types numba gives them."""
+    if len(args) == 1:
+        dtype = _converter(fn)
+        if dtype is not None and isinstance(args[0], (int, float, np.integer, np.floating)):
+            converted = _convert.convert(args[0], dtype)
+            return int(converted) if fn is int else (float(converted) if fn is float else converted)
     if fn is round:
         if len(args) == 2 and isinstance(args[0], (float, np.floating)) \
                 and isinstance(args[1], (int, np.integer)) and not isinstance(args[1], bool):
@@ -300,11 +476,18 @@ def quiet():
 # The source rewrite (applied by course_lib.sim._lines to every recompiled kernel)
 # ---------------------------------------------------------------------------------------------
 _BINOP, _UNOP, _CALL, _QUIET = "__course_binop__", "__course_unop__", "__course_call__", "__course_quiet__"
+_FMA, _CMP, _STORE = "__course_fma__", "__course_cmp__", "__course_store__"
+_CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
 
 def typed_copy_names() -> dict:
     """Names the rewritten code refers to, and their values."""
-    return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: quiet}
+    return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: quiet, _FMA: muladd, _CMP: _convert.compare,
+            _STORE: _convert.store}
+
+
+def _is_mul(node):
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
 
 
 def _simple(node):
@@ -336,7 +519,19 @@ def _load(node):
 class TypedOps(ast.NodeTransformer):
     """Arithmetic through :func:`binop`/:func:`unop`/:func:`call`; the body inside ``with quiet():``."""
 
+    def _contracted(self, node, left, right, subtract):
+        """``left +- right`` with a product on one side, as a fused multiply-add (:func:`muladd`)."""
+        if _is_mul(left):
+            kind, operands = (1 if subtract else 0), (left.left, left.right, right)
+        else:
+            kind, operands = (3 if subtract else 2), (left, right.left, right.right)
+        operands = [self.visit(o) for o in operands]
+        call_ = ast.Call(ast.Name(_FMA, ast.Load()), [ast.Constant(kind), *operands], [])
+        return ast.copy_location(call_, node)
+
     def visit_BinOp(self, node):
+        if isinstance(node.op, (ast.Add, ast.Sub)) and (_is_mul(node.left) or _is_mul(node.right)):
+            return self._contracted(node, node.left, node.right, isinstance(node.op, ast.Sub))
         self.generic_visit(node)
         name = _AST_OPS.get(type(node.op))
         if name is None:  # @ (matmul)
@@ -353,16 +548,36 @@ class TypedOps(ast.NodeTransformer):
         return ast.copy_location(call_, node)
 
     def visit_AugAssign(self, node):
-        self.generic_visit(node)
         name = _AST_OPS.get(type(node.op))
         target = node.target
+        simple = isinstance(target, ast.Name) or (isinstance(target, ast.Subscript) and _simple(target.value)
+                                                  and _simple(target.slice))
+        if simple and name in ("add", "sub") and _is_mul(node.value):  # acc += a * b: one fma
+            value = self._contracted(node.value, _load(target), node.value, name == "sub")
+        else:
+            self.generic_visit(node)
+            if name is None or not simple:
+                return node
+            value = ast.Call(ast.Name(_BINOP, ast.Load()), [ast.Constant(name), _load(target), node.value], [])
+        if isinstance(target, ast.Subscript):
+            value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), value], [])
+        return ast.copy_location(ast.Assign([target], value), node)
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            # a[i] = v stores v as a GPU does (a float into an integer array saturates: _convert.store)
+            node.value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), node.value], [])
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        name = _CMP_OPS.get(type(node.ops[0])) if len(node.ops) == 1 else None
         if name is None:
             return node
-        if isinstance(target, ast.Name) or (isinstance(target, ast.Subscript) and _simple(target.value)
-                                            and _simple(target.slice)):
-            value = ast.Call(ast.Name(_BINOP, ast.Load()), [ast.Constant(name), _load(target), node.value], [])
-            return ast.copy_location(ast.Assign([target], value), node)
-        return node
+        call_ = ast.Call(ast.Name(_CMP, ast.Load()), [ast.Constant(name), node.left, node.comparators[0]], [])
+        return ast.copy_location(call_, node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -370,7 +585,9 @@ class TypedOps(ast.NodeTransformer):
         # math.sqrt(x), or sqrt(x) after `from math import sqrt` (call() checks that it is math's).
         named = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "math") \
             or (isinstance(func, ast.Name) and func.id in _MATH_NAMES) \
-            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) == 2)
+            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) == 2) \
+            or (len(node.args) == 1 and ((isinstance(func, ast.Name) and func.id in CONVERTERS)
+                                         or (isinstance(func, ast.Attribute) and func.attr in CONVERTERS)))
         if named and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
             call_ = ast.Call(ast.Name(_CALL, ast.Load()), [func, *node.args], [])
             return ast.copy_location(call_, node)
