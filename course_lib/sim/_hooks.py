@@ -38,7 +38,7 @@ import functools
 
 import numpy as np
 
-from . import _engine, _intrinsics, _typing, _uninit
+from . import _engine, _intrinsics, _launch, _typing, _uninit
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -164,6 +164,8 @@ def _device_call(stock_call):
     forget = _uninit.forget_uninitialized
     fake_array = devicearray.FakeCUDAArray
     convert = _typing.convert_arguments
+    refuse, refuse_shared, frozen = _launch.refuse, _launch.refuse_shared, _launch.frozen_globals
+    argument_type = _typing.argument_type
 
     def __call__(self, *args):
         argtypes = self.__dict__.get(SIGNATURE)
@@ -178,13 +180,18 @@ def _device_call(stock_call):
                 return fair(fn)(*args)  # loops of device functions tick too
             with swapped_cuda_module(fn, kernel._kernel_context):  # a device function called from host code
                 return fair(fn)(*args)
+        if self.grid_dim is not None and self.block_dim is not None:  # else the stock call says what is missing
+            refuse(self.fn, self.grid_dim, self.block_dim, self.dynshared_size, args, argtypes)
         with launching:  # one simulated launch at a time, whichever host thread launches
             if _uninit._never_written:
                 for arg in args:  # an unobserved launch may write its arguments
                     if isinstance(arg, fake_array):
                         forget(arg)
-            _typing.before_launch(self.fn, args, self._debug)  # refuses what a GPU would not compile
-            return stock_call(self, *args)
+            with frozen(self.fn, tuple(argument_type(a) for a in args)):  # globals as at the first compilation
+                typing = _typing.before_launch(self.fn, args, self._debug)  # refuses what a GPU would not compile
+                if typing is not None:
+                    refuse_shared(self.fn, typing, self.dynshared_size)
+                return stock_call(self, *args)
 
     __call__.__doc__ = stock_call.__doc__
     return __call__
