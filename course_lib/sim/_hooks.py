@@ -38,7 +38,7 @@ import functools
 
 import numpy as np
 
-from . import _engine, _intrinsics, _launch, _typing, _uninit
+from . import _convert, _engine, _intrinsics, _launch, _typing, _uninit
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -147,6 +147,10 @@ def _class_methods():
         (api.Event, "record", _intrinsics.event_record),
         (api.Event, "query", _intrinsics.event_query),
         (api.Event, "elapsed_time", _intrinsics.event_elapsed_time),
+        (kernelapi.FakeCUDAFp16, "hfma", _intrinsics.hfma),
+        (kernelapi.FakeCUDAFp16, "hfloor", _intrinsics.hfloor),
+        (kernelapi.FakeCUDAFp16, "hmax", _intrinsics.hmax),
+        (kernelapi.FakeCUDAFp16, "hmin", _intrinsics.hmin),
     ]
 
 
@@ -243,13 +247,24 @@ def _configured(stock_getitem):
     return __getitem__
 
 
-def _ticking(op):
-    """An atomic of the simulated cuda module that counts as a step of the running thread."""
+def _ticking(op, name):
+    """An atomic of the simulated cuda module that counts as a step of the running thread.
+
+    Its operands are first converted to the array's element type, as numba-cuda converts them
+    (``compile_ptx`` of ``cuda.atomic.add(uint32_array, 0, -1)``: ``atom.global.add.u32 ..., -1``,
+    i.e. 0xFFFFFFFF added modulo 2**32), not left to NumPy, which refuses -1 as a uint32.
+    """
     tick = _engine.tick
+    first = 1 if name == "compare_and_swap" else 2  # operands after (array, index), or after array alone
+    convert = _convert.convert
 
     @functools.wraps(op)
-    def atomic(self, *args):
-        result = op(self, *args)
+    def atomic(self, array, *rest):
+        dtype = getattr(array, "dtype", None)
+        if dtype is not None and dtype.kind in "iuf":
+            rest = rest[:first - 1] + tuple(convert(v, dtype) if isinstance(v, (int, float, np.number)) else v
+                                            for v in rest[first - 1:])
+        result = op(self, array, *rest)
         tick()
         return result
 
@@ -357,7 +372,7 @@ def install():
         op = kernelapi.FakeCUDAAtomic.__dict__.get(name)
         if op is not None:
             saved["atomics"][name] = op
-            setattr(kernelapi.FakeCUDAAtomic, name, _ticking(op))
+            setattr(kernelapi.FakeCUDAAtomic, name, _ticking(op, name))
     kernel.BlockManager = _engine.ScheduledBlockManager
     kernel.FakeCUDAKernel.__call__ = _device_call(saved["call"])
     kernel.FakeCUDAKernel.__getitem__ = _configured(saved["getitem"])

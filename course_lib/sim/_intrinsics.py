@@ -26,6 +26,7 @@ numba-cuda 0.30.4, cc 8.0) and from the PTX ISA's definition of those instructio
 from __future__ import annotations
 
 import builtins
+import math
 import time
 from fractions import Fraction
 
@@ -148,6 +149,37 @@ def _unified(args, result):
     if dtype.kind not in "iufb":
         return result
     return dtype.type(result)
+
+
+# cuda.fp16 ------------------------------------------------------------------------------
+def hfma(self, a, b, c):
+    """Simulated ``cuda.fp16.hfma``: ``a * b + c`` rounded once to float16 (``fma.rn.f16``); the stock
+    simulator rounds the product first."""
+    x, y, z = float(np.float16(a)), float(np.float16(b)), float(np.float16(c))
+    p = x * y  # exact: 22 significant bits
+    s_ = p + z
+    if s_ - s_ == 0.0:
+        v = s_ - p
+        err = (p - (s_ - v)) + (z - v)  # TwoSum: the exact error of s_
+        if err != 0.0 and not np.float64(s_).view(np.int64) & 1:
+            s_ = math.nextafter(s_, math.inf if err > 0 else -math.inf)  # round to odd: one correct rounding
+    with np.errstate(over="ignore"):
+        return np.float16(s_)
+
+
+def hfloor(self, x):
+    """Simulated ``cuda.fp16.hfloor`` (``cvt.rmi.f16.f16``); the stock simulator rounds up."""
+    return np.floor(x, dtype=np.float16)
+
+
+def hmax(self, a, b):
+    """Simulated ``cuda.fp16.hmax`` (``max.f16``): a NaN operand is ignored."""
+    return np.float16(np.fmax(np.float16(a), np.float16(b)))
+
+
+def hmin(self, a, b):
+    """Simulated ``cuda.fp16.hmin`` (``min.f16``): a NaN operand is ignored."""
+    return np.float16(np.fmin(np.float16(a), np.float16(b)))
 
 
 # Events -------------------------------------------------------------------------------
