@@ -304,8 +304,8 @@ class _Checker(Observer):
             index = second[4] if isinstance(second[4], tuple) else (second[4],)
             index = tuple(int(i) for i in index)
             if t1[0] != t2[0]:
-                why = ("different blocks, which nothing orders (a grid barrier would, or a release that the other "
-                       "block's atomic observes: cuda.threadfence() between the write and an atomic)")
+                why = ("different blocks, which nothing orders (a grid barrier would, or a release that an atomic of "
+                       "the other block observes: cuda.threadfence() between the write and an atomic)")
             elif first[0].warp == second[0].warp:
                 why = ("the same barrier interval, and no syncwarp naming both lanes between them")
             else:
