@@ -38,7 +38,7 @@ import functools
 
 import numpy as np
 
-from . import _convert, _engine, _intrinsics, _launch, _typing, _uninit
+from . import _convert, _engine, _intrinsics, _launch, _typed_ops, _typing, _uninit
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -170,6 +170,7 @@ def _device_call(stock_call):
     convert = _typing.convert_arguments
     refuse, refuse_shared, frozen = _launch.refuse, _launch.refuse_shared, _launch.frozen_globals
     argument_type = _typing.argument_type
+    flushing = _typed_ops.flushing_subnormals
 
     def __call__(self, *args):
         argtypes = self.__dict__.get(SIGNATURE)
@@ -195,7 +196,8 @@ def _device_call(stock_call):
                 typing = _typing.before_launch(self.fn, args, self._debug)  # refuses what a GPU would not compile
                 if typing is not None:
                     refuse_shared(self.fn, typing, self.dynshared_size)
-                return stock_call(self, *args)
+                with flushing(getattr(self, "_fastmath", False)):  # fastmath=True: float32 subnormals flushed
+                    return stock_call(self, *args)
 
     __call__.__doc__ = stock_call.__doc__
     return __call__

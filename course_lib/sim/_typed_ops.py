@@ -263,8 +263,55 @@ def _impl(name, operands):
         pass
     given = tuple(_scalar_type(type(v)) for v in operands)
     impl = None if any(t is None for t in given) else _make(name, given, tuple(map(type, operands)))
+    if _flushing and impl is not None and any(t is np.float32 for t in key[1:]):
+        impl = _flushed(impl)
     _impls[key] = impl
     return impl
+
+
+# fastmath=True: float32 subnormals flushed to zero ---------------------------------------------
+_TINY32 = 2.0**-126
+_plain_impls = _impls
+_ftz_impls: dict = {}
+_flushing = False
+
+
+def _flush(x):
+    """A float32 subnormal as ``.ftz`` instructions see it: a zero of its sign."""
+    if type(x) is np.float32 and x != 0 and -_TINY32 < x < _TINY32:
+        return np.float32(math.copysign(0.0, float(x)))
+    return x
+
+
+def _flushed(impl):
+    def flushed(*operands):
+        return _flush(impl(*(_flush(v) for v in operands)))
+
+    return flushed
+
+
+class flushing_subnormals:
+    """``with flushing_subnormals(kernel_fastmath):`` runs float32 arithmetic as ``fastmath=True`` compiles
+    it: ``mul.ftz.f32``, ``add.ftz.f32``, ``fma.rn.ftz.f32`` (``compile_ptx``; PTX ISA 9.7.3, ``.ftz``:
+    subnormal inputs and results flushed to sign-preserving zero). Launches run one at a time
+    (:data:`course_lib.sim._engine.launch_lock`), so the switch is module-wide."""
+
+    __slots__ = ("on", "saved")
+
+    def __init__(self, on):
+        self.on = bool(on)
+
+    def __enter__(self):
+        global _impls, _flushing
+        self.saved = (_impls, _flushing)
+        if self.on:
+            _impls, _flushing = _ftz_impls, True
+        return self
+
+    def __exit__(self, *exc):
+        global _impls, _flushing
+        _impls, _flushing = self.saved
+        return False
 
 
 def binop(name, a, b):
@@ -321,7 +368,7 @@ def _fma64(x, y, z):
 _F64 = (float, np.float64)
 
 
-def muladd(kind, x, y, z):
+def muladd(kind, x, y, z, _flushed_already=False):
     """A product and a sum contracted into one fused multiply-add, as NVVM and ptxas compile them.
 
     ``kind`` 0: ``x*y + z``, 1: ``x*y - z``, 2: ``x + y*z``, 3: ``x - y*z`` (the source's order of
@@ -333,6 +380,8 @@ def muladd(kind, x, y, z):
     """
     tx, ty, tz = type(x), type(y), type(z)
     if tx is ty is tz is np.float32:
+        if _flushing and not _flushed_already:  # fastmath: fma.rn.ftz.f32
+            return _flush(muladd(kind, _flush(x), _flush(y), _flush(z), True))
         fused = _fma32
     elif tx in _F64 and ty in _F64 and tz in _F64:
         fused = _fma64
