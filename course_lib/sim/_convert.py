@@ -99,8 +99,7 @@ def store(array, value):
     """
     vt = type(value)
     if vt is np.float32 or vt is np.float64 or vt is float:
-        dtype = array.dtype
-        return convert(value, dtype) if dtype.kind in "iu" else value
+        return convert(value, array.dtype) if _kind(array) in "iu" else value
     if vt is int:
         if -32768 <= value < 32768:
             return value
@@ -115,6 +114,20 @@ def store(array, value):
 
 
 _NUMPY_INTS = frozenset(np.dtype(t).type for t in _INT_DTYPES)
+_KIND = "_course_dtype_kind"
+
+
+def _kind(array):
+    """``array.dtype.kind``, kept on a simulator array wrapper (whose ``dtype`` passes two ``__getattr__``)."""
+    if type(array) is np.ndarray:
+        return array.dtype.kind
+    namespace = getattr(array, "__dict__", None)
+    if namespace is None:
+        return array.dtype.kind
+    kind = namespace.get(_KIND)
+    if kind is None:
+        kind = namespace[_KIND] = array.dtype.kind
+    return kind
 
 
 _COMPARE = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import math
 import operator
-import struct as _struct
 import threading
 
 import numpy as np
@@ -343,9 +342,12 @@ def _fma32(x, y, z):
         return np.float32(s)
     v = s - p
     err = (p - (s - v)) + (z - v)  # TwoSum: the exact error of s
-    if err != 0.0 and not _struct.unpack("<q", _struct.pack("<d", s))[0] & 1:
-        s = math.nextafter(s, math.inf if err > 0 else -math.inf)
+    if err != 0.0 and (_frexp(s)[0] * _TWO53) % 2.0 == 0.0:  # inexact, and the last bit of s is even
+        s = _nextafter(s, math.inf if err > 0 else -math.inf)
     return np.float32(s)
+
+
+_frexp, _nextafter, _TWO53 = math.frexp, math.nextafter, float(2**53)
 
 
 def _fma64(x, y, z):
@@ -378,26 +380,41 @@ def muladd(kind, x, y, z, _flushed_already=False):
     sequences with no rounding modifiers may be optimized to use fused-multiply-add"). Only operands
     of one floating-point type are contracted: a float32 product added to a float64 is converted first.
     """
-    tx, ty, tz = type(x), type(y), type(z)
-    if tx is ty is tz is np.float32:
+    if type(x) is _F32 and type(y) is _F32 and type(z) is _F32:
         if _flushing and not _flushed_already:  # fastmath: fma.rn.ftz.f32
             return _flush(muladd(kind, _flush(x), _flush(y), _flush(z), True))
-        fused = _fma32
-    elif tx in _F64 and ty in _F64 and tz in _F64:
-        fused = _fma64
-    else:
-        fused = None
-    if fused is not None:
+        # _fma32, inlined: this runs for every a*b + c of a float32 kernel.
         if kind == 0:
-            return fused(float(x), float(y), float(z))
+            a, b, c = float(x), float(y), float(z)
+        elif kind == 1:
+            a, b, c = float(x), float(y), -float(z)
+        elif kind == 2:
+            a, b, c = float(y), float(z), float(x)
+        else:
+            a, b, c = -float(y), float(z), float(x)
+        p = a * b
+        s = p + c
+        if s - s == 0.0:
+            v = s - p
+            err = (p - (s - v)) + (c - v)
+            if err != 0.0 and (_frexp(s)[0] * _TWO53) % 2.0 == 0.0:
+                s = _nextafter(s, _INF if err > 0 else -_INF)
+        return _F32(s)
+    tx, ty, tz = type(x), type(y), type(z)
+    if tx in _F64 and ty in _F64 and tz in _F64:
+        if kind == 0:
+            return _fma64(float(x), float(y), float(z))
         if kind == 1:
-            return fused(float(x), float(y), -float(z))
+            return _fma64(float(x), float(y), -float(z))
         if kind == 2:
-            return fused(float(y), float(z), float(x))
-        return fused(-float(y), float(z), float(x))
+            return _fma64(float(y), float(z), float(x))
+        return _fma64(-float(y), float(z), float(x))
     if kind < 2:
         return binop("add" if kind == 0 else "sub", binop("mul", x, y), z)
     return binop("add" if kind == 2 else "sub", x, binop("mul", y, z))
+
+
+_F32, _INF = np.float32, math.inf
 
 
 def _complex_mul(width):
@@ -535,6 +552,13 @@ def typed_copy_names() -> dict:
             _STORE: _convert.store}
 
 
+def _small_int(node):
+    """An integer literal that float32 represents exactly (``i < 0``, ``tid == 1``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) <= 1 << 24
+
+
 def _is_mul(node):
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
 
@@ -623,8 +647,8 @@ class TypedOps(ast.NodeTransformer):
     def visit_Compare(self, node):
         self.generic_visit(node)
         name = _CMP_OPS.get(type(node.ops[0])) if len(node.ops) == 1 else None
-        if name is None:
-            return node
+        if name is None or any(_small_int(side) for side in (node.left, node.comparators[0])):
+            return node  # a small integer literal is exact in float32: NumPy compares as numba does
         call_ = ast.Call(ast.Name(_CMP, ast.Load()), [ast.Constant(name), node.left, node.comparators[0]], [])
         return ast.copy_location(call_, node)
 

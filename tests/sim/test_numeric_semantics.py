@@ -344,3 +344,27 @@ def test_compiled_ptx_matches_the_simulated_semantics(ptx, kernel, instructions)
     text = ptx[kernel]
     for instruction in instructions:
         assert instruction in text, f"{kernel}: {instruction} not in the PTX numba-cuda emits"
+
+
+def test_contraction_rounds_once_like_the_exact_fma():
+    # The fused multiply-add of the contraction against cuda.fma's exact (Fraction) rounding, float32 and
+    # float64, on operands whose sums cancel, round to a float32 midpoint, or overflow.
+    from course_lib.sim._intrinsics import fma as exact_fma
+    from course_lib.sim._typed_ops import muladd
+
+    rng = np.random.default_rng(40)
+    for dtype in (np.float32, np.float64):
+        a = (rng.standard_normal(3000) * 2.0 ** rng.integers(-30, 30, 3000)).astype(dtype)
+        b = (rng.standard_normal(3000) * 2.0 ** rng.integers(-30, 30, 3000)).astype(dtype)
+        c = (-(a.astype(np.float64) * b) * rng.choice([1.0, 1 + 2**-20, 0.5], 3000)).astype(dtype)
+        c[::7] = rng.standard_normal(c[::7].size).astype(dtype)
+        a[:3], b[:3], c[:3] = dtype(1 + 2**-12), dtype(1 + 2**-12), dtype(-1)
+        a[3], b[3], c[3] = np.finfo(dtype).max, dtype(2), dtype(-1)
+        a[4], b[4], c[4] = X, X, dtype(2**-60)  # X*X is a float32 midpoint, + 2**-60 lies just above it
+        with np.errstate(over="ignore"):  # kernels run so (overflow gives inf silently, as on a GPU)
+            assert muladd(0, np.float32(X), np.float32(X), np.float32(2**-60)) == np.float32(1 + 2**-11 + 2**-23)
+            for x, y, z in zip(a, b, c):
+                want = exact_fma(None, x, y, z)
+                got = muladd(0, x, y, z)
+                assert type(got) is dtype and (got == want or (got != got and want != want)), (x, y, z, got, want)
+                assert muladd(3, z, -x, y) == want or want != want  # z - (-x)*y: the same fma
