@@ -232,6 +232,11 @@ def _make(name, given, pytypes):
         if isinstance(result, types.Integer):
             fn = getattr(math, fname)
             ctor = _scalar_ctor(result)
+            if ufunc is not None and len(args) == 1 and isinstance(args[0], types.Float):
+                # math.floor/ceil/trunc of a float: cvt.rmi (rpi, rzi) then cvt.rzi.s64 -- saturating, NaN
+                # giving 0 -- where Python raises for inf, NaN and values past int64.
+                dtype = np.dtype(str(result))
+                return lambda a: _convert.convert(float(ufunc(np.float64(a))), dtype)
             return lambda *operands: ctor(fn(*(c(v) for c, v in zip(casts, operands))))
         if isinstance(result, types.Boolean) and ufunc is not None:
             return lambda *operands: bool(ufunc(*(c(v) for c, v in zip(casts, operands))))
@@ -432,6 +437,8 @@ def _complex_mul(width):
     return impl
 
 
+_INT64 = np.dtype(np.int64)
+
 #: Names of conversions a kernel may call (``int(x)``, ``float32(x)``, ``np.int32(x)``): see call().
 CONVERTERS = frozenset({"int", "float", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
                         "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc", "uintc", "float_", "double",
@@ -494,6 +501,9 @@ def call(fn, *args):
             converted = _convert.convert(args[0], dtype)
             return int(converted) if fn is int else (float(converted) if fn is float else converted)
     if fn is round:
+        if len(args) == 1 and isinstance(args[0], (float, np.floating)):
+            # cvt.rni.s64.f64 (compile_ptx): half to even, saturating, NaN giving 0.
+            return int(_convert.convert(float(np.rint(np.float64(args[0]))), _INT64))
         if len(args) == 2 and isinstance(args[0], (float, np.floating)) \
                 and isinstance(args[1], (int, np.integer)) and not isinstance(args[1], bool):
             return _round_ndigits(args[0], int(args[1]))
@@ -658,7 +668,7 @@ class TypedOps(ast.NodeTransformer):
         # math.sqrt(x), or sqrt(x) after `from math import sqrt` (call() checks that it is math's).
         named = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "math") \
             or (isinstance(func, ast.Name) and func.id in _MATH_NAMES) \
-            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) == 2) \
+            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) in (1, 2)) \
             or (len(node.args) == 1 and ((isinstance(func, ast.Name) and func.id in CONVERTERS)
                                          or (isinstance(func, ast.Attribute) and func.attr in CONVERTERS)))
         if named and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):

@@ -44,6 +44,26 @@ def test_int_of_a_float_saturates_and_nan_gives_zero():
 
 
 @cuda.jit
+def rounding_to_int(x, out):
+    i = cuda.threadIdx.x
+    out[0, i] = math.floor(x[i])
+    out[1, i] = math.ceil(x[i])
+    out[2, i] = round(x[i])
+    out[3, i] = math.trunc(x[i])
+
+
+def test_floor_ceil_round_and_trunc_of_huge_values_saturate():
+    x = np.array([np.inf, -np.inf, 1e20, np.nan, 2.5, -2.5])
+    out = np.zeros((4, x.size), np.int64)
+    rounding_to_int[1, x.size](x, out)
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    assert out[0].tolist() == [big, small, big, 0, 2, -3]
+    assert out[1].tolist() == [big, small, big, 0, 3, -2]
+    assert out[2].tolist() == [big, small, big, 0, 2, -2]  # half to even (llvm.rint)
+    assert out[3].tolist() == [big, small, big, 0, 2, -2]
+
+
+@cuda.jit
 def store(x, out):
     out[cuda.threadIdx.x] = x[cuda.threadIdx.x]
 
@@ -302,7 +322,11 @@ _PTX_SCRIPT = textwrap.dedent('''
     def atomic_dec(a): cuda.atomic.add(a, 0, -1)
     def say(a, n): print(a, n)
     def fast(a, b, out): out[0] = a * b
+    def rnd(a, out): out[0] = round(a)
+    def floor(a, out): out[0] = math.floor(a)
     kernels = {
+        "rnd": (rnd, "void(float64, int64[:])", {}),
+        "floor": (floor, "void(float64, int64[:])", {}),
         "fma_pair": (fma_pair, "void(float32, float32, float32, float32, float32[:])", {}),
         "cplx": (cplx, "void(complex64, complex64, complex64[:])", {}),
         "to_int": (to_int, "void(float64, int64[:])", {}),
@@ -339,6 +363,8 @@ def ptx():
     ("atomic_dec", ["atom.global.add.u32"]),
     ("say", ["cvt.f64.f32", "vprintf"]),
     ("fast", ["mul.ftz.f32"]),  # fastmath=True flushes float32 subnormals
+    ("rnd", ["cvt.rni.s64.f64"]),  # half to even, saturating, NaN to 0
+    ("floor", ["cvt.rmi.f64.f64", "cvt.rzi.s64.f64"]),
 ])
 def test_compiled_ptx_matches_the_simulated_semantics(ptx, kernel, instructions):
     text = ptx[kernel]
