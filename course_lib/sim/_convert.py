@@ -16,8 +16,9 @@ NumPy and Python do differently from the PTX that numba-cuda emits (checked with
 * **float32 compared with a float64 or an integer** is compared in float64 (``cvt.f64.f32``,
   ``setp.eq.f64``): ``float32(0.1) == 0.1`` is False. NumPy 2 compares a float32 with a
   Python number in float32 (True).
-* **print** formats as numba-cuda's ``printf``: integers with ``%lld``/``%llu``, floats
-  with ``%f`` (six decimals, float32 promoted to double), items separated by spaces.
+* **print** formats as numba-cuda's ``printf`` (``numba/cuda/printimpl.py``): integers with
+  ``%lld``/``%llu``, floats with ``%f`` (six decimals, float32 promoted to double), booleans
+  as ``True``/``False``, tuples and ``Dim3`` in parentheses, items separated by spaces.
 """
 
 from __future__ import annotations
@@ -148,7 +149,12 @@ def compare(name, a, b):
 
 def _format(item):
     if isinstance(item, (bool, np.bool_)):
-        return str(int(item))  # numba-cuda prints a boolean as an integer (%d)
+        return "True" if item else "False"  # numba-cuda's bool_print_impl: "%s" of "True"/"False"
+    if isinstance(item, tuple):
+        inner = ", ".join(_format(v) for v in item)
+        return f"({inner},)" if len(item) == 1 else f"({inner})"
+    if all(hasattr(item, axis) for axis in ("x", "y", "z")) and not isinstance(item, (int, float, np.number)):
+        return f"({int(item.x)}, {int(item.y)}, {int(item.z)})"  # a Dim3: "(%d, %d, %d)"
     if isinstance(item, (int, np.integer)):
         return str(int(item))
     if isinstance(item, (float, np.floating)):

@@ -299,13 +299,14 @@ def test_fp16_intrinsics_as_compiled():
 # print ---------------------------------------------------------------------------------------------
 @cuda.jit
 def say(x, n):
-    print(x[0], n, 1.5)
+    print(x[0], n, 1.5, n > 3, (n, x[0]), cuda.threadIdx)
 
 
 def test_print_formats_as_printf(capsys):
     say[1, 1](np.array([0.1], np.float32), 7)
-    # numba-cuda's printimpl: %f for floats (float32 promoted to double), %lld for integers.
-    assert capsys.readouterr().out == "0.100000 7 1.500000\n"
+    # numba-cuda's printimpl: %f for floats (float32 promoted to double), %lld for integers, "True"/"False"
+    # for booleans, tuples element by element, a Dim3 as "(%d, %d, %d)".
+    assert capsys.readouterr().out == "0.100000 7 1.500000 True (7, 0.100000) (0, 0, 0)\n"
 
 
 # The claims above, checked against numba-cuda's PTX -----------------------------------------------
