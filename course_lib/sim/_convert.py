@@ -29,7 +29,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["compare", "convert", "gpu_print", "store"]
+__all__ = ["compare", "convert", "gpu_print", "operand", "store"]
 
 _INT_DTYPES = {np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                                      np.uint64)}
@@ -115,20 +115,37 @@ def store(array, value):
 
 
 _NUMPY_INTS = frozenset(np.dtype(t).type for t in _INT_DTYPES)
-_KIND = "_course_dtype_kind"
+_DTYPE = "_course_dtype"
+
+
+def _dtype(array):
+    """``array.dtype``, kept on a simulator array wrapper (whose ``dtype`` passes two ``__getattr__``)."""
+    if type(array) is np.ndarray:
+        return array.dtype
+    namespace = getattr(array, "__dict__", None)
+    if namespace is None:
+        return array.dtype
+    dtype = namespace.get(_DTYPE)
+    if dtype is None:
+        dtype = namespace[_DTYPE] = array.dtype
+    return dtype
 
 
 def _kind(array):
-    """``array.dtype.kind``, kept on a simulator array wrapper (whose ``dtype`` passes two ``__getattr__``)."""
-    if type(array) is np.ndarray:
-        return array.dtype.kind
-    namespace = getattr(array, "__dict__", None)
-    if namespace is None:
-        return array.dtype.kind
-    kind = namespace.get(_KIND)
-    if kind is None:
-        kind = namespace[_KIND] = array.dtype.kind
-    return kind
+    return _dtype(array).kind
+
+
+def operand(array, value):
+    """The operand of an atomic on ``array`` converted to its element type first, as numba-cuda converts it
+    (``cuda.atomic.add(uint32_array, i, -1)`` adds 0xFFFFFFFF; a float64 added to a float32 array is
+    rounded to float32 before the sum)."""
+    vt = type(value)
+    if vt is int and 0 <= value < 32768:
+        return value
+    dtype = _dtype(array)
+    if vt is dtype.type or dtype.kind not in "iuf" or not isinstance(value, (int, float, np.number)):
+        return value
+    return convert(value, dtype)
 
 
 _COMPARE = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,

@@ -196,7 +196,7 @@ def _device_call(stock_call):
                 typing = _typing.before_launch(self.fn, args, self._debug)  # refuses what a GPU would not compile
                 if typing is not None:
                     refuse_shared(self.fn, typing, self.dynshared_size)
-                with flushing(getattr(self, "_fastmath", False)):  # fastmath=True: float32 subnormals flushed
+                with flushing(getattr(self, "_fastmath", False), args):  # fastmath: float32 subnormals flushed
                     return stock_call(self, *args)
 
     __call__.__doc__ = stock_call.__doc__
@@ -257,18 +257,25 @@ def _ticking(op, name):
     i.e. 0xFFFFFFFF added modulo 2**32), not left to NumPy, which refuses -1 as a uint32.
     """
     tick = _engine.tick
-    first = 1 if name == "compare_and_swap" else 2  # operands after (array, index), or after array alone
-    convert = _convert.convert
+    operand = _convert.operand
 
-    @functools.wraps(op)
-    def atomic(self, array, *rest):
-        dtype = getattr(array, "dtype", None)
-        if dtype is not None and dtype.kind in "iuf":
-            rest = rest[:first - 1] + tuple(convert(v, dtype) if isinstance(v, (int, float, np.number)) else v
-                                            for v in rest[first - 1:])
-        result = op(self, array, *rest)
-        tick()
-        return result
+    if name == "compare_and_swap":  # (array, old, value)
+        def atomic(self, array, old, value):
+            result = op(self, array, operand(array, old), operand(array, value))
+            tick()
+            return result
+    elif name == "cas":  # (array, index, old, value)
+        def atomic(self, array, index, old, value):
+            result = op(self, array, index, operand(array, old), operand(array, value))
+            tick()
+            return result
+    else:  # (array, index, value)
+        def atomic(self, array, index, value):
+            result = op(self, array, index, operand(array, value))
+            tick()
+            return result
+
+    functools.update_wrapper(atomic, op)
 
     return atomic
 

@@ -268,7 +268,11 @@ def _impl(name, operands):
     given = tuple(_scalar_type(type(v)) for v in operands)
     impl = None if any(t is None for t in given) else _make(name, given, tuple(map(type, operands)))
     if _flushing and impl is not None and any(t is np.float32 for t in key[1:]):
-        impl = _flushed(impl)
+        fast = _FTZ_OPS if _flushing == _STRICT else _FTZ_RESULTS
+        impl = fast.get(name) if key[1:] == (np.float32, np.float32) else None
+        if impl is None:
+            made = _make(name, given, tuple(map(type, operands)))
+            impl = _flushed(made) if _flushing == _STRICT else _result_flushed(made)
     _impls[key] = impl
     return impl
 
@@ -277,7 +281,21 @@ def _impl(name, operands):
 _TINY32 = 2.0**-126
 _plain_impls = _impls
 _ftz_impls: dict = {}
+_ftz_strict_impls: dict = {}
 _flushing = False
+
+
+def _has_subnormals(arg):
+    """True if the launch argument ``arg`` is (or holds) a float32 subnormal."""
+    if type(arg) is np.float32:
+        return arg != 0 and abs(arg) < _TINY32
+    ary = arg
+    for attr in ("_item", "_ary"):  # simulator device arrays hold an ndarray
+        ary = getattr(ary, attr, ary)
+    if not isinstance(ary, np.ndarray) or ary.dtype != np.float32 or ary.size == 0:
+        return False
+    magnitude = np.abs(ary)
+    return bool(np.any((magnitude < _TINY32) & (magnitude > 0)))
 
 
 def _flush(x):
@@ -294,6 +312,63 @@ def _flushed(impl):
     return flushed
 
 
+def _result_flushed(impl):
+    """``impl`` with its float32 result flushed (its operands cannot be subnormal: see :func:`_ftz_result`)."""
+    tiny, flush = _TINY32, _flush
+
+    def flushed(*operands):
+        r = impl(*operands)
+        return flush(r) if type(r) is np.float32 and -tiny < r < tiny else r
+
+    return flushed
+
+
+def _ftz_op(pyop):
+    """float32 ``pyop`` as its ``.ftz`` instruction: computed on Python floats (a float32 sum, difference,
+    product or quotient rounded to float64 and then to float32 is correctly rounded: 53 >= 2 * 24 + 2),
+    subnormal operands and results flushed to zeros of their sign."""
+    tiny, zero, f32 = _TINY32, math.copysign, np.float32
+
+    def op(a, b):
+        x, y = float(a), float(b)
+        if -tiny < x < tiny:
+            x = zero(0.0, x)
+        if -tiny < y < tiny:
+            y = zero(0.0, y)
+        try:
+            r = f32(pyop(x, y))
+        except ZeroDivisionError:  # x / 0 in float32: inf or NaN, as IEEE 754 gives it
+            return f32(np.float32(x) / np.float32(0.0))
+        if -tiny < r < tiny:
+            return f32(zero(0.0, r))
+        return r
+
+    return op
+
+
+_FTZ_OPS = {name: _ftz_op(_PYOPS[name]) for name in ("add", "sub", "mul", "truediv")}
+_TINY = np.float32(_TINY32)
+
+
+def _ftz_result(pyop):
+    """float32 ``pyop`` as its ``.ftz`` instruction when no operand can be subnormal (every float32 a
+    fastmath kernel computes is flushed, and its arguments hold none: :class:`flushing_subnormals`):
+    only the result is flushed."""
+    tiny, zero, f32 = _TINY, math.copysign, np.float32
+
+    def op(a, b):
+        r = pyop(a, b)
+        if abs(r) < tiny and r != 0:
+            return f32(zero(0.0, float(r)))
+        return r
+
+    return op
+
+
+_FTZ_RESULTS = {name: _ftz_result(_PYOPS[name]) for name in ("add", "sub", "mul", "truediv")}
+_STRICT = 2  # _flushing when the launch's arguments hold float32 subnormals: operands are flushed too
+
+
 class flushing_subnormals:
     """``with flushing_subnormals(kernel_fastmath):`` runs float32 arithmetic as ``fastmath=True`` compiles
     it: ``mul.ftz.f32``, ``add.ftz.f32``, ``fma.rn.ftz.f32`` (``compile_ptx``; PTX ISA 9.7.3, ``.ftz``:
@@ -302,14 +377,14 @@ class flushing_subnormals:
 
     __slots__ = ("on", "saved")
 
-    def __init__(self, on):
-        self.on = bool(on)
+    def __init__(self, on, args=()):
+        self.on = _STRICT if on and any(_has_subnormals(a) for a in args) else bool(on)
 
     def __enter__(self):
         global _impls, _flushing
         self.saved = (_impls, _flushing)
         if self.on:
-            _impls, _flushing = _ftz_impls, True
+            _impls, _flushing = (_ftz_strict_impls if self.on == _STRICT else _ftz_impls), self.on
         return self
 
     def __exit__(self, *exc):
@@ -387,7 +462,10 @@ def muladd(kind, x, y, z, _flushed_already=False):
     """
     if type(x) is _F32 and type(y) is _F32 and type(z) is _F32:
         if _flushing and not _flushed_already:  # fastmath: fma.rn.ftz.f32
-            return _flush(muladd(kind, _flush(x), _flush(y), _flush(z), True))
+            if _flushing == _STRICT:
+                x, y, z = _flush(x), _flush(y), _flush(z)
+            r = muladd(kind, x, y, z, True)
+            return _flush(r) if abs(r) < _TINY else r
         # _fma32, inlined: this runs for every a*b + c of a float32 kernel.
         if kind == 0:
             a, b, c = float(x), float(y), float(z)
@@ -499,6 +577,8 @@ def call(fn, *args):
         dtype = _converter(fn)
         if dtype is not None and isinstance(args[0], (int, float, np.integer, np.floating)):
             converted = _convert.convert(args[0], dtype)
+            if _flushing and type(converted) is np.float32:
+                converted = _flush(converted)  # fastmath: cvt.rn.ftz.f32.f64
             return int(converted) if fn is int else (float(converted) if fn is float else converted)
     if fn is round:
         if len(args) == 1 and isinstance(args[0], (float, np.floating)):
