@@ -147,6 +147,7 @@ def _class_methods():
         (api.Event, "record", _intrinsics.event_record),
         (api.Event, "query", _intrinsics.event_query),
         (api.Event, "elapsed_time", _intrinsics.event_elapsed_time),
+        (kernel.FakeCUDAKernel, "forall", forall),
         (kernelapi.FakeCUDAFp16, "hfma", _intrinsics.hfma),
         (kernelapi.FakeCUDAFp16, "hfloor", _intrinsics.hfloor),
         (kernelapi.FakeCUDAFp16, "hmax", _intrinsics.hmax),
@@ -169,6 +170,7 @@ def _device_call(stock_call):
     fake_array = devicearray.FakeCUDAArray
     convert = _typing.convert_arguments
     refuse, refuse_shared, frozen = _launch.refuse, _launch.refuse_shared, _launch.frozen_globals
+    reinterpret = _launch.reinterpret
     argument_type = _typing.argument_type
     flushing = _typed_ops.flushing_subnormals
 
@@ -186,7 +188,11 @@ def _device_call(stock_call):
             with swapped_cuda_module(fn, kernel._kernel_context):  # a device function called from host code
                 return fair(fn)(*args)
         if self.grid_dim is not None and self.block_dim is not None:  # else the stock call says what is missing
-            refuse(self.fn, self.grid_dim, self.block_dim, self.dynshared_size, args, argtypes)
+            specialized = argtypes is not None and self.__dict__.get(SPECIALIZED, False)
+            if specialized:  # one signature: no type check on a GPU, the arrays' bytes read as its types
+                args = reinterpret(self.fn, argtypes, args)
+            refuse(self.fn, self.grid_dim, self.block_dim, self.dynshared_size, args,
+                   None if specialized else argtypes)
         with launching:  # one simulated launch at a time, whichever host thread launches
             if _uninit._never_written:
                 for arg in args:  # an unobserved launch may write its arguments
@@ -205,6 +211,9 @@ def _device_call(stock_call):
 
 #: Attribute of a simulated kernel that holds the argument types of its explicit signature.
 SIGNATURE = "_course_signature_argtypes"
+#: Attribute of a simulated kernel compiled for one signature, not a list: numba-cuda's dispatcher is then
+#: "specialized" and launches it without checking the argument types (``dispatcher.py``, ``call``).
+SPECIALIZED = "_course_signature_specialized"
 
 
 def _signed(stock_jit):
@@ -227,11 +236,23 @@ def _signed(stock_jit):
         def jitwrapper(fn):
             kernel = made(fn)
             kernel.__dict__[SIGNATURE] = argtypes
+            kernel.__dict__[SPECIALIZED] = not isinstance(func_or_sig, (list, tuple))
             return kernel
 
         return jitwrapper
 
     return jit
+
+
+def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+    """``kernel.forall(ntasks)``: no launch for no tasks, as numba-cuda's ``ForAll`` (numba issue #5017),
+    rather than a launch of zero blocks, which a GPU refuses."""
+    if ntasks == 0:
+        return lambda *args: None
+    return _STOCK_FORALL[0](self, ntasks, tpb, stream, sharedmem)
+
+
+_STOCK_FORALL: list = []
 
 
 def _configured(stock_getitem):
@@ -374,6 +395,8 @@ def install():
         saved["methods"][name] = module.__dict__.get(name, _MISSING)
         setattr(module, name, method)
     saved["classes"] = []
+    if not _STOCK_FORALL:
+        _STOCK_FORALL.append(kernel.FakeCUDAKernel.forall)
     for cls, name, method in _class_methods():
         saved["classes"].append((cls, name, cls.__dict__.get(name, _MISSING)))
         setattr(cls, name, method)

@@ -13,8 +13,11 @@ Each refusal is a :class:`LaunchError` naming the limit, the value given and wha
   and ptxas refuses more static shared memory ("uses too much shared data");
 * an argument that is a Python list, set or dict (numba-cuda types a list as a reflected
   list, which needs the NRT, not available in kernels);
-* a kernel compiled with an explicit signature called with arguments that do not convert
-  to it ("No matching definition for argument type(s)", as numba-cuda's dispatcher says).
+* a kernel compiled with a list of explicit signatures called with arguments that convert to
+  none of them ("No matching definition for argument type(s)", as numba-cuda's dispatcher
+  says); a kernel compiled for one signature is launched without a type check, its arrays'
+  bytes read as the signature's types (:func:`reinterpret`), and an array of another element
+  size or dimension, which a GPU would read past its end, is refused.
 
 **Compile-time globals.** A GPU kernel is compiled at its first launch for given argument
 types, and the module globals it reads (numbers, tuples, arrays) become constants of that
@@ -31,7 +34,7 @@ from contextlib import contextmanager
 import numpy as np
 
 __all__ = ["LaunchError", "MAX_BLOCK_DIM", "MAX_GRID_DIM", "MAX_SHARED_BYTES", "MAX_THREADS_PER_BLOCK",
-           "frozen_globals", "refuse", "refuse_shared"]
+           "frozen_globals", "refuse", "refuse_shared", "reinterpret"]
 
 #: Limits of every GPU numba-cuda 0.30 supports (compute capability 3.5 and later).
 MAX_THREADS_PER_BLOCK = 1024
@@ -109,6 +112,54 @@ def _match_signature(name, signature, args):
         f"{name} was compiled for the explicit signature ({', '.join(map(str, signature))}) only; a GPU refuses "
         f"this call: No matching definition for argument type(s) {', '.join(str(g) for g in given)}. Pass "
         "arguments of the signature's types, or drop the signature so that numba-cuda compiles for the arguments.")
+
+
+def reinterpret(fn, signature, args):
+    """The arguments of a launch of a kernel compiled for one explicit signature, as a GPU passes them.
+
+    numba-cuda launches such a kernel without checking the argument types: an array is passed
+    as its pointer, shape and strides, and the kernel reads its bytes as the signature's element
+    type (a uint32 array given to ``int32[:]`` is read as int32). An array of another element
+    size or number of dimensions would be read past its elements or with a wrong shape on a GPU
+    (undefined): that is refused here.
+
+    Parameters
+    ----------
+    fn : function
+        The kernel's Python function (for the messages).
+    signature : tuple of numba types
+        The signature's argument types.
+    args : tuple
+        The launch's arguments.
+
+    Returns
+    -------
+    tuple
+        The arguments, arrays of another element type of the same size replaced by views.
+    """
+    from numba.core import types
+
+    if len(signature) != len(args):
+        return args
+    out = list(args)
+    for position, (nbtype, arg) in enumerate(zip(signature, args)):
+        if not isinstance(nbtype, types.Array):
+            continue
+        dtype, ndim = getattr(arg, "dtype", None), getattr(arg, "ndim", None)
+        if dtype is None or not hasattr(arg, "view"):
+            continue
+        want = np.dtype(str(nbtype.dtype)) if isinstance(nbtype.dtype, types.Number) else None
+        if want is None or (dtype == want and ndim == nbtype.ndim):
+            continue
+        if ndim != nbtype.ndim or np.dtype(dtype).itemsize != want.itemsize:
+            raise LaunchError(
+                f"{getattr(fn, '__name__', 'kernel')} was compiled for the explicit signature "
+                f"({', '.join(map(str, signature))}); argument {position} is a {ndim}-d {dtype} array. numba-cuda "
+                f"launches such a kernel without checking types, and the GPU would read the array's bytes as a "
+                f"{nbtype.ndim}-d {want} array (past its end, or with a wrong shape: undefined). Pass a {want} "
+                "array, or compile without a signature.")
+        out[position] = arg.view(want)  # the same bytes, read as the signature's type (as on a GPU)
+    return tuple(out)
 
 
 def refuse_shared(fn, typing, dynshared):

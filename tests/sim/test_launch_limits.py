@@ -103,14 +103,42 @@ def fill_float32(out, value):
     out[cuda.grid(1)] = value
 
 
-def test_a_call_that_does_not_match_an_explicit_signature_is_refused():
+@cuda.jit(["void(float32[:], int32)"])
+def fill_float32_listed(out, value):
+    out[cuda.grid(1)] = value
+
+
+@cuda.jit("void(int32[:])")
+def decrement_int32(values):
+    values[cuda.grid(1)] -= 1
+
+
+def test_a_call_that_matches_no_listed_signature_is_refused():
+    # A list of signatures: numba-cuda's dispatcher resolves the call among them (dispatcher.py, _cuda_call).
     out = np.zeros(4, np.float32)
-    fill_float32[1, 4](out, 7)  # a Python int converts to int32: numba accepts it
+    fill_float32_listed[1, 4](out, 7)  # a Python int converts to int32: numba accepts it
     assert out.tolist() == [7.0] * 4
     with pytest.raises(LaunchError, match="No matching definition for argument type"):
-        fill_float32[1, 4](np.zeros(4, np.float64), 7)  # float64 array for float32[:]
-    with pytest.raises(LaunchError, match="No matching definition"):
+        fill_float32_listed[1, 4](np.zeros(4, np.float64), 7)  # float64 array for float32[:]
+
+
+def test_one_signature_reads_the_arrays_bytes_as_its_types():
+    # One signature: the dispatcher is "specialized" and launches without a type check (dispatcher.py,
+    # CUDADispatcher.call); the kernel reads a uint32 array's bytes as int32 (numba-cuda's own
+    # test_atomics.test_atomic_sub3 relies on it).
+    values = np.array([0, 5, 2**31 + 1, 2**32 - 1], np.uint32)
+    decrement_int32[1, 4](values)
+    assert values.tolist() == [2**32 - 1, 4, 2**31, 2**32 - 2]
+    with pytest.raises(LaunchError, match="read the array's bytes as a 1-d float32 array"):
+        fill_float32[1, 4](np.zeros(4, np.float64), 7)  # 8-byte elements read as 4-byte ones: refused
+    with pytest.raises(LaunchError, match="explicit signature"):
         fill_float32[1, 4](np.zeros((2, 2), np.float32), 7)  # 2-D for 1-D
+
+
+def test_forall_of_no_tasks_launches_nothing():
+    out = np.zeros(4, np.float32)
+    fill_float32.forall(0)(out, 1)  # numba-cuda's ForAll returns without a launch (numba issue #5017)
+    assert not out.any()
 
 
 SCALE = 2
