@@ -33,7 +33,7 @@ Taught in ``lessons/00_seeing_the_gpu.ipynb``.
   float32), wrapping silently as on a GPU.
 * **What a GPU refuses, and computes.** A launch a GPU refuses raises
   :class:`~course_lib.sim._launch.LaunchError` naming the limit (1,024 threads per block,
-  48 KB of shared memory, zero sizes, list arguments, explicit-signature mismatches); the
+  48 KB of shared memory, zero sizes, list arguments, calls matching no listed signature); the
   globals a kernel reads are frozen at its first launch (:mod:`course_lib.sim._launch`).
   Conversions, stores, comparisons, ``print`` (:mod:`course_lib.sim._convert`), integer
   corner cases, contraction into fused multiply-adds and ``fastmath`` flushing
