@@ -7,6 +7,16 @@ compute in the types numba's typing gives for the operand types: first the signa
 static typing found in the launched kernels (:data:`launch_ops`, filled by
 :func:`course_lib.sim._typing.before_launch`), else numba's own CPU typing context, whose
 rules for scalars are the same.
+
+The rewrite also follows the PTX numba-cuda emits where Python differs: a product added to or
+subtracted from a value in the same expression (``a * b + c``, ``acc += a * b``) is one fused
+multiply-add (:func:`muladd`), as NVVM and ptxas contract it; complex products likewise;
+``int(x)``, ``float32(x)`` and the other conversions, stores into arrays and comparisons go
+through :mod:`course_lib.sim._convert`; integer negation, inversion, division and powers
+follow numba-cuda's lowering (computed in the operand's width; ``MIN // -1`` is 0; a negative
+power of an integer is 0 unless the base is +-1); ``math`` functions at their poles give
+libdevice's infinities; under ``fastmath=True`` float32 subnormals are flushed
+(:class:`flushing_subnormals`).
 """
 
 from __future__ import annotations
