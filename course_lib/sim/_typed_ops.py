@@ -460,7 +460,7 @@ def _fma64(x, y, z):
 _F64 = (float, np.float64)
 
 
-def muladd(kind, x, y, z, _flushed_already=False):
+def muladd(kind, x, y, z):
     """A product and a sum contracted into one fused multiply-add, as NVVM and ptxas compile them.
 
     ``kind`` 0: ``x*y + z``, 1: ``x*y - z``, 2: ``x + y*z``, 3: ``x - y*z`` (the source's order of
@@ -471,11 +471,8 @@ def muladd(kind, x, y, z, _flushed_already=False):
     of one floating-point type are contracted: a float32 product added to a float64 is converted first.
     """
     if type(x) is _F32 and type(y) is _F32 and type(z) is _F32:
-        if _flushing and not _flushed_already:  # fastmath: fma.rn.ftz.f32
-            if _flushing == _STRICT:
-                x, y, z = _flush(x), _flush(y), _flush(z)
-            r = muladd(kind, x, y, z, True)
-            return _flush(r) if abs(r) < _TINY else r
+        if _flushing == _STRICT:  # fastmath, and the arguments hold subnormals: fma.rn.ftz.f32 flushes operands
+            x, y, z = _flush(x), _flush(y), _flush(z)
         # _fma32, inlined: this runs for every a*b + c of a float32 kernel.
         if kind == 0:
             a, b, c = float(x), float(y), float(z)
@@ -492,7 +489,10 @@ def muladd(kind, x, y, z, _flushed_already=False):
             err = (p - (s - v)) + (c - v)
             if err != 0.0 and (_frexp(s)[0] * _TWO53) % 2.0 == 0.0:
                 s = _nextafter(s, _INF if err > 0 else -_INF)
-        return _F32(s)
+        r = _F32(s)
+        if _flushing and -_TINY32 < s < _TINY32 and -_TINY32 < float(r) < _TINY32:
+            return _F32(math.copysign(0.0, s))  # fastmath: a subnormal result is flushed (its sign kept)
+        return r
     tx, ty, tz = type(x), type(y), type(z)
     if tx in _F64 and ty in _F64 and tz in _F64:
         if kind == 0:
