@@ -237,22 +237,35 @@ def test_a_float32_product_added_to_a_float64_is_not_contracted():
 def fast_product(x, y, out):
     out[0] = x[0] * y[0]
     out[1] = x[0] * y[0] + x[1]
+    out[2] = x[0] * y[0] + x[2]
 
 
 @cuda.jit
 def exact_product(x, y, out):
     out[0] = x[0] * y[0]
     out[1] = x[0] * y[0] + x[1]
+    out[2] = x[0] * y[0] + x[2]
 
 
 def test_fastmath_flushes_float32_subnormals():
-    x = np.array([2**-70, 2**-100], np.float32)
+    x = np.array([2**-70, 2**-100, 0], np.float32)
     y = np.array([2**-60], np.float32)
-    out = np.ones(2, np.float32)
+    out = np.ones(3, np.float32)
     exact_product[1, 1](x, y, out)
-    assert out[0] == np.float32(2**-130)  # a subnormal, kept by mul.f32
+    assert out[0] == out[2] == np.float32(2**-130)  # a subnormal, kept by mul.f32 and fma.rn.f32
     fast_product[1, 1](x, y, out)
-    assert out[0] == 0.0 and out[1] == np.float32(2**-100)  # mul.ftz.f32 / fma.rn.ftz.f32: flushed
+    assert out[0] == 0.0 and out[2] == 0.0  # mul.ftz.f32 / fma.rn.ftz.f32: flushed
+    assert out[1] == np.float32(2**-100)
+
+
+def test_fastmath_with_subnormal_arguments_flushes_operands():
+    x = np.array([2**-140, 2**-10, 0], np.float32)  # 2**-140 is subnormal: .ftz reads it as 0
+    y = np.array([2**20], np.float32)
+    out = np.ones(3, np.float32)
+    exact_product[1, 1](x, y, out)
+    assert out[0] == np.float32(2**-120)
+    fast_product[1, 1](x, y, out)
+    assert out[0] == 0.0 and out[2] == 0.0
 
 
 # Math at the poles --------------------------------------------------------------------------------
