@@ -31,8 +31,16 @@ Taught in ``lessons/00_seeing_the_gpu.ipynb``.
   message, and arithmetic runs in the types Numba gives it (a ``0.0`` accumulator
   summing float32 is float64, ``int32 * int32`` is int64, ``math.sqrt`` of a float32 is
   float32), wrapping silently as on a GPU.
+* **What a GPU refuses, and computes.** A launch a GPU refuses raises
+  :class:`~course_lib.sim._launch.LaunchError` naming the limit (1,024 threads per block,
+  48 KB of shared memory, zero sizes, list arguments, calls matching no listed signature); the
+  globals a kernel reads are frozen at its first launch (:mod:`course_lib.sim._launch`).
+  Conversions, stores, comparisons, ``print`` (:mod:`course_lib.sim._convert`), integer
+  corner cases, contraction into fused multiply-adds and ``fastmath`` flushing
+  (:mod:`course_lib.sim._typed_ops`) follow the PTX numba-cuda emits.
 * :func:`check` reports races (shared and global memory; a plain access and an atomic
-  race too), barriers not reached by the whole block, out-of-bounds indices, negative
+  race too; a ``cuda.threadfence()`` then an atomic releases earlier writes to the block
+  whose atomic observes it, as in the PTX memory model), barriers not reached by the whole block, out-of-bounds indices, negative
   indices (which Numba wraps, on a GPU too), reads of never-written device memory and
   warp misuse and float64 arithmetic in a kernel whose arrays are float32, optionally with
   a seeded shuffle of the order of blocks and threads.

@@ -180,6 +180,13 @@ class _Checker(Observer):
         self.global_shadow = {}
         self.shared_shadows = {}  # block -> shadow of its shared memory (blocks may interleave)
         self.exited = {}  # block -> its threads that have exited
+        # The PTX memory model's release/acquire between threads (PTX ISA 8.x, "Memory Consistency Model":
+        # a fence followed by a strong write is a release pattern; an atomic that reads what a release
+        # wrote synchronises with it). Vector clocks, sparse: nothing is kept until a thread fences.
+        self.sync_clock = {}  # thread -> its clock (bumped at each fence); accesses record it
+        self.knows = {}  # thread -> {thread: clock}: accesses of others ordered before this thread's next ones
+        self.fenced = {}  # thread -> (clock at its last fence, block or None for a GPU-scope fence, knows then)
+        self.released = {}  # (alloc, offset) of an atomic location -> {thread: clock} released there
 
     def _add(self, key, make):
         problem = self.problems.get(key)
@@ -197,9 +204,20 @@ class _Checker(Observer):
         line = self.sites.get((id(frame.f_code), frame.f_lasti)) or self.site_line(frame)
         if array.uninit is not None:
             self._initcheck(array, offset, write, index, line)
-        rec = (v, v.epoch, v.clock, line, index, write, atomic is not None, v.grid_epoch)
-        shadow = self.shared_shadows[v.block] if array.space == "shared" else self.global_shadow
         key = (array.alloc, offset)
+        knows = None
+        if self.sync_clock:  # a thread has fenced in this launch: the memory model's orderings count
+            clock = self.sync_clock.get(v, 0)
+            if atomic is not None:
+                fence = self.fenced.get(v)
+                if fence is not None:
+                    clock = fence[0]  # the atomic is the release's own write
+                self._synchronise(v, key, fence)
+            knows = self.knows.get(v)
+        else:
+            clock = 0
+        rec = (v, v.epoch, v.clock, line, index, write, atomic is not None, v.grid_epoch, clock)
+        shadow = self.shared_shadows[v.block] if array.space == "shared" else self.global_shadow
         state = shadow.get(key)
         if state is None:
             shadow[key] = [rec, {}] if write else [None, {v: rec}]
@@ -210,16 +228,50 @@ class _Checker(Observer):
             # _unordered(last_write, rec), inlined: this runs at every access.
             if writer is not v and not (atomic is not None and last_write[6]) and ((
                     writer.block is not v.block and last_write[7] == rec[7]) or (writer.block is v.block and
-                    last_write[1] == rec[1] and (writer.warp != v.warp or v.seen.get(writer.lane, 0) < last_write[2]))):
+                    last_write[1] == rec[1] and (writer.warp != v.warp or v.seen.get(writer.lane, 0) < last_write[2]))) \
+                    and not (knows and knows.get(writer, -1) >= last_write[8]):
                 self._race(array, last_write, rec)
         if write:
             for read in reads.values():
-                if read[0] is not v and not (atomic is not None and read[6]) and _unordered(read, rec):
+                if read[0] is not v and not (atomic is not None and read[6]) and _unordered(read, rec) \
+                        and not (knows and knows.get(read[0], -1) >= read[8]):
                     self._race(array, read, rec)
             state[0] = rec
             state[1] = {}
         else:
             reads[v] = rec
+
+    # Memory model -------------------------------------------------------------
+    def fence(self, scope_block=False):
+        """Thread :attr:`current` executes ``cuda.threadfence()`` (or ``_block``/``_system``): its accesses
+        so far are released by its later atomics (PTX ISA, "Memory Consistency Model", release pattern)."""
+        v = self.current
+        clock = self.sync_clock.get(v, 0)
+        knows = self.knows.get(v)
+        self.fenced[v] = (clock, v.block if scope_block else None, dict(knows) if knows else None)
+        self.sync_clock[v] = clock + 1
+
+    def _synchronise(self, v, key, fence):
+        """An atomic of ``v`` on location ``key``: it acquires what was released there (an atomic reading a
+        released value synchronises with the release; read-modify-writes continue the release sequence),
+        then releases ``v``'s accesses up to its last fence."""
+        released = self.released.get(key)
+        if released:
+            knows = self.knows.get(v)
+            if knows is None:
+                knows = self.knows[v] = {}
+            for (thread, scope), clock in released.items():
+                if thread is not v and (scope is None or scope is v.block) and knows.get(thread, -1) < clock:
+                    knows[thread] = clock
+        if fence is not None:
+            clock, scope, known = fence
+            released = self.released.setdefault(key, {})
+            if known:
+                for thread, c in known.items():
+                    if released.get((thread, scope), -1) < c:
+                        released[(thread, scope)] = c
+            if released.get((v, scope), -1) < clock:
+                released[(v, scope)] = clock
 
     def _initcheck(self, array, offset, write, index, line):
         written = array.uninit
@@ -252,7 +304,8 @@ class _Checker(Observer):
             index = second[4] if isinstance(second[4], tuple) else (second[4],)
             index = tuple(int(i) for i in index)
             if t1[0] != t2[0]:
-                why = "different blocks, which nothing orders"
+                why = ("different blocks, which nothing orders (a grid barrier would, or a release that an atomic of "
+                       "the other block observes: cuda.threadfence() between the write and an atomic)")
             elif first[0].warp == second[0].warp:
                 why = ("the same barrier interval, and no syncwarp naming both lanes between them")
             else:
@@ -333,6 +386,15 @@ class _Checker(Observer):
         self.exited[v.block].append(v)
 
     def barrier(self, waiting, threads):
+        if self.knows:  # what one thread of the block acquired, all know after the barrier (bar.sync orders them)
+            joined = {}
+            for v in threads:
+                for thread, clock in (self.knows.get(v) or {}).items():
+                    if joined.get(thread, -1) < clock:
+                        joined[thread] = clock
+            if joined:
+                for v in threads:
+                    self.knows[v] = dict(joined)
         lines = sorted({v.wait_line for v in waiting})
         exited = self.exited.get(threads[0].block)
         if exited:

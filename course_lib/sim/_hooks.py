@@ -38,7 +38,7 @@ import functools
 
 import numpy as np
 
-from . import _engine, _intrinsics, _typing, _uninit
+from . import _convert, _engine, _intrinsics, _launch, _typed_ops, _typing, _uninit
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -147,6 +147,11 @@ def _class_methods():
         (api.Event, "record", _intrinsics.event_record),
         (api.Event, "query", _intrinsics.event_query),
         (api.Event, "elapsed_time", _intrinsics.event_elapsed_time),
+        (kernel.FakeCUDAKernel, "forall", forall),
+        (kernelapi.FakeCUDAFp16, "hfma", _intrinsics.hfma),
+        (kernelapi.FakeCUDAFp16, "hfloor", _intrinsics.hfloor),
+        (kernelapi.FakeCUDAFp16, "hmax", _intrinsics.hmax),
+        (kernelapi.FakeCUDAFp16, "hmin", _intrinsics.hmin),
     ]
 
 
@@ -164,6 +169,10 @@ def _device_call(stock_call):
     forget = _uninit.forget_uninitialized
     fake_array = devicearray.FakeCUDAArray
     convert = _typing.convert_arguments
+    refuse, refuse_shared, frozen = _launch.refuse, _launch.refuse_shared, _launch.frozen_globals
+    reinterpret = _launch.reinterpret
+    argument_type = _typing.argument_type
+    flushing = _typed_ops.flushing_subnormals
 
     def __call__(self, *args):
         argtypes = self.__dict__.get(SIGNATURE)
@@ -178,13 +187,23 @@ def _device_call(stock_call):
                 return fair(fn)(*args)  # loops of device functions tick too
             with swapped_cuda_module(fn, kernel._kernel_context):  # a device function called from host code
                 return fair(fn)(*args)
+        if self.grid_dim is not None and self.block_dim is not None:  # else the stock call says what is missing
+            specialized = argtypes is not None and self.__dict__.get(SPECIALIZED, False)
+            if specialized:  # one signature: no type check on a GPU, the arrays' bytes read as its types
+                args = reinterpret(self.fn, argtypes, args)
+            refuse(self.fn, self.grid_dim, self.block_dim, self.dynshared_size, args,
+                   None if specialized else argtypes)
         with launching:  # one simulated launch at a time, whichever host thread launches
             if _uninit._never_written:
                 for arg in args:  # an unobserved launch may write its arguments
                     if isinstance(arg, fake_array):
                         forget(arg)
-            _typing.before_launch(self.fn, args, self._debug)  # refuses what a GPU would not compile
-            return stock_call(self, *args)
+            with frozen(self.fn, tuple(argument_type(a) for a in args)):  # globals as at the first compilation
+                typing = _typing.before_launch(self.fn, args, self._debug)  # refuses what a GPU would not compile
+                if typing is not None:
+                    refuse_shared(self.fn, typing, self.dynshared_size)
+                with flushing(getattr(self, "_fastmath", False), args):  # fastmath: float32 subnormals flushed
+                    return stock_call(self, *args)
 
     __call__.__doc__ = stock_call.__doc__
     return __call__
@@ -192,6 +211,9 @@ def _device_call(stock_call):
 
 #: Attribute of a simulated kernel that holds the argument types of its explicit signature.
 SIGNATURE = "_course_signature_argtypes"
+#: Attribute of a simulated kernel compiled for one signature, not a list: numba-cuda's dispatcher is then
+#: "specialized" and launches it without checking the argument types (``dispatcher.py``, ``call``).
+SPECIALIZED = "_course_signature_specialized"
 
 
 def _signed(stock_jit):
@@ -214,11 +236,23 @@ def _signed(stock_jit):
         def jitwrapper(fn):
             kernel = made(fn)
             kernel.__dict__[SIGNATURE] = argtypes
+            kernel.__dict__[SPECIALIZED] = not isinstance(func_or_sig, (list, tuple))
             return kernel
 
         return jitwrapper
 
     return jit
+
+
+def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+    """``kernel.forall(ntasks)``: no launch for no tasks, as numba-cuda's ``ForAll`` (numba issue #5017),
+    rather than a launch of zero blocks, which a GPU refuses."""
+    if ntasks == 0:
+        return lambda *args: None
+    return _STOCK_FORALL[0](self, ntasks, tpb, stream, sharedmem)
+
+
+_STOCK_FORALL: list = []
 
 
 def _configured(stock_getitem):
@@ -236,15 +270,33 @@ def _configured(stock_getitem):
     return __getitem__
 
 
-def _ticking(op):
-    """An atomic of the simulated cuda module that counts as a step of the running thread."""
-    tick = _engine.tick
+def _ticking(op, name):
+    """An atomic of the simulated cuda module that counts as a step of the running thread.
 
-    @functools.wraps(op)
-    def atomic(self, *args):
-        result = op(self, *args)
-        tick()
-        return result
+    Its operands are first converted to the array's element type, as numba-cuda converts them
+    (``compile_ptx`` of ``cuda.atomic.add(uint32_array, 0, -1)``: ``atom.global.add.u32 ..., -1``,
+    i.e. 0xFFFFFFFF added modulo 2**32), not left to NumPy, which refuses -1 as a uint32.
+    """
+    tick = _engine.tick
+    operand = _convert.operand
+
+    if name == "compare_and_swap":  # (array, old, value)
+        def atomic(self, array, old, value):
+            result = op(self, array, operand(array, old), operand(array, value))
+            tick()
+            return result
+    elif name == "cas":  # (array, index, old, value)
+        def atomic(self, array, index, old, value):
+            result = op(self, array, index, operand(array, old), operand(array, value))
+            tick()
+            return result
+    else:  # (array, index, value)
+        def atomic(self, array, index, value):
+            result = op(self, array, index, operand(array, value))
+            tick()
+            return result
+
+    functools.update_wrapper(atomic, op)
 
     return atomic
 
@@ -343,6 +395,8 @@ def install():
         saved["methods"][name] = module.__dict__.get(name, _MISSING)
         setattr(module, name, method)
     saved["classes"] = []
+    if not _STOCK_FORALL:
+        _STOCK_FORALL.append(kernel.FakeCUDAKernel.forall)
     for cls, name, method in _class_methods():
         saved["classes"].append((cls, name, cls.__dict__.get(name, _MISSING)))
         setattr(cls, name, method)
@@ -350,7 +404,7 @@ def install():
         op = kernelapi.FakeCUDAAtomic.__dict__.get(name)
         if op is not None:
             saved["atomics"][name] = op
-            setattr(kernelapi.FakeCUDAAtomic, name, _ticking(op))
+            setattr(kernelapi.FakeCUDAAtomic, name, _ticking(op, name))
     kernel.BlockManager = _engine.ScheduledBlockManager
     kernel.FakeCUDAKernel.__call__ = _device_call(saved["call"])
     kernel.FakeCUDAKernel.__getitem__ = _configured(saved["getitem"])

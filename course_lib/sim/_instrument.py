@@ -453,6 +453,10 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
     module = kernelapi.FakeCUDAModule(grid_dim, block_dim, sharedmem)
     module._shared = _TracedShared(module._shared, observer)
     module._atomic = _TracedAtomic(module._atomic, observer)
+    fence = getattr(observer, "fence", None)
+    if fence is not None:  # the checker follows fences (the PTX memory model's release/acquire patterns)
+        module.threadfence = module.threadfence_system = lambda: fence()
+        module.threadfence_block = lambda: fence(scope_block=True)
     rng = np.random.default_rng(seed) if seed is not None else None
     blocks = list(np.ndindex(*grid_dim))
     if rng is not None:  # else run_grid draws the simulator's own order

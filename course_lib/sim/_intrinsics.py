@@ -26,6 +26,7 @@ numba-cuda 0.30.4, cc 8.0) and from the PTX ISA's definition of those instructio
 from __future__ import annotations
 
 import builtins
+import math
 import time
 from fractions import Fraction
 
@@ -117,7 +118,7 @@ def gpu_max(*args, **kwargs):
     for x in args[1:]:
         if _isnan(result) or (not _isnan(x) and x > result):
             result = x
-    return result
+    return _unified(args, result)
 
 
 def gpu_min(*args, **kwargs):
@@ -128,7 +129,57 @@ def gpu_min(*args, **kwargs):
     for x in args[1:]:
         if _isnan(result) or (not _isnan(x) and x < result):
             result = x
-    return result
+    return _unified(args, result)
+
+
+_PYTHON_NUMBER_DTYPES = {int: np.dtype(np.int64), float: np.dtype(np.float64), bool: np.dtype(np.bool_)}
+
+
+def _unified(args, result):
+    """``result`` in the type numba unifies the arguments' types to: ``max(float32, 0.0)`` is a float64
+    (``compile_ptx``: ``cvt.f64.f32``, ``max.f64``), ``max(int32, int64)`` an int64."""
+    first = type(args[0])
+    if all(type(a) is first for a in args):
+        return result
+    try:
+        dtypes = [_PYTHON_NUMBER_DTYPES.get(type(a)) or np.dtype(type(a)) for a in args]
+        dtype = np.result_type(*dtypes)
+    except TypeError:
+        return result
+    if dtype.kind not in "iufb":
+        return result
+    return dtype.type(result)
+
+
+# cuda.fp16 ------------------------------------------------------------------------------
+def hfma(self, a, b, c):
+    """Simulated ``cuda.fp16.hfma``: ``a * b + c`` rounded once to float16 (``fma.rn.f16``); the stock
+    simulator rounds the product first."""
+    x, y, z = float(np.float16(a)), float(np.float16(b)), float(np.float16(c))
+    p = x * y  # exact: 22 significant bits
+    s_ = p + z
+    if s_ - s_ == 0.0:
+        v = s_ - p
+        err = (p - (s_ - v)) + (z - v)  # TwoSum: the exact error of s_
+        if err != 0.0 and not np.float64(s_).view(np.int64) & 1:
+            s_ = math.nextafter(s_, math.inf if err > 0 else -math.inf)  # round to odd: one correct rounding
+    with np.errstate(over="ignore"):
+        return np.float16(s_)
+
+
+def hfloor(self, x):
+    """Simulated ``cuda.fp16.hfloor`` (``cvt.rmi.f16.f16``); the stock simulator rounds up."""
+    return np.floor(x, dtype=np.float16)
+
+
+def hmax(self, a, b):
+    """Simulated ``cuda.fp16.hmax`` (``max.f16``): a NaN operand is ignored."""
+    return np.float16(np.fmax(np.float16(a), np.float16(b)))
+
+
+def hmin(self, a, b):
+    """Simulated ``cuda.fp16.hmin`` (``min.f16``): a NaN operand is ignored."""
+    return np.float16(np.fmin(np.float16(a), np.float16(b)))
 
 
 # Events -------------------------------------------------------------------------------

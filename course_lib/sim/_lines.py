@@ -18,7 +18,8 @@ both) puts a call of the scheduler's ``tick`` at the start of every loop body, i
 every loop back-edge.
 
 The copies also see ``max`` and ``min`` as a kernel compiles them (a NaN operand is
-ignored, as by ``max.f32``; see :mod:`course_lib.sim._intrinsics`) unless the function's
+ignored, as by ``max.f32``; see :mod:`course_lib.sim._intrinsics`) and ``print`` as
+numba-cuda's ``printf`` formats (:mod:`course_lib.sim._convert`) unless the function's
 module defines names of its own for them.
 Every copy also computes its arithmetic in the types numba gives it on a GPU
 (:func:`course_lib.sim._typed_ops.rewrite`), inside a floating-point state that lets overflow
@@ -129,11 +130,12 @@ def _rewrite(fn, counter, tick):
     # variables and the injected names, so its code has them as free variables too;
     # the function is then made with the original's own cells (later rebindings of a
     # closure variable are seen, as by the original).
+    from ._convert import gpu_print
     from ._intrinsics import gpu_max, gpu_min
 
     typed = _typed_ops.typed_copy_names()
     freevars = list(code.co_freevars)
-    builtins_as_compiled = {name: value for name, value in (("max", gpu_max), ("min", gpu_min))
+    builtins_as_compiled = {name: value for name, value in (("max", gpu_max), ("min", gpu_min), ("print", gpu_print))
                             if name not in fn.__globals__ and name not in freevars}
     injected = [_COUNTER, _TICK, *builtins_as_compiled, *typed]
     factory = ast.FunctionDef(

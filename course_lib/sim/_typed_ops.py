@@ -7,6 +7,16 @@ compute in the types numba's typing gives for the operand types: first the signa
 static typing found in the launched kernels (:data:`launch_ops`, filled by
 :func:`course_lib.sim._typing.before_launch`), else numba's own CPU typing context, whose
 rules for scalars are the same.
+
+The rewrite also follows the PTX numba-cuda emits where Python differs: a product added to or
+subtracted from a value in the same expression (``a * b + c``, ``acc += a * b``) is one fused
+multiply-add (:func:`muladd`), as NVVM and ptxas contract it; complex products likewise;
+``int(x)``, ``float32(x)`` and the other conversions, stores into arrays and comparisons go
+through :mod:`course_lib.sim._convert`; integer negation, inversion, division and powers
+follow numba-cuda's lowering (computed in the operand's width; ``MIN // -1`` is 0; a negative
+power of an integer is 0 unless the base is +-1); ``math`` functions at their poles give
+libdevice's infinities; under ``fastmath=True`` float32 subnormals are flushed
+(:class:`flushing_subnormals`).
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ import threading
 
 import numpy as np
 
+from . import _convert
 from ._typing_base import _numba_types, _scalar_type, enabled
 
 
@@ -93,7 +104,7 @@ def _int_arg(ctor):
     return lambda v: int(ctor(v))
 
 
-def _make_int(pyop, result, name, python_ints=False):
+def _make_int(pyop, result, name, python_ints=False, operand=None):
     """``python_ints``: the operands are Python ints and the result int64, which stays a Python int
     (within int64's range: the simulator's indices are Python ints, and they are cheaper)."""
     bits = result.bitwidth
@@ -102,6 +113,8 @@ def _make_int(pyop, result, name, python_ints=False):
     ctor = np.dtype(str(result)).type
     signed = result.signed
     dividing = name in ("floordiv", "mod")
+    operand_bits = getattr(operand, "bitwidth", None)
+    operand_signed = getattr(operand, "signed", True)
 
     if python_ints and not dividing:
         low, high = -half, half
@@ -115,8 +128,43 @@ def _make_int(pyop, result, name, python_ints=False):
 
         return impl
 
+    if name in ("neg", "invert") and operand_bits and operand_bits < bits:
+        # numba negates (inverts) in the operand's own type, then widens (neg.s32, cvt.u64.u32):
+        # -uint32(5) is 4294967291, -int32(INT32_MIN) is INT32_MIN.
+        op_mask, op_half = (1 << operand_bits) - 1, 1 << (operand_bits - 1)
+
+        def impl(a):
+            r = pyop(int(a)) & op_mask
+            if operand_signed and r >= op_half:
+                r -= 1 << operand_bits
+            r &= mask
+            if signed and r >= half:
+                r -= 1 << bits
+            return ctor(r)
+
+        return impl
+    if name == "pow":
+        def impl(a, b):
+            a, b = int(a), int(b)
+            if b < 0:  # numba's int_power_impl: no float result, 0 for |a| > 1
+                if a == 0:
+                    if np.geterr()["divide"] == "raise":
+                        raise ZeroDivisionError("0 cannot be raised to a negative power")
+                    return ctor(-half if signed else half)  # _get_power_zerodiv_return: the sign bit alone
+                r = 0 if a not in (1, -1) else (1 if a == 1 or b % 2 == 0 else -1)
+            else:
+                r = pow(a, b, 1 << bits)
+            r &= mask
+            if signed and r >= half:
+                r -= 1 << bits
+            return ctor(r)
+
+        return impl
+
     def impl(*operands):
         values = [int(v) for v in operands]
+        if dividing and signed and values[1] == -1 and values[0] == -half:
+            return ctor(0)  # numba's int_divmod_signed: MIN // -1 and MIN % -1 give 0, not a trap
         if dividing and values[1] == 0:
             # numba-cuda's "numpy" error model gives 0 (numba/cuda/cpython/numbers.py, _int_divmod_impl);
             # a debug=True launch (the "python" error model) raises, as its launches here do.
@@ -151,7 +199,10 @@ def _make(name, given, pytypes):
         if any(not isinstance(t, (types.Integer, types.Boolean)) for t in args):
             return None
         python_ints = result == types.int64 and all(t is int for t in pytypes) and name != "pow"
-        return _make_int(_PYOPS[name], result, name, python_ints)
+        return _make_int(_PYOPS[name], result, name, python_ints and name not in ("neg", "invert"),
+                         operand=args[0] if len(args) == 1 else None)
+    if name == "mul" and isinstance(result, types.Complex) and all(isinstance(t, types.Complex) for t in args):
+        return _complex_mul(result.bitwidth // 2)
     if isinstance(result, (types.Float, types.Complex)) and not name.startswith("math."):
         # Operands are converted to the signature's types (to the result type when they are
         # integers, as numba's int / int), then the operation runs in that precision.
@@ -172,15 +223,18 @@ def _make(name, given, pytypes):
         casts = [_int_arg(_scalar_ctor(t)) if isinstance(t, types.Integer) else _scalar_ctor(t) for t in args]
         if isinstance(result, types.Float):
             out = _scalar_ctor(result)
-            if ufunc is not None and all(isinstance(t, types.Float) for t in args):
+            if fname in ("gamma", "lgamma"):
+                pass  # no NumPy ufunc; math's, with the poles of CUDA's tgamma/lgamma (_at_pole)
+            elif ufunc is not None and all(isinstance(t, types.Float) for t in args):
                 return lambda *operands: out(ufunc(*(c(v) for c, v in zip(casts, operands))))
             fn = getattr(math, fname)
 
             def impl(*operands):
+                values = [c(v) for c, v in zip(casts, operands)]
                 try:
-                    return out(fn(*(c(v) for c, v in zip(casts, operands))))
+                    return out(fn(*values))
                 except ValueError:
-                    return out(math.nan)
+                    return out(_at_pole(fname, values))
                 except OverflowError:
                     return out(math.inf)
 
@@ -188,10 +242,31 @@ def _make(name, given, pytypes):
         if isinstance(result, types.Integer):
             fn = getattr(math, fname)
             ctor = _scalar_ctor(result)
+            if ufunc is not None and len(args) == 1 and isinstance(args[0], types.Float):
+                # math.floor/ceil/trunc of a float: cvt.rmi (rpi, rzi) then cvt.rzi.s64 -- saturating, NaN
+                # giving 0 -- where Python raises for inf, NaN and values past int64.
+                dtype = np.dtype(str(result))
+                return lambda a: _convert.convert(float(ufunc(np.float64(a))), dtype)
             return lambda *operands: ctor(fn(*(c(v) for c, v in zip(casts, operands))))
         if isinstance(result, types.Boolean) and ufunc is not None:
             return lambda *operands: bool(ufunc(*(c(v) for c, v in zip(casts, operands))))
     return None
+
+
+def _at_pole(fname, values):
+    """What CUDA's libdevice returns where Python's ``math`` raises ValueError (CUDA Math API,
+    "Mathematical functions": ``log(0)`` is -inf, ``lgamma`` of 0 or a negative integer +inf,
+    ``tgamma(+-0)`` +-inf, ``tgamma`` of a negative integer NaN); NaN for a domain error."""
+    x = float(values[0]) if values else math.nan
+    if fname == "lgamma" and x <= 0 and x == math.floor(x):
+        return math.inf
+    if fname == "gamma" and x == 0:
+        return math.copysign(math.inf, x)
+    ufunc = _UFUNCS.get(fname)
+    if ufunc is not None:
+        with np.errstate(all="ignore"):
+            return float(ufunc(*(np.float64(v) for v in values)))  # log(0) = -inf, log(-1) = nan
+    return math.nan
 
 
 def _impl(name, operands):
@@ -202,8 +277,130 @@ def _impl(name, operands):
         pass
     given = tuple(_scalar_type(type(v)) for v in operands)
     impl = None if any(t is None for t in given) else _make(name, given, tuple(map(type, operands)))
+    if _flushing and impl is not None and any(t is np.float32 for t in key[1:]):
+        fast = _FTZ_OPS if _flushing == _STRICT else _FTZ_RESULTS
+        impl = fast.get(name) if key[1:] == (np.float32, np.float32) else None
+        if impl is None:
+            made = _make(name, given, tuple(map(type, operands)))
+            impl = _flushed(made) if _flushing == _STRICT else _result_flushed(made)
     _impls[key] = impl
     return impl
+
+
+# fastmath=True: float32 subnormals flushed to zero ---------------------------------------------
+_TINY32 = 2.0**-126
+_plain_impls = _impls
+_ftz_impls: dict = {}
+_ftz_strict_impls: dict = {}
+_flushing = False
+
+
+def _has_subnormals(arg):
+    """True if the launch argument ``arg`` is (or holds) a float32 subnormal."""
+    if type(arg) is np.float32:
+        return arg != 0 and abs(arg) < _TINY32
+    ary = arg
+    for attr in ("_item", "_ary"):  # simulator device arrays hold an ndarray
+        ary = getattr(ary, attr, ary)
+    if not isinstance(ary, np.ndarray) or ary.dtype != np.float32 or ary.size == 0:
+        return False
+    magnitude = np.abs(ary)
+    return bool(np.any((magnitude < _TINY32) & (magnitude > 0)))
+
+
+def _flush(x):
+    """A float32 subnormal as ``.ftz`` instructions see it: a zero of its sign."""
+    if type(x) is np.float32 and x != 0 and -_TINY32 < x < _TINY32:
+        return np.float32(math.copysign(0.0, float(x)))
+    return x
+
+
+def _flushed(impl):
+    def flushed(*operands):
+        return _flush(impl(*(_flush(v) for v in operands)))
+
+    return flushed
+
+
+def _result_flushed(impl):
+    """``impl`` with its float32 result flushed (its operands cannot be subnormal: see :func:`_ftz_result`)."""
+    tiny, flush = _TINY32, _flush
+
+    def flushed(*operands):
+        r = impl(*operands)
+        return flush(r) if type(r) is np.float32 and -tiny < r < tiny else r
+
+    return flushed
+
+
+def _ftz_op(pyop):
+    """float32 ``pyop`` as its ``.ftz`` instruction: computed on Python floats (a float32 sum, difference,
+    product or quotient rounded to float64 and then to float32 is correctly rounded: 53 >= 2 * 24 + 2),
+    subnormal operands and results flushed to zeros of their sign."""
+    tiny, zero, f32 = _TINY32, math.copysign, np.float32
+
+    def op(a, b):
+        x, y = float(a), float(b)
+        if -tiny < x < tiny:
+            x = zero(0.0, x)
+        if -tiny < y < tiny:
+            y = zero(0.0, y)
+        try:
+            r = f32(pyop(x, y))
+        except ZeroDivisionError:  # x / 0 in float32: inf or NaN, as IEEE 754 gives it
+            return f32(np.float32(x) / np.float32(0.0))
+        if -tiny < r < tiny:
+            return f32(zero(0.0, r))
+        return r
+
+    return op
+
+
+_FTZ_OPS = {name: _ftz_op(_PYOPS[name]) for name in ("add", "sub", "mul", "truediv")}
+_TINY = np.float32(_TINY32)
+
+
+def _ftz_result(pyop):
+    """float32 ``pyop`` as its ``.ftz`` instruction when no operand can be subnormal (every float32 a
+    fastmath kernel computes is flushed, and its arguments hold none: :class:`flushing_subnormals`):
+    only the result is flushed."""
+    tiny, zero, f32 = _TINY, math.copysign, np.float32
+
+    def op(a, b):
+        r = pyop(a, b)
+        if abs(r) < tiny and r != 0:
+            return f32(zero(0.0, float(r)))
+        return r
+
+    return op
+
+
+_FTZ_RESULTS = {name: _ftz_result(_PYOPS[name]) for name in ("add", "sub", "mul", "truediv")}
+_STRICT = 2  # _flushing when the launch's arguments hold float32 subnormals: operands are flushed too
+
+
+class flushing_subnormals:
+    """``with flushing_subnormals(kernel_fastmath):`` runs float32 arithmetic as ``fastmath=True`` compiles
+    it: ``mul.ftz.f32``, ``add.ftz.f32``, ``fma.rn.ftz.f32`` (``compile_ptx``; PTX ISA 9.7.3, ``.ftz``:
+    subnormal inputs and results flushed to sign-preserving zero). Launches run one at a time
+    (:data:`course_lib.sim._engine.launch_lock`), so the switch is module-wide."""
+
+    __slots__ = ("on", "saved")
+
+    def __init__(self, on, args=()):
+        self.on = _STRICT if on and any(_has_subnormals(a) for a in args) else bool(on)
+
+    def __enter__(self):
+        global _impls, _flushing
+        self.saved = (_impls, _flushing)
+        if self.on:
+            _impls, _flushing = (_ftz_strict_impls if self.on == _STRICT else _ftz_impls), self.on
+        return self
+
+    def __exit__(self, *exc):
+        global _impls, _flushing
+        _impls, _flushing = self.saved
+        return False
 
 
 def binop(name, a, b):
@@ -224,6 +421,141 @@ def unop(name, a):
     if impl is None:
         return _PYOPS[name](a)
     return impl(a)
+
+
+def _fma32(x, y, z):
+    """``fma.rn.f32``: x * y + z of float32 values rounded once (the product is exact in float64;
+    the float64 sum is made round-to-odd, which float32 rounding then rounds correctly)."""
+    p = x * y
+    s = p + z
+    if s - s != 0.0:  # inf or NaN: as IEEE 754 gives it
+        return np.float32(s)
+    v = s - p
+    err = (p - (s - v)) + (z - v)  # TwoSum: the exact error of s
+    if err != 0.0 and (_frexp(s)[0] * _TWO53) % 2.0 == 0.0:  # inexact, and the last bit of s is even
+        s = _nextafter(s, math.inf if err > 0 else -math.inf)
+    return np.float32(s)
+
+
+_frexp, _nextafter, _TWO53 = math.frexp, math.nextafter, float(2**53)
+
+
+def _fma64(x, y, z):
+    """``fma.rn.f64``: x * y + z rounded once (exact integer arithmetic; int / int rounds correctly)."""
+    p = x * y
+    if p - p != 0.0 or z - z != 0.0:
+        return np.float64(p + z)
+    n1, d1 = x.as_integer_ratio()
+    n2, d2 = y.as_integer_ratio()
+    n3, d3 = z.as_integer_ratio()
+    num = n1 * n2 * d3 + n3 * d1 * d2
+    if num == 0:
+        return np.float64(p + z)  # the sign of an exact zero, as IEEE 754 gives it
+    try:
+        return np.float64(num / (d1 * d2 * d3))
+    except OverflowError:
+        return np.float64(math.inf if num > 0 else -math.inf)
+
+
+_F64 = (float, np.float64)
+
+
+def muladd(kind, x, y, z):
+    """A product and a sum contracted into one fused multiply-add, as NVVM and ptxas compile them.
+
+    ``kind`` 0: ``x*y + z``, 1: ``x*y - z``, 2: ``x + y*z``, 3: ``x - y*z`` (the source's order of
+    evaluation is kept). NVVM contracts ``fmul`` + ``fadd`` into ``fma.rn`` by default (numba-cuda's
+    ``fma`` option; ``compile_ptx`` of ``a*b + c*d`` shows ``fma.rn.f32 a, b, c*d``), and ptxas contracts
+    the ``mul``/``sub`` pairs left without a rounding modifier (PTX ISA 9.7.3, ``add``: "mul/add
+    sequences with no rounding modifiers may be optimized to use fused-multiply-add"). Only operands
+    of one floating-point type are contracted: a float32 product added to a float64 is converted first.
+    """
+    if type(x) is _F32 and type(y) is _F32 and type(z) is _F32:
+        if _flushing == _STRICT:  # fastmath, and the arguments hold subnormals: fma.rn.ftz.f32 flushes operands
+            x, y, z = _flush(x), _flush(y), _flush(z)
+        # _fma32, inlined: this runs for every a*b + c of a float32 kernel.
+        if kind == 0:
+            a, b, c = float(x), float(y), float(z)
+        elif kind == 1:
+            a, b, c = float(x), float(y), -float(z)
+        elif kind == 2:
+            a, b, c = float(y), float(z), float(x)
+        else:
+            a, b, c = -float(y), float(z), float(x)
+        p = a * b
+        s = p + c
+        if s - s == 0.0:
+            v = s - p
+            err = (p - (s - v)) + (c - v)
+            if err != 0.0 and (_frexp(s)[0] * _TWO53) % 2.0 == 0.0:
+                s = _nextafter(s, _INF if err > 0 else -_INF)
+        r = _F32(s)
+        if _flushing and -_TINY32 < s < _TINY32 and -_TINY32 < float(r) < _TINY32:
+            return _F32(math.copysign(0.0, s))  # fastmath: a subnormal result is flushed (its sign kept)
+        return r
+    tx, ty, tz = type(x), type(y), type(z)
+    if tx in _F64 and ty in _F64 and tz in _F64:
+        if kind == 0:
+            return _fma64(float(x), float(y), float(z))
+        if kind == 1:
+            return _fma64(float(x), float(y), -float(z))
+        if kind == 2:
+            return _fma64(float(y), float(z), float(x))
+        return _fma64(-float(y), float(z), float(x))
+    if kind < 2:
+        return binop("add" if kind == 0 else "sub", binop("mul", x, y), z)
+    return binop("add" if kind == 2 else "sub", x, binop("mul", y, z))
+
+
+_F32, _INF = np.float32, math.inf
+
+
+def _complex_mul(width):
+    """Complex product as numba-cuda compiles it: the imaginary part ``fma(ai, br, ar*bi)`` (NVVM,
+    ``compile_ptx``), the real part ``ar*br - ai*bi`` contracted by ptxas like any mul/sub pair."""
+    fused, real, out = (_fma32, np.float32, np.complex64) if width == 32 else (_fma64, np.float64, np.complex128)
+
+    def impl(a, b):
+        a, b = out(a), out(b)
+        ar, ai, br, bi = float(a.real), float(a.imag), float(b.real), float(b.imag)
+        re = fused(ar, br, -float(real(ai * bi)))
+        im = fused(ai, br, float(real(ar * bi)))
+        return out(complex(float(re), float(im)))
+
+    return impl
+
+
+_INT64 = np.dtype(np.int64)
+
+#: Names of conversions a kernel may call (``int(x)``, ``float32(x)``, ``np.int32(x)``): see call().
+CONVERTERS = frozenset({"int", "float", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                        "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc", "uintc", "float_", "double",
+                        "single", "int_", "uint"})
+_converters: dict = {}
+
+
+def _converter(fn):
+    """The NumPy dtype a call of ``fn`` converts to (``int`` -> int64, ``numba.float32`` -> float32), or None."""
+    try:
+        return _converters[fn]
+    except (KeyError, TypeError):
+        pass
+    dtype = None
+    if fn is int:
+        dtype = np.dtype(np.int64)
+    elif fn is float:
+        dtype = np.dtype(np.float64)
+    elif isinstance(fn, type) and issubclass(fn, (np.integer, np.floating)):
+        dtype = np.dtype(fn)
+    else:
+        types = _numba_types()
+        if isinstance(fn, types.Integer) or (isinstance(fn, types.Float) and fn.bitwidth >= 32):
+            dtype = np.dtype(str(fn))
+    try:
+        _converters[fn] = dtype
+    except TypeError:
+        pass
+    return dtype
 
 
 def _round_ndigits(x, ndigits):
@@ -251,7 +583,17 @@ def _round_ndigits(x, ndigits):
 def call(fn, *args):
     """``fn(*args)``; a function of the ``math`` module, and ``round(x, ndigits)`` of a float, are
     computed in the types numba gives them."""
+    if len(args) == 1:
+        dtype = _converter(fn)
+        if dtype is not None and isinstance(args[0], (int, float, np.integer, np.floating)):
+            converted = _convert.convert(args[0], dtype)
+            if _flushing and type(converted) is np.float32:
+                converted = _flush(converted)  # fastmath: cvt.rn.ftz.f32.f64
+            return int(converted) if fn is int else (float(converted) if fn is float else converted)
     if fn is round:
+        if len(args) == 1 and isinstance(args[0], (float, np.floating)):
+            # cvt.rni.s64.f64 (compile_ptx): half to even, saturating, NaN giving 0.
+            return int(_convert.convert(float(np.rint(np.float64(args[0]))), _INT64))
         if len(args) == 2 and isinstance(args[0], (float, np.floating)) \
                 and isinstance(args[1], (int, np.integer)) and not isinstance(args[1], bool):
             return _round_ndigits(args[0], int(args[1]))
@@ -300,11 +642,25 @@ def quiet():
 # The source rewrite (applied by course_lib.sim._lines to every recompiled kernel)
 # ---------------------------------------------------------------------------------------------
 _BINOP, _UNOP, _CALL, _QUIET = "__course_binop__", "__course_unop__", "__course_call__", "__course_quiet__"
+_FMA, _CMP, _STORE = "__course_fma__", "__course_cmp__", "__course_store__"
+_CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
 
 def typed_copy_names() -> dict:
     """Names the rewritten code refers to, and their values."""
-    return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: quiet}
+    return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: quiet, _FMA: muladd, _CMP: _convert.compare,
+            _STORE: _convert.store}
+
+
+def _small_int(node):
+    """An integer literal that float32 represents exactly (``i < 0``, ``tid == 1``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) <= 1 << 24
+
+
+def _is_mul(node):
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
 
 
 def _simple(node):
@@ -336,7 +692,19 @@ def _load(node):
 class TypedOps(ast.NodeTransformer):
     """Arithmetic through :func:`binop`/:func:`unop`/:func:`call`; the body inside ``with quiet():``."""
 
+    def _contracted(self, node, left, right, subtract):
+        """``left +- right`` with a product on one side, as a fused multiply-add (:func:`muladd`)."""
+        if _is_mul(left):
+            kind, operands = (1 if subtract else 0), (left.left, left.right, right)
+        else:
+            kind, operands = (3 if subtract else 2), (left, right.left, right.right)
+        operands = [self.visit(o) for o in operands]
+        call_ = ast.Call(ast.Name(_FMA, ast.Load()), [ast.Constant(kind), *operands], [])
+        return ast.copy_location(call_, node)
+
     def visit_BinOp(self, node):
+        if isinstance(node.op, (ast.Add, ast.Sub)) and (_is_mul(node.left) or _is_mul(node.right)):
+            return self._contracted(node, node.left, node.right, isinstance(node.op, ast.Sub))
         self.generic_visit(node)
         name = _AST_OPS.get(type(node.op))
         if name is None:  # @ (matmul)
@@ -353,16 +721,36 @@ class TypedOps(ast.NodeTransformer):
         return ast.copy_location(call_, node)
 
     def visit_AugAssign(self, node):
-        self.generic_visit(node)
         name = _AST_OPS.get(type(node.op))
         target = node.target
-        if name is None:
-            return node
-        if isinstance(target, ast.Name) or (isinstance(target, ast.Subscript) and _simple(target.value)
-                                            and _simple(target.slice)):
+        simple = isinstance(target, ast.Name) or (isinstance(target, ast.Subscript) and _simple(target.value)
+                                                  and _simple(target.slice))
+        if simple and name in ("add", "sub") and _is_mul(node.value):  # acc += a * b: one fma
+            value = self._contracted(node.value, _load(target), node.value, name == "sub")
+        else:
+            self.generic_visit(node)
+            if name is None or not simple:
+                return node
             value = ast.Call(ast.Name(_BINOP, ast.Load()), [ast.Constant(name), _load(target), node.value], [])
-            return ast.copy_location(ast.Assign([target], value), node)
+        if isinstance(target, ast.Subscript):
+            value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), value], [])
+        return ast.copy_location(ast.Assign([target], value), node)
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            # a[i] = v stores v as a GPU does (a float into an integer array saturates: _convert.store)
+            node.value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), node.value], [])
         return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        name = _CMP_OPS.get(type(node.ops[0])) if len(node.ops) == 1 else None
+        if name is None or any(_small_int(side) for side in (node.left, node.comparators[0])):
+            return node  # a small integer literal is exact in float32: NumPy compares as numba does
+        call_ = ast.Call(ast.Name(_CMP, ast.Load()), [ast.Constant(name), node.left, node.comparators[0]], [])
+        return ast.copy_location(call_, node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -370,7 +758,9 @@ class TypedOps(ast.NodeTransformer):
         # math.sqrt(x), or sqrt(x) after `from math import sqrt` (call() checks that it is math's).
         named = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "math") \
             or (isinstance(func, ast.Name) and func.id in _MATH_NAMES) \
-            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) == 2)
+            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) in (1, 2)) \
+            or (len(node.args) == 1 and ((isinstance(func, ast.Name) and func.id in CONVERTERS)
+                                         or (isinstance(func, ast.Attribute) and func.attr in CONVERTERS)))
         if named and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
             call_ = ast.Call(ast.Name(_CALL, ast.Load()), [func, *node.args], [])
             return ast.copy_location(call_, node)

@@ -103,6 +103,9 @@ class KernelTyping:
     untypable : str or None
         Why numba-cuda's compiler could not type the kernel without a GPU (an error other
         than a typing error: the kernel reaches for something only a driver can answer).
+    shared_bytes : int
+        Bytes of static shared memory per block, as numba-cuda lowers the kernel's
+        ``cuda.shared.array`` calls (its ``addrspace(3)`` globals, device functions included).
     """
 
     error: str | None = None
@@ -111,12 +114,13 @@ class KernelTyping:
     float64_details: dict = field(default_factory=dict)
     array_dtypes: tuple = ()
     untypable: str | None = None
+    shared_bytes: int = 0
 
     def __reduce__(self):
         # Pickled by its fields: the default protocol would add __slotnames__ to the class, which the
         # grader's tamper check (course_lib.grading.running.tamper) rightly counts as a change of the machinery.
         return KernelTyping, (self.error, self.ops, self.float_lines, self.float64_details, self.array_dtypes,
-                              self.untypable)
+                              self.untypable, self.shared_bytes)
 
 
 _stats = {"typed": 0, "memory_hits": 0, "disk_hits": 0, "seconds": 0.0, "unavailable": 0}
@@ -141,6 +145,10 @@ def _cache_dir():
     return os.path.join(base, "course_lib", "sim-typing")
 
 
+#: Changes when KernelTyping gains a field, so that older cached answers are not read as complete.
+_CACHE_FORMAT = 2
+
+
 def _key(fn, argtypes, debug):
     from importlib.metadata import version
 
@@ -148,7 +156,7 @@ def _key(fn, argtypes, debug):
         source = inspect.getsource(fn)
     except (OSError, TypeError):
         return None
-    text = repr((version("numba-cuda"), fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno,
+    text = repr((_CACHE_FORMAT, version("numba-cuda"), fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno,
                  source, _globals_fingerprint(fn), tuple(str(t) for t in argtypes), bool(debug)))
     return hashlib.sha256(text.encode()).hexdigest()
 

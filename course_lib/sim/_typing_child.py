@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import pickle
+import re
 import struct
 import sys
 
@@ -29,6 +30,28 @@ _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
            "invert": "~"}
 
 
+_LLVM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8,
+               "{float, float}": 8, "{double, double}": 16}
+_SHARED_GLOBAL = re.compile(r"^@\S+ = (?:internal )?addrspace\(3\) global \[(\d+) x ([^\]]+)\]", re.M)
+
+
+def _shared_bytes(library, seen=None):
+    """Bytes of the static shared arrays (``addrspace(3)`` globals, not ``external``: those are the
+    dynamic ones) of a numba code library and the libraries it links (device functions)."""
+    seen = set() if seen is None else seen
+    if id(library) in seen:
+        return 0
+    seen.add(id(library))
+    try:
+        text = library.get_llvm_str()
+    except Exception:
+        return 0
+    total = sum(int(count) * _LLVM_BYTES.get(element.strip(), 0) for count, element in _SHARED_GLOBAL.findall(text))
+    for linked in getattr(library, "_linking_libraries", ()) or ():
+        total += _shared_bytes(linked, seen)
+    return total
+
+
 def _analyse(cres, argtypes):
     """A :class:`KernelTyping` from numba's compile result (child side)."""
     from numba.core import types
@@ -41,6 +64,7 @@ def _analyse(cres, argtypes):
     typemap, calltypes = cres.fndesc.typemap, cres.fndesc.calltypes
     out = KernelTyping()
     out.array_dtypes = tuple(str(t.dtype) for t in argtypes if isinstance(t, types.Array))
+    out.shared_bytes = _shared_bytes(cres.library)
 
     def operand_types(names):
         return tuple(types.unliteral(typemap[n]) for n in names)

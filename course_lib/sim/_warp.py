@@ -55,18 +55,22 @@ def _bit_pattern(value):
 
 
 def _shuffle_source(kind, lane, operand):
-    """Source lane of a shuffle (width 32, as Numba's shfl_*_sync), or None for 'keep own value'."""
+    """Source lane of a shuffle (width 32, as Numba's shfl_*_sync), or None for 'keep own value'.
+
+    ``shfl.sync`` reads only the low five bits of its lane or delta operand (PTX ISA 9.7.9.7,
+    ``shfl.sync``: ``bval[4:0] = b[4:0]``): a delta of 33 is a delta of 1, lane -1 is lane 31.
+    """
+    b = int(operand) & (WARP_SIZE - 1)
     if kind == "shfl_sync":
-        return int(operand) % WARP_SIZE
+        return b
     if kind == "shfl_up_sync":
-        src = lane - int(operand)
+        src = lane - b
         return src if src >= 0 else None
     if kind == "shfl_down_sync":
-        src = lane + int(operand)
+        src = lane + b
         return src if src < WARP_SIZE else None
     if kind == "shfl_xor_sync":
-        src = lane ^ int(operand)  # a lane mask of 32 or more points past the warp: keep own value
-        return src if src < WARP_SIZE else None
+        return lane ^ b
     raise AssertionError(kind)
 
 
