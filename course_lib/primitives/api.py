@@ -14,7 +14,7 @@ import numpy as np
 from numba import cuda
 
 from .. import device
-from .._validate import check_array, check_block, check_choice, check_int
+from .._validate import check_array, check_block, check_choice, check_flag, check_float, check_int
 from . import kernels
 from .cpu import compact_cpu, histogram_cpu, reduce_cpu, scan_cpu, segmented_scan_cpu
 
@@ -95,9 +95,10 @@ def scan(x, *, method: str = "blelloch_padded", inclusive: bool = False, block: 
     """
     x = _values(x)
     method = check_choice(method, "method", SCAN_METHODS)
+    inclusive = check_flag(inclusive, "inclusive")
     block = _block(block)
     if method == "cpu":
-        return scan_cpu(x, inclusive=bool(inclusive))
+        return scan_cpu(x, inclusive=inclusive)
     if x.size == 0:
         return x.copy()
     d_x = cuda.to_device(np.ascontiguousarray(x))
@@ -151,7 +152,7 @@ def compact(x, threshold: float, *, method: str = "blelloch_padded", block: int 
     """The elements of float32 ``x`` (shape (n,)) greater than ``threshold``, in order: flags (a map),
     their exclusive scan (``method``, one of the scan methods) and a scatter. Returns float32 (kept,)."""
     x = check_array(x, "x", ndim=1, dtype=np.float32, finite=True)
-    threshold = np.float32(threshold)
+    threshold = np.float32(check_float(threshold, "threshold"))
     method = check_choice(method, "method", SCAN_METHODS)
     block = _block(block)
     if method == "cpu" or x.size == 0:

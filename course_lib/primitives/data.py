@@ -13,13 +13,10 @@ from .._validate import check_float, check_int, check_seed
 __all__ = ["random_values", "segment_heads", "skewed_keys", "uniform_keys"]
 
 
-def random_values(n: int, seed: int | None = 0, dtype=np.float32) -> np.ndarray:
-    """``n`` values uniform in [-1, 1) (float32) or integers in [-3, 3] (int32), seeded; shape (n,)."""
+def random_values(n: int, seed: int | None = 0) -> np.ndarray:
+    """``n`` float32 values uniform in [-1, 1), seeded; shape (n,)."""
     n = check_int(n, "n", minimum=0)
-    rng = np.random.default_rng(check_seed(seed))
-    if np.dtype(dtype) == np.int32:
-        return rng.integers(-3, 4, n).astype(np.int32)
-    return rng.uniform(-1, 1, n).astype(dtype)
+    return np.random.default_rng(check_seed(seed)).uniform(-1, 1, n).astype(np.float32)
 
 
 def segment_heads(n: int, mean_length: float, seed: int | None = 0) -> np.ndarray:

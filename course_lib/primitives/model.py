@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .._validate import check_int
+from .._validate import check_array, check_choice, check_flag, check_int
 
 __all__ = ["BANKS", "WARP", "scan_adds", "scan_barriers", "scan_steps", "sweep_wavefronts", "wavefronts"]
 
@@ -40,9 +40,7 @@ def _tile(tile):
 
 
 def _method(method):
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, _METHODS))}, got {method!r}")
-    return method
+    return check_choice(method, "method", _METHODS)
 
 
 def scan_adds(method: str, tile: int) -> int:
@@ -85,7 +83,10 @@ def wavefronts(word_indices) -> int:
     >>> wavefronts(range(32)), wavefronts(range(0, 64, 2)), wavefronts([5] * 32)
     (1, 2, 1)
     """
-    words = np.unique(np.asarray(list(word_indices), np.int64))
+    words = check_array(word_indices, "word_indices", ndim=1, dtype="iu")
+    if words.size and words.min() < 0:
+        raise ValueError(f"word_indices must be non-negative word indices, got {words.min()}")
+    words = np.unique(words.astype(np.int64))
     if words.size == 0:
         return 0
     return int(np.bincount(words % BANKS).max())
@@ -111,6 +112,7 @@ def sweep_wavefronts(tile: int, padded: bool) -> dict:
         ``worst`` (the most wavefronts of one access).
     """
     tile = _tile(tile)
+    padded = check_flag(padded, "padded")
     accesses = total = worst = 0
     stride, active = 1, tile // 2
     while active > 0:

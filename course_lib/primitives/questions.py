@@ -35,7 +35,7 @@ scan and a scatter over the whole array. The questions ask for what lies next to
   wavefronts of the warp-wide access to ``temp[stride * (2 t + 2) - 1]`` by threads t < ``active`` (the
   first warp of them) of an unpadded shared array: the up-sweep's right-hand operand. ``measure`` runs
   ``make_kernel(block)`` on ``n`` random values under ``profile`` and returns the shared wavefronts over the
-  ideal; the grader calls it on the student's kernel and on the lesson's Blelloch kernels, padded and not.
+  ideal (over 1 when the ideal is 0); the grader calls it on the student's kernel and on the lesson's Blelloch kernels, padded and not.
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ Q3 = question(
     tolerance="wavefronts exact; measurements within 1% of the course's profiler",
     hints={"measure": "measure(make_kernel, n, block): launch make_kernel(block) with ceil(n / (4 block)) blocks on n "
                       "random float32 values under profile() and return report.total.shared_wavefronts / "
-                      "report.total.shared_ideal_wavefronts"},
+                      "max(report.total.shared_ideal_wavefronts, 1)"},
     tests=[
         calls_test("the wavefronts of the up-sweep's right operand", 1, key="worst_ways", args=_ways_args,
                    expect=up_sweep_wavefronts,

@@ -71,9 +71,9 @@ SEPARATING = {
 
 def test_every_question_with_a_signature_is_checked_for_configurations_that_separate():
     """A new technique test (or problem set) cannot skip the check below: each is listed in SEPARATING."""
-    with_signature = sorted(q.id for n in range(1, 9) for q in questions_of(f"ps{n}") if _signature_tests(q))
+    with_signature = sorted(q.id for n in range(1, 10) for q in questions_of(f"ps{n}") if _signature_tests(q))
     assert with_signature == sorted(SEPARATING)
-    assert {q.split(".")[0] for q in with_signature} == {f"ps{n}" for n in range(1, 9)}
+    assert {q.split(".")[0] for q in with_signature} == {f"ps{n}" for n in range(1, 10)}
 
 
 @pytest.mark.parametrize("question_id", sorted(SEPARATING))
