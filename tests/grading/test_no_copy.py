@@ -230,8 +230,9 @@ def _shapes(source):
 def test_renaming_and_new_constants_do_not_hide_a_copy():
     printed = "def f(x, out):\n    i = cuda.grid(1)\n    if i < x.size:\n        out[i] = 2.0 * x[i] + 1\n"
     renamed = "def g(a, b):\n    k = cuda.grid(1)\n    if k < a.size:\n        b[k] = 3.5 * a[k] + 7\n"
-    assert _shapes(printed) == _shapes(renamed) and len(_shapes(printed)) == 3
-    assert aligned(_shapes(renamed), _shapes(printed)) == 3
+    # The def line (its arguments), the assignment, the if header and the store.
+    assert _shapes(printed) == _shapes(renamed) and len(_shapes(printed)) == 4
+    assert aligned(_shapes(renamed), _shapes(printed)) == 4
 
 
 def test_other_operations_and_other_kinds_differ():

@@ -66,6 +66,8 @@ SEPARATING = {
     "ps6.q1": lambda c: (64, len(c["Wt"]) % 16 != 0 or c["batch"] % 16 != 0),  # 8 x 8 threads, 16 x 16 tiles
     "ps7.q1": lambda c: _blocks(len(c["flags"]), c["block"]),
     "ps8.q1": lambda c: _blocks(len(c["features"]), c["block"]),
+    "ps9.q1": lambda c: (c["block"], len(c["x"]) % (4 * c["block"]) != 0),  # a block scans 4B values
+    "ps9.q2": lambda c: _blocks(len(c["x"]), c["block"]),
 }
 
 
