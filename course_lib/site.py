@@ -241,7 +241,6 @@ _CSS = """\
 .cell_output img, .course-widget-snapshot img { max-width: 100%; height: auto; }
 .cell_output, .course-widget-snapshot { max-width: 100%; overflow-x: auto; }
 .cell_output pre, .cell_output table { max-width: 100%; }
-article table { display: block; max-width: 100%; overflow-x: auto; }
 .course-widget-snapshot details { margin-top: 0.4em; }
 .course-widget-snapshot summary { cursor: pointer; font-weight: bold; }
 """
