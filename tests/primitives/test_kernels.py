@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from numba import cuda, float32
 
 from course_lib.primitives import kernels
 from course_lib.registry import all_kernels
@@ -44,20 +45,19 @@ def test_primitives_kernels_are_registered_with_clean_examples():
         assert report.ok, (spec.name, report)
 
 
+@cuda.jit
+def _unsynchronised_scan(x, out):
+    temp = cuda.shared.array(32, float32)
+    t = cuda.threadIdx.x
+    temp[t] = x[t]
+    offset = 1
+    while offset < 32:
+        if t >= offset:
+            temp[t] += temp[t - offset]  # in place and without a barrier: reads a neighbour's partial sum
+        offset *= 2
+    out[t] = temp[t]
+
+
 def test_a_scan_without_its_barrier_is_a_race():
-    from numba import cuda, float32
-
-    @cuda.jit
-    def unsynchronised(x, out):
-        temp = cuda.shared.array(32, float32)
-        t = cuda.threadIdx.x
-        temp[t] = x[t]
-        offset = 1
-        while offset < 32:
-            if t >= offset:
-                temp[t] += temp[t - offset]  # in place and without a barrier: reads a neighbour's partial sum
-            offset *= 2
-        out[t] = temp[t]
-
-    report = check(unsynchronised, 1, 32, np.ones(32, np.float32), np.zeros(32, np.float32))
+    report = check(_unsynchronised_scan, 1, 32, np.ones(32, np.float32), np.zeros(32, np.float32))
     assert not report.ok

@@ -17,7 +17,7 @@ def test_adds_and_barriers_equal_the_model(method, block, n):
 
 def test_padding_brings_the_wavefronts_to_the_ideal():
     plain, padded = measure_scan("blelloch", 128, block=64), measure_scan("blelloch_padded", 128, block=64)
-    assert plain["conflict_ratio"] > 1.2 and padded["conflict_ratio"] < 1.05
+    assert plain["conflict_ratio"] > 1.2 and padded["conflict_ratio"] < 1.1
     assert plain["adds"] == padded["adds"] and plain["barriers_per_block"] == padded["barriers_per_block"]
 
 

@@ -57,5 +57,5 @@ def test_the_library_kernels_are_refused():
 
 
 def test_up_sweep_wavefronts():
-    assert up_sweep_wavefronts(1, 32) == 2 and up_sweep_wavefronts(16, 32) == 16
+    assert up_sweep_wavefronts(1, 32) == 2 and up_sweep_wavefronts(16, 32) == 32
     assert up_sweep_wavefronts(1, 1) == 1 and up_sweep_wavefronts(32, 32) == wavefronts(32 * (2 * np.arange(32) + 2) - 1)
