@@ -16,7 +16,7 @@ log=${1:?usage: benchmarks/gpu_check.sh LOG_DIR [TEST_SECONDS] [UNIT[:SECONDS] .
 test_seconds=${2:-600}
 shift 2 2>/dev/null || shift $#
 units=("$@")
-[ ${#units[@]} -gt 0 ] || units=(nbody spmv bfs poisson hac ica cellsim colocation)
+[ ${#units[@]} -gt 0 ] || units=(nbody primitives spmv bfs poisson hac ica cellsim colocation)
 mkdir -p "$log"
 cd "$(dirname "$0")/.."
 export COURSE_BACKEND=gpu PYTHONUNBUFFERED=1
