@@ -1,6 +1,8 @@
 """Problem set 2 (``solutions/ps2_spmv.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
-- ``ps2.q1`` (6 points): the **sub-warp CSR-vector** kernel, L lanes per row reduced by warp shuffles.
+- ``ps2.q1`` (6 points): the **sub-warp CSR-vector** kernel, L lanes per row reduced by warp shuffles, each row's
+  bounds read once (not by each of its L lanes, as lesson 2's warp-per-row kernel does) and handed to its group
+  by ``cuda.shfl_sync``.
   Answer: ``check("ps2.q1", make_subwarp_kernel)``, a function of L returning a kernel launched as
   ``kernel[ceil(R * L / block), block](indptr, indices, data, x, y)``. Graded on results (guarded
   buffers), the checker (warp and bounds problems), and the technique's signature
@@ -13,6 +15,8 @@
     indptr, then per step the L consecutive indices and values of each row and their x, per warp)
     plus 1 per warp; a thread per row or a blocked split of the row reads scattered entries;
   * global load requests per warp: at most 1.5 (3 ceil(longest / L) + 2) + 1;
+  * global bytes loaded: at most 1.1 x (12 per entry + 8 per row) + 4 per warp + 64: every lane reading its
+    row's two bounds adds 8 (L - 1) per row and shows here;
   * shuffles (one per warp and instruction): between log2(L) per warp holding a row and log2(L) + 2
     per warp launched (2 more for a broadcast of the row's bounds); a shared-memory tree has none,
     lane 0 fetching the L - 1 others serially has L - 1;
@@ -96,6 +100,12 @@ def lanes_model(data):
     return 0.0, 1.5 * (3 * steps + 2) + 1
 
 
+def bytes_model(data):
+    """Global bytes loaded when each entry's index, value and x are read once and each row's bounds once."""
+    n_entries, n_rows = len(np.asarray(data["indices"])), data["shape"][0]
+    return 1.1 * (12 * n_entries + 8 * n_rows) + 4 * _warps_launched(data) + 64
+
+
 def atomics(metrics, data):
     return metrics["atomics"]
 
@@ -155,9 +165,12 @@ SUBWARP_SIGNATURE = (
     Feature("global load requests per warp", load_requests_per_warp, lanes_model,
             "L lanes split each row, so a warp needs ceil(longest / L) steps of 3 requests",
             "3 requests per step of L entries, 2 for indptr"),
+    Feature("global bytes loaded", lambda m, data: m["global_load_bytes"], at_most(bytes_model),
+            "a row's two bounds are read once, not by each of its L lanes, and reach the group's lanes by "
+            "cuda.shfl_sync", "12 bytes per entry, 8 per row"),
     Feature("warp shuffles", lambda m, data: m["shuffles"], _shuffle_bounds,
             "log2(L) shuffle steps (offsets L/2, ..., 1) add the group's L partial sums in registers, every lane "
-            "of the group taking part", "log2(L) per warp"),
+            "of the group taking part; two more hand the bounds over", "log2(L) per warp, + 2 for the bounds"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
             at_most(lambda data: 1.75 * model_span(data)),
             "the L lanes of a group share the row's entries and the reduction, no lane doing the group's work alone",
@@ -174,7 +187,7 @@ _KERNEL = kernel_factory("make_subwarp_kernel")
 _Q1 = dict(launch=launch_subwarp, expect=expected_y, compare=close(RTOL, 1e-6))
 
 Q1 = question(
-    "ps2.q1", "sub-warp CSR-vector kernel", 6, answer=_KERNEL, diagnose=[("sign", sign_flipped)],
+    "ps2.q1", "sub-warp CSR-vector kernel, bounds read once per row", 6, answer=_KERNEL, diagnose=[("sign", sign_flipped)],
     tolerance=f"|error| <= 1e-06 + {RTOL:g} x max|y| against a float64 SciPy reference",
     hints={"warp": "every lane named in the shuffle's mask must reach it: lanes past the last row take part with a "
                    "zero sum and only skip the store (no early return)",
@@ -182,8 +195,9 @@ Q1 = question(
            "unwritten": "lane 0 of each group of L lanes writes its row's sum, empty rows too (0)",
            "value": "lane l sums entries l, l + L, l + 2L... of its row; then log2(L) shuffle steps with offsets "
                     "L/2, ..., 1 add the L partial sums, within the group",
-           "technique": "consecutive lanes must read consecutive entries of a row, and the partial sums are added "
-                        "by shuffles (cuda.shfl_down_sync or shfl_xor_sync), not by atomics"},
+           "technique": "consecutive lanes must read consecutive entries of a row, a row's bounds are read once and "
+                        "handed to its lanes by cuda.shfl_sync, and the partial sums are added by shuffles "
+                        "(cuda.shfl_down_sync or shfl_xor_sync), not by atomics"},
     tests=[
         result_test("a 1 x 1 matrix (no points: a kernel copying x passes)", 0,
                     inputs=case(lambda r: sp.csr_matrix(np.array([[2.5]], np.float32)), 4), **_Q1),

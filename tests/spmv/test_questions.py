@@ -43,6 +43,12 @@ def test_thread_per_row_and_atomics_are_capped_at_half_with_what_was_measured():
     assert atomics.points == 3 and "atomic operations: measured" in said and "no atomics" in said
 
 
+def test_every_lane_reading_its_rows_bounds_is_capped_with_the_bytes_measured():
+    result = grade("ps2.q1", _answer("bounds_per_lane"))
+    said = " ".join(str(result).split())
+    assert result.points == 3 and "global bytes loaded: measured" in said and "read once" in said
+
+
 def test_groups_of_lanes_leaving_before_the_shuffle_are_right():
     # Exited lanes take no part in a shuffle (CUDA guide): whole groups past the last row may return early.
     result = grade("ps2.q1", _answer("early_exit"))
