@@ -29,8 +29,11 @@
   the student's factory and on decoys of its own (thread per row, and lane 0 of each group walking its row),
   on matrices and L drawn at grading time, and measures each launch itself; ``best_lanes`` must be the L
   its own measurements of the student's kernel on ``MEASURE_MATRIX`` pick.
-- ``ps2.q3`` (2 points): the hybrid's cost model and a K minimising it. Answer:
-  ``{"hyb_cost": cost(row_lengths, K), "choose_k": f(row_lengths)}``.
+- ``ps2.q3`` (2 points): the hybrid's cost model and a K minimising it, for a speed ratio ``ratio`` (COO entry over
+  ELL slot) and a cost ``launch`` of the COO launch, paid only when some entry goes to COO. Answer:
+  ``{"hyb_cost": cost(row_lengths, K, ratio, launch), "choose_k": f(row_lengths, ratio, launch)}``. Lesson 2's rule
+  (the largest K that at least R / 3 rows reach) answers neither another ratio nor the launch: with it, K = the
+  longest row (pure ELL, one launch) can be the cheapest, and the grader draws such cases.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from ..grading.authoring.measuring import best_parameter_test, kernel_measuremen
 from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
 from .api import as_csr
 from .data import empty_rows_and_long_row, laplacian, power_law_rows, random_balanced, row_length_family
-from .model import SPEED_RATIO, k_sweep
 from .reference import spmv_reference
 
 PROBLEM_SET = "ps2"
@@ -334,38 +336,58 @@ def _q3_cases(rng):
     return {name: np.diff(as_csr(A).indptr).astype(np.int64) for name, A in matrices.items()}
 
 
+def _conditions(rng, lengths):
+    """(ratio, launch) pairs: ratios other than 3, and COO launches cheap, costly, and costly enough that the
+    pure ELL K can win."""
+    rows, extra = lengths.size, int(np.maximum(lengths - np.median(lengths), 0).sum())
+    ratios = [float(rng.uniform(1.2, 2.8)), float(rng.uniform(3.5, 9.0))]
+    return [(r, launch) for r in ratios for launch in (0.0, float(rng.uniform(0.1, 0.5)) * rows,
+                                                       float(rng.uniform(1.0, 3.0)) * r * extra + rows)]
+
+
 def _cost_args(rng, info):
     out = []
     for lengths in _q3_cases(rng).values():
         longest = int(lengths.max())
-        out += [(lengths, K) for K in sorted({0, 1, longest // 2, longest, int(rng.integers(0, longest + 2))})]
+        for ratio, launch in _conditions(rng, lengths)[::2]:
+            out += [(lengths, K, ratio, launch)
+                    for K in sorted({0, 1, longest // 2, longest, int(rng.integers(0, longest + 2))})]
     return out
 
 
-def modelled_cost(lengths, K):
-    return float(k_sweep(np.asarray(lengths), [K])["cost"][0])
+def modelled_cost(lengths, K, ratio, launch):
+    """R K ELL slots, ``ratio`` per entry past the first K of its row, and ``launch`` if any entry is left."""
+    lengths = np.asarray(lengths, np.int64)
+    excess = int(np.maximum(lengths - int(K), 0).sum())
+    return float(lengths.size * int(K) + ratio * excess + (launch if excess > 0 else 0.0))
 
 
 def _k_args(rng, info):
-    return [(lengths,) for lengths in _q3_cases(rng).values()]
+    return [(lengths, ratio, launch) for lengths in _q3_cases(rng).values()
+            for ratio, launch in _conditions(rng, lengths)]
 
 
-def best_cost(lengths):
-    return float(k_sweep(np.asarray(lengths))["cost"].min())
+def best_cost(lengths, ratio, launch):
+    return min(modelled_cost(lengths, K, ratio, launch) for K in range(int(np.max(lengths, initial=0)) + 1))
 
 
 Q3 = question(
-    "ps2.q3", "choosing K for the hybrid", 2,
+    "ps2.q3", "choosing K for the hybrid, for any speed ratio and a COO launch cost", 2,
     answer={"hyb_cost": function("hyb_cost"), "choose_k": function("choose_k")},
     tolerance="costs to 1e-6 relative; K must reach the minimum modelled cost",
     tests=[
         calls_test("the cost model", 1, key="hyb_cost", args=_cost_args, expect=modelled_cost, rtol=1e-6,
-                   explain=lambda a, want: f"the ELL part processes R x K slots (padding included), each remaining "
-                                           f"entry costs {SPEED_RATIO:g}"),
+                   explain=lambda a, want: "the ELL part processes R x K slots (padding included), each remaining "
+                                           "entry costs `ratio`, and the COO launch costs `launch` when it has "
+                                           "an entry"),
         calls_test("K minimises the modelled cost", 1, key="choose_k", args=_k_args,
-                   expect=best_cost, transform=lambda lengths, K: modelled_cost(lengths, K) if K >= 0 else None,
+                   expect=best_cost,
+                   transform=lambda lengths, ratio, launch, K: (modelled_cost(lengths, K, ratio, launch)
+                                                                if K >= 0 else None),
                    rtol=1e-9,
-                   hint="the largest K such that at least R / 3 rows have K or more entries"),
+                   hint="column K + 1 is worth moving into ELL while more than R / ratio rows reach it; then "
+                        "compare with the K that leaves COO empty, which saves the launch"),
     ])
+
 
 QUESTIONS = (Q1, Q2, Q3)

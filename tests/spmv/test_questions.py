@@ -66,7 +66,16 @@ def test_warp_steps_model():
     assert warp_steps([9, 1, 1, 1], 8) == 2  # four rows per warp: the longest needs two steps of 8
     assert warp_steps([], 4) == 0
     lengths = np.array([5, 0, 12, 3], np.int64)
-    assert best_cost(lengths) <= min(modelled_cost(lengths, k) for k in range(13))
+    assert best_cost(lengths, 3.0, 0.0) == min(modelled_cost(lengths, k, 3.0, 0.0) for k in range(13))
+
+
+def test_q3_model_the_launch_is_paid_only_with_coo_entries_and_can_make_pure_ell_best():
+    lengths = np.array([5, 0, 12, 3], np.int64)
+    assert modelled_cost(lengths, 12, 2.0, 100.0) == 48.0  # no entry left for COO: no launch
+    assert modelled_cost(lengths, 5, 2.0, 100.0) == 20 + 2 * 7 + 100
+    # Lesson 2's rule (at least R / 3 rows reach K) gives 5 here; a costly launch makes pure ELL (12) the best.
+    pure_ell = modelled_cost(lengths, 12, 3.0, 100.0)
+    assert best_cost(lengths, 3.0, 100.0) == pure_ell < modelled_cost(lengths, 5, 3.0, 100.0)
 
 
 def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
