@@ -1,20 +1,24 @@
 """Problem set 3 (``solutions/ps3_bfs.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
-- ``ps3.q1`` (6 points): a **race-free bottom-up step** with frontier bitmaps. Answer:
-  ``check("ps3.q1", bottom_up_step)``, a kernel ``(in_indptr, in_indices, frontier_flags, current, depth,
-  parent, next_flags, next_count)`` with one thread per vertex, run level by level by
-  :func:`run_bottom_up`. Graded on depths (SciPy) and any valid parent tree, on ``next_count`` equal
+- ``ps3.q1`` (6 points): a **race-free bottom-up step** on bit-packed frontiers (one bit per vertex in uint32
+  words, as Beamer's step keeps its frontier cache-resident). Answer: ``check("ps3.q1", bottom_up_step)``, a
+  kernel ``(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits, next_count)`` with one
+  thread per vertex, run level by level by :func:`run_bottom_up`. The next frontier's word of a warp is the
+  warp's vote (``cuda.ballot_sync``), stored by one lane, and counted once per warp (``cuda.popc``): no vertex
+  writes a shared word alone, so nothing races and no atomic is spent per vertex. The library's bottom-up
+  kernel reads byte depths and writes no frontier; none of this is printed. Graded on depths (SciPy) and any valid parent tree, on ``next_count`` equal
   to the vertices reached, on a clean race check, and the technique's signature (``BOTTOM_UP_SIGNATURE``)
   measured by the profiler on two configurations (a random graph's level 2, blocks of 64 threads; another's,
   blocks of 48 and a partial last block). Features and bounds, from the cost model of a bottom-up step
   (one thread per vertex; an unvisited vertex scans its in-neighbours, in any order, and stops at the first
   one in the frontier; it writes only its own entries and adds itself to the count once):
 
-  * global bytes loaded: at most 1.25 x (5 bytes per edge examined in the worst order, d - f + 1 for a
+  * global bytes loaded: at most 1.25 x (8 bytes per edge examined in the worst order, d - f + 1 for a
     vertex with f of its d in-neighbours in the frontier, + 4 per vertex + 8 per unvisited vertex) + 64:
     any scan order passes, a scan without the early exit does not;
-  * atomic operations: at most one per vertex reached (the count); none on a vertex's own entries;
-  * global bytes stored: at most 1.25 x 9 per vertex reached (depth, parent, flag) + 1 per vertex + 16:
+  * atomic operations: at most one per warp that reached a vertex (the count, added by popc of the vote):
+    a per-vertex ``atomic.or_`` into the words, or a per-vertex count, shows here;
+  * global bytes stored: at most 1.25 x (8 per vertex reached (depth, parent) + 4 per word holding one) + 16:
     a top-down step writing a vertex from each of its frontier neighbours stores more;
   * thread span (busiest thread over the mean): at most 2 x that of the model (one thread per vertex,
     each examining its worst-order edges + 1): a thread sweeping many vertices shows here.
@@ -56,6 +60,35 @@ def measure_graph():
 
 
 # ----------------------------------------------------------------------------- q1
+WORD_BITS = 32
+
+
+def pack_bits(flags):
+    """Bit-pack a vertex set: bit ``v % 32`` of word ``v // 32`` is set for each vertex ``v`` in it.
+
+    Parameters
+    ----------
+    flags : array of shape (V,)
+        Non-zero for the vertices in the set.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint32 of shape (ceil(V / 32),).
+    """
+    flags = np.asarray(flags).astype(bool)
+    words = -(-flags.size // WORD_BITS)
+    padded = np.zeros(words * WORD_BITS, bool)
+    padded[:flags.size] = flags
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
+
+
+def unpack_bits(words, n):
+    """The vertex flags (uint8 of shape (n,)) of bit-packed ``words`` (see :func:`pack_bits`)."""
+    as_bytes = np.ascontiguousarray(np.asarray(words, np.uint32).astype("<u4")).view(np.uint8)
+    return np.unpackbits(as_bytes, bitorder="little")[:n].astype(np.uint8)
+
+
 def graph_case(graph, source, directed):
     """``inputs`` data: the in-neighbour CSR the step reads, the out-CSR the judge checks, and the source."""
     g = as_graph(graph, directed=directed)
@@ -75,7 +108,7 @@ def run_bottom_up(step, in_indptr, in_indices, source):
     -------
     dict
         ``depth`` and ``parent`` (int32, guarded rows), ``counts`` (next_count after each level) and
-        ``reached`` (the next_flags set at each level).
+        ``reached`` (the vertices whose bit of next_bits is set at each level).
     """
     from numba import cuda
 
@@ -86,14 +119,19 @@ def run_bottom_up(step, in_indptr, in_indices, source):
     d_indptr, d_indices = cuda.to_device(np.asarray(in_indptr, np.int32)), cuda.to_device(np.asarray(in_indices, np.int32))
     flags = np.zeros(n, np.uint8)
     flags[source] = 1
+    words = -(-n // WORD_BITS)
     counts, reached = [], []
     for current in range(n):
-        d_next, d_count = cuda.to_device(guarded(np.zeros(n, np.uint8))), cuda.to_device(guarded(np.zeros(1, np.int32)))
-        d_flags = cuda.to_device(guarded(flags, fill=0))
-        step[max(1, -(-n // BLOCK)), BLOCK](d_indptr, d_indices, inner(d_flags), np.int32(current), inner(d_depth),
+        d_next = cuda.to_device(guarded(np.zeros(words, np.uint32)))
+        d_count = cuda.to_device(guarded(np.zeros(1, np.int32)))
+        d_bits = cuda.to_device(guarded(pack_bits(flags), fill=0))
+        step[max(1, -(-n // BLOCK)), BLOCK](d_indptr, d_indices, inner(d_bits), np.int32(current), inner(d_depth),
                                             inner(d_parent), inner(d_next), inner(d_count))
         count = unguard(d_count.copy_to_host(), (1,), name="next_count")[0]
-        flags = unguard(d_next.copy_to_host(), (n,), name="next_flags")
+        next_words = unguard(d_next.copy_to_host(), (words,), name="next_bits")
+        if words * WORD_BITS > n and int(next_words[-1]) >> (n - (words - 1) * WORD_BITS):
+            raise fail(f"level {current}: next_bits has bits set past vertex {n - 1}", "bounds")
+        flags = unpack_bits(next_words, n)
         counts.append(int(count))
         reached.append(np.flatnonzero(flags).astype(np.int32))
         if count == 0 or not flags.any():
@@ -159,18 +197,18 @@ def launch_level(answer, c):
     n = len(c["in_indptr"]) - 1
     parent = np.where(np.asarray(c["depth"]) >= 0, 0, -1).astype(np.int32)
     args = {"in_indptr": np.asarray(c["in_indptr"]), "in_indices": np.asarray(c["in_indices"]),
-            "frontier_flags": np.asarray(c["flags"]), "current": np.int32(c["current"]),
-            "depth": np.array(c["depth"]), "parent": parent, "next_flags": np.zeros(n, np.uint8),
+            "frontier_bits": pack_bits(c["flags"]), "current": np.int32(c["current"]),
+            "depth": np.array(c["depth"]), "parent": parent, "next_bits": np.zeros(-(-n // WORD_BITS), np.uint32),
             "next_count": np.zeros(1, np.int32)}
     block = int(c.get("block", BLOCK))
-    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("depth", "next_flags", "next_count"))
+    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("depth", "next_bits", "next_count"))
 
 
 def expect_level(c):
     depth = np.array(c["depth"])
     found = (depth == -1) & (bfs_reference(_graph(c), c["source"]) == c["current"] + 1)
     depth[found] = c["current"] + 1
-    return {"depth": depth, "next_flags": found.astype(np.uint8), "next_count": np.array([found.sum()], np.int32)}
+    return {"depth": depth, "next_bits": pack_bits(found), "next_count": np.array([found.sum()], np.int32)}
 
 
 def examined_edges(in_indptr, in_indices, frontier_flags, depth):
@@ -212,7 +250,7 @@ def model_span(c):
 
 def any_order_bytes(c):
     depth = np.asarray(c["depth"])
-    model = 5 * worst_order_edges(c["in_indptr"], c["in_indices"], c["flags"], depth) + 4 * depth.size \
+    model = 8 * worst_order_edges(c["in_indptr"], c["in_indices"], c["flags"], depth) + 4 * depth.size \
         + 8 * int(np.sum(depth == -1))
     return 1.25 * model + 64
 
@@ -221,17 +259,23 @@ def _reached(c):
     return int(expect_level(c)["next_count"][0])
 
 
+def _words_reached(c):
+    """Words of next_bits holding a vertex reached: one store and one count per warp that found any."""
+    return int(np.count_nonzero(expect_level(c)["next_bits"]))
+
+
 BOTTOM_UP_SIGNATURE = (
     Feature("global bytes loaded", lambda m, c: m["global_load_bytes"], at_most(any_order_bytes),
             "an unvisited vertex stops scanning its in-neighbours at the first one in the frontier (in whatever "
-            "order it scans them)", "5 bytes per edge examined, in the worst scan order"),
-    Feature("atomic operations", lambda m, c: m["atomics"], at_most(_reached),
-            "a thread writes its own vertex's entries plainly; the only atomic is one add to next_count per "
-            "vertex reached", "one atomic per vertex reached"),
+            "order it scans them), reading one bit of a frontier word per edge",
+            "8 bytes per edge examined (its index, its frontier word), in the worst scan order"),
+    Feature("atomic operations", lambda m, c: m["atomics"], at_most(_words_reached),
+            "the warp votes its next-frontier word (ballot_sync) and one lane adds its popc to next_count: one "
+            "atomic per warp that reached a vertex, none per vertex", "one atomic per word reached"),
     Feature("global bytes stored", lambda m, c: m["global_store_bytes"],
-            at_most(lambda c: 1.25 * 9 * _reached(c) + len(c["depth"]) + 16),
-            "each vertex reached is written once, by its own thread (depth, parent, flag)",
-            "9 bytes per vertex reached"),
+            at_most(lambda c: 1.25 * (8 * _reached(c) + 4 * _words_reached(c)) + 16),
+            "each vertex reached is written once, by its own thread (depth, parent); one lane stores the warp's word",
+            "8 bytes per vertex reached, 4 per word reached"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, c: m["thread_span"],
             at_most(lambda c: 2 * model_span(c)),
             "one thread per vertex: a thread examines only its own vertex's in-neighbours",
@@ -247,15 +291,18 @@ _DENSE = (lambda rng: (measure_graph(), 0))
 _KERNEL = kernel("bottom_up_step")
 
 Q1 = question(
-    "ps3.q1", "race-free bottom-up step", 6, answer=_KERNEL,
+    "ps3.q1", "race-free bottom-up step on bit-packed frontiers", 6, answer=_KERNEL,
     tolerance="exact depths against SciPy's shortest paths; any valid BFS parent tree",
-    hints={"race": "a thread writes only its own vertex: depth[v], parent[v], next_flags[v], and one atomic add "
-                   "to next_count; never another vertex's entries",
-           "bounds": "guard v < V before reading in_indptr[v + 1]",
-           "value": "an unvisited vertex (depth -1) looks through its in-neighbours for one with frontier_flags set; "
-                    "the first one found is its parent and its depth is current + 1",
-           "technique": "stop scanning at the first frontier neighbour (break): that early exit is why bottom-up "
-                        "steps examine few edges on large frontiers"},
+    hints={"race": "a thread writes only its own vertex: depth[v], parent[v]; the warp's word of next_bits is "
+                   "stored by one lane, after the warp's vote, and next_count gets the vote's popc once per warp; "
+                   "never another vertex's entries",
+           "bounds": "guard v < V before reading in_indptr[v + 1], and let threads past V vote False",
+           "value": "an unvisited vertex (depth -1) looks through its in-neighbours u for one whose bit "
+                    "(frontier_bits[u >> 5] >> (u & 31)) & 1 is set; the first one found is its parent and its depth "
+                    "is current + 1",
+           "warp": "every lane of the warp must reach cuda.ballot_sync(0xFFFFFFFF, found): no early return",
+           "technique": "stop scanning at the first frontier neighbour (break), and build the next frontier by "
+                        "one vote and one popc per warp, not a bit or an atomic per vertex"},
     tests=[
         search_test("a chain (one vertex per level)", 1, lambda rng: (data.chain(6), 0)),
         search_test("a component larger than a block, unreachable vertices", 1,
@@ -268,9 +315,9 @@ Q1 = question(
                     counts=True),
         race_test("race check of one level", 1, technique=True, inputs=lambda rng, info: one_level(*_DENSE(rng), 1),
                   launch=launch_level, expect=expect_level),
-        signature_test("the bottom-up technique, measured (profiler; blocks of 64 and 48)", 1,
+        signature_test("the bottom-up technique, measured (profiler; blocks of 64 and 96)", 1,
                        configs=[signature_level(measure_graph(), 2, 64),
-                                signature_level(data.random_graph(150, 10, seed=5), 2, 48)],
+                                signature_level(data.random_graph(150, 10, seed=5), 2, 96)],
                        launch=launch_level, expect=expect_level, features=BOTTOM_UP_SIGNATURE,
                        label=lambda c: f"level {c['current']} of a {len(c['depth'])}-vertex graph"),
     ])
@@ -284,22 +331,22 @@ def _edges_args(rng, info):
 
 
 @cuda.jit
-def read_every_in_edge(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
-    """A decoy for ``measure`` (traffic only, no search): each vertex reads all its in-neighbours' flags."""
+def read_every_in_edge(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits, next_count):
+    """A decoy for ``measure`` (traffic only, no search): each vertex reads all its in-neighbours' frontier words."""
     v = cuda.grid(1)
     if v < depth.shape[0]:
         seen = 0
         for k in range(in_indptr[v], in_indptr[v + 1]):
-            seen += frontier_flags[in_indices[k]]
+            seen += frontier_bits[in_indices[k] >> 5] & 1
         if seen < 0:  # never: keeps the loads
             next_count[0] = seen
 
 
 @cuda.jit
-def read_depths_twice(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
-    """A decoy for ``measure`` (traffic only, no search): each vertex reads its depth, flag and depth again."""
+def read_depths_twice(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits, next_count):
+    """A decoy for ``measure`` (traffic only, no search): each vertex reads its depth, its word and depth again."""
     v = cuda.grid(1)
-    if v < depth.shape[0] and depth[v] + frontier_flags[v] + depth[v] < -10:
+    if v < depth.shape[0] and depth[v] + (frontier_bits[v >> 5] & 1) + depth[v] < -10:
         next_count[0] = 1
 
 

@@ -1,6 +1,8 @@
 """Problem set 2 (``solutions/ps2_spmv.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
-- ``ps2.q1`` (6 points): the **sub-warp CSR-vector** kernel, L lanes per row reduced by warp shuffles.
+- ``ps2.q1`` (6 points): the **sub-warp CSR-vector** kernel, L lanes per row reduced by warp shuffles, each row's
+  bounds read once (not by each of its L lanes, as lesson 2's warp-per-row kernel does) and handed to its group
+  by ``cuda.shfl_sync``.
   Answer: ``check("ps2.q1", make_subwarp_kernel)``, a function of L returning a kernel launched as
   ``kernel[ceil(R * L / block), block](indptr, indices, data, x, y)``. Graded on results (guarded
   buffers), the checker (warp and bounds problems), and the technique's signature
@@ -13,6 +15,8 @@
     indptr, then per step the L consecutive indices and values of each row and their x, per warp)
     plus 1 per warp; a thread per row or a blocked split of the row reads scattered entries;
   * global load requests per warp: at most 1.5 (3 ceil(longest / L) + 2) + 1;
+  * global bytes loaded: at most 1.1 x (12 per entry + 8 per row) + 4 per warp + 64: every lane reading its
+    row's two bounds adds 8 (L - 1) per row and shows here;
   * shuffles (one per warp and instruction): between log2(L) per warp holding a row and log2(L) + 2
     per warp launched (2 more for a broadcast of the row's bounds); a shared-memory tree has none,
     lane 0 fetching the L - 1 others serially has L - 1;
@@ -25,8 +29,11 @@
   the student's factory and on decoys of its own (thread per row, and lane 0 of each group walking its row),
   on matrices and L drawn at grading time, and measures each launch itself; ``best_lanes`` must be the L
   its own measurements of the student's kernel on ``MEASURE_MATRIX`` pick.
-- ``ps2.q3`` (2 points): the hybrid's cost model and a K minimising it. Answer:
-  ``{"hyb_cost": cost(row_lengths, K), "choose_k": f(row_lengths)}``.
+- ``ps2.q3`` (2 points): the hybrid's cost model and a K minimising it, for a speed ratio ``ratio`` (COO entry over
+  ELL slot) and a cost ``launch`` of the COO launch, paid only when some entry goes to COO. Answer:
+  ``{"hyb_cost": cost(row_lengths, K, ratio, launch), "choose_k": f(row_lengths, ratio, launch)}``. Lesson 2's rule
+  (the largest K that at least R / 3 rows reach) answers neither another ratio nor the launch: with it, K = the
+  longest row (pure ELL, one launch) can be the cheapest, and the grader draws such cases.
 """
 
 from __future__ import annotations
@@ -41,7 +48,6 @@ from ..grading.authoring.measuring import best_parameter_test, kernel_measuremen
 from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
 from .api import as_csr
 from .data import empty_rows_and_long_row, laplacian, power_law_rows, random_balanced, row_length_family
-from .model import SPEED_RATIO, k_sweep
 from .reference import spmv_reference
 
 PROBLEM_SET = "ps2"
@@ -94,6 +100,12 @@ def lanes_model(data):
     lengths = np.diff(np.asarray(data["indptr"]))
     steps = -(-int(lengths.max()) // data["lanes"])
     return 0.0, 1.5 * (3 * steps + 2) + 1
+
+
+def bytes_model(data):
+    """Global bytes loaded when each entry's index, value and x are read once and each row's bounds once."""
+    n_entries, n_rows = len(np.asarray(data["indices"])), data["shape"][0]
+    return 1.1 * (12 * n_entries + 8 * n_rows) + 4 * _warps_launched(data) + 64
 
 
 def atomics(metrics, data):
@@ -155,9 +167,12 @@ SUBWARP_SIGNATURE = (
     Feature("global load requests per warp", load_requests_per_warp, lanes_model,
             "L lanes split each row, so a warp needs ceil(longest / L) steps of 3 requests",
             "3 requests per step of L entries, 2 for indptr"),
+    Feature("global bytes loaded", lambda m, data: m["global_load_bytes"], at_most(bytes_model),
+            "a row's two bounds are read once, not by each of its L lanes, and reach the group's lanes by "
+            "cuda.shfl_sync", "12 bytes per entry, 8 per row"),
     Feature("warp shuffles", lambda m, data: m["shuffles"], _shuffle_bounds,
             "log2(L) shuffle steps (offsets L/2, ..., 1) add the group's L partial sums in registers, every lane "
-            "of the group taking part", "log2(L) per warp"),
+            "of the group taking part; two more hand the bounds over", "log2(L) per warp, + 2 for the bounds"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
             at_most(lambda data: 1.75 * model_span(data)),
             "the L lanes of a group share the row's entries and the reduction, no lane doing the group's work alone",
@@ -174,7 +189,7 @@ _KERNEL = kernel_factory("make_subwarp_kernel")
 _Q1 = dict(launch=launch_subwarp, expect=expected_y, compare=close(RTOL, 1e-6))
 
 Q1 = question(
-    "ps2.q1", "sub-warp CSR-vector kernel", 6, answer=_KERNEL, diagnose=[("sign", sign_flipped)],
+    "ps2.q1", "sub-warp CSR-vector kernel, bounds read once per row", 6, answer=_KERNEL, diagnose=[("sign", sign_flipped)],
     tolerance=f"|error| <= 1e-06 + {RTOL:g} x max|y| against a float64 SciPy reference",
     hints={"warp": "every lane named in the shuffle's mask must reach it: lanes past the last row take part with a "
                    "zero sum and only skip the store (no early return)",
@@ -182,8 +197,9 @@ Q1 = question(
            "unwritten": "lane 0 of each group of L lanes writes its row's sum, empty rows too (0)",
            "value": "lane l sums entries l, l + L, l + 2L... of its row; then log2(L) shuffle steps with offsets "
                     "L/2, ..., 1 add the L partial sums, within the group",
-           "technique": "consecutive lanes must read consecutive entries of a row, and the partial sums are added "
-                        "by shuffles (cuda.shfl_down_sync or shfl_xor_sync), not by atomics"},
+           "technique": "consecutive lanes must read consecutive entries of a row, a row's bounds are read once and "
+                        "handed to its lanes by cuda.shfl_sync, and the partial sums are added by shuffles "
+                        "(cuda.shfl_down_sync or shfl_xor_sync), not by atomics"},
     tests=[
         result_test("a 1 x 1 matrix (no points: a kernel copying x passes)", 0,
                     inputs=case(lambda r: sp.csr_matrix(np.array([[2.5]], np.float32)), 4), **_Q1),
@@ -320,38 +336,58 @@ def _q3_cases(rng):
     return {name: np.diff(as_csr(A).indptr).astype(np.int64) for name, A in matrices.items()}
 
 
+def _conditions(rng, lengths):
+    """(ratio, launch) pairs: ratios other than 3, and COO launches cheap, costly, and costly enough that the
+    pure ELL K can win."""
+    rows, extra = lengths.size, int(np.maximum(lengths - np.median(lengths), 0).sum())
+    ratios = [float(rng.uniform(1.2, 2.8)), float(rng.uniform(3.5, 9.0))]
+    return [(r, launch) for r in ratios for launch in (0.0, float(rng.uniform(0.1, 0.5)) * rows,
+                                                       float(rng.uniform(1.0, 3.0)) * r * extra + rows)]
+
+
 def _cost_args(rng, info):
     out = []
     for lengths in _q3_cases(rng).values():
         longest = int(lengths.max())
-        out += [(lengths, K) for K in sorted({0, 1, longest // 2, longest, int(rng.integers(0, longest + 2))})]
+        for ratio, launch in _conditions(rng, lengths)[::2]:
+            out += [(lengths, K, ratio, launch)
+                    for K in sorted({0, 1, longest // 2, longest, int(rng.integers(0, longest + 2))})]
     return out
 
 
-def modelled_cost(lengths, K):
-    return float(k_sweep(np.asarray(lengths), [K])["cost"][0])
+def modelled_cost(lengths, K, ratio, launch):
+    """R K ELL slots, ``ratio`` per entry past the first K of its row, and ``launch`` if any entry is left."""
+    lengths = np.asarray(lengths, np.int64)
+    excess = int(np.maximum(lengths - int(K), 0).sum())
+    return float(lengths.size * int(K) + ratio * excess + (launch if excess > 0 else 0.0))
 
 
 def _k_args(rng, info):
-    return [(lengths,) for lengths in _q3_cases(rng).values()]
+    return [(lengths, ratio, launch) for lengths in _q3_cases(rng).values()
+            for ratio, launch in _conditions(rng, lengths)]
 
 
-def best_cost(lengths):
-    return float(k_sweep(np.asarray(lengths))["cost"].min())
+def best_cost(lengths, ratio, launch):
+    return min(modelled_cost(lengths, K, ratio, launch) for K in range(int(np.max(lengths, initial=0)) + 1))
 
 
 Q3 = question(
-    "ps2.q3", "choosing K for the hybrid", 2,
+    "ps2.q3", "choosing K for the hybrid, for any speed ratio and a COO launch cost", 2,
     answer={"hyb_cost": function("hyb_cost"), "choose_k": function("choose_k")},
     tolerance="costs to 1e-6 relative; K must reach the minimum modelled cost",
     tests=[
         calls_test("the cost model", 1, key="hyb_cost", args=_cost_args, expect=modelled_cost, rtol=1e-6,
-                   explain=lambda a, want: f"the ELL part processes R x K slots (padding included), each remaining "
-                                           f"entry costs {SPEED_RATIO:g}"),
+                   explain=lambda a, want: "the ELL part processes R x K slots (padding included), each remaining "
+                                           "entry costs `ratio`, and the COO launch costs `launch` when it has "
+                                           "an entry"),
         calls_test("K minimises the modelled cost", 1, key="choose_k", args=_k_args,
-                   expect=best_cost, transform=lambda lengths, K: modelled_cost(lengths, K) if K >= 0 else None,
+                   expect=best_cost,
+                   transform=lambda lengths, ratio, launch, K: (modelled_cost(lengths, K, ratio, launch)
+                                                                if K >= 0 else None),
                    rtol=1e-9,
-                   hint="the largest K such that at least R / 3 rows have K or more entries"),
+                   hint="column K + 1 is worth moving into ELL while more than R / ratio rows reach it; then "
+                        "compare with the K that leaves COO empty, which saves the launch"),
     ])
+
 
 QUESTIONS = (Q1, Q2, Q3)

@@ -10,7 +10,7 @@ import numpy as np
 from numba import cuda
 
 from course_lib import bfs
-from course_lib.bfs.questions import examined_edges, measure_graph, one_level, run_bottom_up
+from course_lib.bfs.questions import examined_edges, measure_graph, one_level, pack_bits, run_bottom_up, unpack_bits
 from course_lib.grading import get_question, run_tests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
@@ -44,12 +44,26 @@ def test_no_early_exit_is_capped_with_the_bytes_measured():
     assert "stops scanning its in-neighbours at the first one in the frontier" in said
 
 
-def test_check_then_act_is_caught_by_the_count_and_the_checker():
+def test_a_plain_read_modify_write_of_the_shared_word_is_caught_by_the_checker():
     result = grade(_kernel("racy"))
     failed = {o.name: o.message for o in result.outcomes if not o.passed}
-    assert "Likely cause: race" in failed["next_count equals the vertices reached"]
-    assert "[race]" in failed["race check of one level"]
+    assert "[race]" in failed["race check of one level"] and "next_bits" in failed["race check of one level"]
     assert result.points <= 3
+
+
+def test_a_bit_and_an_atomic_per_vertex_is_capped_with_the_atomics_measured():
+    result = grade(_kernel("atomic_per_vertex"))
+    said = " ".join(str(result).split())
+    assert result.points == 3 and "atomic operations: measured" in said
+
+
+def test_bits_pack_and_unpack_as_the_question_says():
+    flags = np.zeros(70, np.uint8)
+    flags[[0, 31, 32, 69]] = 1
+    words = pack_bits(flags)
+    assert words.dtype == np.uint32 and words.shape == (3,)
+    assert list(words) == [1 | (1 << 31), 1, 1 << 5]
+    assert np.array_equal(unpack_bits(words, 70), flags)
 
 
 def test_examined_edges_model():
@@ -77,7 +91,7 @@ def test_chain_counts_are_measured_and_not_the_lessons():
 def _q2_function(name):
     from course_lib.sim import profile
 
-    namespace = {"cuda": cuda, "np": np, "bfs": bfs, "profile": profile}
+    namespace = {"cuda": cuda, "np": np, "bfs": bfs, "profile": profile, "pack_bits": pack_bits}
     exec(make_fixtures.answer_cell("ps3", "right", "ps3_q2_answer"), namespace)
     return namespace[name]
 

@@ -1,9 +1,9 @@
 """Does ps3.q1 grade the bottom-up technique rather than one solution?
 
 Kernels written from the problem statement (one thread per vertex; an unvisited vertex looks through
-its in-neighbours for one in the frontier, stops at the first, writes only its own entries and adds
-one to next_count): wrong techniques with right results earn at most half, right ones written
-differently (another scan order included) full marks.
+its in-neighbours for one whose frontier bit is set, stops at the first, writes only its own entries; each
+warp votes its word of the next frontier, stored by one lane and counted once): wrong techniques with right
+results earn at most half, right ones written differently (another scan order included) full marks.
 """
 
 import pytest
@@ -20,50 +20,54 @@ def grade(kernel):
 
 # ----------------------------------------------------------------------------- wrong techniques
 @cuda.jit
-def no_early_exit(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+def no_early_exit(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits, next_count):
     v = cuda.grid(1)
+    found = -1
     if v < depth.shape[0] and depth[v] == -1:
-        found = -1
         for k in range(in_indptr[v], in_indptr[v + 1]):
-            if frontier_flags[in_indices[k]] and found == -1:
-                found = in_indices[k]
+            u = in_indices[k]
+            if (frontier_bits[u >> 5] >> (u & 31)) & 1 and found == -1:
+                found = u
         if found != -1:
             depth[v] = current + 1
             parent[v] = found
-            next_flags[v] = 1
-            cuda.atomic.add(next_count, 0, 1)
+    word = cuda.ballot_sync(0xFFFFFFFF, found != -1)
+    if v % 32 == 0 and word != 0:
+        next_bits[v >> 5] = word
+        cuda.atomic.add(next_count, 0, cuda.popc(word))
 
 
 @cuda.jit
-def top_down_with_cas(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+def top_down_with_cas(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits, next_count):
     """Each frontier vertex claims its unvisited neighbours with compare-and-swap (undirected graphs)."""
     u = cuda.grid(1)
-    if u < depth.shape[0] and frontier_flags[u]:
+    if u < depth.shape[0] and (frontier_bits[u >> 5] >> (u & 31)) & 1:
         for k in range(in_indptr[u], in_indptr[u + 1]):
             v = in_indices[k]
             if cuda.atomic.cas(depth, v, -1, current + 1) == -1:
                 parent[v] = u
-                next_flags[v] = 1
+                cuda.atomic.or_(next_bits, v >> 5, 1 << (v & 31))
                 cuda.atomic.add(next_count, 0, 1)
 
 
 @cuda.jit
-def atomics_on_its_own_vertex(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
-    """The technique, but every write of the thread's own vertex is an atomic."""
+def a_bit_and_a_count_per_vertex(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits,
+                                 next_count):
+    """Bottom-up with the early exit, but each vertex sets its bit and counts itself by atomics: no warp vote."""
     v = cuda.grid(1)
     if v < depth.shape[0] and depth[v] == -1:
         for k in range(in_indptr[v], in_indptr[v + 1]):
             u = in_indices[k]
-            if frontier_flags[u]:
-                cuda.atomic.exch(depth, v, current + 1)
-                cuda.atomic.exch(parent, v, u)
-                cuda.atomic.max(next_flags, v, 1)
+            if (frontier_bits[u >> 5] >> (u & 31)) & 1:
+                depth[v] = current + 1
+                parent[v] = u
+                cuda.atomic.or_(next_bits, v >> 5, 1 << (v & 31))
                 cuda.atomic.add(next_count, 0, 1)
                 break
 
 
 @cuda.jit
-def one_thread_sweeps_every_vertex(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags,
+def one_thread_sweeps_every_vertex(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits,
                                    next_count):
     if cuda.grid(1) != 0:
         return
@@ -71,73 +75,84 @@ def one_thread_sweeps_every_vertex(in_indptr, in_indices, frontier_flags, curren
         if depth[v] == -1:
             for k in range(in_indptr[v], in_indptr[v + 1]):
                 u = in_indices[k]
-                if frontier_flags[u]:
+                if (frontier_bits[u >> 5] >> (u & 31)) & 1:
                     depth[v] = current + 1
                     parent[v] = u
-                    next_flags[v] = 1
+                    next_bits[v >> 5] |= 1 << (v & 31)
                     next_count[0] += 1
                     break
 
 
-WRONG = [no_early_exit, top_down_with_cas, atomics_on_its_own_vertex, one_thread_sweeps_every_vertex]
+WRONG = [no_early_exit, top_down_with_cas, a_bit_and_a_count_per_vertex, one_thread_sweeps_every_vertex]
 
 
 # ----------------------------------------------------------------------------- right, written differently
 @cuda.jit
-def scan_from_the_last(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+def scan_from_the_last(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits, next_count):
     """The in-neighbours scanned from the last one down: the technique in another order."""
     v = cuda.grid(1)
+    hit = False
     if v < depth.shape[0] and depth[v] == -1:
         k = in_indptr[v + 1] - 1
         while k >= in_indptr[v]:
             u = in_indices[k]
-            if frontier_flags[u] != 0:
+            if frontier_bits[u // 32] & (1 << (u % 32)) != 0:
                 depth[v] = current + 1
                 parent[v] = u
-                next_flags[v] = 1
-                cuda.atomic.add(next_count, 0, 1)
+                hit = True
                 break
             k -= 1
+    word = cuda.ballot_sync(0xFFFFFFFF, hit)
+    if cuda.laneid == 0 and word:
+        next_bits[v // 32] = word
+        cuda.atomic.add(next_count, 0, cuda.popc(word))
 
 
 @cuda.jit
-def early_returns(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+def the_vote_counted_by_the_last_lane(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits,
+                                      next_count):
+    """Lane 31 stores the word and counts it; visited vertices skip the scan without returning."""
     me = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    if me >= depth.shape[0]:
-        return
-    if depth[me] != -1:
-        return
-    for e in range(in_indptr[me], in_indptr[me + 1]):
-        w = in_indices[e]
-        if frontier_flags[w] == 1:
-            parent[me] = w
-            depth[me] = current + 1
-            next_flags[me] = 1
-            cuda.atomic.add(next_count, 0, 1)
-            return
+    got = 0
+    if me < depth.shape[0]:
+        if depth[me] == -1:
+            for e in range(in_indptr[me], in_indptr[me + 1]):
+                w = in_indices[e]
+                if (frontier_bits[w >> 5] >> (w & 31)) & 1 == 1:
+                    parent[me] = w
+                    depth[me] = current + 1
+                    got = 1
+                    break
+    mask = cuda.ballot_sync(0xFFFFFFFF, got)
+    if me % 32 == 31 and mask != 0:
+        next_bits[me // 32] = mask
+        cuda.atomic.add(next_count, 0, cuda.popc(mask))
 
 
 @cuda.jit
-def found_flag_then_write(in_indptr, in_indices, frontier_flags, current, depth, parent, next_flags, next_count):
+def found_flag_then_write(in_indptr, in_indices, frontier_bits, current, depth, parent, next_bits, next_count):
     """A loop that stops on a flag, and the writes after it."""
     vertex = cuda.grid(1)
+    hit = -1
     if vertex < depth.shape[0]:
         if depth[vertex] < 0:
             first, last = in_indptr[vertex], in_indptr[vertex + 1]
-            hit = -1
             pos = first
             while hit < 0 and pos < last:
-                if frontier_flags[in_indices[pos]]:
-                    hit = in_indices[pos]
+                u = in_indices[pos]
+                if (frontier_bits[u >> 5] >> (u & 31)) & 1:
+                    hit = u
                 pos += 1
             if hit >= 0:
-                cuda.atomic.add(next_count, 0, 1)
-                next_flags[vertex] = 1
                 parent[vertex] = hit
                 depth[vertex] = current + 1
+    word = cuda.ballot_sync(0xFFFFFFFF, hit >= 0)
+    if vertex % 32 == 0 and word != 0:
+        cuda.atomic.add(next_count, 0, cuda.popc(word))
+        next_bits[vertex >> 5] = word
 
 
-RIGHT = [scan_from_the_last, early_returns, found_flag_then_write]
+RIGHT = [scan_from_the_last, the_vote_counted_by_the_last_lane, found_flag_then_write]
 
 
 @pytest.mark.parametrize("kernel", WRONG, ids=lambda k: k.__name__)

@@ -66,14 +66,16 @@ SEPARATING = {
     "ps6.q1": lambda c: (64, len(c["Wt"]) % 16 != 0 or c["batch"] % 16 != 0),  # 8 x 8 threads, 16 x 16 tiles
     "ps7.q1": lambda c: _blocks(len(c["flags"]), c["block"]),
     "ps8.q1": lambda c: _blocks(len(c["features"]), c["block"]),
+    "ps9.q1": lambda c: (c["block"], len(c["x"]) % (4 * c["block"]) != 0),  # a block scans 4B values
+    "ps9.q2": lambda c: _blocks(len(c["x"]), c["block"]),
 }
 
 
 def test_every_question_with_a_signature_is_checked_for_configurations_that_separate():
     """A new technique test (or problem set) cannot skip the check below: each is listed in SEPARATING."""
-    with_signature = sorted(q.id for n in range(1, 9) for q in questions_of(f"ps{n}") if _signature_tests(q))
+    with_signature = sorted(q.id for n in range(1, 10) for q in questions_of(f"ps{n}") if _signature_tests(q))
     assert with_signature == sorted(SEPARATING)
-    assert {q.split(".")[0] for q in with_signature} == {f"ps{n}" for n in range(1, 9)}
+    assert {q.split(".")[0] for q in with_signature} == {f"ps{n}" for n in range(1, 10)}
 
 
 @pytest.mark.parametrize("question_id", sorted(SEPARATING))

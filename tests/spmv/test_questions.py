@@ -43,6 +43,12 @@ def test_thread_per_row_and_atomics_are_capped_at_half_with_what_was_measured():
     assert atomics.points == 3 and "atomic operations: measured" in said and "no atomics" in said
 
 
+def test_every_lane_reading_its_rows_bounds_is_capped_with_the_bytes_measured():
+    result = grade("ps2.q1", _answer("bounds_per_lane"))
+    said = " ".join(str(result).split())
+    assert result.points == 3 and "global bytes loaded: measured" in said and "read once" in said
+
+
 def test_groups_of_lanes_leaving_before_the_shuffle_are_right():
     # Exited lanes take no part in a shuffle (CUDA guide): whole groups past the last row may return early.
     result = grade("ps2.q1", _answer("early_exit"))
@@ -60,7 +66,16 @@ def test_warp_steps_model():
     assert warp_steps([9, 1, 1, 1], 8) == 2  # four rows per warp: the longest needs two steps of 8
     assert warp_steps([], 4) == 0
     lengths = np.array([5, 0, 12, 3], np.int64)
-    assert best_cost(lengths) <= min(modelled_cost(lengths, k) for k in range(13))
+    assert best_cost(lengths, 3.0, 0.0) == min(modelled_cost(lengths, k, 3.0, 0.0) for k in range(13))
+
+
+def test_q3_model_the_launch_is_paid_only_with_coo_entries_and_can_make_pure_ell_best():
+    lengths = np.array([5, 0, 12, 3], np.int64)
+    assert modelled_cost(lengths, 12, 2.0, 100.0) == 48.0  # no entry left for COO: no launch
+    assert modelled_cost(lengths, 5, 2.0, 100.0) == 20 + 2 * 7 + 100
+    # Lesson 2's rule (at least R / 3 rows reach K) gives 5 here; a costly launch makes pure ELL (12) the best.
+    pure_ell = modelled_cost(lengths, 12, 3.0, 100.0)
+    assert best_cost(lengths, 3.0, 100.0) == pure_ell < modelled_cost(lengths, 5, 3.0, 100.0)
 
 
 def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():

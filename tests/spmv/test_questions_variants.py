@@ -1,7 +1,7 @@
 """Does ps2.q1 grade the sub-warp technique rather than one solution?
 
 Kernels written from the problem statement (L lanes per row, lane l reading entries l, l + L, ...,
-the partial sums added by shuffles; ``kernel[ceil(R L / block), block](indptr, indices, data, x, y)``):
+a row's bounds read once and handed to its lanes by shuffles, the partial sums added by shuffles; ``kernel[ceil(R L / block), block](indptr, indices, data, x, y)``):
 wrong techniques with right results earn at most half, right ones written differently full marks.
 """
 
@@ -126,7 +126,29 @@ def atomics_into_y(lanes):
     return kernel
 
 
-WRONG = [thread_per_row, shared_tree, lane0_gathers_serially, blocked_split, atomics_into_y]
+def every_lane_reads_the_bounds(lanes):
+    """Lesson 2's warp-per-row pattern with L lanes: right results, but each lane reads both bounds of its row."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        total = float32(0.0)
+        if row < y.shape[0]:
+            for j in range(indptr[row] + lane, indptr[row + 1], lanes):
+                total += data[j] * x[indices[j]]
+        offset = lanes // 2
+        while offset > 0:
+            total += cuda.shfl_down_sync(FULL, total, offset)
+            offset //= 2
+        if lane == 0 and row < y.shape[0]:
+            y[row] = total
+
+    return kernel
+
+
+WRONG = [thread_per_row, shared_tree, lane0_gathers_serially, blocked_split, atomics_into_y,
+         every_lane_reads_the_bounds]
 
 
 # ----------------------------------------------------------------------------- right, written differently
@@ -161,16 +183,23 @@ def broadcast_bounds(lanes):
 
 
 def xor_with_for_loops(lanes):
-    """Thread index arithmetic by hand, a for loop over the row, a butterfly with precomputed offsets."""
+    """Thread index arithmetic by hand, the warp's bounds read by its first lanes, a for loop over the row, a
+    butterfly with precomputed offsets."""
     levels = lanes.bit_length() - 1
+    groups = 32 // lanes
 
     @cuda.jit
     def kernel(indptr, indices, data, x, y):
         tid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         r, l = divmod(tid, lanes)
+        w = cuda.laneid
+        base = (tid - w) // lanes
+        b = indptr[base + w] if w <= groups and base + w <= y.shape[0] else 0
+        lo = cuda.shfl_sync(FULL, b, w // lanes)
+        hi = cuda.shfl_sync(FULL, b, w // lanes + 1)
         v = float32(0.0)
         if r < y.shape[0]:
-            for e in range(indptr[r] + l, indptr[r + 1], lanes):
+            for e in range(lo + l, hi, lanes):
                 v += data[e] * x[indices[e]]
         for level in range(levels):
             v += cuda.shfl_xor_sync(FULL, v, lanes >> (level + 1))
@@ -181,19 +210,24 @@ def xor_with_for_loops(lanes):
 
 
 def last_lane_stores(lanes):
-    """The butterfly leaves the sum in every lane: the group's last lane stores it."""
+    """The last lane of the group reads the bounds and hands them out; the butterfly leaves the sum in every
+    lane, and the group's last lane stores it."""
     @cuda.jit
     def kernel(indptr, indices, data, x, y):
         g = cuda.grid(1)
         row = g // lanes
         lane = g % lanes
         total = float32(0.0)
-        if row < y.shape[0]:
-            j = indptr[row] + lane
+        j = end = 0
+        if lane == lanes - 1 and row < y.shape[0]:
+            j = indptr[row]
             end = indptr[row + 1]
-            while j < end:
-                total += data[j] * x[indices[j]]
-                j += lanes
+        last = cuda.laneid - lane + lanes - 1
+        j = cuda.shfl_sync(FULL, j, last) + lane
+        end = cuda.shfl_sync(FULL, end, last)
+        while j < end:
+            total += data[j] * x[indices[j]]
+            j += lanes
         mask = 1
         while mask < lanes:
             total += cuda.shfl_xor_sync(FULL, total, mask)

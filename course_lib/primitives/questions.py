@@ -1,0 +1,285 @@
+"""Problem set 9 (``solutions/ps9_primitives.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
+
+The lesson prints the one-value-per-thread scans (Hillis-Steele, Blelloch) and compaction by flags, a
+scan and a scatter over the whole array. The questions ask for what lies next to them.
+
+- ``ps9.q1`` (6 points): a **coarsened work-efficient scan**. Answer: ``check("ps9.q1",
+  make_coarse_scan_kernel)``, a function of the block size B returning a kernel launched as
+  ``kernel[ceil(n / (4 B)), B](x, out, block_sums)`` that writes the exclusive scan of each tile of 4 B
+  float32 values and each tile's total. Graded on results (guarded buffers), the checker, and the
+  technique's signature measured on B = 32 (one warp) and B = 128 with a partial last tile:
+
+  * statements per value (the profiler's active lanes over the 4 B values of each launched tile, the *work*):
+    at most :data:`WORK_LIMIT`.
+    A work-efficient scan runs a bounded number of statements per value whatever the tile (each thread
+    scans its 4 values serially; the block scans B totals, not 4 B values); Hillis-Steele over the tile
+    runs log2(4 B) steps that each touch every value (about 48 statements per value at B = 32, 60 at B = 128; the
+    solution runs 27 and 22, a Blelloch tree over the totals 28 and 31);
+  * thread span (the busiest thread's statements over the mean): at most 2; one thread scanning the tile
+    serially has a span of about B;
+  * barriers per block: between 1 and 2 log2(B) + 4 (staging in and out, and a tree over the B
+    totals up and down; a warp-shuffle scan of the totals needs fewer);
+  * shared-memory wavefronts over the ideal (one per warp-wide access): at most 1.25. Thread t reading
+    values 4t, ..., 4t + 3 of a plain shared array sends 4 lanes to each bank (a 4-way conflict);
+    the padding of the lesson (index i at i + i // 32) spreads them;
+  * global load sectors: at most 1.1 x the 4 n / 32 sectors of the values read once, coalesced, plus one
+    per block;
+  * atomics: none.
+- ``ps9.q2`` (3 points): **compaction within a tile by warp votes**. Answer: ``check("ps9.q2",
+  make_compact_kernel)``, a function of B returning a kernel launched as ``kernel[ceil(n / B), B](x,
+  threshold, out, counts)``: block b writes the values of its tile greater than ``threshold``, in order, to
+  ``out[b B:b B + counts[b]]`` and their number to ``counts[b]``, leaving the rest of ``out`` as it
+  found it. Technique: at most 2 barriers per block (each lane's rank comes from a ballot of its warp and
+  the counts of the warps before it, not from a block-wide scan of log2 B levels), thread span at most 3,
+  no atomics (an atomic counter does not keep the order).
+- ``ps9.q3`` (2 points): the bank conflicts, predicted and measured. Answer: ``{"kernel": make_coarse_scan_kernel,
+  "worst_ways": f(stride, active), "measure": g(make_kernel, n, block)}``. ``worst_ways`` gives the
+  wavefronts of the warp-wide access to ``temp[stride * (2 t + 2) - 1]`` by threads t < ``active`` (the
+  first warp of them) of an unpadded shared array: the up-sweep's right-hand operand. ``measure`` runs
+  ``make_kernel(block)`` on ``n`` random values under ``profile`` and returns the shared wavefronts over the
+  ideal (over 1 when the ideal is 0); the grader calls it on the student's kernel and on the lesson's Blelloch kernels, padded and not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..grading.authoring.harness import Launch, calls_test, close, function, kernel_factory, measurement, question
+from ..grading.authoring.harness import race_test, result_test
+from ..grading.authoring.measuring import kernel_measurement_test
+from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
+from . import kernels
+from .model import wavefronts
+from .reference import scan_reference
+
+PROBLEM_SET = "ps9"
+#: Values per thread of the coarsened scan.
+COARSEN = 4
+#: Statements per value a work-efficient coarsened scan stays under (see the module docstring).
+WORK_LIMIT = 42.0
+#: What ``out`` holds before the compaction: a value no input reaches (inputs lie in [-1, 1]).
+UNTOUCHED = 99.0
+RTOL = 1e-5
+
+
+# ----------------------------------------------------------------------------- q1
+def scan_case(n, block, seed):
+    """``inputs`` data: n values uniform in [-1, 1), the block size."""
+    x = np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32)
+    return {"x": x, "block": int(block)}
+
+
+def sized(n, block):
+    return lambda rng, info: scan_case(n, block, int(rng.integers(1 << 30)))
+
+
+def tiles_of(data, per_thread=COARSEN):
+    return max(1, -(-len(data["x"]) // (per_thread * data["block"])))
+
+
+def launch_coarse_scan(answer, data):
+    """ceil(n / 4B) blocks of B threads; out starts as NaN (unwritten values show)."""
+    n, block = len(data["x"]), data["block"]
+    out = np.full(n, np.nan, np.float32)
+    sums = np.full(tiles_of(data), np.nan, np.float32)
+    return Launch(answer.kernel(block), tiles_of(data), block,
+                  {"x": np.asarray(data["x"]), "out": out, "block_sums": sums}, outputs=("out", "block_sums"))
+
+
+def expected_scan(data):
+    x = np.asarray(data["x"], np.float64)
+    tile = COARSEN * data["block"]
+    out = np.concatenate([scan_reference(x[k:k + tile]) for k in range(0, max(x.size, 1), tile)])[:x.size]
+    sums = np.array([x[k:k + tile].sum() for k in range(0, max(x.size, 1), tile)])
+    return {"out": out, "block_sums": sums}
+
+
+def _statements_per_value(metrics, data):
+    """Statements run per value slot of the launched tiles (a partial last tile counts whole: its threads run)."""
+    return metrics["active_lanes"] / (tiles_of(data) * COARSEN * data["block"])
+
+
+def _load_sectors(data):
+    return 1.1 * 4 * len(data["x"]) / 32 + tiles_of(data)
+
+
+def _barrier_range(data):
+    return 1, 2 * int(np.log2(data["block"])) + 4
+
+
+COARSE_SCAN_SIGNATURE = (
+    Feature("statements per value (the work)", _statements_per_value, at_most(lambda data: WORK_LIMIT),
+            "each thread scans its 4 values serially and the block scans only the B thread totals: a bounded "
+            "number of statements per value, whatever the tile (log2(4B) steps over every value is not)",
+            "Brent: O(n) work in O(n / p + log p) steps"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
+            at_most(lambda data: 2.0), "every thread scans its own values and takes part in the block's scan",
+            "4 values and log2 B levels per thread"),
+    Feature("barriers per block", lambda m, data: m["barriers_per_block"], _barrier_range,
+            "a barrier after staging, a few for the scan of the B totals, one before the coalesced stores",
+            "2 + 2 log2(B) + 2 at most"),
+    Feature("shared-memory wavefronts / ideal", lambda m, data: m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1),
+            at_most(lambda data: 1.25),
+            "thread t reads its 4 consecutive staged values 4t..4t+3: pad the shared array (i at i + i // 32) so the "
+            "32 lanes of a warp hit 32 banks", "one wavefront per warp-wide access"),
+    Feature("global load sectors", lambda m, data: m["global_load_sectors"], at_most(_load_sectors),
+            "the block loads its tile in B-wide coalesced rows into shared memory, each value once",
+            "4 n / 32 sectors"),
+    no_atomics("the scan combines values with adds in registers and shared memory; no atomics", "no atomics"),
+)
+
+
+def _label(data):
+    return f"for n = {len(data['x'])}, B = {data['block']}"
+
+
+_COARSE = kernel_factory("make_coarse_scan_kernel")
+_Q1 = dict(launch=launch_coarse_scan, expect=expected_scan, compare=close(RTOL, 1e-5))
+
+Q1 = question(
+    "ps9.q1", "a coarsened work-efficient scan", 6,
+    answer=_COARSE,
+    tolerance=f"|error| <= 1e-05 + {RTOL:g} x max|expected| against a float64 NumPy scan of each tile",
+    hints={"unwritten": "every value of out gets its exclusive prefix within its tile (out[first of tile] = 0), and "
+                        "block_sums[b] the tile's total",
+           "bounds": "the last tile is partial: load 0 past n, and store only below n",
+           "barrier": "a barrier between the staging stores and the reads of other threads' values, and between "
+                      "writing the totals' scan and reading it",
+           "value": "a thread's values get its own running sum plus the exclusive scan of the totals of the threads "
+                    "before it",
+           "technique": "stage the tile coalesced in a padded shared array, scan 4 values per thread serially, scan "
+                        "the B thread totals in the block, add back, store coalesced"},
+    tests=[
+        result_test("n = 1 (no points)", 0, inputs=sized(1, 32), label=_label, **_Q1),
+        result_test("one partial tile, B = 32", 1, inputs=sized(77, 32), label=_label, **_Q1),
+        result_test("three tiles, the last partial, B = 64", 1, inputs=sized(700, 64), label=_label, **_Q1),
+        result_test("hidden: a random size, B = 32", 0.5, hidden=True,
+                    inputs=lambda rng, info: scan_case(int(rng.integers(2, 400)), 32, int(rng.integers(1 << 30))),
+                    **_Q1),
+        race_test("race, barrier and bounds check", 1, technique=True, inputs=sized(200, 32), **_Q1),
+        signature_test("the coarsened work-efficient technique, measured (B = 32 and B = 128)", 2.5,
+                       configs=[sized(256, 32), sized(700, 128)], **_Q1, label=_label,
+                       features=COARSE_SCAN_SIGNATURE),
+    ])
+
+
+# ----------------------------------------------------------------------------- q2
+def compact_case(n, block, threshold, seed):
+    x = np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32)
+    return {"x": x, "block": int(block), "threshold": float(threshold)}
+
+
+def compact_sized(n, block, threshold=0.2):
+    return lambda rng, info: compact_case(n, block, threshold, int(rng.integers(1 << 30)))
+
+
+def launch_compact(answer, data):
+    n, block = len(data["x"]), data["block"]
+    blocks = max(1, -(-n // block))
+    out = np.full(n, UNTOUCHED, np.float32)
+    counts = np.full(blocks, -1, np.int32)
+    return Launch(answer.kernel(block), blocks, block,
+                  {"x": np.asarray(data["x"]), "threshold": np.float32(data["threshold"]), "out": out,
+                   "counts": counts}, outputs=("out", "counts"))
+
+
+def expected_compact(data):
+    x, block = np.asarray(data["x"]), data["block"]
+    out = np.full(x.size, UNTOUCHED, np.float32)
+    counts = []
+    for start in range(0, max(x.size, 1), block):
+        kept = x[start:start + block][x[start:start + block] > np.float32(data["threshold"])]
+        out[start:start + kept.size] = kept
+        counts.append(kept.size)
+    return {"out": out, "counts": np.array(counts, np.int32)}
+
+
+COMPACT_SIGNATURE = (
+    Feature("barriers per block", lambda m, data: m["barriers_per_block"], between(0, 2),
+            "a ballot gives each lane its rank in its warp (the set bits below it), the warps' counts one barrier "
+            "later give the warp's offset: no block-wide scan of log2 B levels", "1 barrier"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
+            at_most(lambda data: 3.0), "every thread places its own value", "a few statements per thread"),
+    no_atomics("the positions come from the votes' counts, so the order is kept; an atomic counter would not keep it",
+               "no atomics"),
+)
+
+_COMPACT = kernel_factory("make_compact_kernel")
+_Q2 = dict(launch=launch_compact, expect=expected_compact)
+
+Q2 = question(
+    "ps9.q2", "compaction within a tile by warp votes", 3,
+    answer=_COMPACT, tolerance="exact (values are copied, never computed)",
+    hints={"value": "the kept values of a tile keep their order: lane l's slot is the number of kept values of the "
+                    "lanes before it in its warp, plus the kept values of the warps before its warp",
+           "unwritten": "counts[b] is written for every block, 0 when nothing is kept",
+           "warp": "every lane of the warp must reach the ballot, the lanes past n with a false vote",
+           "technique": "cuda.ballot_sync and cuda.popc rank the lanes of a warp; one barrier shares the warps' counts"},
+    tests=[
+        result_test("one warp, nothing kept (no points)", 0, inputs=compact_sized(32, 32, 2.0), **_Q2),
+        result_test("two tiles of 64, the last partial", 1, inputs=compact_sized(100, 64), **_Q2),
+        result_test("hidden: a random size and threshold, B = 96", 0.5, hidden=True,
+                    inputs=lambda rng, info: compact_case(int(rng.integers(1, 300)), 96, float(rng.uniform(-1, 1)),
+                                                          int(rng.integers(1 << 30))), **_Q2),
+        race_test("race, warp and bounds check", 0.5, technique=True, inputs=compact_sized(150, 64), **_Q2),
+        signature_test("ranks by warp votes, measured (B = 64 and B = 128)", 1,
+                       configs=[compact_sized(128, 64), compact_sized(300, 128, -0.3)], **_Q2,
+                       features=COMPACT_SIGNATURE),
+    ])
+
+
+# ----------------------------------------------------------------------------- q3
+def up_sweep_wavefronts(stride, active):
+    """Wavefronts of the warp-wide access to ``temp[stride * (2t + 2) - 1]`` by threads t < min(active, 32)."""
+    t = np.arange(min(int(active), 32))
+    return wavefronts(stride * (2 * t + 2) - 1)
+
+
+def _ways_args(rng, info):
+    pairs = [(1, 32), (2, 32), (4, 16), (8, 32), (16, 8), (32, 32), (1, 1), (64, 4)]
+    return pairs + [(int(2 ** rng.integers(0, 7)), int(2 ** rng.integers(0, 6)))]
+
+
+def _lesson_blelloch(padded):
+    def make(block):
+        return kernels.blelloch_scan_kernel(block, "float32", padded)
+    return make
+
+
+#: The grader's kernels that ``measure`` must measure too (their bank conflicts differ).
+MEASURE_DECOYS = {"the lesson's Blelloch scan": _lesson_blelloch(False),
+                  "the lesson's padded Blelloch scan": _lesson_blelloch(True)}
+
+
+def _measure_configs(rng, info):
+    return [(int(rng.integers(100, 300)), 32), (int(rng.integers(300, 600)), 64)]
+
+
+def _measure_launch(make, config):
+    n, block = config
+    data = scan_case(n, block, seed=n)
+    return Launch(make(block), tiles_of(data), block,
+                  {"x": data["x"], "out": np.zeros(n, np.float32),
+                   "block_sums": np.zeros(tiles_of(data), np.float32)}, outputs=("out",))
+
+
+Q3 = question(
+    "ps9.q3", "bank conflicts, predicted and measured", 2,
+    answer={"kernel": _COARSE, "worst_ways": function("worst_ways"), "measure": measurement()},
+    tolerance="wavefronts exact; measurements within 1% of the course's profiler",
+    hints={"measure": "measure(make_kernel, n, block): launch make_kernel(block) with ceil(n / (4 block)) blocks on n "
+                      "random float32 values under profile() and return report.total.shared_wavefronts / "
+                      "max(report.total.shared_ideal_wavefronts, 1)"},
+    tests=[
+        calls_test("the wavefronts of the up-sweep's right operand", 1, key="worst_ways", args=_ways_args,
+                   expect=up_sweep_wavefronts,
+                   hint="lanes whose word indices are equal modulo 32 share a bank; a bank serves one distinct word "
+                        "per wavefront"),
+        kernel_measurement_test("your measure(), on your kernel and on the lesson's", 1, key="measure",
+                                kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+                                launch=_measure_launch,
+                                measure=lambda m, config: m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1),
+                                rtol=0.01),
+    ])
+
+QUESTIONS = (Q1, Q2, Q3)
