@@ -1,8 +1,9 @@
 """Problem set 8 (``solutions/ps8_colocation.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
-- ``ps8.q1`` (6 points): the **per-block counts** of the source's filter kernel (each block counts the
-  instances of each feature in shared memory, then the block's counts are combined once), applied to the
-  instances per feature that every participation ratio divides by. Answer: ``check("ps8.q1",
+- ``ps8.q1`` (6 points): the instances per feature that every participation ratio divides by, counted with
+  at most one global atomic per feature and block: the student applies lesson 7's privatised histogram (counts
+  per block in shared memory, combined once per block; the source describes no such kernel). The course prints
+  no kernel of this kind for features. Answer: ``check("ps8.q1",
   feature_count_kernel)``, a kernel ``(features, feature_count)`` launched as ``kernel[ceil(N / B), B]`` for any
   B >= 32 (the grader picks it; F <= min(B, MAX_FEATURES = 32)): ``features`` int32 (N,) in [0, F),
   ``feature_count`` int32 (F,), zeroed, the output. The lesson's ``grid_count_kernel`` counts with one global
@@ -34,7 +35,8 @@
   "predicted_global_atomics": f(n, block, n_features), "measure": g(kernel, n, block, n_features)}``. The
   prediction is checked against the cost model for the features ``i % F`` when only non-zero counts are merged:
   the sum over the blocks of min(instances in the block, F). The grader calls ``g`` on the student's kernel and
-  on decoys of its own (one global atomic per instance; a merge of every count, zero included), on sizes, blocks
+  on decoys of its own (one global atomic per instance; one thread per block totalling every feature, zeros merged
+  too), on sizes, blocks
   and feature counts it draws at grading time (:func:`measure_features` gives the instances), and profiles each
   launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys.
 """
@@ -47,9 +49,10 @@ from numba import cuda, int32
 from ..grading.authoring.harness import Launch, calls_test, function, kernel, measurement, question, race_test, result_test
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, signature_test
-from .kernels import MAX_FEATURES
 
 PROBLEM_SET = "ps8"
+#: Most features q1's kernel counts: its per-block counts are a shared array of a constant size.
+MAX_FEATURES = 32
 __all__ = ["COUNT_SIGNATURE", "MAX_FEATURES", "MEASURE_DECOYS", "QUESTIONS", "count_case", "launch_counts",
            "measure_features", "predicted_global_atomics"]
 
@@ -211,23 +214,23 @@ def _global_per_instance(features, feature_count):
 
 
 @cuda.jit
-def _merge_every_count(features, feature_count):
-    counts = cuda.shared.array(MAX_FEATURES, int32)
-    t = cuda.threadIdx.x
-    if t < feature_count.shape[0]:
-        counts[t] = 0
-    cuda.syncthreads()
-    i = cuda.grid(1)
-    if i < features.shape[0]:
-        cuda.atomic.add(counts, features[i], 1)
-    cuda.syncthreads()
-    if t < feature_count.shape[0]:
-        cuda.atomic.add(feature_count, t, counts[t])
+def _first_thread_totals_every_feature(features, feature_count):
+    """Not the technique: thread 0 of each block adds up its block's instances of every feature, one by one, and
+    adds every total to the global counts, zero included (blocks x F global atomics)."""
+    if cuda.threadIdx.x == 0:
+        first = cuda.blockIdx.x * cuda.blockDim.x
+        last = min(first + cuda.blockDim.x, features.shape[0])
+        for f in range(feature_count.shape[0]):
+            total = 0
+            for i in range(first, last):
+                if features[i] == f:
+                    total += 1
+            cuda.atomic.add(feature_count, f, total)
 
 
 #: The grader's own kernels that ``measure`` must measure as well (their global atomics differ).
 MEASURE_DECOYS = {"one global atomic per instance": _global_per_instance,
-                  "per-block counts, every count merged, zero included": _merge_every_count}
+                  "one thread per block totals every feature, zero totals merged too": _first_thread_totals_every_feature}
 
 
 def _measure_configs(rng, info):
