@@ -1,11 +1,12 @@
 """Problem set 7 (``solutions/ps7_cellsim.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps7.q1`` (6 points): **compact the recorded cells in one kernel**. The lesson builds compaction from
-  separate launches (a block scan, a scan of the block totals, an add, a scatter) and its shared-memory
-  histogram makes one global atomic per block and bin instead of one per cell. Here the student combines
-  the two: each block scans its flags in shared memory, **one thread reserves the block's slots with a
-  single global atomic** on a counter, and every recorded cell is written at the block's start plus its
-  exclusive offset in the block. Answer: ``check("ps7.q1", make_compact_kernel)``, a function of the
+  separate launches (a Hillis-Steele block scan in shared memory, a scan of the block totals, an add, a
+  scatter) and its shared-memory histogram makes one global atomic per block and bin instead of one per
+  cell. Here the student combines the two with a scan the course does not print: each **warp scans its
+  flags in registers with warp shuffles** (``shfl_up_sync``, log2(32) = 5 steps), only the warps' totals go
+  through shared memory, **one thread reserves the block's slots with a single global atomic** on a counter,
+  and every recorded cell is written at the block's start plus its exclusive offset in the block. Answer: ``check("ps7.q1", make_compact_kernel)``, a function of the
   block size (a power of two, chosen by the grader) returning a kernel ``(flags, phis, counter, out_ids,
   out_phis)`` launched as ``kernel[ceil(n / block), block]``. Blocks may reserve in any order, so the
   packed order of the blocks is free; within the output, slot k holds a recorded cell's index and its
@@ -24,8 +25,13 @@
     runs log2(B) steps with every lane of the block active; only the guarded loads and stores of the partial
     last block and the one reserving thread run with fewer. One thread scanning (or compacting) its block
     runs B steps on one lane, so the efficiency falls towards 1 / 32 (about 0.12 measured for B = 64 and 128);
-  * block barriers per block: at least 1. The scan's steps cross the block's warps through shared memory, and
-    only a block barrier orders them (a warp barrier does not).
+  * block barriers per block: at least 1. The warps' totals cross the block's warps through shared memory, and
+    only a block barrier orders them (a warp barrier does not);
+  * warp shuffles per warp: at least 5 (log2(32) steps of the warp's scan in registers); a scan in shared
+    memory makes none;
+  * shared-memory requests per warp: at most :data:`MAX_SHARED_PER_WARP`. The warp scan needs a few (its total
+    written, the earlier warps' totals read, the block's start): about 3 measured; a scan in shared memory
+    makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128.
 - ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
   the fixed-slot tree, the first level that breaks a budget, and two transfers measured with
   ``course_lib.sim.record``; then **predict, then measure** the global bytes the q1 kernel loads: a formula
@@ -68,6 +74,8 @@ BLOCKS = (32, 64, 128)
 TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6))
 #: Least SIMT efficiency of a parallel block scan (the module docstring gives the cost model).
 MIN_SIMT = 0.4
+#: Most shared-memory requests per warp in q1: the warps' totals and the block's start, with slack.
+MAX_SHARED_PER_WARP = 10
 
 
 def cells_case(n, p_recorded, block, seed):
@@ -167,6 +175,18 @@ def load_bytes_bound(data):
     return 0.0, 8.0 + 10.0 * int(flags.sum()) / flags.size
 
 
+def _launched_warps(data):
+    return max(1, -(-len(data["flags"]) // data["block"])) * data["block"] // 32
+
+
+def shuffles_per_warp(metrics, data):
+    return metrics["shuffles"] / _launched_warps(data)
+
+
+def shared_requests_per_warp(metrics, data):
+    return metrics["shared_requests"] / _launched_warps(data)
+
+
 def simt_efficiency(metrics, data):
     return metrics["active_lanes"] / (32 * metrics["warp_instructions"]) if metrics["warp_instructions"] else 0.0
 
@@ -186,15 +206,22 @@ COMPACT_SIGNATURE = (
             "the whole block)",
             "log2(B) steps with every lane active; one lane scanning B values falls towards 1 / 32"),
     block_barriers(at_least(1),
-                   "the scan's steps cross the block's warps through shared memory: a block barrier orders them "
+                   "the warps' totals cross the block's warps through shared memory: a block barrier orders them "
                    "(a warp barrier does not)", "blocks of 64 and 128 threads are two and four warps"),
+    Feature("a warp scan in registers (warp shuffles per warp)", shuffles_per_warp, at_least(5),
+            "each warp scans its 32 flags in registers with cuda.shfl_up_sync, log2(32) = 5 steps",
+            "5 shuffles per warp; a scan in shared memory makes none"),
+    Feature("shared memory for the warps' totals only (shared requests per warp)", shared_requests_per_warp,
+            at_most(MAX_SHARED_PER_WARP),
+            "only each warp's total and the block's start go through shared memory, not every step of the scan",
+            "about 3 per warp; a scan in shared memory makes 20 or more"),
 )
 
 
 _Q1 = dict(launch=launch_compact, judge=_result_judge)
 
 Q1 = question(
-    "ps7.q1", "compacting the recorded cells in one kernel: a block scan and one atomic per block", 6,
+    "ps7.q1", "compacting the recorded cells in one kernel: a warp-shuffle scan and one atomic per block", 6,
     answer=kernel_factory("make_compact_kernel"),
     tolerance="exact (values are copied, not computed); the blocks' order in the output is free",
     hints={"bounds": "guard i < n (the last block is partly idle, its threads scan a 0) and write only recorded "
@@ -206,9 +233,9 @@ Q1 = question(
                     "(the cells before it, not including itself); share the start with the block through shared "
                     "memory after a barrier",
            "pairing": "write the cell's index and its own fluorescence to the same slot",
-           "technique": "scan the block's flags in shared memory with all its threads (log2(block) steps, a "
-                        "barrier between the reads and the writes of a step), then let one thread reserve the "
-                        "block's total with one cuda.atomic.add on the counter"},
+           "technique": "scan each warp's flags in registers (cuda.shfl_up_sync, 5 steps), write each warp's "
+                        "total to shared memory, a barrier, add the totals of the earlier warps, then let one "
+                        "thread reserve the block's total with one cuda.atomic.add on the counter"},
     tests=[
         result_test("n = 1, not recorded (no points: a kernel doing nothing passes)", 0, inputs=case(1, 0.0, 64),
                     **_Q1),
@@ -221,7 +248,7 @@ Q1 = question(
                     **_Q1),
         race_test("race and barrier check (n = 131, block 128)", 1, inputs=case(131, 0.5, 128),
                   launch=launch_compact, expect=expected_compact, compare=_sorted_exact),
-        signature_test("the block-scan compaction technique, measured (profiler; block 64, n = 197 and block 128, "
+        signature_test("the warp-scan compaction technique, measured (profiler; block 64, n = 197 and block 128, "
                        "n = 131)", 1.5, configs=[case(n, p, block) for block, n, p in TECHNIQUE_CASES],
                        launch=launch_compact, expect=expected_compact, compare=_sorted_exact, label=_label,
                        features=COMPACT_SIGNATURE),
