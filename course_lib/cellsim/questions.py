@@ -46,6 +46,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from numba import cuda
 
@@ -53,7 +55,7 @@ from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, funct
                                question, race_test, result_test, unguard, value_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
-from .model import TREE_SLOT_BYTES
+from .model import tree_level_bytes
 
 PROBLEM_SET = "ps7"
 
@@ -256,17 +258,14 @@ Q1 = question(
 
 
 # ----------------------------------------------------------------------------- q2
-def tree_step_bytes(n_initial, level):
-    """The model: going from level g to g + 1 the tree holds L 2**g + L 2**(g + 1) slots of 24 bytes."""
-    return 3 * n_initial * 2**level * TREE_SLOT_BYTES
+def _expected_step_bytes(n_initial, level):
+    """Expected bytes of the tree while level g makes level g + 1: the library's two levels, added."""
+    return tree_level_bytes(n_initial, level) + tree_level_bytes(n_initial, level + 1)
 
 
-def first_level_over(n_initial, budget):
-    """The first level g whose step to g + 1 needs more than ``budget`` bytes."""
-    level = 0
-    while tree_step_bytes(n_initial, level) <= budget:
-        level += 1
-    return level
+def _expected_first_level_over(n_initial, budget):
+    """Expected first level whose step does not fit ``budget``, searched with the library's level sizes."""
+    return next(g for g in itertools.count() if _expected_step_bytes(n_initial, g) > budget)
 
 
 def _q2_inputs():
@@ -382,10 +381,10 @@ Q2 = question(
                     "int32); level g has L * 2**g slots and the step to g + 1 needs both levels"},
     tests=[
         calls_test("bytes of the tree while level g makes level g + 1", 1, key="tree_step_bytes", args=_pairs,
-                   expect=tree_step_bytes,
+                   expect=_expected_step_bytes,
                    explain=lambda a, want: "count both levels: L 2**g slots read, 2 L 2**g slots written"),
         calls_test("the first level that does not fit a budget", 0.5, key="first_level_over", args=_budgets,
-                   expect=first_level_over,
+                   expect=_expected_first_level_over,
                    explain=lambda a, want: "the smallest g whose step (levels g and g + 1) needs more than the "
                                            "budget"),
         value_test("device-to-host bytes of the tree run (measured with record)", 0.5, key="tree_dtoh_bytes",
