@@ -5,7 +5,10 @@ fixtures of ``tests/grading/make_fixtures.py`` put the same sources into noteboo
 import ast
 from pathlib import Path
 
+import numpy as np
 from numba import cuda, int32
+
+from course_lib.cellsim.questions import divide_cells, keep_daughters
 
 
 def make_solution(block):
@@ -316,3 +319,59 @@ def source_of(name: str) -> str:
     docstring = node.body[0]  # every factory above has one: the notebook's cell does not
     body = lines[docstring.end_lineno:node.end_lineno]
     return "def make_compact_kernel(block):\n" + "\n".join(body) + "\n"
+
+
+# ps7.q3: host programs ``run_levels(phis, levels, phi_min, capacity, block)`` calling the question's kernels.
+def _level_buffers(phis, levels, capacity):
+    """Device totals (level 0's known, the rest 0), the padded initial cells, and three buffers of the loop."""
+    first = np.zeros(levels + 1, np.int32)
+    first[0] = len(phis)
+    padded = np.zeros(capacity)
+    padded[: len(phis)] = phis
+    return (cuda.to_device(first), cuda.to_device(padded), cuda.device_array(capacity),
+            cuda.device_array(2 * capacity), cuda.device_array(2 * capacity, np.int32))
+
+
+def levels_solution(phis, levels, phi_min, capacity, block):
+    """Right: grids over the capacity, the totals stay on the device, two copies back at the end."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+        now, then = then, now
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_copy_per_level(phis, levels, phi_min, capacity, block):
+    """Right results, but the level's total copied back every level to size the grids (a copy per level)."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        alive = max(1, int(totals.copy_to_host()[g]))
+        divide_cells[-(-alive // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * alive // block), block](totals, g, halves, kept, then)
+        now, then = then, now
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_allocating_per_level(phis, levels, phi_min, capacity, block):
+    """Right results, but a new next-level buffer allocated every level."""
+    totals, now, _, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        then = cuda.device_array(capacity)
+        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+        now = then
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_no_swap(phis, levels, phi_min, capacity, block):
+    """Wrong: the buffers are never swapped, so every level divides the initial cells again."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+    counts = totals.copy_to_host()
+    return counts, then.copy_to_host()[: counts[-1]]

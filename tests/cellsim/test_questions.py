@@ -196,3 +196,27 @@ def test_q2_prediction_is_the_cost_model():
 
     metrics = profile_launch(questions.launch_compact(Answer(subs.make_solution, {}, lambda f, b: f(b)), data))
     assert metrics["metrics"]["global_load_bytes"] == questions.predicted_load_bytes(197, int(data["flags"].sum()))
+
+
+def test_q3_the_host_loop_keeping_totals_on_the_device_gets_full_marks():
+    result = grade("ps7.q3", subs.levels_solution)
+    assert result.points == 4, failures(result)
+
+
+@pytest.mark.parametrize("answer, measured", [(subs.levels_copy_per_level, "copies between host and device"),
+                                              (subs.levels_allocating_per_level, "device allocations")])
+def test_q3_a_loop_that_copies_or_allocates_every_level_is_capped_at_half(answer, measured):
+    result = grade("ps7.q3", answer)
+    assert result.points == 2 and measured in failures(result), failures(result)
+
+
+def test_q3_never_swapping_the_buffers_passes_only_the_one_level_case():
+    result = grade("ps7.q3", subs.levels_no_swap)
+    assert result.points == 1 and "expected [40, 80, 159" in failures(result), failures(result)
+
+
+def test_q3_the_reference_divides_every_cell_and_drops_the_dim_daughters():
+    totals, final = questions.levels_reference(np.array([100.0, 12.0]), 2, 10.0)
+    # 12 gives 4.5 and 7.5 (both dropped); 100 gives 37.5 and 62.5, then 14.06, 23.44, 23.44 and 39.06
+    assert totals.tolist() == [2, 2, 4]
+    assert final.tolist() == sorted([37.5 * 0.375, 37.5 * 0.625, 62.5 * 0.375, 62.5 * 0.625])
