@@ -1,11 +1,12 @@
 """Problem set 7 (``solutions/ps7_cellsim.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
 - ``ps7.q1`` (6 points): **compact the recorded cells in one kernel**. The lesson builds compaction from
-  separate launches (a block scan, a scan of the block totals, an add, a scatter) and its shared-memory
-  histogram makes one global atomic per block and bin instead of one per cell. Here the student combines
-  the two: each block scans its flags in shared memory, **one thread reserves the block's slots with a
-  single global atomic** on a counter, and every recorded cell is written at the block's start plus its
-  exclusive offset in the block. Answer: ``check("ps7.q1", make_compact_kernel)``, a function of the
+  separate launches (a Hillis-Steele block scan in shared memory, a scan of the block totals, an add, a
+  scatter) and its shared-memory histogram makes one global atomic per block and bin instead of one per
+  cell. Here the student combines the two with a scan the course does not print: each **warp scans its
+  flags in registers with warp shuffles** (``shfl_up_sync``, log2(32) = 5 steps), only the warps' totals go
+  through shared memory, **one thread reserves the block's slots with a single global atomic** on a counter,
+  and every recorded cell is written at the block's start plus its exclusive offset in the block. Answer: ``check("ps7.q1", make_compact_kernel)``, a function of the
   block size (a power of two, chosen by the grader) returning a kernel ``(flags, phis, counter, out_ids,
   out_phis)`` launched as ``kernel[ceil(n / block), block]``. Blocks may reserve in any order, so the
   packed order of the blocks is free; within the output, slot k holds a recorded cell's index and its
@@ -24,8 +25,13 @@
     runs log2(B) steps with every lane of the block active; only the guarded loads and stores of the partial
     last block and the one reserving thread run with fewer. One thread scanning (or compacting) its block
     runs B steps on one lane, so the efficiency falls towards 1 / 32 (about 0.12 measured for B = 64 and 128);
-  * block barriers per block: at least 1. The scan's steps cross the block's warps through shared memory, and
-    only a block barrier orders them (a warp barrier does not).
+  * block barriers per block: at least 1. The warps' totals cross the block's warps through shared memory, and
+    only a block barrier orders them (a warp barrier does not);
+  * warp shuffles per warp: at least 5 (log2(32) steps of the warp's scan in registers); a scan in shared
+    memory makes none;
+  * shared-memory requests per warp: at most :data:`MAX_SHARED_PER_WARP`. The warp scan needs a few (its total
+    written, the earlier warps' totals read, the block's start): about 3 measured; a scan in shared memory
+    makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128.
 - ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
   the fixed-slot tree, the first level that breaks a budget, and two transfers measured with
   ``course_lib.sim.record``; then **predict, then measure** the global bytes the q1 kernel loads: a formula
@@ -34,11 +40,25 @@
   ``make_kernel(64)`` on the cells of :func:`measure_case`. The grader calls it on the student's factory and on
   decoys of its own (``MEASURE_DECOYS``: a kernel loading every cell's fluorescence, one counting the flags
   before each cell from global memory), for sizes it draws at grading time, and profiles each launch itself
-  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's
-  prediction, do not match the decoys.
+  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
+  not match the decoys.
+- ``ps7.q3`` (4 points): **the level loop, written on the host, with the totals kept on the device**. Two
+  kernels are given (:func:`divide_cells`, :func:`keep_daughters`): the first splits every live cell of a level
+  into two daughters and flags those bright enough to keep, the second packs the kept daughters into the next
+  level's buffer, reserving each slot with an atomic on ``totals[level + 1]``. The student writes
+  ``run_levels(phis, levels, phi_min, capacity, block)``, the host program that runs ``levels`` levels and
+  returns ``(totals, final_phis)``. The number of live cells only exists on the device, so the launches cover
+  the capacity (threads past the level's total do nothing) and the host never reads it inside the loop. Graded
+  on results (the trusted NumPy loop, hidden sizes) and on counts measured in the student's process (``record()``
+  for launches and copies, the allocation calls of ``numba.cuda`` counted around the run): two launches per
+  level, at most :data:`Q3_MAX_COPIES` copies and :data:`Q3_MAX_ALLOCATIONS` allocations per run, whatever the
+  number of levels. A host loop copying the total back every level to size its grid, or allocating every level,
+  is capped at half.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 from numba import cuda
@@ -47,7 +67,7 @@ from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, funct
                                          measurement, question, race_test, result_test, unguard, value_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
-from .model import TREE_SLOT_BYTES
+from .model import tree_level_bytes
 
 PROBLEM_SET = "ps7"
 
@@ -68,6 +88,8 @@ BLOCKS = (32, 64, 128)
 TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6))
 #: Least SIMT efficiency of a parallel block scan (the module docstring gives the cost model).
 MIN_SIMT = 0.4
+#: Most shared-memory requests per warp in q1: the warps' totals and the block's start, with slack.
+MAX_SHARED_PER_WARP = 10
 
 
 def cells_case(n, p_recorded, block, seed):
@@ -167,6 +189,18 @@ def load_bytes_bound(data):
     return 0.0, 8.0 + 10.0 * int(flags.sum()) / flags.size
 
 
+def _launched_warps(data):
+    return max(1, -(-len(data["flags"]) // data["block"])) * data["block"] // 32
+
+
+def shuffles_per_warp(metrics, data):
+    return metrics["shuffles"] / _launched_warps(data)
+
+
+def shared_requests_per_warp(metrics, data):
+    return metrics["shared_requests"] / _launched_warps(data)
+
+
 def simt_efficiency(metrics, data):
     return metrics["active_lanes"] / (32 * metrics["warp_instructions"]) if metrics["warp_instructions"] else 0.0
 
@@ -186,15 +220,22 @@ COMPACT_SIGNATURE = (
             "the whole block)",
             "log2(B) steps with every lane active; one lane scanning B values falls towards 1 / 32"),
     block_barriers(at_least(1),
-                   "the scan's steps cross the block's warps through shared memory: a block barrier orders them "
+                   "the warps' totals cross the block's warps through shared memory: a block barrier orders them "
                    "(a warp barrier does not)", "blocks of 64 and 128 threads are two and four warps"),
+    Feature("a warp scan in registers (warp shuffles per warp)", shuffles_per_warp, at_least(5),
+            "each warp scans its 32 flags in registers with cuda.shfl_up_sync, log2(32) = 5 steps",
+            "5 shuffles per warp; a scan in shared memory makes none"),
+    Feature("shared memory for the warps' totals only (shared requests per warp)", shared_requests_per_warp,
+            at_most(MAX_SHARED_PER_WARP),
+            "only each warp's total and the block's start go through shared memory, not every step of the scan",
+            "about 3 per warp; a scan in shared memory makes 20 or more"),
 )
 
 
 _Q1 = dict(launch=launch_compact, judge=_result_judge)
 
 Q1 = question(
-    "ps7.q1", "compacting the recorded cells in one kernel: a block scan and one atomic per block", 6,
+    "ps7.q1", "compacting the recorded cells in one kernel: a warp-shuffle scan and one atomic per block", 6,
     answer=kernel_factory("make_compact_kernel"),
     tolerance="exact (values are copied, not computed); the blocks' order in the output is free",
     hints={"bounds": "guard i < n (the last block is partly idle, its threads scan a 0) and write only recorded "
@@ -206,9 +247,9 @@ Q1 = question(
                     "(the cells before it, not including itself); share the start with the block through shared "
                     "memory after a barrier",
            "pairing": "write the cell's index and its own fluorescence to the same slot",
-           "technique": "scan the block's flags in shared memory with all its threads (log2(block) steps, a "
-                        "barrier between the reads and the writes of a step), then let one thread reserve the "
-                        "block's total with one cuda.atomic.add on the counter"},
+           "technique": "scan each warp's flags in registers (cuda.shfl_up_sync, 5 steps), write each warp's "
+                        "total to shared memory, a barrier, add the totals of the earlier warps, then let one "
+                        "thread reserve the block's total with one cuda.atomic.add on the counter"},
     tests=[
         result_test("n = 1, not recorded (no points: a kernel doing nothing passes)", 0, inputs=case(1, 0.0, 64),
                     **_Q1),
@@ -221,7 +262,7 @@ Q1 = question(
                     **_Q1),
         race_test("race and barrier check (n = 131, block 128)", 1, inputs=case(131, 0.5, 128),
                   launch=launch_compact, expect=expected_compact, compare=_sorted_exact),
-        signature_test("the block-scan compaction technique, measured (profiler; block 64, n = 197 and block 128, "
+        signature_test("the warp-scan compaction technique, measured (profiler; block 64, n = 197 and block 128, "
                        "n = 131)", 1.5, configs=[case(n, p, block) for block, n, p in TECHNIQUE_CASES],
                        launch=launch_compact, expect=expected_compact, compare=_sorted_exact, label=_label,
                        features=COMPACT_SIGNATURE),
@@ -229,17 +270,14 @@ Q1 = question(
 
 
 # ----------------------------------------------------------------------------- q2
-def tree_step_bytes(n_initial, level):
-    """The model: going from level g to g + 1 the tree holds L 2**g + L 2**(g + 1) slots of 24 bytes."""
-    return 3 * n_initial * 2**level * TREE_SLOT_BYTES
+def _expected_step_bytes(n_initial, level):
+    """Expected bytes of the tree while level g makes level g + 1: the library's two levels, added."""
+    return tree_level_bytes(n_initial, level) + tree_level_bytes(n_initial, level + 1)
 
 
-def first_level_over(n_initial, budget):
-    """The first level g whose step to g + 1 needs more than ``budget`` bytes."""
-    level = 0
-    while tree_step_bytes(n_initial, level) <= budget:
-        level += 1
-    return level
+def _expected_first_level_over(n_initial, budget):
+    """Expected first level whose step does not fit ``budget``, searched with the library's level sizes."""
+    return next(g for g in itertools.count() if _expected_step_bytes(n_initial, g) > budget)
 
 
 def _q2_inputs():
@@ -355,10 +393,10 @@ Q2 = question(
                     "int32); level g has L * 2**g slots and the step to g + 1 needs both levels"},
     tests=[
         calls_test("bytes of the tree while level g makes level g + 1", 1, key="tree_step_bytes", args=_pairs,
-                   expect=tree_step_bytes,
+                   expect=_expected_step_bytes,
                    explain=lambda a, want: "count both levels: L 2**g slots read, 2 L 2**g slots written"),
         calls_test("the first level that does not fit a budget", 0.5, key="first_level_over", args=_budgets,
-                   expect=first_level_over,
+                   expect=_expected_first_level_over,
                    explain=lambda a, want: "the smallest g whose step (levels g and g + 1) needs more than the "
                                            "budget"),
         value_test("device-to-host bytes of the tree run (measured with record)", 0.5, key="tree_dtoh_bytes",
@@ -384,4 +422,198 @@ Q2 = question(
                                      "of measure_case(n), for the factory it is given"),
     ])
 
-QUESTIONS = (Q1, Q2)
+
+# ----------------------------------------------------------------------------- q3
+#: The first daughter's share of its mother's fluorescence (the second gets the rest); both shares are exact in
+#: binary, so the kernels and the NumPy reference agree to the last bit.
+FIRST_SHARE, SECOND_SHARE = 0.375, 0.625
+#: Copies a run may make, whatever its number of levels: the initial cells and the totals in, both back out, one
+#: spare.
+Q3_MAX_COPIES = 5
+#: Device allocations a run may make, whatever its number of levels: the initial totals, the two level buffers,
+#: the daughters and their keep flags, one spare.
+Q3_MAX_ALLOCATIONS = 6
+
+
+@cuda.jit
+def divide_cells(totals, level, phis, daughters, keep, phi_min):
+    """Split each live cell of ``level`` into two daughters and flag those to keep (given to the student).
+
+    Parameters
+    ----------
+    totals : int32 device array (levels + 1,)
+        ``totals[level]`` live cells, at the start of ``phis``.
+    level : int
+    phis : float64 device array (capacity,)
+        The level's cells' fluorescence; slots past ``totals[level]`` are ignored.
+    daughters : float64 device array (2 capacity,)
+        Cell i's daughters go to slots 2 i and 2 i + 1 (shares :data:`FIRST_SHARE` and :data:`SECOND_SHARE`).
+    keep : int32 device array (2 capacity,)
+        1 where a daughter's fluorescence is at least ``phi_min``, 0 elsewhere among the live cells' daughters.
+    phi_min : float
+    """
+    i = cuda.grid(1)
+    # The level's total is read on the device: the grid covers the capacity, threads past the total wait out.
+    if i < totals[level] and i < phis.shape[0]:
+        first = phis[i] * FIRST_SHARE
+        second = phis[i] * SECOND_SHARE
+        daughters[2 * i] = first
+        daughters[2 * i + 1] = second
+        keep[2 * i] = 1 if first >= phi_min else 0
+        keep[2 * i + 1] = 1 if second >= phi_min else 0
+
+
+@cuda.jit
+def keep_daughters(totals, level, daughters, keep, next_phis):
+    """Pack the kept daughters of ``level`` into ``next_phis`` and count them in ``totals[level + 1]`` (given).
+
+    Parameters
+    ----------
+    totals : int32 device array (levels + 1,)
+        ``totals[level + 1]`` must be 0 before the launch; each kept daughter adds 1 with an atomic.
+    level : int
+    daughters, keep : device arrays (2 capacity,)
+        As :func:`divide_cells` leaves them.
+    next_phis : float64 device array (capacity,)
+        The next level's cells, in the order the atomics hand out the slots (any order).
+    """
+    j = cuda.grid(1)
+    if j < 2 * totals[level] and j < keep.shape[0] and keep[j] == 1:
+        slot = cuda.atomic.add(totals, level + 1, 1)
+        if slot < next_phis.shape[0]:
+            next_phis[slot] = daughters[j]
+
+
+def levels_reference(phis, levels, phi_min):
+    """The trusted loop, on the host: the totals of every level and the last level's fluorescence, sorted.
+
+    Returns
+    -------
+    totals : int64 ndarray (levels + 1,)
+    final : float64 ndarray (totals[-1],)
+    """
+    alive = np.asarray(phis, np.float64)
+    counts = [alive.size]
+    for _ in range(levels):
+        pairs = np.stack([alive * FIRST_SHARE, alive * SECOND_SHARE], axis=1).ravel()
+        alive = pairs[pairs >= phi_min]
+        counts.append(alive.size)
+    return np.array(counts, np.int64), np.sort(alive)
+
+
+def levels_case(n, levels, seed, block=64):
+    """``inputs`` data: n cells of fluorescence 50-4000, phi_min 10, the capacity the trusted loop needs."""
+    rng = np.random.default_rng(seed)
+    phis = np.round(rng.uniform(50.0, 4000.0, n), 3)
+    phi_min = 10.0
+    counts, _ = levels_reference(phis, levels, phi_min)
+    return {"phis": phis, "levels": int(levels), "phi_min": phi_min, "capacity": int(counts.max()),
+            "block": int(block)}
+
+
+def _levels_inputs(n, levels, block=64):
+    return lambda rng, info: levels_case(n, levels, int(rng.integers(1 << 30)), block)
+
+
+def _hidden_levels(rng, info):
+    return levels_case(int(rng.integers(5, 90)), int(rng.integers(4, 7)), int(rng.integers(1 << 30)),
+                       int(rng.choice((32, 64, 128))))
+
+
+class _CountedAllocations:
+    """Counts the device allocations made through ``numba.cuda`` (``device_array``, ``device_array_like``,
+    ``to_device`` without ``to=``) while open; the module's functions are restored on exit."""
+
+    NAMES = ("device_array", "device_array_like", "to_device")
+
+    def __enter__(self):
+        self.count, self._saved = 0, {name: getattr(cuda, name) for name in self.NAMES}
+        for name, original in self._saved.items():
+            setattr(cuda, name, self._counting(name, original))
+        return self
+
+    def _counting(self, name, original):
+        def counted(*args, **kwargs):
+            if not (name == "to_device" and kwargs.get("to") is not None):
+                self.count += 1
+            return original(*args, **kwargs)
+        return counted
+
+    def __exit__(self, *exc):
+        for name, original in self._saved.items():
+            setattr(cuda, name, original)
+        return False
+
+
+def _run_levels(answer, data):
+    """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
+    from ..sim import record
+
+    with record() as log, _CountedAllocations() as allocations:
+        out = answer.value(np.array(data["phis"], np.float64), data["levels"], data["phi_min"], data["capacity"],
+                           data["block"])
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise fail("run_levels must return a pair (totals, final_phis)")
+    summary = log.summary()
+    return {"totals": np.asarray(out[0]), "phis": np.asarray(out[1]), "launches": summary["launches"],
+            "copies": summary["HtoD_count"] + summary["DtoH_count"] + summary.get("DtoD_count", 0),
+            "allocations": allocations.count}
+
+
+def _levels_label(data):
+    return f"for {len(data['phis'])} cells, {data['levels']} levels, block {data['block']}"
+
+
+def judge_levels(data, got):
+    """The totals of every level equal the trusted loop's, and the last level holds its cells (any order)."""
+    want_totals, want_phis = levels_reference(data["phis"], data["levels"], data["phi_min"])
+    totals = np.asarray(got["totals"]).ravel()
+    if totals.shape != want_totals.shape or not np.array_equal(totals, want_totals):
+        raise fail(f"totals {_levels_label(data)} = {totals.tolist()[:8]}, expected {want_totals.tolist()[:8]}",
+                   "totals")
+    phis = np.asarray(got["phis"], np.float64).ravel()
+    if phis.shape != want_phis.shape or not np.array_equal(np.sort(phis), want_phis):
+        differ = int(np.sum(np.sort(phis) != want_phis)) if phis.shape == want_phis.shape else "their number"
+        raise fail(f"the last level's fluorescence {_levels_label(data)}: {phis.size} values, expected "
+                   f"{want_phis.size}; {differ} differ (compared after sorting)", "value")
+
+
+def judge_level_counts(data, got):
+    """Right results, two launches per level, and copies and allocations that do not grow with the levels."""
+    judge_levels(data, got)
+    levels = data["levels"]
+    measured = (("launches", got["launches"], 2 * levels, "two per level"),
+                ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
+                ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop"))
+    for what, value, most, why in measured:
+        if int(value) > most:
+            failure = fail(f"{int(value)} {what} for {levels} levels; the technique needs at most {most} ({why})",
+                           "technique", public=True)
+            failure.measurement = {"measured": float(value), "low": 0.0, "high": float(most), "unit": what}
+            raise failure
+
+
+Q3 = question(
+    "ps7.q3", "the level loop on the host: totals kept on the device", 4,
+    answer=function("run_levels", allowed=(divide_cells, keep_daughters)),
+    tolerance="exact (shares exact in binary); the last level's cells in any order",
+    hints={"totals": "totals[0] is the number of initial cells and each totals[g + 1] must start at 0: upload "
+                     "the whole totals array once, before the loop, and let keep_daughters count into it; swap "
+                     "the two level buffers after every level, so that level g + 1 divides what keep_daughters "
+                     "wrote",
+           "value": "launch divide_cells on level g's buffer, keep_daughters into the other one, then swap the two "
+                    "buffers; copy back only the last level's first totals[-1] cells",
+           "technique": "launch over the capacity (ceil(capacity / block) and ceil(2 capacity / block) blocks): "
+                        "the kernels read the level's total on the device, so the host never copies it inside the "
+                        "loop; allocate the level buffers, the daughters and the flags once, before the loop"},
+    tests=[
+        result_test("one level, three cells", 1, inputs=_levels_inputs(3, 1), run=_run_levels, judge=judge_levels),
+        result_test("five levels, 40 cells (block 32)", 1, inputs=_levels_inputs(40, 5, 32), run=_run_levels,
+                    judge=judge_levels),
+        result_test("hidden: random cells, levels and block", 0.5, hidden=True, inputs=_hidden_levels,
+                    run=_run_levels, judge=judge_levels),
+        result_test("launches, copies and allocations per run (record(); six levels, 50 cells)", 1.5,
+                    inputs=_levels_inputs(50, 6), run=_run_levels, judge=judge_level_counts, technique=True),
+    ])
+
+QUESTIONS = (Q1, Q2, Q3)

@@ -15,8 +15,7 @@ Data layout on the device (all int32 unless stated):
   participation flags of candidate c, position j begin).
 
 Preprocessing: :func:`grid_count_kernel`, then a prefix sum of the cell counts, then
-:func:`scatter_by_cell_kernel`; :func:`feature_count_kernel` counts the instances per feature
-with per-block counts in shared memory (problem set 8). Filter (all candidates of one size in two launches):
+:func:`scatter_by_cell_kernel`. Filter (all candidates of one size in two launches):
 :func:`quadruplet_filter_kernel` then :func:`candidate_bound_kernel`. Refine:
 :func:`extend_count_kernel`, a prefix sum, :func:`extend_fill_kernel` (both around the same
 search, :func:`row_extensions`), then :func:`participation_kernel`.
@@ -32,15 +31,13 @@ from numba import cuda, int32
 from ..registry import course_kernel
 from ._types import MAX_PATTERN
 
-__all__ = ["BOUND_BLOCK", "MAX_FEATURES", "MAX_PATTERN", "candidate_bound_kernel", "extend_count_kernel",
-           "extend_fill_kernel", "feature_count_kernel", "fill_kernel", "grid_count_kernel", "participation_kernel",
+__all__ = ["BOUND_BLOCK", "MAX_PATTERN", "candidate_bound_kernel", "extend_count_kernel",
+           "extend_fill_kernel", "fill_kernel", "grid_count_kernel", "participation_kernel",
            "quadruplet_filter_kernel", "row_extensions", "scatter_by_cell_kernel", "singleton_table_kernel"]
 
 LESSON = "lessons/08_colocation.ipynb"
 #: Threads per block of :func:`candidate_bound_kernel` (a power of two: tree reduction).
 BOUND_BLOCK = 128
-#: Most features :func:`feature_count_kernel` counts (its per-block counts in shared memory).
-MAX_FEATURES = 32
 
 _I = "int32[::1]"
 _F = "float64[::1]"
@@ -103,42 +100,6 @@ def grid_count_kernel(x, y, features, x0, y0, cell, n_cols, n_features, cell_of,
     cuda.atomic.add(count_map, c * n_features + f, 1)
     cuda.atomic.add(cell_count, c, 1)
     feature_local[i] = cuda.atomic.add(feature_count, f, 1)
-
-
-def _example_feature_count():
-    data = _small()[0]
-    return 2, 32, (data.features, np.zeros(3, np.int32))
-
-
-@course_kernel(f"void({_I}, {_I})", lesson=LESSON, example=_example_feature_count)
-def feature_count_kernel(features, feature_count):
-    """Instances per feature, counted per block in shared memory and merged once per block.
-
-    One thread per instance, any number of threads per block of at least ``F``. The block
-    zeroes its own counts in shared memory, each thread adds its instance to them (an atomic on
-    shared memory, close to the SM), and after a barrier thread t < F adds the block's count of
-    feature t to the global total with one atomic, and only if it is non-zero: a block makes at
-    most ``min(F, threads)`` global atomics instead of one per instance.
-
-    Parameters
-    ----------
-    features : int32 array of shape (N,)
-        The feature of each instance, in ``[0, F)``.
-    feature_count : int32 array of shape (F,)
-        Zeroed on entry, ``F <= MAX_FEATURES``; output: instances per feature.
-    """
-    counts = cuda.shared.array(MAX_FEATURES, int32)
-    t = cuda.threadIdx.x
-    n_features = feature_count.shape[0]
-    if t < n_features:
-        counts[t] = 0
-    cuda.syncthreads()  # every count zeroed before any thread adds to it
-    i = cuda.grid(1)
-    if i < features.shape[0]:
-        cuda.atomic.add(counts, features[i], 1)
-    cuda.syncthreads()  # every instance of the block counted before the merge
-    if t < n_features and counts[t] > 0:
-        cuda.atomic.add(feature_count, t, counts[t])
 
 
 def _example_scatter():

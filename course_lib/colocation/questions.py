@@ -1,41 +1,34 @@
 """Problem set 8 (``solutions/ps8_colocation.ipynb``), on the shared harness
 (:mod:`course_lib.grading.authoring.harness`).
 
-- ``ps8.q1`` (6 points): the **per-block counts** of the source's filter kernel (each block counts the
-  instances of each feature in shared memory, then the block's counts are combined once), applied to the
-  instances per feature that every participation ratio divides by. Answer: ``check("ps8.q1",
-  feature_count_kernel)``, a kernel ``(features, feature_count)`` launched as ``kernel[ceil(N / B), B]`` for any
-  B >= 32 (the grader picks it; F <= min(B, MAX_FEATURES = 32)): ``features`` int32 (N,) in [0, F),
-  ``feature_count`` int32 (F,), zeroed, the output. The lesson's ``grid_count_kernel`` counts with one global
-  atomic per instance (the starting point); this question asks for the block's counts kept in shared memory
-  and merged once per block. Graded on results against NumPy's ``bincount`` (N = 0, 1, B - 1, B + 1, a prime N,
-  features with no instance, every instance of one feature, random hidden sizes), under the race checker with
-  blocks of 64 threads (two warps: a ``syncwarp`` in place of the block barrier races), and by the technique's
-  signature (``COUNT_SIGNATURE``), measured by the profiler on two configurations: blocks of 64 threads (N = 320,
-  F = 6) and blocks of 96 threads with a partial last block (N = 293, a prime; F = 7, one feature without
-  instances). Its features and bounds come from the cost model of the technique: per block, zero the F shared
-  counts, barrier, one shared atomic per instance, barrier, one global atomic per feature:
+- ``ps8.q1`` (6 points): the instances per feature that every participation ratio divides by, counted with
+  **warp-aggregated atomics**: the lanes of a warp that hold the same feature agree on it with warp intrinsics
+  (``match_any_sync`` or ``ballot_sync``) and one of them adds their number, so a warp makes at most one global
+  atomic per feature it holds, with no shared memory and no block barrier. The course prints no such kernel
+  (lesson 7's histogram and lesson 0's buggy one privatise counts per block in shared memory, another technique).
+  Answer: ``check("ps8.q1", feature_count_kernel)``, a kernel ``(features, feature_count)`` launched as
+  ``kernel[ceil(N / B), B]`` for B a multiple of 32 (the grader picks it; F <= MAX_FEATURES = 32): ``features``
+  int32 (N,) in [0, F), ``feature_count`` int32 (F,), zeroed, the output. Graded on results against NumPy's
+  ``bincount`` (N = 0, 1, B - 1, B + 1, a prime N, features with no instance, every instance of one feature,
+  random hidden sizes), under the race checker, and by the technique's signature (``COUNT_SIGNATURE``), measured
+  by the profiler on two configurations: blocks of 64 threads (N = 320, F = 6) and blocks of 96 threads with a
+  partial last block (N = 293, a prime; F = 7, one feature without instances). Its features and bounds come from
+  the cost model of the technique (per warp: one agreement among the lanes, one global atomic per distinct
+  feature):
 
-  * global atomics: between the sum over the blocks of the features each holds (every block merges each of its
-    non-zero counts) and blocks x F (one merge per feature and block: merging a zero count too is allowed, it
-    costs at most F per block); one global atomic per instance costs N, one block counting for all merges none;
-  * atomics of any kind: at most N + blocks x F (one shared atomic per instance plus the merges; an atomic to
-    the global count for each instance on top of the shared one exceeds it);
-  * shared bytes per block: between 4 F (F int32 counts) and 8 x MAX_FEATURES (the counts sized by the
-    question's bound, 8-byte counters allowed); no shared memory, or a private copy of the counts for every
-    thread (B x F counts), lies outside;
-  * block barriers per block: between 2 and 4 (one after zeroing, one before merging; a ``syncwarp`` is no block
-    barrier);
-  * thread span (busiest thread's statements over the mean): at most 2.5: every thread counts one instance, the
-    threads t < F also zero and merge one count, at most about twice the mean with the idle threads of a partial
-    block; one thread counting the block's instances while the others wait runs about B times more;
-  * SIMT efficiency: at least 0.6 (the lanes of a warp run the same steps; only the merge, F of B threads, and
-    the partial last warp diverge).
+  * global atomics: between the sum over the warps of the features each holds and warps x F; one global atomic
+    per instance costs N, counts privatised per block fewer than the warps hold (the technique is not that);
+  * atomics of any kind: at most warps x F (no shared atomic per instance);
+  * thread span (busiest thread's statements over the mean): at most 2.5: every lane takes part in its warp's
+    agreement; one thread counting for the others runs about 32 times more;
+  * SIMT efficiency: at least 0.6 (only the adding lanes and the partial last warp diverge).
 - ``ps8.q2`` (4 points): **predict, then measure** the global atomics. Answer: ``{"feature_count_kernel": kernel,
   "predicted_global_atomics": f(n, block, n_features), "measure": g(kernel, n, block, n_features)}``. The
-  prediction is checked against the cost model for the features ``i % F`` when only non-zero counts are merged:
-  the sum over the blocks of min(instances in the block, F). The grader calls ``g`` on the student's kernel and
-  on decoys of its own (one global atomic per instance; a merge of every count, zero included), on sizes, blocks
+  prediction is checked against the cost model for the features ``i % F``: the sum over the warps of
+  min(instances in the warp, F), whatever the block size (a multiple of 32); the grader counts the distinct
+  features of each warp directly. The grader calls ``g`` on the student's kernel and
+  on decoys of its own (one global atomic per instance; one thread per block totalling every feature, zeros merged
+  too), on sizes, blocks
   and feature counts it draws at grading time (:func:`measure_features` gives the instances), and profiles each
   launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys.
 """
@@ -49,20 +42,23 @@ from ..grading.authoring.harness import (Launch, calls_test, function, kernel, m
                                          result_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, signature_test
-from .kernels import MAX_FEATURES
 
 PROBLEM_SET = "ps8"
-__all__ = ["COUNT_SIGNATURE", "MAX_FEATURES", "MEASURE_DECOYS", "QUESTIONS", "count_case", "launch_counts",
-           "measure_features", "predicted_global_atomics"]
+#: Most features q1's kernel counts: its per-block counts are a shared array of a constant size.
+MAX_FEATURES = 32
+__all__ = ["COUNT_SIGNATURE", "MAX_FEATURES", "MEASURE_DECOYS", "QUESTIONS", "WARP", "count_case", "launch_counts",
+           "measure_features"]
+#: Lanes per warp: the grader's blocks are whole warps.
+WARP = 32
 
 
 # ----------------------------------------------------------------------------- q1
 def count_case(features, n_features, block):
     """``inputs`` data: the features (int32), F and the threads per block of the launch."""
     features = np.asarray(features, np.int32).reshape(-1)
-    if not 1 <= n_features <= min(int(block), MAX_FEATURES) or (features.size and (
+    if int(block) % WARP or not 1 <= n_features <= MAX_FEATURES or (features.size and (
             features.min() < 0 or features.max() >= n_features)):
-        raise ValueError("features must lie in [0, F), F <= min(block, MAX_FEATURES)")
+        raise ValueError("blocks of whole warps; features must lie in [0, F), F <= MAX_FEATURES")
     return {"features": features, "n_features": int(n_features), "block": int(block)}
 
 
@@ -85,19 +81,20 @@ def expect_counts(d):
                                          minlength=d["n_features"]).astype(np.int32)}
 
 
-def _blocks(d):
-    return max(1, -(-len(d["features"]) // d["block"]))
+def _warps(d):
+    """Warps holding at least one instance."""
+    return -(-len(d["features"]) // WARP)
 
 
 def _merges(d):
-    """The cost model's global atomics: one per feature and block."""
-    return _blocks(d) * d["n_features"]
+    """The cost model's most global atomics: one per feature and warp."""
+    return _warps(d) * d["n_features"]
 
 
-def _distinct_per_block(d):
-    """The fewest global atomics that give the right counts: each block merges every feature it holds."""
-    features, block = np.asarray(d["features"], np.int64), d["block"]
-    return sum(len(np.unique(features[start:start + block])) for start in range(0, features.size, block))
+def _distinct_per_warp(d):
+    """The fewest global atomics of the technique: each warp adds every feature it holds once."""
+    features = np.asarray(d["features"], np.int64)
+    return sum(len(np.unique(features[start:start + WARP])) for start in range(0, features.size, WARP))
 
 
 def _label(d):
@@ -105,27 +102,20 @@ def _label(d):
 
 
 COUNT_SIGNATURE = (
-    Feature("global atomics", lambda m, d: m["global_atomics"], between(_distinct_per_block, _merges),
-            "every block adds its own counts to feature_count, once per block and feature, with an atomic (not one "
-            "atomic per instance, not one block counting for all)",
-            "one merge per feature and block: from the features each block holds to blocks x F"),
-    Feature("atomics (shared and global)", lambda m, d: m["atomics"],
-            at_most(lambda d: len(d["features"]) + _merges(d)),
-            "each instance is counted by one atomic on the block's counts in shared memory, and nothing else per "
-            "instance", "N shared atomics plus blocks x F merges"),
-    Feature("shared bytes per block", lambda m, d: m["shared_bytes_per_block"],
-            between(lambda d: 4 * d["n_features"], 8 * MAX_FEATURES),
-            "the block keeps one count per feature in shared memory (an array of MAX_FEATURES counts), shared by "
-            "all its threads: not one copy per thread", "F int32 counts at least, MAX_FEATURES 8-byte counts at most"),
-    Feature("block barriers per block", lambda m, d: m["barriers_per_block"], between(2, 4),
-            "a block barrier (cuda.syncthreads) after zeroing the counts and another before merging them: the "
-            "block's warps count into the same array", "2 barriers per block, with slack"),
+    Feature("global atomics", lambda m, d: m["global_atomics"], between(_distinct_per_warp, _merges),
+            "the lanes of a warp holding the same feature agree (match_any_sync or ballot_sync) and one of them adds "
+            "their number: one global atomic per feature and warp (not one per instance; counts privatised per "
+            "block are another technique, not this question's)",
+            "from the features each warp holds to warps x F"),
+    Feature("atomics (shared and global)", lambda m, d: m["atomics"], at_most(_merges),
+            "no atomic per instance at all, on shared memory either: the warp's lanes agree through warp intrinsics",
+            "warps x F"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, d: m["thread_span"], at_most(2.5),
-            "every thread counts its own instance; no thread counts the others' while they wait",
-            "one instance per thread, plus one count zeroed and merged by the threads t < F"),
+            "every lane takes part in its warp's agreement; no thread counts the others' instances while they wait",
+            "one instance per thread, the same steps for every lane"),
     Feature("SIMT efficiency", lambda m, d: m["simt_efficiency"], at_least(0.6),
-            "the lanes of a warp run the same steps (zero, count, merge): no lane works alone for long",
-            "only the merge (F of B threads) and the partial last warp diverge"),
+            "the lanes of a warp run the same steps: only the adding lanes and the partial last warp diverge",
+            "at least 0.6"),
 )
 
 
@@ -137,7 +127,7 @@ def _case(n, n_features, block, used=None, seed=None):
 def _hidden(rng, info):
     block = int(rng.choice([32, 64, 96, 128, 160]))
     n = int(rng.integers(0, 3 * block + 7))
-    f = int(rng.integers(1, min(block, MAX_FEATURES) + 1))
+    f = int(rng.integers(1, MAX_FEATURES + 1))
     return _random(n, f, block, int(rng.integers(1 << 30)), used=int(rng.integers(1, f + 1)))
 
 
@@ -148,19 +138,15 @@ def _one_feature(rng, info):
 _Q1 = dict(launch=launch_counts, expect=expect_counts)
 
 Q1 = question(
-    "ps8.q1", "instances per feature, counted per block in shared memory", 6, answer=kernel("feature_count_kernel"),
+    "ps8.q1", "instances per feature, with warp-aggregated atomics", 6, answer=kernel("feature_count_kernel"),
     tolerance="exact integers against NumPy's bincount",
-    hints={"race": "many blocks add to the same feature_count[f]: merge each block's count with "
-                   "cuda.atomic.add(feature_count, f, count)",
-           "barrier": "the warps of a block share its counts: cuda.syncthreads() after zeroing them and again before "
-                      "merging them (cuda.syncwarp() only waits for one warp)",
-           "bounds": "guard i < N before reading features[i], and t < F before zeroing or merging count t; every "
-                     "thread must still reach both barriers",
-           "value": "zero the block's F counts, count each instance with cuda.atomic.add on the shared array, then "
-                    "add each of the block's counts to feature_count",
-           "technique": "counts = cuda.shared.array(32, int32) per block: one shared atomic per instance, "
-                        "then one global atomic per feature and block (not per instance, not one thread counting for "
-                        "the block)"},
+    hints={"race": "many warps add to the same feature_count[f]: add with cuda.atomic.add(feature_count, f, n)",
+           "bounds": "guard i < N before reading features[i]; every lane must still take part in the warp "
+                     "intrinsics (give the lanes past N a feature no instance has, such as -1)",
+           "value": "each group of lanes with the same feature must be added once, by one lane, with the group's "
+                    "size: cuda.popc of the mask that match_any_sync (or ballot_sync) returns",
+           "technique": "peers = cuda.match_any_sync(mask, feature) gives the lanes with the same feature; the "
+                        "lowest of them (no peer below it: peers & cuda.lanemask_lt() == 0) adds cuda.popc(peers)"},
     tests=[
         result_test("no instance (N = 0)", 0.5, inputs=lambda rng, info: count_case([], 3, 64), label=_label, **_Q1),
         result_test("one instance", 0.5, inputs=_case(1, 2, 64, seed=1), label=_label, **_Q1),
@@ -171,9 +157,9 @@ Q1 = question(
                     label=_label, **_Q1),
         result_test("every instance of one feature", 0.5, inputs=_one_feature, label=_label, **_Q1),
         result_test("hidden: random sizes, blocks and features", 0.5, inputs=_hidden, hidden=True, **_Q1),
-        race_test("race and barrier check, blocks of 64 (two warps)", 0.5, technique=True,
+        race_test("race check, blocks of 64 (two warps)", 0.5, technique=True,
                   inputs=_case(150, 6, 64, seed=5), **_Q1),
-        signature_test("per-block counts in shared memory, measured (profiler; blocks of 64 and of 96)", 2,
+        signature_test("warp-aggregated atomics, measured (profiler; blocks of 64 and of 96)", 2,
                        configs=[_case(320, 6, 64), _case(293, 7, 96, used=6)], label=_label,
                        features=COUNT_SIGNATURE, **_Q1),
     ])
@@ -192,15 +178,14 @@ def measure_features(n, n_features):
         np.int32)
 
 
-def predicted_global_atomics(n, block, n_features):
-    """The cost model for the features ``i % F`` when only non-zero counts are merged: block b holds m_b
-    consecutive instances, so min(m_b, F) distinct features, one global atomic each."""
-    full, last = divmod(int(n), int(block))
-    return full * min(block, n_features) + min(last, n_features)
+def _expected_global_atomics(n, block, n_features):
+    """Expected prediction, counted: the distinct features ``i % F`` of each warp of consecutive instances."""
+    features = np.arange(int(n)) % int(n_features)
+    return sum(len(np.unique(features[start:start + WARP])) for start in range(0, int(n), WARP))
 
 
 def _prediction_args(rng, info):
-    drawn = int(rng.integers(100, 10**6))
+    drawn = int(rng.integers(100, 10**5))
     return [(0, 64, 3), (1, 32, 5), (64, 64, 6), (65, 64, 6), (97, 96, 7), (70, 32, 32), (300, 128, 20),
             (drawn, int(rng.choice([32, 64, 96, 256])), int(rng.integers(1, 33)))]
 
@@ -213,23 +198,23 @@ def _global_per_instance(features, feature_count):
 
 
 @cuda.jit
-def _merge_every_count(features, feature_count):
-    counts = cuda.shared.array(MAX_FEATURES, int32)
-    t = cuda.threadIdx.x
-    if t < feature_count.shape[0]:
-        counts[t] = 0
-    cuda.syncthreads()
-    i = cuda.grid(1)
-    if i < features.shape[0]:
-        cuda.atomic.add(counts, features[i], 1)
-    cuda.syncthreads()
-    if t < feature_count.shape[0]:
-        cuda.atomic.add(feature_count, t, counts[t])
+def _first_thread_totals_every_feature(features, feature_count):
+    """Not the technique: thread 0 of each block adds up its block's instances of every feature, one by one, and
+    adds every total to the global counts, zero included (blocks x F global atomics)."""
+    if cuda.threadIdx.x == 0:
+        first = cuda.blockIdx.x * cuda.blockDim.x
+        last = min(first + cuda.blockDim.x, features.shape[0])
+        for f in range(feature_count.shape[0]):
+            total = 0
+            for i in range(first, last):
+                if features[i] == f:
+                    total += 1
+            cuda.atomic.add(feature_count, f, total)
 
 
 #: The grader's own kernels that ``measure`` must measure as well (their global atomics differ).
 MEASURE_DECOYS = {"one global atomic per instance": _global_per_instance,
-                  "per-block counts, every count merged, zero included": _merge_every_count}
+                  "one thread per block totals every feature, zero totals merged too": _first_thread_totals_every_feature}
 
 
 def _measure_configs(rng, info):
@@ -259,10 +244,10 @@ Q2 = question(
                       "and return report.total.global_atomics"},
     tests=[
         calls_test("the prediction: global atomics for features i % F", 2, key="predicted_global_atomics",
-                   args=_prediction_args, expect=predicted_global_atomics,
-                   explain=lambda args, want: "each block merges one count per feature it holds: a full block of B "
-                                              "consecutive instances holds min(B, F) features, the last block "
-                                              "min(its instances, F)"),
+                   args=_prediction_args, expect=_expected_global_atomics,
+                   explain=lambda args, want: "each warp adds one count per feature it holds: a full warp of 32 "
+                                              "consecutive instances holds min(32, F) features, the last warp "
+                                              "min(its instances, F); the block size does not matter"),
         kernel_measurement_test("your measure(), on your kernel and on the grader's, at drawn sizes", 2,
                                 key="measure", kernel_key="feature_count_kernel", decoys=MEASURE_DECOYS,
                                 configs=_measure_configs, launch=_measure_launch,

@@ -16,13 +16,16 @@ def explorer_text(points, features, r, threshold):
     """
     result = mine(points, features, r, threshold, method="cpu")
     n_features = int(max(features)) + 1 if len(features) else 0
-    lines = [f"r = {r:g}, threshold = {threshold:g}: {len(result.patterns)} prevalent pattern(s)"]
+    # Short lines: the readout must fit a phone-wide column (about 40 characters) on the course site.
+    lines = [f"r = {r:g}, threshold = {threshold:g}:", f"{len(result.patterns)} prevalent pattern(s)"]
     for pattern, pi in result.patterns.items():
         lines.append(f"  {pattern}: PI = {pi:.3f}")
-    lines.append("size  candidates  after filter  prevalent  row instances  filter launches (per candidate / batched)")
     for lv in result.levels:
-        lines.append(f"{lv.size:>4}  {lv.candidates:>10}  {lv.after_filter:>12}  {lv.prevalent:>9}  {lv.rows:>13}  "
-                     f"{2 * lv.candidates:>10} / 2   (at most {filter_launches(n_features, lv.size, batched=False)})")
+        lines += [f"size {lv.size}: {lv.candidates} candidates,",
+                  f"  {lv.after_filter} after the filter, {lv.prevalent} prevalent,",
+                  f"  {lv.rows} row instances;",
+                  f"  filter launches: {2 * lv.candidates} / 2",
+                  f"  (per candidate / batched; at most {filter_launches(n_features, lv.size, batched=False)})"]
     return "\n".join(lines)
 
 

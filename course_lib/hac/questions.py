@@ -46,6 +46,7 @@ from ..grading.authoring.signature import Feature, at_most, between, no_atomics,
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
+from .profiling import per_iteration
 
 PROBLEM_SET = "ps5"
 #: A warp reduces 32 keys (a chunk) at a time; a block of w warps takes 32 w keys per pass.
@@ -274,11 +275,10 @@ THESIS_CPU = {"matching": 43.89, "suppression": 64.60, "weighting": 118.84, "col
               "fusion": 0.15}
 
 
-def amdahl_overall(stage_seconds, accelerated, speedup):
-    """The grader's rule: time before / time after, when the ``accelerated`` stages run ``speedup`` times faster."""
-    before = sum(stage_seconds.values())
-    after = sum(t / speedup if s in accelerated else t for s, t in stage_seconds.items())
-    return before / after
+def _amdahl_expected(stage_seconds, accelerated, speedup):
+    """Expected overall speed-up, from the fraction f of the time accelerated: 1 / ((1 - f) + f / s)."""
+    fraction = sum(t for s, t in stage_seconds.items() if s in accelerated) / sum(stage_seconds.values())
+    return 1.0 / ((1.0 - fraction) + fraction / speedup)
 
 
 def _amdahl_cases(rng, info):
@@ -294,16 +294,11 @@ def _hidden_amdahl_cases(rng, info):
     return [(random, list(STAGES), 7.0), (random, [], 50.0), (THESIS_CPU, ["fusion"], 1e9)]
 
 
-def copies_per_iteration(method, n, seed):
-    """The grader's measurement: host<->device copies (both directions) made by the second merge."""
-    graph = tied_graph(n, seed=seed)
-    counts = []
-    for merges in (1, 2):  # record() logs this thread's copies only: graders may judge in threads
-        with record() as log:
-            cluster(graph, method, max_merges=merges)
-        s = log.summary()
-        counts.append(s["HtoD_count"] + s["DtoH_count"])
-    return counts[1] - counts[0]
+def _copies_expected(method, n, seed):
+    """Expected copies of one iteration: the library's own count (:func:`course_lib.hac.profiling.per_iteration`),
+    which the answer may not call."""
+    added = per_iteration(tied_graph(n, seed=seed), method)
+    return added["HtoD_count"] + added["DtoH_count"]
 
 
 def _copies_cases(method):
@@ -318,18 +313,18 @@ Q2 = question(
     tolerance="the speedups to 1e-9 (relative); the copies exact",
     tests=[
         calls_test("Amdahl: the thesis's stages and a random profile", 1, key="amdahl", rtol=1e-9,
-                   args=_amdahl_cases, expect=amdahl_overall,
+                   args=_amdahl_cases, expect=_amdahl_expected,
                    explain=lambda a, want: "the stages not accelerated keep their time; the accelerated ones take "
                                            "time / speedup"),
         calls_test("hidden: every stage, no stage, a huge speedup", 1, key="amdahl", rtol=1e-9, hidden=True,
-                   args=_hidden_amdahl_cases, expect=amdahl_overall),
+                   args=_hidden_amdahl_cases, expect=_amdahl_expected),
         calls_test("copies of one iteration, host round trip", 1, key="copies", args=_copies_cases("gpu_roundtrip"),
-                   expect=copies_per_iteration,
+                   expect=_copies_expected,
                    explain=lambda a, want: "run 1 and 2 merges under record() and subtract: the second merge's "
                                            "copies",
                    hint="log.summary()['HtoD_count'] + ['DtoH_count'] for max_merges=2 minus max_merges=1"),
         calls_test("copies of one iteration, device-resident loop", 1, key="copies", args=_copies_cases("gpu"),
-                   expect=copies_per_iteration),
+                   expect=_copies_expected),
     ])
 
 QUESTIONS = (Q1, Q2)

@@ -10,11 +10,13 @@
   64 threads (two warps) with partial tiles both ways: C = 40, B = 37 and C = 20, B = 21. Features and bounds
   (``GEMM_SIGNATURE``), from the cost model of a launch of ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
 
-  * global loads over the tiled model: at most 1.25. Block (i, j) reads the 16 samples of row block j (C
-    doubles each, and the permutation entry of every element it stages) and the 16 columns of W^T of block
-    column i (C doubles each), each once: 8 C^2 ceil(B / 16) + 12 B C ceil(C / 16) bytes
-    (:func:`tiled_load_bytes`). Operands read from global memory for every output cost about C / 2 times more
-    (8x measured for a 2 x 2 register block, 10-13x for one output at a time, at C = 20 and 40);
+  * global loads over the tiled model: at most 1.5. Block (i, j) reads the 16 samples of row block j (C
+    doubles each, and each sample's permutation entry once) and the 16 columns of W^T of block column i (C
+    doubles each), each once: 8 C^2 ceil(B / 16) + (8 C + 4) B ceil(C / 16) bytes (:func:`tiled_load_bytes`).
+    A kernel that gathers the permutation entry again for every element it stages loads 4 B C ceil(C / 16)
+    more, about 1.25 times the model at C = 20 and 40, and stays within; operands read from global memory for
+    every output cost about C / 2 times more (8x measured for a 2 x 2 register block, 10-13x for one output at
+    a time). The bytes are the profiler's *requested* bytes (every lane's load counted), not DRAM traffic;
   * shared-memory accesses per multiply-add (a request counted as its warp's 32 lanes, over the padded tiles'
     multiply-adds): at most :data:`MAX_SHARED_PER_FMA`. A thread with an r x s block of outputs reads r + s
     values per step of k for r s multiply-adds: (r + s) / (r s) = 1 for 2 x 2, 1.25 for 4 x 1; staging adds
@@ -113,10 +115,11 @@ def expected_u(data):
 
 
 def tiled_load_bytes(data):
-    """The cost model's global loads: every block row of U reads W^T once (8 C^2 bytes per ceil(B / 16)), every
-    block column reads the minibatch once (8 B C bytes) and its permutation entries (4 B C bytes)."""
+    """The cost model's global loads (requested bytes): every block row of U reads W^T once (8 C^2 bytes per
+    ceil(B / 16)), every block column reads the minibatch once (8 B C bytes) and each sample's permutation entry
+    once (4 B bytes)."""
     n_channels, batch = len(data["Wt"]), int(data["batch"])
-    return 8 * n_channels ** 2 * tiles(batch) + 12 * batch * n_channels * tiles(n_channels)
+    return 8 * n_channels ** 2 * tiles(batch) + (8 * n_channels + 4) * batch * tiles(n_channels)
 
 
 def load_ratio(metrics, data):
@@ -141,9 +144,10 @@ MAX_SHARED_BYTES = 2 * 2 * TILE * TILE * 8
 
 #: The technique's signature (see the module docstring for the cost model behind each bound).
 GEMM_SIGNATURE = (
-    Feature("operands staged in shared memory (global bytes loaded / the tiled model)", load_ratio, at_most(1.25),
+    Feature("operands staged in shared memory (global bytes loaded / the tiled model)", load_ratio, at_most(1.5),
             "each block reads its 16 samples and its 16 columns of W^T once, tile by tile, into shared memory",
-            "the tiled model tiled_load_bytes, 25% slack; operands read per output cost about C / 2 times more"),
+            "the tiled model tiled_load_bytes, 50% slack (a permutation entry gathered per staged element fits); "
+            "operands read per output cost about C / 2 times more"),
     Feature("register blocking (shared-memory accesses per multiply-add)", shared_per_fma,
             at_most(MAX_SHARED_PER_FMA),
             "each value read from shared memory is used for two (or more) of the thread's outputs, kept in "
@@ -312,8 +316,8 @@ Q2 = question(
                    args=lambda rng, info: [(1, 1), (16, 16), (17, 33), (40, 37), (int(rng.integers(2, 300)),
                                                                                int(rng.integers(1, 300)))],
                    explain=lambda a, want: "each block row of U (16 samples) reads all of W^T once; each block "
-                                           "column (16 channels) reads its samples' C values and their permutation "
-                                           "entries once"),
+                                           "column (16 channels) reads its samples' C values, and each sample's "
+                                           "permutation entry once (requested bytes, every lane counted)"),
         kernel_measurement_test("your measure_load_bytes(), on your kernel and on the grader's, at channel counts "
                                 "drawn by the grader", 0.75, key="measure_load_bytes",
                                 kernel_key="minibatch_gemm_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,

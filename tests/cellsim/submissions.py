@@ -5,11 +5,95 @@ fixtures of ``tests/grading/make_fixtures.py`` put the same sources into noteboo
 import ast
 from pathlib import Path
 
+import numpy as np
 from numba import cuda, int32
+
+from course_lib.cellsim.questions import divide_cells, keep_daughters
 
 
 def make_solution(block):
-    """Right: Hillis-Steele scan of the flags in shared memory, the last thread reserves the block's slots."""
+    """Right: each warp scans its flags in registers with shuffles, the warps' totals in shared memory, the last
+    thread reserves the block's slots."""
+    n_warps = block // 32
+
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        totals = cuda.shared.array(n_warps, int32)
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        lane, warp = t % 32, t // 32
+        i = cuda.blockIdx.x * block + t
+        mine = flags[i] if i < flags.shape[0] else 0
+        running = mine
+        delta = 1
+        while delta < 32:
+            below = cuda.shfl_up_sync(0xFFFFFFFF, running, delta)
+            if lane >= delta:
+                running += below
+            delta *= 2
+        if lane == 31:
+            totals[warp] = running
+        cuda.syncthreads()
+        before = 0
+        for w in range(warp):
+            before += totals[w]
+        if t == block - 1:
+            start[0] = cuda.atomic.add(counter, 0, before + running)
+        cuda.syncthreads()
+        if mine == 1:
+            slot = start[0] + before + running - 1
+            out_ids[slot] = i
+            out_phis[slot] = phis[i]
+
+    return compact_recorded
+
+
+def make_shuffle_exclusive(block):
+    """Right, written differently: an exclusive offset (inclusive minus the own flag), the warps' totals
+    scanned by warp 0 with shuffles too, thread 0 reserving, no atomic for a block without recorded cells."""
+    n_warps = block // 32
+
+    @cuda.jit
+    def compact_recorded(flags, phis, counter, out_ids, out_phis):
+        warp_sum = cuda.shared.array(n_warps, int32)
+        base = cuda.shared.array(1, int32)
+        tid = cuda.threadIdx.x
+        lane = tid & 31
+        w = tid >> 5
+        idx = cuda.blockIdx.x * cuda.blockDim.x + tid
+        flag = 0
+        if idx < flags.shape[0]:
+            flag = flags[idx]
+        acc = flag
+        for step in (1, 2, 4, 8, 16):
+            other = cuda.shfl_up_sync(0xFFFFFFFF, acc, step)
+            if lane >= step:
+                acc += other
+        if lane == 31:
+            warp_sum[w] = acc
+        cuda.syncthreads()
+        if w == 0:
+            total = warp_sum[lane] if lane < n_warps else 0
+            for step in (1, 2, 4, 8, 16):
+                other = cuda.shfl_up_sync(0xFFFFFFFF, total, step)
+                if lane >= step:
+                    total += other
+            if lane < n_warps:
+                warp_sum[lane] = total  # inclusive over the warps
+            if lane == n_warps - 1 and total > 0:
+                base[0] = cuda.atomic.add(counter, 0, total)
+        cuda.syncthreads()
+        earlier = warp_sum[w - 1] if w > 0 else 0
+        if flag == 1:
+            slot = base[0] + earlier + acc - flag
+            out_ids[slot] = idx
+            out_phis[slot] = phis[idx]
+
+    return compact_recorded
+
+
+def make_hillis_steele(block):
+    """Another technique: the lesson's printed Hillis-Steele scan in shared memory (right results, capped)."""
     @cuda.jit
     def compact_recorded(flags, phis, counter, out_ids, out_phis):
         scanned = cuda.shared.array(block, int32)
@@ -38,7 +122,7 @@ def make_solution(block):
 
 
 def make_blelloch(block):
-    """Right, another scan: Blelloch's work-efficient up-sweep and down-sweep (exclusive), thread 0 reserves."""
+    """Another technique (right results, capped): Blelloch's up-sweep and down-sweep in shared memory."""
     @cuda.jit
     def compact_recorded(flags, phis, counter, out_ids, out_phis):
         tree = cuda.shared.array(block, int32)
@@ -78,7 +162,7 @@ def make_blelloch(block):
 
 
 def make_double_buffer(block):
-    """Right, written differently: a ping-pong Hillis-Steele scan (one barrier per step), thread 0 reads the
+    """Another technique (right results, capped): a ping-pong Hillis-Steele scan (one barrier per step), thread 0 reads the
     total and makes the block's atomic only when the block has a recorded cell."""
     @cuda.jit
     def compact_recorded(flags, phis, counter, out_ids, out_phis):
@@ -235,3 +319,59 @@ def source_of(name: str) -> str:
     docstring = node.body[0]  # every factory above has one: the notebook's cell does not
     body = lines[docstring.end_lineno:node.end_lineno]
     return "def make_compact_kernel(block):\n" + "\n".join(body) + "\n"
+
+
+# ps7.q3: host programs ``run_levels(phis, levels, phi_min, capacity, block)`` calling the question's kernels.
+def _level_buffers(phis, levels, capacity):
+    """Device totals (level 0's known, the rest 0), the padded initial cells, and three buffers of the loop."""
+    first = np.zeros(levels + 1, np.int32)
+    first[0] = len(phis)
+    padded = np.zeros(capacity)
+    padded[: len(phis)] = phis
+    return (cuda.to_device(first), cuda.to_device(padded), cuda.device_array(capacity),
+            cuda.device_array(2 * capacity), cuda.device_array(2 * capacity, np.int32))
+
+
+def levels_solution(phis, levels, phi_min, capacity, block):
+    """Right: grids over the capacity, the totals stay on the device, two copies back at the end."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+        now, then = then, now
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_copy_per_level(phis, levels, phi_min, capacity, block):
+    """Right results, but the level's total copied back every level to size the grids (a copy per level)."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        alive = max(1, int(totals.copy_to_host()[g]))
+        divide_cells[-(-alive // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * alive // block), block](totals, g, halves, kept, then)
+        now, then = then, now
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_allocating_per_level(phis, levels, phi_min, capacity, block):
+    """Right results, but a new next-level buffer allocated every level."""
+    totals, now, _, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        then = cuda.device_array(capacity)
+        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+        now = then
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_no_swap(phis, levels, phi_min, capacity, block):
+    """Wrong: the buffers are never swapped, so every level divides the initial cells again."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+    counts = totals.copy_to_host()
+    return counts, then.copy_to_host()[: counts[-1]]

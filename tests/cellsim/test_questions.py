@@ -28,8 +28,8 @@ def test_every_test_is_split_and_points_add_up():
         assert sum(t.points for t in q.tests) == q.points
 
 
-@pytest.mark.parametrize("factory", [subs.make_solution, subs.make_blelloch, subs.make_double_buffer])
-def test_right_answers_get_full_marks_whatever_the_scan(factory):
+@pytest.mark.parametrize("factory", [subs.make_solution, subs.make_shuffle_exclusive])
+def test_right_answers_get_full_marks_however_the_warp_scan_is_written(factory):
     result = grade("ps7.q1", factory)
     assert result.points == 6, failures(result)
 
@@ -38,6 +38,9 @@ def test_right_answers_get_full_marks_whatever_the_scan(factory):
     (subs.make_atomic_per_cell, "one global atomic per block (atomics per block): measured"),
     (subs.make_serial_scan, "a parallel scan (SIMT efficiency): measured"),
     (subs.make_recount, "each cell's data loaded once (global bytes loaded per cell): measured"),
+    (subs.make_hillis_steele, "a warp scan in registers (warp shuffles per warp): measured"),
+    (subs.make_blelloch, "shared memory for the warps' totals only (shared requests per warp): measured"),
+    (subs.make_double_buffer, "a warp scan in registers (warp shuffles per warp): measured"),
 ])
 def test_a_wrong_technique_earns_half_and_is_named_with_its_measure(factory, feature):
     result = grade("ps7.q1", factory)
@@ -54,11 +57,12 @@ def test_the_technique_bounds_follow_the_cost_model():
         assert block >= 64 and n % block != 0  # a full-size block and a partial last block
         data = questions.cells_case(n, p, block, seed=3)
         measured = {}
-        for factory in (subs.make_solution, subs.make_atomic_per_cell, subs.make_serial_scan, subs.make_recount):
+        for factory in (subs.make_solution, subs.make_atomic_per_cell, subs.make_serial_scan, subs.make_recount,
+                        subs.make_hillis_steele):
             launch = questions.launch_compact(Answer(factory, {}, lambda f, b: f(b)), data)
             metrics = profile_signature(launch)["metrics"]
             measured[factory.__name__] = {f.name: f.measure(metrics, data) for f in questions.COMPACT_SIGNATURE}
-        atomics, loads, simt, barriers = (f.name for f in questions.COMPACT_SIGNATURE)
+        atomics, loads, simt, barriers, shuffles, shared = (f.name for f in questions.COMPACT_SIGNATURE)
         blocks = -(-n // block)
         assert measured["make_solution"][atomics] == 1
         assert measured["make_atomic_per_cell"][atomics] == data["flags"].sum() / blocks > 10
@@ -67,6 +71,9 @@ def test_the_technique_bounds_follow_the_cost_model():
         assert measured["make_solution"][simt] > 0.9
         assert measured["make_serial_scan"][simt] < questions.MIN_SIMT / 2
         assert measured["make_solution"][barriers] >= 1 and measured["make_atomic_per_cell"][barriers] == 0
+        assert measured["make_solution"][shuffles] == 5 and measured["make_hillis_steele"][shuffles] == 0
+        assert measured["make_solution"][shared] < 4 < 2 * questions.MAX_SHARED_PER_WARP < \
+            measured["make_hillis_steele"][shared]
 
 
 def test_the_inclusive_scan_used_as_exclusive_writes_past_the_end():
@@ -189,3 +196,27 @@ def test_q2_prediction_is_the_cost_model():
 
     metrics = profile_launch(questions.launch_compact(Answer(subs.make_solution, {}, lambda f, b: f(b)), data))
     assert metrics["metrics"]["global_load_bytes"] == questions.predicted_load_bytes(197, int(data["flags"].sum()))
+
+
+def test_q3_the_host_loop_keeping_totals_on_the_device_gets_full_marks():
+    result = grade("ps7.q3", subs.levels_solution)
+    assert result.points == 4, failures(result)
+
+
+@pytest.mark.parametrize("answer, measured", [(subs.levels_copy_per_level, "copies between host and device"),
+                                              (subs.levels_allocating_per_level, "device allocations")])
+def test_q3_a_loop_that_copies_or_allocates_every_level_is_capped_at_half(answer, measured):
+    result = grade("ps7.q3", answer)
+    assert result.points == 2 and measured in failures(result), failures(result)
+
+
+def test_q3_never_swapping_the_buffers_passes_only_the_one_level_case():
+    result = grade("ps7.q3", subs.levels_no_swap)
+    assert result.points == 1 and "expected [40, 80, 159" in failures(result), failures(result)
+
+
+def test_q3_the_reference_divides_every_cell_and_drops_the_dim_daughters():
+    totals, final = questions.levels_reference(np.array([100.0, 12.0]), 2, 10.0)
+    # 12 gives 4.5 and 7.5 (both dropped); 100 gives 37.5 and 62.5, then 14.06, 23.44, 23.44 and 39.06
+    assert totals.tolist() == [2, 2, 4]
+    assert final.tolist() == sorted([37.5 * 0.375, 37.5 * 0.625, 62.5 * 0.375, 62.5 * 0.625])

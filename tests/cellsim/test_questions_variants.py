@@ -1,4 +1,4 @@
-"""Does ps7.q1 grade the block-scan compaction rather than one solution?
+"""Does ps7.q1 grade the warp-scan compaction rather than one solution?
 
 Factories written from the problem statement (``make_compact_kernel(block)`` returning a kernel
 ``(flags, phis, counter, out_ids, out_phis)`` launched as ``kernel[ceil(n / block), block]``): wrong techniques
@@ -259,8 +259,17 @@ def early_return_after_the_reservation(block):
     return kernel
 
 
-RIGHT = [warp_shuffles_then_warp_totals, exclusive_from_shifted_input, early_return_after_the_reservation,
-         subs.make_blelloch]
+RIGHT = [warp_shuffles_then_warp_totals, subs.make_shuffle_exclusive]
+#: Scans in shared memory (the lesson's Hillis-Steele, written differently, or Blelloch's): right results, another
+#: technique than the question's warp scan in registers.
+SHARED_MEMORY_SCANS = [exclusive_from_shifted_input, early_return_after_the_reservation, subs.make_blelloch,
+                       subs.make_hillis_steele]
+
+
+@pytest.mark.parametrize("factory", SHARED_MEMORY_SCANS, ids=lambda f: f.__name__)
+def test_a_scan_in_shared_memory_is_another_technique_capped_at_half(factory):
+    result = run_tests(get_question("ps7.q1"), factory, hidden=True, seed=3)
+    assert result.points == 3 and result.capped
 
 
 @pytest.mark.parametrize("factory", WRONG, ids=lambda f: f.__name__)

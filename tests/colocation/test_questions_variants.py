@@ -1,8 +1,9 @@
-"""Do ps8.q1 and ps8.q2 grade the per-block counting technique rather than one solution?
+"""Do ps8.q1 and ps8.q2 grade warp-aggregated atomics rather than one solution?
 
 Kernels written from the problem statement (``feature_count_kernel(features, feature_count)``, one
-thread per instance, ``kernel[ceil(N / B), B]``, F <= min(B, 32)): wrong techniques with right results
-earn at most half of the question, right techniques written differently full marks. For q2, a
+thread per instance, ``kernel[ceil(N / B), B]``, B a multiple of 32, F <= 32): other techniques with right
+results (one atomic per instance, counts privatised per block in shared memory as in lesson 7) earn at most
+half of the question, warp aggregation written differently full marks. For q2, a
 ``measure`` that does not run the kernel it is given fails its part.
 """
 
@@ -115,14 +116,13 @@ def whole_input_per_block(features, feature_count):
         feature_count[t] = counts[t]
 
 
-WRONG = [global_atomic_per_instance, one_thread_counts, private_copy_per_thread, warp_barrier,
-         shared_and_global_per_instance, whole_input_per_block]
+# ----------------------------------------------------------------------------- q1: counts privatised per block
+# Lesson 7's technique, right counts: not this question's (the course prints it), so capped at half.
 
 
-# ----------------------------------------------------------------------------- q1: right, written differently
 @cuda.jit
 def merges_every_count(features, feature_count):
-    """Merges all F counts, zeros included (at most F global atomics per block: the cost model allows it)."""
+    """Merges all F counts, zeros included (at most F global atomics per block)."""
     hist = cuda.shared.array(MAX_FEATURES, int32)
     lane = cuda.threadIdx.x
     if lane < feature_count.shape[0]:
@@ -177,7 +177,46 @@ def int64_counts_two_dimensional(features, feature_count):
             cuda.atomic.add(feature_count, tid, int32(c))
 
 
-RIGHT = [merges_every_count, last_threads_merge_early_return, int64_counts_two_dimensional]
+WRONG = [global_atomic_per_instance, one_thread_counts, private_copy_per_thread, warp_barrier,
+         shared_and_global_per_instance, whole_input_per_block, merges_every_count, last_threads_merge_early_return,
+         int64_counts_two_dimensional]
+
+
+# ----------------------------------------------------------------------------- q1: right, written differently
+ALL_LANES = 0xFFFFFFFF
+
+
+@cuda.jit
+def match_then_lowest_adds_early_return(features, feature_count):
+    idx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    value = features[idx] if idx < features.shape[0] else -1
+    same = cuda.match_any_sync(ALL_LANES, value)
+    if idx >= features.shape[0] or (same & cuda.lanemask_lt()) != 0:
+        return
+    cuda.atomic.add(feature_count, value, cuda.popc(same))
+
+
+@cuda.jit
+def ballot_per_feature_lane_zero_adds(features, feature_count):
+    i = cuda.grid(1)
+    f_of_lane = features[i] if i < features.shape[0] else -1
+    for f in range(feature_count.shape[0]):
+        mask = cuda.ballot_sync(ALL_LANES, f_of_lane == f)
+        if cuda.laneid == 0 and mask != 0:
+            cuda.atomic.add(feature_count, f, cuda.popc(mask))
+
+
+@cuda.jit
+def ballot_per_feature_lane_f_adds(features, feature_count):
+    i = cuda.grid(1)
+    mine = features[i] if i < features.shape[0] else -1
+    for f in range(feature_count.shape[0]):
+        holders = cuda.ballot_sync(ALL_LANES, mine == f)
+        if cuda.laneid == f and holders != 0:  # F <= 32: the atomics spread over the lanes
+            cuda.atomic.add(feature_count, f, cuda.popc(holders))
+
+
+RIGHT = [match_then_lowest_adds_early_return, ballot_per_feature_lane_zero_adds, ballot_per_feature_lane_f_adds]
 
 
 @pytest.mark.parametrize("kernel", WRONG, ids=lambda k: k.__name__ if hasattr(k, "__name__") else k.py_func.__name__)
@@ -193,15 +232,20 @@ def test_q1_the_technique_written_differently_earns_full_marks(kernel):
 
 
 # ----------------------------------------------------------------------------- q2
-def predicted_by_blocks(n, block, n_features):
-    """Block by block: the features a block of m consecutive instances i % F holds."""
+def predicted_by_warps(n, block, n_features):
+    """Warp by warp: the features a warp of m consecutive instances i % F holds."""
     total = 0
-    for first in range(0, n, block):
-        total += min(min(block, n - first), n_features)
+    for first in range(0, n, 32):
+        total += min(min(32, n - first), n_features)
     return total
 
 
 def predicted_closed_form(n, block, n_features):
+    return (n // 32) * min(32, n_features) + min(n % 32, n_features)
+
+
+def predicted_per_block(n, block, n_features):
+    """The model of counts privatised per block: not the q1 technique's."""
     return (n // block) * min(block, n_features) + min(n % block, n_features)
 
 
@@ -231,39 +275,37 @@ def measure_pasted(kernel, n, block, n_features):
     """Numbers from a scratch run of the student's own kernel, whatever kernel it is given."""
     key = (n, block, n_features)
     if key not in PASTED:
-        PASTED[key] = measure_profiled(merges_every_count, n, block, n_features)
+        PASTED[key] = measure_profiled(ballot_per_feature_lane_zero_adds, n, block, n_features)
     return PASTED[key]
 
 
-def measure_all_atomics(kernel, n, block, n_features):
-    """Counts the shared atomics too."""
-    counts = np.zeros(n_features, np.int32)
-    return profile(kernel, math.ceil(n / block), block, questions.measure_features(n, n_features), counts).total.atomics
-
-
-def q2_answer(predict, measure, kernel=merges_every_count):
+def q2_answer(predict, measure, kernel=match_then_lowest_adds_early_return):
     return {"feature_count_kernel": kernel, "predicted_global_atomics": predict, "measure": measure}
 
 
-@pytest.mark.parametrize("answer", [q2_answer(predicted_by_blocks, measure_profiled),
+@pytest.mark.parametrize("answer", [q2_answer(predicted_by_warps, measure_profiled),
                                     q2_answer(predicted_closed_form, measure_from_lines,
-                                              last_threads_merge_early_return),
-                                    q2_answer(predicted_by_blocks, measure_from_lines, int64_counts_two_dimensional)],
-                         ids=["by_blocks", "closed_form_from_lines", "int64_counts"])
+                                              ballot_per_feature_lane_zero_adds),
+                                    q2_answer(predicted_by_warps, measure_from_lines, ballot_per_feature_lane_f_adds)],
+                         ids=["by_warps", "closed_form_from_lines", "ballot_lane_f"])
 def test_q2_right_answers_written_differently_get_full_marks(answer):
     result = grade(answer, "ps8.q2")
     assert result.points == 4, [(o.name, o.message) for o in result.outcomes if not o.passed]
 
 
-@pytest.mark.parametrize("measure", [measure_the_prediction, measure_pasted, measure_all_atomics],
+@pytest.mark.parametrize("measure", [measure_the_prediction, measure_pasted],
                          ids=lambda f: f.__name__)
 def test_q2_a_measure_that_does_not_measure_what_it_is_given_fails(measure):
-    result = grade(q2_answer(predicted_by_blocks, measure), "ps8.q2")
+    result = grade(q2_answer(predicted_by_warps, measure), "ps8.q2")
     assert result.points <= 2
     failed = next(o for o in result.outcomes if o.name.startswith("your measure()"))
     assert not failed.passed and "the course's profiler measures" in failed.message
 
 
-def test_q2_a_prediction_with_every_block_full_fails():
-    result = grade(q2_answer(lambda n, block, f: math.ceil(n / block) * f, measure_profiled), "ps8.q2")
+def test_q2_a_prediction_with_every_warp_full_fails():
+    result = grade(q2_answer(lambda n, block, f: math.ceil(n / 32) * f, measure_profiled), "ps8.q2")
     assert result.points == 2
+
+
+def test_q2_the_per_block_model_is_not_the_warp_technique():
+    assert grade(q2_answer(predicted_per_block, measure_profiled), "ps8.q2").points == 2

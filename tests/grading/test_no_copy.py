@@ -209,17 +209,7 @@ def best_alignment(answer: list[str]) -> tuple[float, str]:
     return best / max(len(answer), 1), best_where
 
 
-#: Problem sets with a question over the bound, until it is reworked (strict: a fixed one must leave the list).
-NOT_YET_REWORKED = {
-    "ps5": "ps5.q2 (50 %) aligns with hac/questions.py::copies_per_iteration",
-    "ps7": "ps7.q1 (53 %) aligns with cellsim/kernels.py::scan_block_kernel",
-    "ps8": "ps8.q1 (80 %) aligns with colocation/kernels.py::feature_count_kernel",
-}
-
-
-@pytest.mark.parametrize("problem_set", [
-    pytest.param(ps, marks=pytest.mark.xfail(strict=True, reason=NOT_YET_REWORKED[ps])) if ps in NOT_YET_REWORKED
-    else ps for ps in PROBLEM_SETS])
+@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
 def test_no_answer_is_a_renamed_copy(problem_set):
     questions = answers(problem_set)
     assert questions, f"{problem_set} has no answer cells"

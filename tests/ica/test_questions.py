@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numba import cuda, float64
+from numba import cuda, float64, int32
 
 from course_lib.grading import get_question, run_tests
 from course_lib.grading.authoring.harness import Answer, profile_launch
@@ -26,15 +26,15 @@ import make_fixtures  # noqa: E402
 
 def _kernel(fixture):
     """The q1 kernel of a PS6 fixture (tests/grading/make_fixtures.py), compiled as the notebook does."""
-    namespace = {"cuda": cuda, "float64": float64, "np": np}
+    namespace = {"cuda": cuda, "float64": float64, "int32": int32, "np": np}
     exec(make_fixtures.answer_cell("ps6", fixture, "ps6_q1_answer"), namespace)
     return namespace["minibatch_gemm_kernel"]
 
 
 def _no_permutation():
     """Wrong: the solution with the permutation forgotten (reads samples in order from start)."""
-    namespace = {"cuda": cuda, "float64": float64, "np": np}
-    exec(make_fixtures.edit("ps6", "ps6_q1_answer", ("Xt[perm[start + sample], k]", "Xt[start + sample, k]")),
+    namespace = {"cuda": cuda, "float64": float64, "int32": int32, "np": np}
+    exec(make_fixtures.edit("ps6", "ps6_q1_answer", ("Xt[source_rows[row], k]", "Xt[start + sample, k]")),
          namespace)
     return namespace["minibatch_gemm_kernel"]
 
@@ -75,9 +75,10 @@ def test_the_technique_bounds_follow_the_cost_model():
             report = profile_launch(questions.launch_gemm(Answer(kernel, {}), data))
             return feature(report["metrics"], data)
 
-        assert measured(subs.solution, loads) == pytest.approx(1.0)
+        assert measured(_kernel("right"), loads) == pytest.approx(1.0)  # each permutation entry once per block
+        assert 1.15 < measured(subs.solution, loads) < 1.3  # an entry per staged element: within the bound
         assert measured(subs.solution, shared) < 1.2
-        assert measured(subs.registers_only, loads) > 4 * 1.25
+        assert measured(subs.registers_only, loads) > 4 * 1.5
         assert measured(subs.shared_no_registers, shared) > 2 > questions.MAX_SHARED_PER_FMA
 
 
@@ -103,7 +104,7 @@ def _q2():
     from course_lib import ica
     from course_lib.sim import profile
 
-    namespace = {"np": np, "ica": ica, "profile": profile, "cuda": cuda, "float64": float64}
+    namespace = {"np": np, "ica": ica, "profile": profile, "cuda": cuda, "float64": float64, "int32": int32}
     exec(make_fixtures.answer_cell("ps6", "right", "ps6_q1_answer"), namespace)
     exec(make_fixtures.answer_cell("ps6", "right", "ps6_q2_answer"), namespace)
     return namespace
@@ -131,11 +132,15 @@ def test_q2_occupancy_without_the_block_limit_loses_its_points():
 
 
 def test_q2_prediction_is_the_tiled_model_and_the_solution_loads_it():
-    measure, predict = _q2()["measure_load_bytes"], _q2()["predicted_load_bytes"]
+    q2 = _q2()
+    measure, predict, kernel = q2["measure_load_bytes"], q2["predicted_load_bytes"], q2["minibatch_gemm_kernel"]
     for n_channels in (1, 17, 40):
         batch = questions.MEASURE_BATCH
-        assert measure(subs.solution, n_channels) == predict(n_channels, batch) == \
+        assert measure(kernel, n_channels) == predict(n_channels, batch) == \
             questions.predicted_load_bytes(n_channels, batch)
+        # A kernel gathering the permutation entry for every element it stages requests 4 B per value more.
+        extra = 4 * batch * n_channels * questions.tiles(n_channels) - 4 * batch * questions.tiles(n_channels)
+        assert measure(subs.solution, n_channels) == predict(n_channels, batch) + extra
 
 
 def test_q2_the_decoys_load_other_amounts_than_the_model():
@@ -162,9 +167,18 @@ def test_q2_a_measurement_that_does_not_run_the_kernel_it_is_given_fails(measure
 
 
 def test_q2_a_measurement_of_another_kernel_than_the_one_given_fails():
-    own = _q2()["measure_load_bytes"]
-    result = grade("ps6.q2", _answers(measure_load_bytes=lambda kernel, c: own(subs.solution, c)))
+    q2 = _q2()
+    own, fixed = q2["measure_load_bytes"], q2["minibatch_gemm_kernel"]
+    result = grade("ps6.q2", _answers(measure_load_bytes=lambda kernel, c: own(fixed, c)))
     assert result.points == 3.25 and "one of its own kernels" in failures(result), str(result)
+
+
+def test_q2_a_permutation_entry_per_staged_element_is_not_the_model():
+    """The model gathers each sample's permutation entry once per block: 4 B C ceil(C / 16) bytes more fail."""
+    def per_element(c, b):
+        return 8 * c * c * -(-b // 16) + 12 * b * c * -(-c // 16)
+    result = grade("ps6.q2", _answers(predicted_load_bytes=per_element))
+    assert result.points == 3.25, str(result)
 
 
 def test_q2_one_tile_per_sample_is_not_the_model():
