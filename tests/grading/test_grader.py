@@ -169,8 +169,19 @@ def _assert_hostile_rows(rows, feedback, points, reason, mode):
     assert (feedback / report.feedback_name(odd)).exists() and (feedback / report.feedback_name(formula[1:])).exists()
 
 
+@pytest.fixture(scope="module")
+def course_manifest(tmp_path_factory):
+    """The course's manifest, built once for both modes' runs (each asserts that its run left the course as it was)."""
+    manifest_file = tmp_path_factory.mktemp("manifest") / "manifest.json"
+    env = dict(os.environ, GRADER_SECRET_TOKEN="not for students")
+    built = subprocess.run([sys.executable, "-m", "course_lib.grading", "manifest", "--out", str(manifest_file)],
+                           capture_output=True, text=True, timeout=120, env=env)
+    assert built.returncode == 0, built.stderr
+    return manifest_file
+
+
 @pytest.mark.parametrize("mode", ["auto", "off"])
-def test_every_submission_and_every_attack_in_one_run(tmp_path, mode):
+def test_every_submission_and_every_attack_in_one_run(tmp_path, mode, course_manifest):
     """One grading run per mode: the ordinary fixtures (with bubblewrap) and every hostile one, each row asserted;
     then nothing outside the grading folder changed, no process outlived the run, and the next run works."""
     box = sandbox.resolve("auto" if mode == "auto" else "off")
@@ -185,11 +196,8 @@ def test_every_submission_and_every_attack_in_one_run(tmp_path, mode):
         classic += make_submissions.write_broken(submissions)
     files = hostile_files[:1] + classic + hostile_files[1:]  # the destroyer first: everyone else is its victim
     out, feedback = folder / "grades.csv", folder / "feedback"
-    manifest_file = tmp_path / "manifest.json"
+    manifest_file = course_manifest
     env = dict(os.environ, GRADER_SECRET_TOKEN="not for students")
-    built = subprocess.run([sys.executable, "-m", "course_lib.grading", "manifest", "--out", str(manifest_file)],
-                           capture_output=True, text=True, timeout=120, env=env)
-    assert built.returncode == 0, built.stderr
     course_before = _course_fingerprint()
     originals = {p: p.read_bytes() for p in files if not p.is_symlink()}
     command = [sys.executable, "-m", "course_lib.grading", "grade", "ps1", *map(str, files), "--out", str(out),

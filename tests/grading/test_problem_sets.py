@@ -36,30 +36,38 @@ def test_solution_scores_full_marks_on_gpu(problem_set, notebooks):
 
 
 # --------------------------------------------------------------------------- graded fixtures
-import csv  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_fixtures  # noqa: E402
 
+from tests.grading.fixtures import pasted  # noqa: E402
+
+#: The grader's options for the fixtures' run (the seed is ``graded_once``'s, 11).
+GRADE_OPTIONS = ("--jobs", "2", "--timeout", "120", "--quiet")
+
+
+def _graded(problem_set, graded_once):
+    """One run of the instructor grader on all fixtures of a problem set and on the solution pasted into
+    its student version (``tests/grading/test_stubs.py``): both tests below read this run."""
+    submissions = {name: make_fixtures.notebook(problem_set, fixture)
+                   for name, fixture in make_fixtures.fixtures(problem_set).items()}
+    assert pasted.NAME not in submissions
+    submissions[pasted.NAME] = pasted.paste_solution(problem_set)
+    return graded_once(problem_set, submissions, *GRADE_OPTIONS)
+
 
 @pytest.mark.parametrize("problem_set", sorted(make_fixtures.FIXTURES))
-def test_every_fixture_is_graded_as_declared(problem_set, tmp_path):
-    """One run of the instructor grader on all fixtures of a problem set; every row is asserted."""
+def test_every_fixture_is_graded_as_declared(problem_set, graded_once):
+    """Every row of the fixtures' run is asserted."""
     fixtures = make_fixtures.fixtures(problem_set)
-    paths = make_fixtures.write(problem_set, tmp_path / "submitted")
-    out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
-    command = [sys.executable, "-m", "course_lib.grading", "grade", problem_set, *map(str, paths), "--out", str(out),
-               "--feedback", str(feedback), "--jobs", "2", "--timeout", "120", "--quiet", "--seed", "11"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "not split" not in done.stdout + done.stderr
-    with open(out, newline="") as f:
-        rows = {(r["student"], r["question"]): r for r in csv.DictReader(f)}
+    run = _graded(problem_set, graded_once)
+    assert run.done.returncode == 0, run.done.stdout + run.done.stderr
+    assert "not split" not in run.done.stdout + run.done.stderr
+    rows, feedback = run.rows, run.feedback
     ids = [q.id for q in questions_of(problem_set)]
-    assert len(rows) == len(ids) * len(fixtures)
+    assert len(rows) == len(ids) * (len(fixtures) + 1)  # and the pasted solution's rows
     problems = []
     for name, fixture in fixtures.items():
         got = [float(rows[name, q]["points"]) for q in ids]
@@ -72,6 +80,26 @@ def test_every_fixture_is_graded_as_declared(problem_set, tmp_path):
         text = (feedback / f"{name}.md").read_text()
         problems += [f"{name}: feedback lacks {t!r}" for t in fixture.feedback if t not in text]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
+def test_solution_pasted_into_the_student_version_gets_full_marks(problem_set, graded_once):
+    """The student version with the solution typed below each marker: full marks on every question."""
+    run = _graded(problem_set, graded_once)
+    assert run.done.returncode == 0, run.done.stdout + run.done.stderr
+    for question in questions_of(problem_set):
+        row = run.rows[pasted.NAME, question.id]
+        assert float(row["points"]) == question.points, (question.id, row["reason"])
+
+
+def test_the_fixtures_and_the_pasted_solution_are_graded_in_one_run_a_problem_set(graded_once):
+    """The two tests above read one grading run: asking again starts none."""
+    from tests.grading.conftest import RUNS_STARTED
+
+    problem_set = PROBLEM_SETS[0]
+    first = _graded(problem_set, graded_once)
+    started = len(RUNS_STARTED)
+    assert _graded(problem_set, graded_once) is first and len(RUNS_STARTED) == started
 
 
 # --------------------------------------------------------------------------- answers not printed elsewhere

@@ -2,32 +2,20 @@
 
 Every ``# YOUR CODE HERE`` region of every released problem set is followed by nothing that
 rebinds the names the solution defines there (read with ``ast``, not by pattern), and a student
-version with the solution's lines pasted below each marker gets full marks from the instructor grader.
+version with the solution's lines pasted below each marker (``tests.grading.fixtures.pasted``) gets full
+marks from the instructor grader (``tests/grading/test_problem_sets.py``, in the run of the problem set's
+fixtures: one grading run a problem set).
 """
-
-import csv
-import subprocess
-import sys
 
 import nbformat
 import pytest
 
-from course_lib.grading import questions_of
 from course_lib.grading.core import _problem_set_modules
 from course_lib.grading.reporting.release import (_regions, check_no_shadowing, rebound_after, region_names,
-                                                  release_notebook, solution_path, strip_solutions, student_path)
+                                                  release_notebook, strip_solutions)
+from tests.grading.fixtures.pasted import MARKER, answer_cells
 
 PROBLEM_SETS = sorted(m.PROBLEM_SET for m in _problem_set_modules())
-MARKER = "# YOUR CODE HERE"
-NOT_IMPLEMENTED = "raise NotImplementedError()"
-
-
-def _answer_cells(problem_set):
-    """``(solution cell, student cell)`` pairs of the answer cells, in order."""
-    solution = nbformat.read(solution_path(problem_set), as_version=4)
-    student = nbformat.read(student_path(problem_set), as_version=4)
-    assert len(solution.cells) == len(student.cells)
-    return list(zip(solution.cells, student.cells)), student
 
 
 def _marker_lines(source):
@@ -36,7 +24,7 @@ def _marker_lines(source):
 
 @pytest.mark.parametrize("problem_set", PROBLEM_SETS)
 def test_nothing_after_your_code_here_rebinds_the_students_names(problem_set):
-    pairs, student = _answer_cells(problem_set)
+    pairs, student = answer_cells(problem_set)
     code = [c for c in student.cells if c.cell_type == "code"]
     problems, regions_seen = [], 0
     for solution_cell, student_cell in pairs:
@@ -93,50 +81,6 @@ def test_reading_a_name_after_the_region_is_fine():
     nb = nbformat.v4.new_notebook(cells=[_solution_cell(
         "### BEGIN SOLUTION\n# STUB: simt = {}\nsimt = {20: 0.6}\n### END SOLUTION\nsimt[32] = simt.get(20)\nprint(simt)")])
     check_no_shadowing(nb)
-
-
-def paste_solution(problem_set):
-    """The released student version with the solution's lines typed below each marker (stub
-    ``raise NotImplementedError()`` lines deleted, as the student is told to), Markdown answers filled in."""
-    pairs, student = _answer_cells(problem_set)
-    for solution_cell, student_cell in pairs:
-        regions = _regions(solution_cell.source)
-        if not regions:
-            continue
-        lines, out, region_index = student_cell.source.splitlines(), [], 0
-        answer_line = MARKER if student_cell.cell_type == "code" else "YOUR ANSWER HERE"
-        skip_stub = False
-        for line in lines:
-            if skip_stub and line.strip() == NOT_IMPLEMENTED:
-                skip_stub = False
-                continue
-            skip_stub = False
-            if line.strip() == answer_line:
-                indent, _, region = regions[region_index]
-                region_index += 1
-                typed = [r for r in region.splitlines() if not r.strip().startswith("# STUB:")]
-                out += [line, *typed] if student_cell.cell_type == "code" else typed
-                skip_stub = True
-            else:
-                out.append(line)
-        assert region_index == len(regions), f"{problem_set}: every region has its marker"
-        student_cell.source = "\n".join(out)
-    return student
-
-
-@pytest.mark.parametrize("problem_set", PROBLEM_SETS)
-def test_solution_pasted_into_the_student_version_gets_full_marks(problem_set, tmp_path):
-    pasted = tmp_path / "pasted.ipynb"
-    nbformat.write(paste_solution(problem_set), pasted)
-    out = tmp_path / "grades.csv"
-    command = [sys.executable, "-m", "course_lib.grading", "grade", problem_set, str(pasted), "--out", str(out),
-               "--timeout", "120", "--quiet", "--seed", "11"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
-    with open(out, newline="") as f:
-        rows = {r["question"]: r for r in csv.DictReader(f)}
-    for question in questions_of(problem_set):
-        assert float(rows[question.id]["points"]) == question.points, (question.id, rows[question.id]["reason"])
 
 
 def test_a_region_at_the_end_of_a_function_is_checked_against_that_function_only():

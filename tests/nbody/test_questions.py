@@ -3,6 +3,7 @@
 The instructor grader's verdict on every fixture is asserted in tests/grading/test_problem_sets.py.
 """
 
+import functools
 import math
 import sys
 from pathlib import Path
@@ -33,6 +34,12 @@ def grade(question_id, answer, **options):
     return run_tests(get_question(question_id), answer, hidden=True, seed=7, options=options)
 
 
+@functools.lru_cache(maxsize=None)
+def graded_fixture(fixture):
+    """ps1.q1's hidden grading of a fixture's kernel, once per test run (several tests read one result)."""
+    return grade("ps1.q1", _factory(fixture))
+
+
 def test_right_and_different_kernels_get_full_marks_and_check_shows_every_test_with_its_points():
     for fixture in ("right", "right_but_different"):
         result = grade("ps1.q1", _factory(fixture))
@@ -56,7 +63,7 @@ def test_naive_kernel_is_capped_at_half_and_told_what_was_measured():
 
 
 def test_each_bug_gets_the_hint_of_its_cause():
-    sign = grade("ps1.q1", _factory("sign"))
+    sign = graded_fixture("sign")
     assert sign.points == 0
     visible = [o for o in sign.outcomes if not o.hidden and o.max_points]
     assert all("Likely cause: sign" in o.message and "Hint: r_ij = p_j - p_i" in o.message for o in visible)
@@ -68,7 +75,7 @@ def test_each_bug_gets_the_hint_of_its_cause():
 
 
 def test_hidden_tests_show_only_their_name_and_result():
-    result = grade("ps1.q1", _factory("sign"))
+    result = graded_fixture("sign")
     hidden = [o for o in result.outcomes if o.hidden]
     assert hidden and all("N =" not in o.message and "Hint" not in o.message and "tile" not in o.message
                           for o in hidden)
