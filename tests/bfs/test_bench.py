@@ -63,7 +63,7 @@ def test_gpu_part_of_the_benchmark_runs_its_code_path():
               ("grid4x4", bfs.as_graph(data.grid_2d(4, 4), directed=False), 0)]
     rows = bench._gpu_rows(graphs, True, 3.35e12)
     assert {r["variant"] for r in rows} == {"frontier_atomic", "frontier_scan", "direction_optimizing",
-                                            "edge_quadratic"}
+                                            "edge_quadratic", "frontier_twc", "direction_optimizing_twc"}
     for row in rows:
         graph = dict((name, g) for name, g, _ in graphs)[row["graph"]]
         if row["variant"].startswith("frontier"):

@@ -21,6 +21,7 @@ ARGUMENTS = {
     "bell_garland_k": Call(lambda: {"A": _matrix(), "fraction": 0.5}, A="sparse+empty", fraction="fraction"),
     "bytes_per_spmv": Call(lambda: {"A": _matrix(), "method": "hyb", "K": 2, "dtype": np.float32, "index_bytes": 4},
                            A="sparse+empty", method="choice", K="nonneg_int?", dtype="precision?", index_bytes="count"),
+    "choose_method": Call(lambda: {"A": _matrix()}, A="sparse+empty"),
     "default_block": NO_ARGUMENTS,
     "dense_block": Call(lambda: {"n": 5, "seed": 1, "dtype": np.float32}, n="count", seed="seed", dtype="precision"),
     "ell_split": Call(lambda: {"A": _matrix(), "dtype": np.float32}, A="sparse+empty", dtype="precision?"),
