@@ -19,11 +19,11 @@ strides its stores by two.
   image (two tolerances), one launch under the checker (nothing written out of bounds, ``other`` untouched), and
   the technique's signature (``HALF_SWEEP_SIGNATURE``), measured by the profiler on four launches:
 
-  * fixed: a 20 x 70 image in blocks of 32 x 8 (eight warps, partial blocks on both axes), and a 13 x 21 image
+  * fixed: masks covering about 90% of the image (so most warps have all lanes busy), a 20 x 70 image in blocks of 32 x 8 (eight warps, partial blocks on both axes), and a 13 x 21 image
     in blocks of 32 x 1 (one warp, thirteen blocks);
-  * drawn at grading time from the grading ``rng``: an image of 40-160 rows and 130-400 columns in blocks of
-    32 x 8 or 64 x 8, and one of 40-160 rows and 70-400 columns in one-warp blocks of 32 x 1 (grids of 15 to
-    several hundred blocks); three blocks of each drawn launch are profiled
+  * drawn at grading time from the grading ``rng``: an image of 64-200 rows and 260-600 columns in blocks of
+    32 x 8 or 64 x 8, and one of 40-200 rows and 70-600 columns in one-warp blocks of 32 x 1 (grids of 24 to
+    several thousand blocks), masks covering 80-95%; three blocks of each drawn launch are profiled
     (:func:`~course_lib.grading.authoring.signature.sample_blocks`: first, last or interior, unknown to the
     answer), and the bounds are the model's over those blocks.
 
@@ -47,8 +47,8 @@ strides its stores by two.
   split_kernel)``, a kernel ``(planes, red, black)``, one thread per pixel (grid ``(ceil(W / bx),
   ceil(H / by))``), writing each pixel of the (3, H, W) planes to its colour's array. Graded by the arrays
   (exact, on fixed and drawn sizes) and by the signature ``SPLIT_SIGNATURE`` on a 12 x 40 image in 32 x 4
-  blocks, a 19 x 23 one in 16 x 16 blocks (a warp spans two rows) and a drawn one (40-160 x 70-400 in 32 x 8 or
-  64 x 16 blocks, three sampled blocks): 12 bytes loaded and 12 stored per pixel, no atomics, load and store
+  blocks, a 19 x 23 one in 16 x 16 blocks (a warp spans two rows) and a drawn one (64-200 x 260-600 pixels in
+  32 x 8 or 64 x 16 blocks, grids of 20 blocks or more, three of them profiled, drawn as in q1): 12 bytes loaded and 12 stored per pixel, no atomics, load and store
   sectors per request at most the model's for consecutive lanes on consecutive pixels of a row, thread span at
   most 2 x the model's.
 """
@@ -63,7 +63,8 @@ from numba import cuda
 from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel,
                                          measurement, question, race_test, result_test, unguard)
 from ..grading.authoring.measuring import kernel_measurement_test
-from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
+from ..grading.authoring.signature import (Feature, at_most, load_sectors_per_request, no_atomics, sample_blocks,
+                                           signature_test)
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compare_images, compose, jacobi_step_reference, prepare
 
@@ -269,9 +270,10 @@ def _draw_block(rng):
     return ((32, 1), (32, 4), (64, 2), (16, 8))[int(rng.integers(4))]
 
 
-def half_sweep_case(shape, seed, colour, block, blocks=None):
-    """One launch's data: a synthetic problem, the colour, the blocks and the sampled blocks (None: all)."""
-    d = clone_case(*synthetic_pair(*shape, seed=seed), 1)
+def half_sweep_case(shape, seed, colour, block, blocks=None, fill=0.35):
+    """One launch's data: a synthetic problem (its mask covering about ``fill`` of the image), the colour, the
+    blocks and the sampled blocks (None: all)."""
+    d = clone_case(*synthetic_pair(*shape, seed=seed, fill=fill), 1)
     d.update(colour=int(colour), block=tuple(block), blocks=blocks)
     return d
 
@@ -284,7 +286,8 @@ def launch_half_sweep(answer, d):
                   {"mine": colour_cells(start, colour), "other": colour_cells(start, 1 - colour),
                    "rhs": colour_cells(np.asarray(d["rhs"], np.float32), colour), "labels": colour_cells(labels, colour),
                    "width": np.int32(width), "colour": np.int32(colour)},
-                  outputs=("mine", "other"), axes={"mine": (1, 2), "other": (1, 2), "rhs": (1, 2), "labels": (0, 1)})
+                  outputs=("mine", "other"), axes={"mine": (1, 2), "other": (1, 2), "rhs": (1, 2), "labels": (0, 1)},
+                  blocks=d.get("blocks"))
 
 
 def expect_half_sweep(d):
@@ -320,46 +323,40 @@ def half_sweep_span(d):
     return 10 * threads / (10 * updated + threads - updated) if updated else 1.0
 
 
-def _load_sectors(m, d):
-    return m["load_sectors_per_request"]
-
-
 HALF_SWEEP_SIGNATURE = (
     Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _stores_updated,
             "a launch updates only its colour's strict-interior cells, in place, 3 float32 each",
             "12 bytes per strict-interior cell of the colour"),
     no_atomics("every cell is updated by its own thread with a plain store", "one owner per cell"),
-    Feature("global load sectors per request", _load_sectors,
-            at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
-            "consecutive lanes (threadIdx.x) take consecutive cells k of a row, so a warp's loads share sectors",
-            "a warp's lanes on consecutive cells of a row: <= bytes / 32 + 1 sectors per row"),
+    load_sectors_per_request(at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
+                             "consecutive lanes (threadIdx.x) take consecutive cells k of a row, so a warp's loads "
+                             "share sectors", "a warp's lanes on consecutive cells of a row: <= bytes / 32 + 1 sectors "
+                             "per row"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, d: m["thread_span"],
             at_most(lambda d: 2 * half_sweep_span(d)),
             "one thread per cell, each updating at most its own cell, on every grid", "10 statements per cell updated"),
 )
 
 
+#: Mask coverage of the signature's launches: most warps' lanes all busy, so a request's sectors show the access
+#: pattern rather than how many lanes a sparse mask leaves active.
+SIGNATURE_FILL = 0.9
+
+
 def fixed_half_sweep(shape, seed, colour, block):
-    return lambda rng, info: half_sweep_case(shape, seed, colour, block)
+    return lambda rng, info: half_sweep_case(shape, seed, colour, block, fill=SIGNATURE_FILL)
 
 
-def drawn_half_sweep(blocks_choice, min_width):
+def drawn_half_sweep(blocks_choice, min_height, min_width):
     """A launch drawn at grading time: a large image, a colour and blocks; a few of its blocks are profiled."""
     def make(rng, info):
-        shape = (int(rng.integers(40, 161)), int(rng.integers(min_width, 401)))
+        shape = (int(rng.integers(min_height, 201)), int(rng.integers(min_width, 601)))
         block = blocks_choice[int(rng.integers(len(blocks_choice)))]
         grid = packed_grid(*shape, block)
         return half_sweep_case(shape, int(rng.integers(1 << 20)), int(rng.integers(2)), block,
-                               sample_grid_blocks(rng, grid))
+                               sample_blocks(rng, grid, SAMPLED_BLOCKS), fill=float(rng.uniform(0.8, 0.95)))
 
     return make
-
-
-def sample_grid_blocks(rng, grid, k=SAMPLED_BLOCKS):
-    """``k`` distinct ``(block x, block y)`` indices of a 2-D grid, first, last and interior blocks all possible."""
-    total = grid[0] * grid[1]
-    flat = rng.choice(total, size=min(k, total), replace=False)
-    return tuple((int(i) % grid[0], int(i) // grid[0]) for i in sorted(flat))
 
 
 def _close_images(got, expected, name):
@@ -414,7 +411,7 @@ Q1 = question(
         signature_test("the half-sweep technique, measured (profiler; fixed launches and launches drawn at grading "
                        "time, a sample of their blocks)", 2,
                        configs=[fixed_half_sweep((20, 70), 4, 1, (32, 8)), fixed_half_sweep((13, 21), 5, 0, (32, 1)),
-                                drawn_half_sweep(((32, 8), (64, 8)), 130), drawn_half_sweep(((32, 1),), 70)],
+                                drawn_half_sweep(((32, 8), (64, 8)), 64, 260), drawn_half_sweep(((32, 1),), 40, 70)],
                        launch=launch_half_sweep, expect=expect_half_sweep, compare=_close_images,
                        features=HALF_SWEEP_SIGNATURE, label=_launch_label),
     ])
@@ -511,7 +508,8 @@ def launch_split(answer, d):
     return Launch(answer.kernel(), pixel_grid(*planes.shape[1:], d["block"]), d["block"],
                   {"planes": planes, "red": np.full(packed, np.nan, np.float32),
                    "black": np.full(packed, np.nan, np.float32)},
-                  outputs=("red", "black"), axes={"planes": (1, 2), "red": (1, 2), "black": (1, 2)})
+                  outputs=("red", "black"), axes={"planes": (1, 2), "red": (1, 2), "black": (1, 2)},
+                  blocks=d.get("blocks"))
 
 
 def expect_split(d):
@@ -554,9 +552,9 @@ SPLIT_SIGNATURE = (
     Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _twelve_per_pixel,
             "every pixel's three values are written once, to its colour's array", "12 bytes per pixel"),
     no_atomics("every cell is written by the thread of its pixel", "one owner per cell"),
-    Feature("global load sectors per request", _load_sectors,
-            at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
-            "consecutive lanes (threadIdx.x) take consecutive pixels x of a row", "<= bytes / 32 + 1 sectors per row"),
+    load_sectors_per_request(at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
+                             "consecutive lanes (threadIdx.x) take consecutive pixels x of a row",
+                             "<= bytes / 32 + 1 sectors per row"),
     Feature("global store sectors per request", lambda m, d: m["store_sectors_per_request"],
             at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
             "consecutive pixels of a row go to consecutive cells (k = x // 2) of their colour's array",
@@ -568,9 +566,9 @@ SPLIT_SIGNATURE = (
 
 def drawn_split(rng, info):
     """A split drawn at grading time: a large image and blocks of 32 x 8 or 64 x 16; three blocks profiled."""
-    shape = (int(rng.integers(40, 161)), int(rng.integers(70, 401)))
+    shape = (int(rng.integers(64, 201)), int(rng.integers(260, 601)))
     block = ((32, 8), (64, 16))[int(rng.integers(2))]
-    return split_case(shape, int(rng.integers(1 << 20)), block, sample_grid_blocks(rng, pixel_grid(*shape, block)))
+    return split_case(shape, int(rng.integers(1 << 20)), block, sample_blocks(rng, pixel_grid(*shape, block), SAMPLED_BLOCKS))
 
 
 def _split_label(d):
