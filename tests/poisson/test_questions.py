@@ -140,7 +140,7 @@ def test_only_a_measure_that_runs_the_kernel_it_is_given_passes(right):
     kernel, predict, measure = right["half_sweep_kernel"], right["predicted_store_bytes"], right["measure"]
     answer = {"kernel": kernel, "predicted_store_bytes": predict}
     assert run_tests(get_question("ps4.q2"), {**answer, "measure": measure}, hidden=True, seed=2).points == 2
-    cheat = {**answer, "measure": lambda k, problem, colour: [1032, 984][colour]}
+    cheat = {**answer, "measure": lambda k, problem, colour: [1104, 1044][colour]}
     result = run_tests(get_question("ps4.q2"), cheat, hidden=True, seed=2)
     said = " ".join(str(result).split())
     assert result.points == 1 and "but the course's profiler measures" in said, said
