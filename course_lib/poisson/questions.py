@@ -368,8 +368,8 @@ def _close_images(got, expected, name):
 
 def _launch_label(d):
     height, width = np.shape(d["labels"])
-    sampled = "" if d.get("blocks") is None else f", {len(d['blocks'])} sampled blocks"
-    return f"{height} x {width} image, colour {d['colour']}, blocks of {d['block'][0]} x {d['block'][1]}{sampled}"
+    drawn, sampled = ("", "") if d.get("blocks") is None else ("drawn ", f", {len(d['blocks'])} of them sampled")
+    return f"{drawn}{height} x {width}, colour {d['colour']}, {d['block'][0]} x {d['block'][1]} blocks{sampled}"
 
 
 def _blob(rng):
@@ -408,8 +408,7 @@ Q1 = question(
         race_test("one launch under the checker: only `mine` written, nothing out of bounds", 1, inputs=lambda rng, info:
                   half_sweep_case((9, 10), 2, 0, (8, 8)), launch=launch_half_sweep, expect=expect_half_sweep,
                   compare=_close_images),
-        signature_test("the half-sweep technique, measured (profiler; fixed launches and launches drawn at grading "
-                       "time, a sample of their blocks)", 2,
+        signature_test("the half-sweep technique, measured", 2,
                        configs=[fixed_half_sweep((20, 70), 4, 1, (32, 8)), fixed_half_sweep((13, 21), 5, 0, (32, 1)),
                                 drawn_half_sweep(((32, 8), (64, 8)), 64, 260), drawn_half_sweep(((32, 1),), 40, 70)],
                        launch=launch_half_sweep, expect=expect_half_sweep, compare=_close_images,
@@ -573,8 +572,8 @@ def drawn_split(rng, info):
 
 def _split_label(d):
     _, height, width = np.shape(d["planes"])
-    sampled = "" if d.get("blocks") is None else f", {len(d['blocks'])} sampled blocks"
-    return f"{height} x {width} image, blocks of {d['block'][0]} x {d['block'][1]}{sampled}"
+    drawn, sampled = ("", "") if d.get("blocks") is None else ("drawn ", f", {len(d['blocks'])} of them sampled")
+    return f"{drawn}{height} x {width}, {d['block'][0]} x {d['block'][1]} blocks{sampled}"
 
 
 def _split_test(name, points, make, hidden=False):
@@ -594,8 +593,7 @@ Q3 = question(
         _split_test("hidden: drawn sizes and blocks", 0.5, lambda rng, info: split_case(
             (int(rng.integers(1, 20)), int(rng.integers(1, 50))), int(rng.integers(1 << 20)), _draw_block(rng)),
             hidden=True),
-        signature_test("the split, measured (profiler; fixed launches and one drawn at grading time, a sample of its "
-                       "blocks)", 1,
+        signature_test("the split, measured", 1,
                        configs=[lambda rng, info: split_case((12, 40), 2, (32, 4)),
                                 lambda rng, info: split_case((19, 23), 3, (16, 16)), drawn_split],
                        launch=launch_split, expect=expect_split, compare=same_cells, features=SPLIT_SIGNATURE,
