@@ -19,11 +19,12 @@ strides its stores by two.
   image (two tolerances), one launch under the checker (nothing written out of bounds, ``other`` untouched), and
   the technique's signature (``HALF_SWEEP_SIGNATURE``), measured by the profiler on four launches:
 
-  * fixed: masks covering about 90% of the image (so most warps have all lanes busy), a 20 x 70 image in blocks of 32 x 8 (eight warps, partial blocks on both axes), and a 13 x 21 image
-    in blocks of 32 x 1 (one warp, thirteen blocks);
+  * fixed: masks covering about 90% of the image (so most warps have all lanes busy), a 20 x 70 image in blocks
+    of 32 x 8 (eight warps, partial blocks on both axes), and a 13 x 21 image in blocks of 32 x 1 (one warp,
+    thirteen blocks);
   * drawn at grading time from the grading ``rng``: an image of 64-200 rows and 260-600 columns in blocks of
     32 x 8 or 64 x 8, and one of 40-200 rows and 70-600 columns in one-warp blocks of 32 x 1 (grids of 24 to
-    several thousand blocks), masks covering 80-95%; three blocks of each drawn launch are profiled
+    2,000 blocks), masks covering 80-95%; three blocks of each drawn launch are profiled
     (:func:`~course_lib.grading.authoring.signature.sample_blocks`: first, last or interior, unknown to the
     answer), and the bounds are the model's over those blocks.
 
@@ -36,8 +37,8 @@ strides its stores by two.
     consecutive cells of one row, 8 for 8-wide blocks): lanes taking consecutive *rows* of a column (x and y
     swapped) read 8 rows per request in 8-row blocks and miss;
   * thread span (busiest thread over the mean): at most 2 x the model's (10 statements for a cell updated,
-    1 for any other thread): one thread walking a row, or a grid that changes method on large launches, shows
-    here.
+    1 for any other thread): one thread walking a row shows here, and the drawn launches' sampled blocks show
+    a kernel that changes method with the grid, the block shape or the image size.
 - ``ps4.q2`` (2 points): predict and measure the bytes one launch stores and loads. Answer:
   ``{"kernel": half_sweep_kernel, "predicted_store_bytes": f(labels, colour), "measure": g(kernel, problem,
   colour)}``. The grader calls ``g`` on the student's kernel and on decoys of its own (kernels with the same
@@ -48,9 +49,9 @@ strides its stores by two.
   ceil(H / by))``), writing each pixel of the (3, H, W) planes to its colour's array. Graded by the arrays
   (exact, on fixed and drawn sizes) and by the signature ``SPLIT_SIGNATURE`` on a 12 x 40 image in 32 x 4
   blocks, a 19 x 23 one in 16 x 16 blocks (a warp spans two rows) and a drawn one (64-200 x 260-600 pixels in
-  32 x 8 or 64 x 16 blocks, grids of 20 blocks or more, three of them profiled, drawn as in q1): 12 bytes loaded and 12 stored per pixel, no atomics, load and store
-  sectors per request at most the model's for consecutive lanes on consecutive pixels of a row, thread span at
-  most 2 x the model's.
+  32 x 8 or 64 x 16 blocks, grids of 20 blocks or more, three of them profiled, drawn as in q1): 12 bytes loaded
+  and 12 stored per pixel, no atomics, load and store sectors per request at most the model's for consecutive
+  lanes on consecutive pixels of a row, thread span at most 2 x the model's (4 statements per pixel moved).
 """
 
 from __future__ import annotations
@@ -284,7 +285,8 @@ def launch_half_sweep(answer, d):
     start = interior_only(d["guess"], labels)
     return Launch(answer.kernel(), packed_grid(height, width, d["block"]), d["block"],
                   {"mine": colour_cells(start, colour), "other": colour_cells(start, 1 - colour),
-                   "rhs": colour_cells(np.asarray(d["rhs"], np.float32), colour), "labels": colour_cells(labels, colour),
+                   "rhs": colour_cells(np.asarray(d["rhs"], np.float32), colour),
+                   "labels": colour_cells(labels, colour),
                    "width": np.int32(width), "colour": np.int32(colour)},
                   outputs=("mine", "other"), axes={"mine": (1, 2), "other": (1, 2), "rhs": (1, 2), "labels": (0, 1)},
                   blocks=d.get("blocks"))
@@ -396,8 +398,9 @@ Q1 = question(
               "against a NumPy red-black reference",
     hints={"race": "write only `mine`: `other` is read by every thread of the launch",
            "bounds": "guard k < Wc and y < H; a neighbour past the image edge is not read (D does not count it)",
-           "value": "cell (y, k) of colour c is pixel (y, 2k + (y + c) % 2); its neighbours in `other` are (y - 1, k), "
-                    "(y + 1, k), (y, k - 1 + o) and (y, k + o) with o = (y + c) % 2; new = clamp((A + rhs) / D, 0, 255)",
+           "value": "cell (y, k) of colour c is pixel (y, 2k + (y + c) % 2); its neighbours in `other` are "
+                    "(y - 1, k), (y + 1, k), (y, k - 1 + o) and (y, k + o) with o = (y + c) % 2; "
+                    "new = clamp((A + rhs) / D, 0, 255)",
            "technique": "one thread per cell, threadIdx.x along the cells k of a row, each updating only its own "
                         "strict-interior cell, on every grid and block shape"},
     tests=[
@@ -405,9 +408,9 @@ Q1 = question(
         clone_test("mask touching the image edge, 4 iterations", 0.75, _edge, 4),
         clone_test("hidden: random sizes, masks and blocks", 0.5, _random, 2, hidden=True),
         clone_test("hidden: the classic pair", 0.5, lambda rng: cat_in_coffee((20, 30)), 3, hidden=True),
-        race_test("one launch under the checker: only `mine` written, nothing out of bounds", 1, inputs=lambda rng, info:
-                  half_sweep_case((9, 10), 2, 0, (8, 8)), launch=launch_half_sweep, expect=expect_half_sweep,
-                  compare=_close_images),
+        race_test("one launch under the checker: only `mine` written, nothing out of bounds", 1,
+                  inputs=lambda rng, info: half_sweep_case((9, 10), 2, 0, (8, 8)), launch=launch_half_sweep,
+                  expect=expect_half_sweep, compare=_close_images),
         signature_test("the half-sweep technique, measured", 2,
                        configs=[fixed_half_sweep((20, 70), 4, 1, (32, 8)), fixed_half_sweep((13, 21), 5, 0, (32, 1)),
                                 drawn_half_sweep(((32, 8), (64, 8)), 64, 260), drawn_half_sweep(((32, 1),), 40, 70)],
@@ -426,7 +429,8 @@ def measure_problem():
 
 
 def _store_args(rng, info):
-    masks = [measure_problem()[2], synthetic_pair(9, 10, seed=2)[2], synthetic_pair(15, 7, seed=int(rng.integers(99)))[2]]
+    masks = [measure_problem()[2], synthetic_pair(9, 10, seed=2)[2],
+             synthetic_pair(15, 7, seed=int(rng.integers(99)))[2]]
     return [(classify_mask(m), colour) for m in masks for colour in (0, 1)]
 
 
@@ -487,9 +491,10 @@ Q2 = question(
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_measure_launch,
                                 measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
-                                hint="measure(kernel, problem, colour): poisson.prepare(*problem), the colour-separated "
-                                     "arrays of question 1 (0 outside the strict interior), one launch of `kernel` on "
-                                     "(32, 4) blocks under profile(), report.total.global_load_bytes"),
+                                hint="measure(kernel, problem, colour): poisson.prepare(*problem), the "
+                                     "colour-separated arrays of question 1 (0 outside the strict interior), one "
+                                     "launch of `kernel` on (32, 4) blocks under profile(), "
+                                     "report.total.global_load_bytes"),
     ])
 
 
@@ -567,7 +572,8 @@ def drawn_split(rng, info):
     """A split drawn at grading time: a large image and blocks of 32 x 8 or 64 x 16; three blocks profiled."""
     shape = (int(rng.integers(64, 201)), int(rng.integers(260, 601)))
     block = ((32, 8), (64, 16))[int(rng.integers(2))]
-    return split_case(shape, int(rng.integers(1 << 20)), block, sample_blocks(rng, pixel_grid(*shape, block), SAMPLED_BLOCKS))
+    return split_case(shape, int(rng.integers(1 << 20)), block,
+                      sample_blocks(rng, pixel_grid(*shape, block), SAMPLED_BLOCKS))
 
 
 def _split_label(d):
