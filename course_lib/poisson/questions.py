@@ -4,10 +4,10 @@ The layout every question uses: **colour-separated arrays**. A pixel (y, x) is r
 even and black (colour 1) otherwise. The cells of one colour are packed row by row into an array of width
 ``Wc = (W + 1) // 2``: cell (y, k) of colour c holds pixel (y, 2k + (y + c) % 2) (:func:`colour_columns`); when
 W is odd, the last cell of some rows lies past the image (a padding cell: label 0, value 0). In this layout the
-four neighbours of cell (y, k) of colour c, all of the other colour, are cells (y - 1, k) and (y + 1, k) and, in
-its own row, (y, k - 1 + o) and (y, k + o) with o = (y + c) % 2; consecutive threads along a row of cells read
-and write consecutive addresses, where the checkerboard on the full image leaves every other lane idle and
-strides its stores by two.
+four neighbours of a cell, all of the other colour, are cells of the other array in the same row and in the rows
+above and below (working out which is q1's crux); consecutive threads along a row of cells read and write
+consecutive addresses, where the checkerboard on the full image leaves every other lane idle and strides its
+stores by two.
 
 - ``ps4.q1`` (6 points): **red-black Gauss-Seidel on colour-separated arrays**. Answer: ``check("ps4.q1",
   half_sweep_kernel)``, a kernel ``(mine, other, rhs, labels, width, colour)`` that updates, in place, the
@@ -398,9 +398,8 @@ Q1 = question(
               "against a NumPy red-black reference",
     hints={"race": "write only `mine`: `other` is read by every thread of the launch",
            "bounds": "guard k < Wc and y < H; a neighbour past the image edge is not read (D does not count it)",
-           "value": "cell (y, k) of colour c is pixel (y, 2k + (y + c) % 2); its neighbours in `other` are "
-                    "(y - 1, k), (y + 1, k), (y, k - 1 + o) and (y, k + o) with o = (y + c) % 2; "
-                    "new = clamp((A + rhs) / D, 0, 255)",
+           "value": "cell (y, k) of colour c is pixel (y, 2k + (y + c) % 2): find each neighbour's pixel, then the "
+                    "cell of `other` holding it (its row's parity decides); new = clamp((A + rhs) / D, 0, 255)",
            "technique": "one thread per cell, threadIdx.x along the cells k of a row, each updating only its own "
                         "strict-interior cell, on every grid and block shape"},
     tests=[

@@ -53,7 +53,7 @@ def test_a_cell_of_one_colour_is_the_pixel_of_that_colour_its_row_parity_says():
     assert np.all((y + columns) % 2 == 1)
 
 
-def test_the_neighbours_of_a_cell_are_the_cells_the_question_names():
+def test_the_neighbours_of_a_cell_are_the_cells_the_solution_reads():
     """(y +- 1, k) above and below, (y, k - 1 + o) and (y, k + o) beside, o = (y + c) % 2: from the full image."""
     height, width = 5, 8
     full = np.arange(height * width, dtype=np.float32).reshape(1, height, width)
