@@ -23,8 +23,9 @@ stores by two.
     of 32 x 8 (eight warps, partial blocks on both axes), and a 13 x 21 image in blocks of 32 x 1 (one warp,
     thirteen blocks);
   * drawn at grading time from the grading ``rng``: an image of 64-200 rows and 260-600 columns in blocks of
-    32 x 8 or 64 x 8, and one of 40-200 rows and 70-600 columns in one-warp blocks of 32 x 1 (grids of 24 to
-    2,000 blocks), masks covering 80-95%; three blocks of each drawn launch are profiled
+    32 x 8, 64 x 8 or 32 x 16 (colour 0), and one of 40-200 rows and 70-600 columns in one-warp blocks of 32 x 1
+    (colour 1), grids of 24 to 2,000 blocks, masks covering 80-95%, so both colours run on one-warp blocks and
+    on blocks of several warps; three blocks of each drawn launch are profiled
     (:func:`~course_lib.grading.authoring.signature.sample_blocks`: first, last or interior, unknown to the
     answer), and the bounds are the model's over those blocks.
 
@@ -349,13 +350,17 @@ def fixed_half_sweep(shape, seed, colour, block):
     return lambda rng, info: half_sweep_case(shape, seed, colour, block, fill=SIGNATURE_FILL)
 
 
-def drawn_half_sweep(blocks_choice, min_height, min_width):
-    """A launch drawn at grading time: a large image, a colour and blocks; a few of its blocks are profiled."""
+def drawn_half_sweep(blocks_choice, min_height, min_width, colour):
+    """A launch drawn at grading time: a large image and blocks; a few of its blocks are profiled.
+
+    ``colour`` is the one the fixed launch of the same kind of block does not run, so that both colours are
+    measured on one-warp blocks and on blocks of several warps.
+    """
     def make(rng, info):
         shape = (int(rng.integers(min_height, 201)), int(rng.integers(min_width, 601)))
         block = blocks_choice[int(rng.integers(len(blocks_choice)))]
         grid = packed_grid(*shape, block)
-        return half_sweep_case(shape, int(rng.integers(1 << 20)), int(rng.integers(2)), block,
+        return half_sweep_case(shape, int(rng.integers(1 << 20)), colour, block,
                                sample_blocks(rng, grid, SAMPLED_BLOCKS), fill=float(rng.uniform(0.8, 0.95)))
 
     return make
@@ -412,7 +417,8 @@ Q1 = question(
                   expect=expect_half_sweep, compare=_close_images),
         signature_test("the half-sweep technique, measured", 2,
                        configs=[fixed_half_sweep((20, 70), 4, 1, (32, 8)), fixed_half_sweep((13, 21), 5, 0, (32, 1)),
-                                drawn_half_sweep(((32, 8), (64, 8)), 64, 260), drawn_half_sweep(((32, 1),), 40, 70)],
+                                drawn_half_sweep(((32, 8), (64, 8), (32, 16)), 64, 260, 0),
+                                drawn_half_sweep(((32, 1),), 40, 70, 1)],
                        launch=launch_half_sweep, expect=expect_half_sweep, compare=_close_images,
                        features=HALF_SWEEP_SIGNATURE, label=_launch_label),
     ])

@@ -110,6 +110,19 @@ def first_warp_does_the_block(mine, other, rhs, labels, width, colour):
 
 
 @cuda.jit
+def technique_only_for_colour_one(mine, other, rhs, labels, width, colour):
+    """A thread per cell for the black cells; for the red ones, the tile's x and y swapped."""
+    if colour == 1:
+        k, y = cuda.grid(2)
+        relax(mine, other, rhs, labels, width, colour, y, k)
+    else:
+        t = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+        rows = cuda.blockDim.y
+        relax(mine, other, rhs, labels, width, colour, cuda.blockIdx.y * rows + t % rows,
+              cuda.blockIdx.x * cuda.blockDim.x + t // rows)
+
+
+@cuda.jit
 def stores_the_other_colour_back(mine, other, rhs, labels, width, colour):
     k, y = cuda.grid(2)
     relax(mine, other, rhs, labels, width, colour, y, k)
@@ -119,7 +132,8 @@ def stores_the_other_colour_back(mine, other, rhs, labels, width, colour):
 
 
 WRONG_Q1 = [swapped_x_and_y, one_thread_per_row, technique_only_on_small_grids, technique_only_on_small_images,
-            lane_zero_walks_one_warp_blocks, first_warp_does_the_block, stores_the_other_colour_back]
+            lane_zero_walks_one_warp_blocks, first_warp_does_the_block, technique_only_for_colour_one,
+            stores_the_other_colour_back]
 
 
 # ----------------------------------------------------------------------------- q1, right, written differently
