@@ -104,7 +104,23 @@ def colour_columns(height: int, width: int, colour: int) -> np.ndarray:
 
 
 def colour_cells(planes, colour: int, fill=0) -> np.ndarray:
-    """The cells of one colour of an (..., H, W) array, packed to (..., H, Wc) (padding cells ``fill``)."""
+    """The cells of one colour of an array, packed row by row.
+
+    Parameters
+    ----------
+    planes : array_like
+        Shape (..., H, W), any dtype (float32 planes, uint8 labels).
+    colour : int
+        0 (red, (y + x) even) or 1 (black).
+    fill : scalar
+        The value of the padding cells.
+
+    Returns
+    -------
+    ndarray
+        Shape (..., H, Wc) with Wc = (W + 1) // 2, the dtype of ``planes``: cell (y, k) holds pixel
+        (y, 2k + (y + colour) % 2).
+    """
     planes = np.asarray(planes)
     height, width = planes.shape[-2:]
     columns = colour_columns(height, width, colour)
@@ -116,7 +132,20 @@ def colour_cells(planes, colour: int, fill=0) -> np.ndarray:
 
 
 def merge_colours(red, black, width: int) -> np.ndarray:
-    """The (..., H, W) array whose colour cells are ``red`` (colour 0) and ``black`` (colour 1)."""
+    """The full array of two colour arrays (the inverse of :func:`colour_cells`).
+
+    Parameters
+    ----------
+    red, black : array_like
+        Shape (..., H, Wc): the cells of colour 0 and of colour 1.
+    width : int
+        W, the full array's width (Wc = (W + 1) // 2); padding cells are dropped.
+
+    Returns
+    -------
+    ndarray
+        Shape (..., H, W), the dtype of ``red``.
+    """
     red, black = np.asarray(red), np.asarray(black)
     height = red.shape[-2]
     merged = np.zeros(red.shape[:-2] + (height, int(width)), red.dtype)
@@ -197,7 +226,20 @@ def interior_only(values, labels):
 def run_half_sweeps(half_sweep, labels, rhs, guess, iterations, block=BLOCK):
     """The host loop: ``iterations`` times a launch for colour 0 then colour 1 on colour-separated arrays.
 
-    Every array is packed by :func:`colour_cells` and framed by guard cells.
+    Every array is packed by :func:`colour_cells` and framed by guard cells; the values start as ``guess`` at the
+    strict interior and 0 elsewhere.
+
+    Parameters
+    ----------
+    half_sweep : numba.cuda kernel
+        ``(mine, other, rhs, labels, width, colour)``, as ps4.q1 asks.
+    labels : ndarray
+        uint8 of shape (H, W).
+    rhs, guess : ndarray
+        float32 of shape (3, H, W): B + C and the initial iterate.
+    iterations : int
+    block : tuple of int
+        (bx, by); the grid is one thread per cell of a colour.
 
     Returns
     -------
