@@ -304,7 +304,12 @@ _CSS = """\
 /* The theme sizes a table's wrapper at 100 % of the column plus its padding: count the padding inside. */
 [role=main] .table-wrapper.container { box-sizing: border-box; }
 /* A display formula a few pixels wider than a phone's column: set it smaller rather than scroll it. */
-@media (max-width: 480px) { .math-wrapper { font-size: 90%; } }
+@media (max-width: 480px) {
+  .math-wrapper { font-size: 90%; }
+  /* A widget's table (an explorer's counts) fits a phone's column in a smaller type, its words wrapping. */
+  .course-widget-snapshot table { font-size: 80%; }
+  .course-widget-snapshot th, .course-widget-snapshot td { padding: 0.1em 0.25em; overflow-wrap: anywhere; }
+}
 .course-widget-snapshot summary { cursor: pointer; font-weight: bold; }
 """
 

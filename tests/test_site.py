@@ -316,7 +316,8 @@ _WIDER_THAN_THE_COLUMN = """() => {
     const r = e.getBoundingClientRect();
     if (r.width === 0) continue;
     const box = textBox(e);
-    if ((box && box !== e) || reportTable(e)) continue;
+    // The MathML copy of a formula, for screen readers, is clipped out of sight.
+    if ((box && box !== e) || reportTable(e) || e.closest('mjx-assistive-mml')) continue;
     const s = getComputedStyle(e);
     const l = r.left + parseFloat(s.paddingLeft) + parseFloat(s.borderLeftWidth);
     const rr = r.right - parseFloat(s.paddingRight) - parseFloat(s.borderRightWidth);
