@@ -94,8 +94,9 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_report_header(config):
     if config.getoption("dist", None) == "loadfile" and not hasattr(config, "workerinput"):
-        path = config.getoption("--file-seconds")
-        return (f"test files handed out longest first: {len(read_record(path))} files' seconds in {path}, "
+        path = Path(config.getoption("--file-seconds")).resolve()
+        shown = path.relative_to(config.rootpath) if path.is_relative_to(config.rootpath) else path
+        return (f"test files handed out longest first: {len(read_record(path))} files' seconds in {shown}, "
                 f"{SECONDS_PER_UNRECORDED_TEST} s per test of the others")
     return None
 
