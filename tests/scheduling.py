@@ -79,9 +79,11 @@ class LongestFileFirst(LoadFileScheduling):
         self.record = read_record(config.getoption("--file-seconds")) if record is None else record
 
     def _assign_work_unit(self, node) -> None:
-        # pytest-xdist gives ``node`` the first file of its queue: move the longest there.
-        files = {path: len(tests) for path, tests in self.workqueue.items()}
-        self.workqueue.move_to_end(longest_first(files, self.record)[0], last=False)
+        # pytest-xdist gives ``node`` the first file of its queue (an OrderedDict): move the longest there.
+        # (A release that changes this keeps its own order; tests/test_scheduling.py then fails.)
+        if self.workqueue and hasattr(self.workqueue, "move_to_end"):
+            files = {path: len(tests) for path, tests in self.workqueue.items()}
+            self.workqueue.move_to_end(longest_first(files, self.record)[0], last=False)
         super()._assign_work_unit(node)
 
 
