@@ -34,9 +34,10 @@ def test_a_signature_needs_two_configurations_and_a_feature():
         signature_test("t", 1, configs=one * 2, launch=None, expect=None, features=[])
 
 
-def _signature_tests(question):
-    """The question's technique tests that measure a signature: their inputs are one data set per configuration."""
-    rng = np.random.default_rng(0)
+def _signature_tests(question, seed=0):
+    """The question's technique tests that measure a signature: their inputs are one data set per configuration
+    (drawn with the grading seed ``seed``)."""
+    rng = np.random.default_rng(seed)
     found = []
     for test in question.tests:
         if test.technique:
@@ -91,6 +92,31 @@ def test_every_signature_runs_on_blocks_of_several_warps_and_on_a_partial_last_b
 
 
 # ----------------------------------------------------------------------------- configurations drawn at grading time
+def _what_it_is(config):
+    """A configuration's sizes: its arrays' shapes and its scalars (not the arrays' contents)."""
+    out = []
+    for key, value in sorted(config.items()):
+        if isinstance(value, np.ndarray):
+            out.append((key, value.shape))
+        elif isinstance(value, (int, float, str, tuple, type(None), np.integer, np.floating)):
+            out.append((key, value))
+    return out
+
+
+@pytest.mark.parametrize("question_id", sorted(SEPARATING))
+def test_every_signature_draws_a_configuration_at_grading_time(question_id):
+    """The sizes, blocks or sampled blocks of some configuration change with the grading seed: a kernel cannot
+    know every configuration its technique is measured on. Where the question lets the block size vary, blocks
+    of exactly one warp are among those measured."""
+    question = get_question(question_id)
+    seeds = [[[_what_it_is(c) for c in configs] for configs in _signature_tests(question, seed)] for seed in range(4)]
+    assert any(drawn != seeds[0] for drawn in seeds[1:]), f"{question_id}: the same configurations on every seed"
+    blocks = {SEPARATING[question_id](c)[0] for seed in range(4) for configs in _signature_tests(question, seed)
+              for c in configs}
+    if len(blocks) > 1:
+        assert 32 in blocks, f"{question_id}: no configuration with blocks of one warp ({sorted(blocks)})"
+
+
 def test_sample_blocks_draws_distinct_blocks_anywhere_in_the_grid():
     from course_lib.grading.authoring.signature import sample_blocks
 
