@@ -50,7 +50,7 @@ stores by two.
   ceil(H / by))``), writing each pixel of the (3, H, W) planes to its colour's array. Graded by the arrays
   (exact, on fixed and drawn sizes) and by the signature ``SPLIT_SIGNATURE`` on a 12 x 40 image in 32 x 4
   blocks, a 19 x 23 one in 16 x 16 blocks (a warp spans two rows) and a drawn one (64-200 x 260-600 pixels in
-  32 x 8 or 64 x 16 blocks, grids of 20 blocks or more, three of them profiled, drawn as in q1): 12 bytes loaded
+  32 x 1 (one warp), 32 x 8 or 64 x 16 blocks, grids of 20 blocks or more, three of them profiled, drawn as in q1): 12 bytes loaded
   and 12 stored per pixel, no atomics, load and store sectors per request at most the model's for consecutive
   lanes on consecutive pixels of a row, thread span at most 2 x the model's (4 statements per pixel moved).
 """
@@ -616,9 +616,10 @@ SPLIT_SIGNATURE = (
 
 
 def drawn_split(rng, info):
-    """A split drawn at grading time: a large image and blocks of 32 x 8 or 64 x 16; three blocks profiled."""
+    """A split drawn at grading time: a large image and blocks of 32 x 1 (one warp), 32 x 8 or 64 x 16; three
+    blocks profiled."""
     shape = (int(rng.integers(64, 201)), int(rng.integers(260, 601)))
-    block = ((32, 8), (64, 16))[int(rng.integers(2))]
+    block = ((32, 1), (32, 8), (64, 16))[int(rng.integers(3))]
     return split_case(shape, int(rng.integers(1 << 20)), block,
                       sample_blocks(rng, pixel_grid(*shape, block), SAMPLED_BLOCKS))
 
