@@ -31,9 +31,15 @@
   * SIMT efficiency (active lanes per warp instruction / 32): at least 0.8 (work one lane does while
     the others wait lowers it).
 - ``ps5.q2`` (4 points): measure and explain. Answer: ``{"amdahl": f(stage_seconds,
-  accelerated, speedup), "copies": g(method, n, seed)}``: Amdahl's law from measured stage
-  times, and the host<->device copies (both directions) of one iteration of each GPU loop,
-  measured with ``course_lib.sim.record``.
+  accelerated, speedup), "copies": g(loop, n, seed)}``: Amdahl's law from measured stage
+  times, and the host<->device copies (both directions) of one iteration of the clustering loop
+  ``loop(graph, max_merges)`` it is given, measured with ``course_lib.sim.record`` on
+  ``tied_graph(n, seed)``. The grader calls ``g`` on the lesson's two loops (:class:`GpuLoop`: the host round trip
+  and the device-resident loop) and on loops of its own that add 1 to 3 round trips per merge (``COPIES_DECOYS``),
+  on a graph size and seed drawn by the grader (the grader's loops in a hidden test, on the grading seed), and
+  records every run itself
+  (:func:`course_lib.grading.authoring.recorded.run_measurement_test`): a pasted count, or one of a loop of the
+  student's own instead of the one given, scores 0 for the copies and caps the question at half.
 """
 
 from __future__ import annotations
@@ -42,11 +48,11 @@ import numpy as np
 
 from ..grading.core import TestFailure
 from ..grading.authoring.harness import Launch, calls_test, function, kernel, question, race_test, result_test
+from ..grading.authoring.recorded import run_measurement_test
 from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
-from .profiling import per_iteration
 
 PROBLEM_SET = "ps5"
 #: A warp reduces 32 keys (a chunk) at a time; a block of w warps takes 32 w keys per pass.
@@ -294,18 +300,74 @@ def _hidden_amdahl_cases(rng, info):
     return [(random, list(STAGES), 7.0), (random, [], 50.0), (THESIS_CPU, ["fusion"], 1e9)]
 
 
-def _copies_expected(method, n, seed):
-    """Expected copies of one iteration: the library's own count (:func:`course_lib.hac.profiling.per_iteration`),
-    which the answer may not call."""
-    added = per_iteration(tied_graph(n, seed=seed), method)
-    return added["HtoD_count"] + added["DtoH_count"]
+class GpuLoop:
+    """A clustering loop ``run(graph, max_merges)`` for ``copies`` to measure: ``hac.cluster(graph, method,
+    max_merges=max_merges)``, then ``extra`` more host<->device round trips of a small array per merge (0 for the
+    lesson's loops; the grader's own loops add some, so that their copies per iteration differ).
+
+    Parameters
+    ----------
+    method : {"gpu", "gpu_roundtrip"}
+    extra : int
+        Round trips (one copy each way) added per merge.
+    """
+
+    def __init__(self, method, extra=0):
+        self.method, self.extra = method, int(extra)
+
+    def __call__(self, graph, max_merges):
+        from numba import cuda
+
+        result = cluster(graph, self.method, max_merges=max_merges)
+        for _ in range(self.extra * int(max_merges)):
+            cuda.to_device(np.zeros(1, np.int32)).copy_to_host()
+        return result
+
+    def __repr__(self):
+        return f"GpuLoop({self.method!r})"  # the extra copies are the grader's draw: not shown
 
 
-def _copies_cases(method):
-    return lambda rng, info: [(method, int(rng.integers(6, 10)), int(rng.integers(100)))]
+def _extra_round_trips(config):
+    """The round trips per merge a loop of the grader's adds: from the drawn seed (1 to 3), unknown beforehand."""
+    return 1 + config[1] % 3
+
+
+#: The loops ``copies`` measures: the lesson's two, and two of the grader's whose copies per iteration differ.
+COPIES_LOOPS = {"the host round trip": lambda config: GpuLoop("gpu_roundtrip"),
+                "the device-resident loop": lambda config: GpuLoop("gpu")}
+COPIES_DECOYS = {"a round-trip loop of the grader's, more copies per merge":
+                 lambda config: GpuLoop("gpu_roundtrip", _extra_round_trips(config)),
+                 "a device-resident loop of the grader's, some copies per merge":
+                 lambda config: GpuLoop("gpu", _extra_round_trips(config))}
+
+
+def _copies_configs(rng, info):
+    """One graph drawn at grading time: n in [6, 10) nodes and a seed."""
+    return [(int(rng.integers(6, 10)), int(rng.integers(1000)))]
+
+
+def _copies_recorded(loop, config):
+    """The grader's measurement: the copies of ``loop`` on ``tied_graph(n, seed)`` for two merges less one."""
+    graph = tied_graph(config[0], seed=config[1])
+    counts = []
+    for merges in (1, 2):
+        with record() as log:
+            loop(graph, merges)
+        summary = log.summary()
+        counts.append(summary["HtoD_count"] + summary["DtoH_count"])
+    return counts[1] - counts[0]
+
+
+def _call_copies(copies, loop, config):
+    return copies(loop, *config)
 
 
 _COPIES = function("copies", allowed=(cluster, record, tied_graph))
+_COPIES_TEST = dict(key="copies", configs=_copies_configs, call=_call_copies, truth=_copies_recorded,
+                    hints={"measure": "with record() as log: loop(graph, 2), and again with 1 merge, on graph = "
+                                      "hac.tied_graph(n, seed=seed); return the difference of "
+                                      "log.summary()['HtoD_count'] + ['DtoH_count']: the loop given, not one of "
+                                      "your own, and the graph of the n and seed given"})
 
 Q2 = question(
     "ps5.q2", "measure and explain: Amdahl's law and the copies of each loop", 4,
@@ -318,13 +380,10 @@ Q2 = question(
                                            "time / speedup"),
         calls_test("hidden: every stage, no stage, a huge speedup", 1, key="amdahl", rtol=1e-9, hidden=True,
                    args=_hidden_amdahl_cases, expect=_amdahl_expected),
-        calls_test("copies of one iteration, host round trip", 1, key="copies", args=_copies_cases("gpu_roundtrip"),
-                   expect=_copies_expected,
-                   explain=lambda a, want: "run 1 and 2 merges under record() and subtract: the second merge's "
-                                           "copies",
-                   hint="log.summary()['HtoD_count'] + ['DtoH_count'] for max_merges=2 minus max_merges=1"),
-        calls_test("copies of one iteration, device-resident loop", 1, key="copies", args=_copies_cases("gpu"),
-                   expect=_copies_expected),
+        run_measurement_test("copies of one iteration of the lesson's two loops (record(); graphs drawn by the "
+                             "grader)", 1, runs=COPIES_LOOPS, **_COPIES_TEST),
+        run_measurement_test("hidden: copies of one iteration of the grader's own loops (record(); graphs drawn "
+                             "at grading time)", 1, runs=COPIES_DECOYS, hidden=True, **_COPIES_TEST),
     ])
 
 QUESTIONS = (Q1, Q2)
