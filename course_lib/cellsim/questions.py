@@ -58,28 +58,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory,
-                                         measurement, question, race_test, result_test, unguard, value_test)
+from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, kernel_factory,
+                                         measurement, question, race_test, result_test, unguard)
 from ..grading.authoring.measuring import kernel_measurement_test
+from ..grading.authoring.recorded import run_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
 from .model import tree_level_bytes
 
 PROBLEM_SET = "ps7"
 
-# The run measured in q2 (small: it runs in the simulator in a few seconds).
+# The run of the q2 notebook (its exploration prints what record() measures for it).
 Q2_RUN = {"n_cells": 100, "hist_seed": 3, "median": 300.0, "tau_max": 200.0, "phi_min": 11.0, "seed": 5}
 Q2_BUDGET = 8000
 Q2_BLOCK = 32
-#: What record() measures for the q2 runs (the same on every backend: the block size is fixed);
-#: tests/cellsim/test_questions.py measures them again. Constants, so that no judge runs kernels
-#: in the grader, whose threads grade several submissions at once.
-Q2_TREE_DTOH_BYTES = 406_400
-Q2_COMPACT_DTOH_BYTES = 784
+
+def measured(test):
+    """A measurement test whose failure caps the question at half: a number that is not measured (pasted, the
+    model's prediction, another kernel's or another problem's) is not the student's work."""
+    return dataclasses.replace(test, technique=True)
+
 
 # ----------------------------------------------------------------------------- q1
 #: Block sizes the grader asks the answer's factory for.
@@ -280,23 +283,74 @@ def _expected_first_level_over(n_initial, budget):
     return next(g for g in itertools.count() if _expected_step_bytes(n_initial, g) > budget)
 
 
-def _q2_inputs():
-    from .data import THESIS_TYPES, lognormal_histogram
+class SimulationRun:
+    """A simulation ``run()`` for q2's ``dtoh_bytes`` to measure: ``simulate`` on a lognormal histogram of
+    ``n_cells`` cells (median 300, seeded), ``method="tree"`` or ``"compact"`` (``memory_budget=Q2_BUDGET``,
+    ``block=Q2_BLOCK``), the q2 run's other parameters. Each call records its own transfers (the grader's
+    measurement, ``dtoh_bytes`` after the call); ``extra_bytes`` more are copied back at the end (0 for the lesson's
+    runs; the grader's own runs copy some, so that their bytes differ).
 
-    h0 = lognormal_histogram(Q2_RUN["n_cells"], seed=Q2_RUN["hist_seed"], median=Q2_RUN["median"])
-    return h0, THESIS_TYPES, {"tau_max": Q2_RUN["tau_max"], "phi_min": Q2_RUN["phi_min"], "seed": Q2_RUN["seed"]}
+    Parameters
+    ----------
+    method : {"tree", "compact"}
+    n_cells, hist_seed : int
+    extra_bytes : int
+        A multiple of 8.
+    """
+
+    def __init__(self, method, n_cells, hist_seed, extra_bytes=0):
+        self.method, self.n_cells, self.hist_seed, self.extra_bytes = method, int(n_cells), int(hist_seed), \
+            int(extra_bytes)
+        self.dtoh_bytes = None
+
+    def __call__(self):
+        from numba import cuda
+
+        from ..sim import record
+        from .api import simulate
+        from .data import THESIS_TYPES, lognormal_histogram
+
+        h0 = lognormal_histogram(self.n_cells, seed=self.hist_seed, median=Q2_RUN["median"])
+        options = {"memory_budget": Q2_BUDGET, "block": Q2_BLOCK} if self.method == "compact" else {}
+        with record() as log:
+            result = simulate(h0, THESIS_TYPES, method=self.method, tau_max=Q2_RUN["tau_max"],
+                              phi_min=Q2_RUN["phi_min"], seed=Q2_RUN["seed"], **options)
+            if self.extra_bytes:
+                cuda.to_device(np.zeros(self.extra_bytes // 8)).copy_to_host()
+        self.dtoh_bytes = int(log.summary()["DtoH_bytes"])
+        return result
+
+    def __repr__(self):
+        return f"SimulationRun({self.method!r}, {self.n_cells}, {self.hist_seed})"  # extra bytes: the grader's draw
 
 
-def measured_dtoh_bytes(method, memory_budget=None):
-    """Bytes copied device -> host by the q2 run with ``method``, measured with ``record()``."""
-    from ..sim import record
-    from .api import simulate
+def measured_dtoh_bytes(method, n_cells=Q2_RUN["n_cells"], hist_seed=Q2_RUN["hist_seed"]):
+    """Bytes copied device -> host by a q2 run (:class:`SimulationRun`), measured with ``record()``."""
+    run = SimulationRun(method, n_cells, hist_seed)
+    run()
+    return run.dtoh_bytes
 
-    h0, types, kwargs = _q2_inputs()
-    options = {} if memory_budget is None else {"memory_budget": memory_budget, "block": Q2_BLOCK}
-    with record() as log:
-        simulate(h0, types, method=method, **options, **kwargs)
-    return log.summary()["DtoH_bytes"]
+
+#: The runs ``dtoh_bytes`` measures in q2 (``label -> make(config)``, config ``(n_cells, hist_seed)``): the lesson's
+#: two methods, and runs of the grader's own that copy 8 to 400 more bytes back (drawn from the seed).
+DTOH_RUNS = {"the tree run": lambda config: SimulationRun("tree", *config),
+             f"the compact run (memory_budget={Q2_BUDGET}, block={Q2_BLOCK})":
+             lambda config: SimulationRun("compact", *config)}
+DTOH_DECOYS = {"a tree run of the grader's, copying more back":
+               lambda config: SimulationRun("tree", *config, extra_bytes=8 * (1 + config[1] % 50))}
+
+
+def _dtoh_configs(rng, info):
+    """One histogram drawn by the grader: 20 to 39 initial cells and a seed (small: every run is simulated)."""
+    return [(int(rng.integers(20, 40)), int(rng.integers(1000)))]
+
+
+_DTOH_TEST = dict(key="dtoh_bytes", configs=_dtoh_configs, call=lambda measure, run, config: measure(run),
+                  truth=lambda run, config: run.dtoh_bytes,
+                  shown=lambda label, config: f"dtoh_bytes(<{label}>) on {config[0]} cells (histogram seed "
+                                              f"{config[1]})",
+                  hints={"measure": "with record() as log: run(), then log.summary()['DtoH_bytes']: the run given, "
+                                    "not one of your own"})
 
 
 #: Threads per block of the q2 measurement.
@@ -383,8 +437,7 @@ def _budgets(rng, info):
 Q2 = question(
     "ps7.q2", "memory per level and when to batch", 4,
     answer={"tree_step_bytes": function("tree_step_bytes"), "first_level_over": function("first_level_over"),
-            "tree_dtoh_bytes": integer("tree_dtoh_bytes", minimum=0),
-            "compact_dtoh_bytes": integer("compact_dtoh_bytes", minimum=0),
+            "dtoh_bytes": measurement("dtoh_bytes"),
             "make_compact_kernel": kernel_factory("make_compact_kernel"),
             "predicted_load_bytes": function("predicted_load_bytes"),
             "measure_load_bytes": measurement("measure_load_bytes")},
@@ -399,27 +452,23 @@ Q2 = question(
                    expect=_expected_first_level_over,
                    explain=lambda a, want: "the smallest g whose step (levels g and g + 1) needs more than the "
                                            "budget"),
-        value_test("device-to-host bytes of the tree run (measured with record)", 0.5, key="tree_dtoh_bytes",
-                   expect=lambda info: Q2_TREE_DTOH_BYTES,
-                   explain=lambda got, want: "run the simulation given in the question inside "
-                                             "`with record() as log:` and read log.summary()['DtoH_bytes']"),
-        value_test(f"device-to-host bytes of the compact run, budget {Q2_BUDGET} (measured with record)", 0.5,
-                   key="compact_dtoh_bytes", expect=lambda info: Q2_COMPACT_DTOH_BYTES,
-                   explain=lambda got, want: "method='compact' with memory_budget=Q2_BUDGET and block=32, inside "
-                                             "record()"),
+        run_measurement_test("device-to-host bytes of the tree and compact runs (record(); a histogram drawn by "
+                             "the grader)", 0.5, runs=DTOH_RUNS, **_DTOH_TEST),
+        run_measurement_test("hidden: device-to-host bytes of the grader's own run (record(); a histogram drawn "
+                             "at grading time)", 0.5, runs=DTOH_DECOYS, hidden=True, **_DTOH_TEST),
         calls_test("the prediction: global bytes your q1 kernel loads for n cells, r recorded", 0.75,
                    key="predicted_load_bytes", expect=predicted_load_bytes,
                    args=lambda rng, info: [(197, 97), (1, 0), (131, 131), (int(rng.integers(2, 10**6)), 0),
                                            (int(rng.integers(1000, 10**6)), int(rng.integers(0, 1000)))],
                    explain=lambda a, want: "count what each thread must read: its flag (int32), and for a recorded "
                                            "cell its fluorescence (float64); nothing else needs global memory"),
-        kernel_measurement_test("your measure_load_bytes(), on your kernel and on the grader's, at sizes drawn by "
-                                "the grader", 0.75, key="measure_load_bytes", kernel_key="make_compact_kernel",
-                                decoys=MEASURE_DECOYS, configs=_measure_configs, launch=_measure_launch,
-                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
-                                hint="measure_load_bytes(make_kernel, n): profile(make_kernel(64), ceil(n / 64), 64, "
-                                     "flags, phis, counter, out_ids, out_phis).total.global_load_bytes on the cells "
-                                     "of measure_case(n), for the factory it is given"),
+        measured(kernel_measurement_test(
+            "your measure_load_bytes(), on your kernel and on the grader's, at sizes drawn by the grader", 0.75,
+            key="measure_load_bytes", kernel_key="make_compact_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+            launch=_measure_launch, measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+            hint="measure_load_bytes(make_kernel, n): profile(make_kernel(64), ceil(n / 64), 64, flags, phis, counter, "
+                 "out_ids, out_phis).total.global_load_bytes on the cells of measure_case(n), for the factory it is "
+                 "given")),
     ])
 
 

@@ -35,6 +35,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from numba import cuda, int32
 
@@ -50,6 +52,12 @@ __all__ = ["COUNT_SIGNATURE", "MAX_FEATURES", "MEASURE_DECOYS", "QUESTIONS", "WA
            "measure_features"]
 #: Lanes per warp: the grader's blocks are whole warps.
 WARP = 32
+
+
+def measured(test):
+    """A measurement test whose failure caps the question at half: a number that is not measured (pasted, the
+    model's prediction, another kernel's or another problem's) is not the student's work."""
+    return dataclasses.replace(test, technique=True)
 
 
 # ----------------------------------------------------------------------------- q1
@@ -248,10 +256,10 @@ Q2 = question(
                    explain=lambda args, want: "each warp adds one count per feature it holds: a full warp of 32 "
                                               "consecutive instances holds min(32, F) features, the last warp "
                                               "min(its instances, F); the block size does not matter"),
-        kernel_measurement_test("your measure(), on your kernel and on the grader's, at drawn sizes", 2,
-                                key="measure", kernel_key="feature_count_kernel", decoys=MEASURE_DECOYS,
-                                configs=_measure_configs, launch=_measure_launch,
-                                measure=lambda metrics, config: metrics["global_atomics"], rtol=0.01),
+        measured(kernel_measurement_test(
+            "your measure(), on your kernel and on the grader's, at drawn sizes", 2, key="measure",
+            kernel_key="feature_count_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+            launch=_measure_launch, measure=lambda metrics, config: metrics["global_atomics"], rtol=0.01)),
     ])
 
 QUESTIONS = (Q1, Q2)

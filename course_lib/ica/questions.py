@@ -44,6 +44,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from numba import cuda
@@ -65,6 +67,12 @@ LIMITS = {
     "hopper": {"max_warps": 64, "max_blocks": 32, "registers": 65536, "register_unit": 256,
                "shared_bytes": 228 * 1024, "shared_unit": 128, "shared_reserved": 1024},
 }
+
+
+def measured(test):
+    """A measurement test whose failure caps the question at half: a number that is not measured (pasted, the
+    model's prediction, another kernel's or another problem's) is not the student's work."""
+    return dataclasses.replace(test, technique=True)
 
 
 # ----------------------------------------------------------------------------- q1
@@ -318,14 +326,15 @@ Q2 = question(
                    explain=lambda a, want: "each block row of U (16 samples) reads all of W^T once; each block "
                                            "column (16 channels) reads its samples' C values, and each sample's "
                                            "permutation entry once (requested bytes, every lane counted)"),
-        kernel_measurement_test("your measure_load_bytes(), on your kernel and on the grader's, at channel counts "
-                                "drawn by the grader", 0.75, key="measure_load_bytes",
-                                kernel_key="minibatch_gemm_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
-                                launch=_measure_launch, measure=lambda metrics, config: metrics["global_load_bytes"],
-                                rtol=0.01,
-                                hint="measure_load_bytes(kernel, C): profile(kernel, (ceil(C / 16), ceil(B / 16)), "
-                                     "(8, 8), Wt, Xt, perm, start, U).total.global_load_bytes on the minibatch of "
-                                     "measure_case(C), for the kernel it is given"),
+        measured(kernel_measurement_test(
+            "your measure_load_bytes(), on your kernel and on the grader's, at channel counts drawn by the grader",
+            0.75,
+            key="measure_load_bytes", kernel_key="minibatch_gemm_kernel", decoys=MEASURE_DECOYS,
+            configs=_measure_configs, launch=_measure_launch,
+            measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+            hint="measure_load_bytes(kernel, C): profile(kernel, (ceil(C / 16), ceil(B / 16)), (8, 8), Wt, Xt, perm, "
+                 "start, U).total.global_load_bytes on the minibatch of measure_case(C), for the kernel it is "
+                 "given")),
     ])
 
 QUESTIONS = (Q1, Q2)

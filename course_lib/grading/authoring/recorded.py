@@ -19,7 +19,7 @@ __all__ = ["run_measurement_test"]
 
 
 def run_measurement_test(name: str, points: float, *, key: str, runs: dict, configs, call, truth, rtol: float = 0.0,
-                         hidden: bool = False, hint: str = "", hints=None):
+                         shown=None, hidden: bool = False, hint: str = "", hints=None):
     """The student's measuring function ``answer[key]``, called on the grader's runs, against ``record()``.
 
     Parameters
@@ -35,9 +35,13 @@ def run_measurement_test(name: str, points: float, *, key: str, runs: dict, conf
     call : callable
         ``call(measure, run, config) -> value``: how the student's function is called.
     truth : callable
-        ``truth(run, config) -> float``: the grader's own measurement of the same run (``record()`` around it).
+        ``truth(run, config) -> float or None``: the grader's own measurement of the same run (``record()`` around
+        it), called after the student's function with the run it was given (a run that records itself when called
+        can give what it recorded; None when it was never run).
     rtol : float
         Relative difference allowed (0: exact, for counts and bytes).
+    shown : callable, optional
+        ``shown(label, config) -> str``: the call in the feedback (default ``key(<label>, *config)``).
 
     A failure caps the question's points (``technique=True``): the measurement part scores 0 and the question at
     most its technique cap.
@@ -53,8 +57,9 @@ def run_measurement_test(name: str, points: float, *, key: str, runs: dict, conf
         results = []
         for label, config in data["cases"]:
             config = tuple(config)
-            reported = call(answer[key], runs[label](config), config)
-            results.append({"reported": reported, "want": truth(runs[label](config), config)})
+            run = runs[label](config)
+            reported = call(answer[key], run, config)
+            results.append({"reported": reported, "want": truth(run, config)})
         return results
 
     def judge(data, got, info):
@@ -64,13 +69,17 @@ def run_measurement_test(name: str, points: float, *, key: str, runs: dict, conf
             if not isinstance(result, dict):
                 raise fail("the measurements did not come back", "answer")
             value, want = result.get("reported"), result.get("want")
+            config = tuple(config)
+            call_text = shown(label, config) if shown else f"{key}(<{label}>{''.join(', ' + repr(c) for c in config)})"
+            if want is None:
+                raise fail(f"{call_text} never ran the run it was given: {key} must measure that run with record()",
+                           "measure", public=True)
             if type(want) not in (int, float):
                 raise fail("the grader's measurement did not come back", "answer")
-            shown = f"{key}(<{label}>, {', '.join(map(repr, config))})"
             if isinstance(value, bool) or type(value) not in (int, float) or not math.isfinite(value):
-                raise fail(f"{shown} is {value!r}, not a number", "answer")
+                raise fail(f"{call_text} is {value!r}, not a number", "answer")
             if not (_matches(value, want, rtol) if rtol else value == want):
-                failure = fail(f"{shown} = {value:.6g}, but record() measures {want:.6g} for that run: {key} must "
+                failure = fail(f"{call_text} = {value:.6g}, but record() measures {want:.6g} for that run: {key} must "
                                f"run and record the run it is given, on the problem it is given (the grader hands "
                                f"it runs of its own too, whose copies differ, on problems it draws)", "measure",
                                public=True)
