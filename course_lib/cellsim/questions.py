@@ -33,15 +33,20 @@
     written, the earlier warps' totals read, the block's start): about 3 measured; a scan in shared memory
     makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128.
 - ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
-  the fixed-slot tree, the first level that breaks a budget, and two transfers measured with
-  ``course_lib.sim.record``; then **predict, then measure** the global bytes the q1 kernel loads: a formula
+  the fixed-slot tree, the first level that breaks a budget, and the student's ``dtoh_bytes(run)``, which measures
+  with ``course_lib.sim.record`` the bytes a simulation ``run()`` copies back to the host. The grader calls it on
+  the lesson's two methods (:class:`SimulationRun`, ``"tree"`` and ``"compact"``) on a histogram it draws, and, in
+  a hidden test on the grading seed, on a run of its own that copies more back (``DTOH_DECOYS``); every run records
+  itself (:func:`course_lib.grading.authoring.recorded.run_measurement_test`): pasted bytes, a model of them, or
+  those of another run score 0 for the part and cap the question at half. Then **predict, then measure** the global
+  bytes the q1 kernel loads: a formula
   of n and the number of recorded cells (checked against the cost model 4 n + 8 r), and the student's
   ``measure_load_bytes(make_kernel, n)``, which measures with the profiler the global bytes loaded by
   ``make_kernel(64)`` on the cells of :func:`measure_case`. The grader calls it on the student's factory and on
   decoys of its own (``MEASURE_DECOYS``: a kernel loading every cell's fluorescence, one counting the flags
   before each cell from global memory), for sizes it draws at grading time, and profiles each launch itself
   (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
-  not match the decoys.
+  not match the decoys, and a measurement that fails caps the question at half.
 - ``ps7.q3`` (4 points): **the level loop, written on the host, with the totals kept on the device**. Two
   kernels are given (:func:`divide_cells`, :func:`keep_daughters`): the first splits every live cell of a level
   into two daughters and flags those bright enough to keep, the second packs the kept daughters into the next
