@@ -160,17 +160,18 @@ def test_q2_channel_counts_are_drawn_at_grading_time_with_partial_tiles():
     lambda kernel, c: 1.1 * questions.predicted_load_bytes(c, questions.MEASURE_BATCH),  # a guess
     lambda kernel, c: questions.predicted_load_bytes(c, questions.MEASURE_BATCH),  # the model's prediction
     lambda kernel, c: {23: 39_560, 47: 117_624}.get(c, 40_000),  # numbers pasted from a run
-], ids=["guess", "prediction", "pasted"])
-def test_q2_a_measurement_that_does_not_run_the_kernel_it_is_given_fails(measure):
+    lambda kernel, c: _q2()["measure_load_bytes"](kernel, 23),  # always the same problem, whatever C is given
+], ids=["guess", "prediction", "pasted", "always_the_same_problem"])
+def test_q2_a_measurement_that_does_not_run_the_kernel_it_is_given_scores_nothing_and_caps_the_question(measure):
     result = grade("ps6.q2", _answers(measure_load_bytes=measure))
-    assert result.points == 3.25 and "the course's profiler measures" in failures(result), str(result)
+    assert result.points == 2 and result.capped and "the course's profiler measures" in failures(result), str(result)
 
 
 def test_q2_a_measurement_of_another_kernel_than_the_one_given_fails():
     q2 = _q2()
     own, fixed = q2["measure_load_bytes"], q2["minibatch_gemm_kernel"]
     result = grade("ps6.q2", _answers(measure_load_bytes=lambda kernel, c: own(fixed, c)))
-    assert result.points == 3.25 and "one of its own kernels" in failures(result), str(result)
+    assert result.points == 2 and "one of its own kernels" in failures(result), str(result)
 
 
 def test_q2_a_permutation_entry_per_staged_element_is_not_the_model():
