@@ -11,17 +11,26 @@
   int32 (N,) in [0, F), ``feature_count`` int32 (F,), zeroed, the output. Graded on results against NumPy's
   ``bincount`` (N = 0, 1, B - 1, B + 1, a prime N, features with no instance, every instance of one feature,
   random hidden sizes), under the race checker, and by the technique's signature (``COUNT_SIGNATURE``), measured
-  by the profiler on two configurations: blocks of 64 threads (N = 320, F = 6) and blocks of 96 threads with a
-  partial last block (N = 293, a prime; F = 7, one feature without instances). Its features and bounds come from
-  the cost model of the technique (per warp: one agreement among the lanes, one global atomic per distinct
-  feature):
+  by the profiler on three fixed configurations: blocks of 64 threads (N = 320, F = 6), blocks of 96 threads with a
+  partial last block (N = 293, a prime; F = 7, one feature without instances) and blocks of one warp (N = 203,
+  F = 5); and, in a hidden test, on two configurations drawn from the grading seed: N in [4000, 60000), F in
+  [1, 32], blocks of one warp and blocks of 2 to 16 warps, of whose grid 3 blocks (any, the partial last one
+  included) are drawn too and profiled (:func:`course_lib.grading.authoring.signature.sample_blocks`), each
+  feature counted over the blocks that ran. A kernel whose technique depends on the configuration (on the block
+  size, on N) fails there. Its features and bounds come from the cost model of the technique (per warp: one
+  agreement among the lanes, one global atomic per distinct feature):
 
   * global atomics: between the sum over the warps of the features each holds and warps x F; one global atomic
     per instance costs N, counts privatised per block fewer than the warps hold (the technique is not that);
   * atomics of any kind: at most warps x F (no shared atomic per instance);
   * thread span (busiest thread's statements over the mean): at most 2.5: every lane takes part in its warp's
     agreement; one thread counting for the others runs about 32 times more;
-  * SIMT efficiency: at least 0.6 (only the adding lanes and the partial last warp diverge).
+  * SIMT efficiency: at least 0.6 (only the adding lanes and the partial last warp diverge);
+  * global load sectors per request: at most :data:`MAX_SECTORS_PER_REQUEST` (a warp's 32 consecutive int32
+    instances are 4 sectors; instances read a grid apart put every lane in its own sector, up to 32);
+  * warp share (busiest warp's instructions over its block's mean): at most :data:`MAX_WARP_SHARE` (about 1 when
+    every warp counts its own instances; the warps per block when one warp counts the block's while the others
+    wait).
 - ``ps8.q2`` (4 points): **predict, then measure** the global atomics. Answer: ``{"feature_count_kernel": kernel,
   "predicted_global_atomics": f(n, block, n_features), "measure": g(kernel, n, block, n_features)}``. The
   prediction is checked against the cost model for the features ``i % F``: the sum over the warps of
@@ -30,7 +39,8 @@
   on decoys of its own (one global atomic per instance; one thread per block totalling every feature, zeros merged
   too), on sizes, blocks
   and feature counts it draws at grading time (:func:`measure_features` gives the instances), and profiles each
-  launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys.
+  launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys, scores 0 for the
+  measurement and caps the question at half.
 """
 
 from __future__ import annotations
@@ -43,7 +53,8 @@ from numba import cuda, int32
 from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
 from ..grading.authoring.measuring import kernel_measurement_test
-from ..grading.authoring.signature import Feature, at_least, at_most, between, signature_test
+from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
+                                           sample_blocks, signature_test, warp_share)
 
 PROBLEM_SET = "ps8"
 #: Most features q1's kernel counts: its per-block counts are a shared array of a constant size.
@@ -52,6 +63,15 @@ __all__ = ["COUNT_SIGNATURE", "MAX_FEATURES", "MEASURE_DECOYS", "QUESTIONS", "WA
            "measure_features"]
 #: Lanes per warp: the grader's blocks are whole warps.
 WARP = 32
+#: Most global load sectors per request: 4 when a warp's lanes read consecutive int32 instances, slack for a
+#: partial warp's and stray loads; instances read a grid (or any stride of 8 or more) apart give up to 32.
+MAX_SECTORS_PER_REQUEST = 6
+#: Most ``warp_share`` (busiest warp's instructions over the block's mean): 1 when the warps share the work, the
+#: warps per block when one of them does it.
+MAX_WARP_SHARE = 1.5
+#: Largest block the grader draws (a multiple of 32) and the range of N of its drawn configurations.
+MAX_DRAWN_BLOCK = 512
+DRAWN_N = (4_000, 60_000)
 
 
 def measured(test):
@@ -80,7 +100,8 @@ def launch_counts(answer, d):
     """ceil(N / B) blocks of B threads (one block when N = 0); the counts start at 0."""
     n, block = len(d["features"]), d["block"]
     args = {"features": np.asarray(d["features"], np.int32), "feature_count": np.zeros(d["n_features"], np.int32)}
-    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("feature_count",))
+    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("feature_count",),
+                  blocks=d.get("blocks"))
 
 
 def expect_counts(d):
@@ -89,9 +110,25 @@ def expect_counts(d):
                                          minlength=d["n_features"]).astype(np.int32)}
 
 
+def _ran_blocks(d):
+    """The blocks the profiler runs: the grader's sample (``d["blocks"]``) or the whole grid."""
+    grid = max(1, -(-len(d["features"]) // d["block"]))
+    return range(grid) if d.get("blocks") is None else d["blocks"]
+
+
+def _ran_warps(d):
+    """The instances of each warp of the blocks that run (warps past N hold none and are left out)."""
+    features = np.asarray(d["features"], np.int64)
+    warps = []
+    for block in _ran_blocks(d):
+        for start in range(block * d["block"], min((block + 1) * d["block"], features.size), WARP):
+            warps.append(features[start:start + WARP])
+    return warps
+
+
 def _warps(d):
-    """Warps holding at least one instance."""
-    return -(-len(d["features"]) // WARP)
+    """Warps holding at least one instance, among the blocks that run."""
+    return len(_ran_warps(d))
 
 
 def _merges(d):
@@ -101,12 +138,12 @@ def _merges(d):
 
 def _distinct_per_warp(d):
     """The fewest global atomics of the technique: each warp adds every feature it holds once."""
-    features = np.asarray(d["features"], np.int64)
-    return sum(len(np.unique(features[start:start + WARP])) for start in range(0, features.size, WARP))
+    return sum(len(np.unique(warp)) for warp in _ran_warps(d))
 
 
 def _label(d):
-    return f"for N = {len(d['features'])}, F = {d['n_features']}, blocks of {d['block']}"
+    sampled = "" if d.get("blocks") is None else f", {len(d['blocks'])} blocks drawn"
+    return f"for N = {len(d['features'])}, F = {d['n_features']}, blocks of {d['block']}{sampled}"
 
 
 COUNT_SIGNATURE = (
@@ -124,6 +161,15 @@ COUNT_SIGNATURE = (
     Feature("SIMT efficiency", lambda m, d: m["simt_efficiency"], at_least(0.6),
             "the lanes of a warp run the same steps: only the adding lanes and the partial last warp diverge",
             "at least 0.6"),
+    load_sectors_per_request(at_most(MAX_SECTORS_PER_REQUEST),
+                             "the 32 lanes of a warp read 32 consecutive instances (instance i by thread i of the "
+                             "grid), so a load request touches the 4 sectors of 128 bytes; instances read a grid "
+                             "apart put each lane in its own sector",
+                             "4 sectors per request of 32 int32; 32 when every lane's word lies in its own sector"),
+    warp_share(at_most(MAX_WARP_SHARE),
+               "every warp of the block agrees on and adds its own 32 instances; no warp counts for the others "
+               "while they wait", "the same steps per warp: about 1; one warp doing the block's work: the warps "
+                                  "per block"),
 )
 
 
@@ -137,6 +183,18 @@ def _hidden(rng, info):
     n = int(rng.integers(0, 3 * block + 7))
     f = int(rng.integers(1, MAX_FEATURES + 1))
     return _random(n, f, block, int(rng.integers(1 << 30)), used=int(rng.integers(1, f + 1)))
+
+
+def _drawn(one_warp):
+    """A configuration drawn at grading time: N in DRAWN_N, F in [1, 32], blocks of one warp or of 2 to
+    MAX_DRAWN_BLOCK / 32 warps, and 3 blocks of the grid drawn for the profiler (:func:`sample_blocks`)."""
+    def inputs(rng, info):
+        block = WARP if one_warp else WARP * int(rng.integers(2, MAX_DRAWN_BLOCK // WARP + 1))
+        n, f = int(rng.integers(*DRAWN_N)), int(rng.integers(1, MAX_FEATURES + 1))
+        data = _random(n, f, block, int(rng.integers(1 << 30)))
+        return {**data, "blocks": sample_blocks(rng, max(1, -(-n // block)))}
+
+    return inputs
 
 
 def _one_feature(rng, info):
@@ -167,9 +225,12 @@ Q1 = question(
         result_test("hidden: random sizes, blocks and features", 0.5, inputs=_hidden, hidden=True, **_Q1),
         race_test("race check, blocks of 64 (two warps)", 0.5, technique=True,
                   inputs=_case(150, 6, 64, seed=5), **_Q1),
-        signature_test("warp-aggregated atomics, measured (profiler; blocks of 64 and of 96)", 2,
-                       configs=[_case(320, 6, 64), _case(293, 7, 96, used=6)], label=_label,
+        signature_test("warp-aggregated atomics, measured (profiler; blocks of 64, of 96 and of one warp)", 1.5,
+                       configs=[_case(320, 6, 64), _case(293, 7, 96, used=6), _case(203, 5, WARP)], label=_label,
                        features=COUNT_SIGNATURE, **_Q1),
+        signature_test("hidden: warp-aggregated atomics on sizes, features and blocks drawn at grading time "
+                       "(profiler, a sample of the blocks)", 0.5, hidden=True,
+                       configs=[_drawn(one_warp=True), _drawn(one_warp=False)], features=COUNT_SIGNATURE, **_Q1),
     ])
 
 
