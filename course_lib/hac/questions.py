@@ -7,9 +7,12 @@
   ``check("ps5.q1", fusion_warp)``, a kernel launched as ``fusion_warp[1, 32 * w](keys, weights,
   src, dst)`` for any number w >= 1 of warps. Graded on results (guarded buffers) on awkward inputs
   and blocks of 1 to 4 warps, the race and warp checker (two warps), and the technique's signature
-  (``WARP_SCAN_SIGNATURE``) measured by the profiler on two configurations: blocks of 64 threads
-  (two warps) on long runs crossing the chunks and the blocks, and blocks of 96 threads (three
-  warps, not a power of two) on 37 short runs, a partial last chunk and a partial block. Each
+  (``WARP_SCAN_SIGNATURE``) measured by the profiler on three configurations: blocks of 64 threads
+  (two warps) on long runs crossing the chunks and the blocks, blocks of 96 threads (three
+  warps, not a power of two) on 37 short runs, a partial last chunk and a partial block, and a block of one
+  warp on long runs; and, in a hidden test, on two configurations drawn from the grading seed (3 to 20 runs of 1
+  to 80 entries, a block of one warp and one of 2 to :data:`MAX_DRAWN_WARPS` warps). A kernel whose technique
+  depends on the block (thread 0 walking the keys when the block is one warp) fails there. Each
   feature counts per *warp chunk*, the 32 keys one warp takes in one pass of the block (passes x
   warps of them). Features and bounds, from the cost model of a segmented Hillis-Steele scan in
   registers (log2(32) = 5 steps, each shifting 1 to 4 values by ``shfl_up_sync``, then up to 8
@@ -19,17 +22,19 @@
     by ``match_any_sync``) and 5 x 4 + 8 = 28 (a shared-memory scan has none, lane 0 fetching the
     others' values one by one has 31 or more per value);
   * atomic operations: none;
-  * global and shared memory requests per warp chunk: between 1 and 24 (a key, a weight and the next
-    key loaded, three tombstone stores and the sum: 7; the carry handed on in turns: up to 6, or the
+  * global and shared memory requests per warp chunk: between 1 and 24, or 12 + 2 w for w > 4 warps (a key, a
+    weight and the next key loaded, three tombstone stores and the sum: 7; the carry handed on in turns: up to 6, or the
     states of the warps below folded by each warp: 10 on average in a block of four warps; a scan
     through shared memory reads three values and writes one at each of 5 or more steps, 27 or more
     in all; a lane looping over the keys makes one per key);
-  * block-wide barriers per warp chunk: at most 2 (one per warp's turn with the carry and one before
-    the first, or two per pass when the warps publish their states at once; a scan in shared memory
-    waits at two per step, 2 x log2(32 w) >= 10 per pass of the block);
+  * block-wide barriers per warp chunk: at most 2, and one more before the first pass (one per warp's turn with
+    the carry, or two per pass when the warps publish their states at once: 2 per chunk for a block of one warp;
+    a scan in shared memory waits at two per step, 2 x log2(32 w) >= 10 per pass of the block);
   * thread span (busiest lane's statements / mean): at most 1.3 (every lane does the same steps);
   * SIMT efficiency (active lanes per warp instruction / 32): at least 0.8 (work one lane does while
-    the others wait lowers it).
+    the others wait lowers it);
+  * warp share (busiest warp's instructions over the block's mean): at most :data:`MAX_WARP_SHARE` (about 1
+    when every warp scans its chunk of each pass; w when one warp scans the block's keys while the others wait).
 - ``ps5.q2`` (4 points): measure and explain. Answer: ``{"amdahl": f(stage_seconds,
   accelerated, speedup), "copies": g(loop, n, seed)}``: Amdahl's law from measured stage
   times, and the host<->device copies (both directions) of one iteration of the clustering loop
@@ -49,7 +54,7 @@ import numpy as np
 from ..grading.core import TestFailure
 from ..grading.authoring.harness import Launch, calls_test, function, kernel, question, race_test, result_test
 from ..grading.authoring.recorded import run_measurement_test
-from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
+from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test, warp_share
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
@@ -66,10 +71,21 @@ RTOL = 1e-5
 #: writes its sum at each of its 5 or more steps (7 + 20 = 27 or more); one lane looping over the keys makes one
 #: request per key (32 or more).
 MAX_REQUESTS_PER_CHUNK = 24
+
+
+def max_requests_per_chunk(data):
+    """MAX_REQUESTS_PER_CHUNK up to four warps; beyond, the fold of the warps below grows by 2 per warp on average
+    (12 + 2 w: 28 for eight warps, below the 32 of a lane looping over the keys and the 39 of a shared scan)."""
+    return max(MAX_REQUESTS_PER_CHUNK, 12 + 2 * int(data.get("block", WARP)) // WARP)
 #: Block-wide barriers per warp chunk: one per warp's turn with the carry plus one before the first pass, or two per
 #: pass (2 / w per warp chunk) when the warps publish their states at once. A scan in shared memory waits at two per
 #: step: 2 x log2(32 w) >= 12 per pass of a block of w >= 2 warps, 6 or more per warp chunk with the grader's blocks.
 MAX_BARRIERS_PER_CHUNK = 2
+#: Most ``warp_share`` (busiest warp's instructions over the block's mean): about 1 when every warp scans its chunk
+#: of each pass, w when one warp of w scans the block's keys while the others wait.
+MAX_WARP_SHARE = 1.5
+#: Most warps per block of the configurations the grader draws (the kernel takes any number w >= 1).
+MAX_DRAWN_WARPS = 8
 
 
 # ----------------------------------------------------------------------------- q1
@@ -202,19 +218,22 @@ WARP_SCAN_SIGNATURE = (
             "down with cuda.shfl_up_sync, then a few broadcasts (cuda.shfl_sync)",
             "5 steps x 1-4 values + up to 8 broadcasts"),
     no_atomics("the run's last lane writes its sum; no atomics", "one writer per run"),
-    Feature("memory requests per warp chunk", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),
+    Feature("memory requests per warp chunk", memory_requests, between(1, max_requests_per_chunk),
             "one key per lane and chunk, the scan in registers, only the carry between warps in shared memory (no "
             "shared-memory scan, no lane looping over a run)",
             "7 loads and stores per chunk + the carry between warps"),
     Feature("block-wide barriers per warp chunk", lambda m, d: m["barriers_per_block"] / _chunks(d),
-            at_most(MAX_BARRIERS_PER_CHUNK),
+            at_most(lambda d: MAX_BARRIERS_PER_CHUNK + 1 / _chunks(d)),
             "the warps scan without barriers; they wait only to hand the carry on, one cuda.syncthreads() per warp",
-            "one barrier per warp's turn + one"),
+            "one barrier per warp's turn, or two per pass, + one before the first pass"),
     Feature("thread span (busiest lane's statements / mean)", lambda m, d: m["thread_span"], at_most(1.3),
             "every lane takes the same scan steps for its own key", "the same work per lane"),
     Feature("SIMT efficiency (active lanes per warp instruction / 32)", lambda m, d: m["simt_efficiency"],
             between(0.8, 1.0), "all 32 lanes scan together; no lane works alone while the others wait",
             "every lane active in the scan"),
+    warp_share(at_most(MAX_WARP_SHARE),
+               "every warp of the block scans its own chunk of each pass; no warp scans the block's keys while the "
+               "others wait at the barriers", "the same steps per warp: about 1; one warp doing the block's work: w"),
 )
 
 _FUSION = kernel("fusion_warp")
@@ -230,6 +249,17 @@ def _hidden_random(rng, info):
     block = WARP * int(rng.integers(1, 5))
     return {**fusion_case(int(rng.integers(1, 12)), lambda r: r.integers(1, 2 * WARP), 0, int(rng.integers(1 << 30))),
             "block": block}
+
+
+def _drawn(one_warp):
+    """A configuration drawn at grading time: a block of one warp, or of 2 to MAX_DRAWN_WARPS warps, over 3 to
+    20 runs of 1 to 80 entries (runs crossing chunks and passes, a partial last pass)."""
+    def inputs(rng, info):
+        warps = 1 if one_warp else int(rng.integers(2, MAX_DRAWN_WARPS + 1))
+        return {**fusion_case(int(rng.integers(3, 21)), lambda r: r.integers(1, 81), 0, int(rng.integers(1 << 30))),
+                "block": WARP * warps}
+
+    return inputs
 
 
 Q1 = question(
@@ -268,9 +298,14 @@ Q1 = question(
                   inputs=case(5, lambda r: r.integers(1, WARP + 9), 0, 2 * WARP),
                   launch=launch_fusion, expect=expected_fusion, compare=compare_fusion),
         signature_test("the warp-scan technique, measured (profiler; long runs on blocks of 64, 37 short ones on "
-                       "blocks of 96)", 1.5, configs=[case(2, _long_runs, 0, 2 * WARP), case(37, pairs, 0, 3 * WARP)],
+                       "blocks of 96, long runs on one warp)", 1, configs=[case(2, _long_runs, 0, 2 * WARP),
+                                                                          case(37, pairs, 0, 3 * WARP),
+                                                                          case(3, _long_runs, 0, WARP)],
                        **_Q1, features=WARP_SCAN_SIGNATURE,
                        label=lambda d: f"for {len(d['keys'])} keys, blocks of {d['block']}"),
+        signature_test("hidden: the warp-scan technique on runs and blocks drawn at grading time (profiler; one "
+                       "warp, and 2 to 8 warps)", 0.5, hidden=True, configs=[_drawn(True), _drawn(False)], **_Q1,
+                       features=WARP_SCAN_SIGNATURE),
     ])
 
 
