@@ -11,10 +11,14 @@
   out_phis)`` launched as ``kernel[ceil(n / block), block]``. Blocks may reserve in any order, so the
   packed order of the blocks is free; within the output, slot k holds a recorded cell's index and its
   fluorescence. Graded on results (guarded buffers, awkward sizes), the race and barrier checker, and the
-  technique's signature (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the profiler on two
-  launches, block 64 with n = 197 and block 128 with n = 131 (two and four warps, both with a partial last
-  block). Features and bounds (``COMPACT_SIGNATURE``), from the cost model of ceil(n / B) blocks of B threads,
-  a share p of the cells recorded:
+  technique's signature (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the
+  profiler on three launches, block 64 with n = 197, block 128 with n = 131 and block 32 with n = 150 (two, four and one warp, each
+  with a partial last block), and, in a hidden test, on two launches drawn from the grading seed: n in [2000,
+  40000), a share of recorded cells in [0.2, 0.8], blocks of one warp and of 64 or 128 threads, of whose grid 3
+  blocks (any, the partial last one included) are drawn too and profiled
+  (:func:`course_lib.grading.authoring.signature.sample_blocks`), each feature counted over the blocks that ran. A
+  kernel (or factory) whose technique depends on the block size or on n fails there. Features and bounds
+  (``COMPACT_SIGNATURE``), from the cost model of ceil(n / B) blocks of B threads, a share p of the cells recorded:
 
   * atomics per block: at most 1 (the block's reservation). One atomic per recorded cell gives about B p per
     block;
@@ -25,13 +29,15 @@
     runs log2(B) steps with every lane of the block active; only the guarded loads and stores of the partial
     last block and the one reserving thread run with fewer. One thread scanning (or compacting) its block
     runs B steps on one lane, so the efficiency falls towards 1 / 32 (about 0.12 measured for B = 64 and 128);
-  * block barriers per block: at least 1. The warps' totals cross the block's warps through shared memory, and
-    only a block barrier orders them (a warp barrier does not);
+  * block barriers per block: at least 1 for blocks of several warps. The warps' totals cross the block's warps
+    through shared memory, and only a block barrier orders them (a warp barrier does not);
   * warp shuffles per warp: at least 5 (log2(32) steps of the warp's scan in registers); a scan in shared
     memory makes none;
   * shared-memory requests per warp: at most :data:`MAX_SHARED_PER_WARP`. The warp scan needs a few (its total
     written, the earlier warps' totals read, the block's start): about 3 measured; a scan in shared memory
-    makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128.
+    makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128;
+  * warp share (busiest warp's instructions over its block's mean): at most :data:`MAX_WARP_SHARE` (about 1 when
+    every warp scans its own flags; the warps per block when one warp scans the block's while the others wait).
 - ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
   the fixed-slot tree, the first level that breaks a budget, and the student's ``dtoh_bytes(run)``, which measures
   with ``course_lib.sim.record`` the bytes a simulation ``run()`` copies back to the host. The grader calls it on
@@ -73,7 +79,8 @@ from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, funct
                                          measurement, question, race_test, result_test, unguard)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.recorded import run_measurement_test
-from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
+from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, sample_blocks,
+                                           signature_test, warp_share)
 from .model import tree_level_bytes
 
 PROBLEM_SET = "ps7"
@@ -92,12 +99,17 @@ def measured(test):
 # ----------------------------------------------------------------------------- q1
 #: Block sizes the grader asks the answer's factory for.
 BLOCKS = (32, 64, 128)
-#: The launches whose technique is measured: (block, n, share recorded). Both have a partial last block.
-TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6))
+#: The launches whose technique is measured: (block, n, share recorded). Each has a partial last block.
+TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6), (32, 150, 0.5))
 #: Least SIMT efficiency of a parallel block scan (the module docstring gives the cost model).
 MIN_SIMT = 0.4
 #: Most shared-memory requests per warp in q1: the warps' totals and the block's start, with slack.
 MAX_SHARED_PER_WARP = 10
+#: Most ``warp_share`` in q1 (busiest warp's instructions over its block's mean): about 1 when every warp scans its
+#: flags, the warps per block when one warp scans the block's.
+MAX_WARP_SHARE = 1.5
+#: The range of n of the configurations the grader draws (a sample of 3 blocks profiled).
+DRAWN_N = (2_000, 40_000)
 
 
 def cells_case(n, p_recorded, block, seed):
@@ -124,7 +136,7 @@ def launch_compact(answer, data):
     args = {"flags": flags, "phis": np.asarray(data["phis"], np.float64), "counter": np.zeros(1, np.int32),
             "out_ids": np.full(total, -1, np.int32), "out_phis": np.full(total, np.nan)}
     return Launch(answer.kernel(block), max(1, -(-flags.size // block)), block, args,
-                  outputs=("counter", "out_ids", "out_phis"))
+                  outputs=("counter", "out_ids", "out_phis"), blocks=data.get("blocks"))
 
 
 def expected_compact(data):
@@ -179,34 +191,58 @@ def _sorted_exact(got, expected, name):
 
 def _label(data):
     flags = np.asarray(data["flags"])
-    return f"for n = {flags.size} cells, {int(flags.sum())} recorded, block = {data['block']}"
+    sampled = "" if data.get("blocks") is None else f", {len(data['blocks'])} blocks drawn"
+    return f"for n = {flags.size} cells, {int(flags.sum())} recorded, block = {data['block']}{sampled}"
+
+
+def _drawn(one_warp):
+    """A configuration drawn at grading time: n in DRAWN_N, a share of recorded cells in [0.2, 0.8], blocks of one
+    warp or of 64 or 128 threads, and 3 blocks of the grid drawn for the profiler (:func:`sample_blocks`)."""
+    def inputs(rng, info):
+        block = 32 if one_warp else int(rng.choice(BLOCKS[1:]))
+        n = int(rng.integers(*DRAWN_N))
+        data = cells_case(n, float(rng.uniform(0.2, 0.8)), block, int(rng.integers(1 << 30)))
+        return {**data, "blocks": sample_blocks(rng, -(-n // block))}
+
+    return inputs
+
+
+def _ran_cells(data):
+    """The flags of the cells whose blocks the profiler runs: the grader's sample (``data["blocks"]``) or all."""
+    flags, block = np.asarray(data["flags"]), int(data["block"])
+    if data.get("blocks") is None:
+        return flags
+    return np.concatenate([flags[b * block:(b + 1) * block] for b in data["blocks"]])
 
 
 def atomics_per_block(metrics, data):
-    return metrics["atomics"] / max(1, -(-len(data["flags"]) // data["block"]))
+    """Atomics over the blocks that ran (the profile's ``blocks``: the sample, or the grid)."""
+    return metrics["atomics"] / max(1.0, metrics["blocks"])
 
 
 def load_bytes_per_cell(metrics, data):
-    return metrics["global_load_bytes"] / max(1, len(data["flags"]))
+    return metrics["global_load_bytes"] / max(1, len(_ran_cells(data)))
 
 
 def load_bytes_bound(data):
     """Each flag read at most twice (8 bytes), each recorded cell's fluorescence once (8 bytes), 25% slack on
-    the fluorescence."""
-    flags = np.asarray(data["flags"])
-    return 0.0, 8.0 + 10.0 * int(flags.sum()) / flags.size
-
-
-def _launched_warps(data):
-    return max(1, -(-len(data["flags"]) // data["block"])) * data["block"] // 32
+    the fluorescence; over the cells of the blocks that run."""
+    flags = _ran_cells(data)
+    return 0.0, 8.0 + 10.0 * int(flags.sum()) / max(1, flags.size)
 
 
 def shuffles_per_warp(metrics, data):
-    return metrics["shuffles"] / _launched_warps(data)
+    """Shuffles over the warps that ran (the profile's ``warps``)."""
+    return metrics["shuffles"] / max(1.0, metrics["warps"])
 
 
 def shared_requests_per_warp(metrics, data):
-    return metrics["shared_requests"] / _launched_warps(data)
+    return metrics["shared_requests"] / max(1.0, metrics["warps"])
+
+
+def least_barriers(data):
+    """A block of several warps orders its warps' totals with a block barrier; a block of one warp needs none."""
+    return 1 if int(data["block"]) > 32 else 0
 
 
 def simt_efficiency(metrics, data):
@@ -227,9 +263,10 @@ COMPACT_SIGNATURE = (
             "all threads of the block take part in each of the scan's log2(block) steps (not one thread scanning "
             "the whole block)",
             "log2(B) steps with every lane active; one lane scanning B values falls towards 1 / 32"),
-    block_barriers(at_least(1),
+    block_barriers(at_least(least_barriers),
                    "the warps' totals cross the block's warps through shared memory: a block barrier orders them "
-                   "(a warp barrier does not)", "blocks of 64 and 128 threads are two and four warps"),
+                   "(a warp barrier does not)", "blocks of 64 and 128 threads are two and four warps; one warp needs "
+                                                "none"),
     Feature("a warp scan in registers (warp shuffles per warp)", shuffles_per_warp, at_least(5),
             "each warp scans its 32 flags in registers with cuda.shfl_up_sync, log2(32) = 5 steps",
             "5 shuffles per warp; a scan in shared memory makes none"),
@@ -237,6 +274,9 @@ COMPACT_SIGNATURE = (
             at_most(MAX_SHARED_PER_WARP),
             "only each warp's total and the block's start go through shared memory, not every step of the scan",
             "about 3 per warp; a scan in shared memory makes 20 or more"),
+    warp_share(at_most(MAX_WARP_SHARE),
+               "every warp of the block scans its own 32 flags; no warp scans (or compacts) the block while the others "
+               "wait", "the same steps per warp: about 1; one warp doing the block's work: the warps per block"),
 )
 
 
@@ -270,9 +310,14 @@ Q1 = question(
                     **_Q1),
         race_test("race and barrier check (n = 131, block 128)", 1, inputs=case(131, 0.5, 128),
                   launch=launch_compact, expect=expected_compact, compare=_sorted_exact),
-        signature_test("the warp-scan compaction technique, measured (profiler; block 64, n = 197 and block 128, "
-                       "n = 131)", 1.5, configs=[case(n, p, block) for block, n, p in TECHNIQUE_CASES],
+        signature_test("the warp-scan compaction technique, measured (profiler; block 64, n = 197, block 128, "
+                       "n = 131 and block 32, n = 150)", 1,
+                       configs=[case(n, p, block) for block, n, p in TECHNIQUE_CASES],
                        launch=launch_compact, expect=expected_compact, compare=_sorted_exact, label=_label,
+                       features=COMPACT_SIGNATURE),
+        signature_test("hidden: the warp-scan compaction technique on sizes and blocks drawn at grading time "
+                       "(profiler, a sample of the blocks)", 0.5, hidden=True, configs=[_drawn(True), _drawn(False)],
+                       launch=launch_compact, expect=expected_compact, compare=_sorted_exact,
                        features=COMPACT_SIGNATURE),
     ])
 
