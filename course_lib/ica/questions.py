@@ -7,8 +7,13 @@
   four outputs held in registers, the operands staged tile by tile in shared memory. Graded on results
   (guarded buffers, awkward C and B), the race and barrier checker, and the technique's signature
   (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the profiler on two launches of blocks of
-  64 threads (two warps) with partial tiles both ways: C = 40, B = 37 and C = 20, B = 21. Features and bounds
-  (``GEMM_SIGNATURE``), from the cost model of a launch of ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
+  64 threads (two warps) with partial tiles both ways: C = 40, B = 37 and C = 20, B = 21; and, in a hidden test, on
+  a launch drawn from the grading seed over the whole range of the unit's channel counts, C in (48,
+  ``MAX_CHANNELS`` = 256], B = 16 k + r (k in [1, 12], r in [12, 15]), of whose grid :data:`DRAWN_BLOCKS` blocks
+  are drawn too and profiled (:func:`course_lib.grading.authoring.signature.sample_blocks`; each feature counted
+  over the blocks that ran), and on C = 24, B = 30. A kernel whose technique depends on C (tiling only up to 48
+  channels) fails there. Features and bounds (``GEMM_SIGNATURE``), from the cost model of a launch of
+  ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
 
   * global loads over the tiled model: at most 1.5. Block (i, j) reads the 16 samples of row block j (C
     doubles each, and each sample's permutation entry once) and the 16 columns of W^T of block column i (C
@@ -28,7 +33,11 @@
     k staged, chunks of 4 to 16 channels. A warp barrier (syncwarp) does not order the block's two warps;
   * global load bytes per request: at least 32 (8 lanes of 4 bytes): the block stages each tile together,
     each thread its own elements; one thread staging it issues requests of one lane;
-  * atomic operations: none (each output has one owner, which stores it once).
+  * atomic operations: none (each output has one owner, which stores it once);
+  * in the hidden test (``DRAWN_SIGNATURE``), the warp share (busiest warp's instructions over its block's mean):
+    at most :data:`MAX_WARP_SHARE`, about 1 when both warps stage and compute their share, about 2 when one warp
+    does the block's work while the other waits at the barriers (the drawn B leaves both warps rows in the last
+    tile).
 - ``ps6.q2`` (4 points): predict and explain launches and occupancy, then **predict, then measure** the
   global loads of the student's own q1 kernel. Answer: ``{"launches_per_step": f(method, n_samples, batch),
   "occupancy": g(threads_per_block, registers_per_thread, shared_bytes_per_block, limits),
@@ -38,8 +47,9 @@
   :func:`measure_case` (B = 37). The grader calls it on the student's kernel and on decoys of its own
   (``MEASURE_DECOYS``: a GEMM reading every operand from global memory, one thread per block computing its tile
   sample by sample) for two channel counts it draws at grading time, and profiles each launch itself
-  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's
-  prediction, do not match the decoys.
+  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, the model's
+  prediction, a measurement of another kernel or of another problem do not match, score 0 for the measurement and
+  cap the question at half.
 """
 
 from __future__ import annotations
@@ -54,7 +64,9 @@ from ..grading.authoring.harness import (Answer, Launch, calls_test, close, func
                                          race_test, result_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
-                                           no_atomics, shared_bytes_per_block, signature_test)
+                                           no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
+                                           warp_share)
+from .data import MAX_CHANNELS
 from .model import Arch, launches_per_minibatch, occupancy
 
 PROBLEM_SET = "ps6"
@@ -113,7 +125,7 @@ def launch_gemm(answer, data):
     U = np.full((batch, n_channels), np.nan)
     return Launch(answer.kernel(), (tiles(n_channels), tiles(batch)), (THREADS, THREADS),
                   {"Wt": Wt, "Xt": np.asarray(data["Xt"], np.float64), "perm": np.asarray(data["perm"], np.int32),
-                   "start": np.int64(data["start"]), "U": U}, outputs=("U",))
+                   "start": np.int64(data["start"]), "U": U}, outputs=("U",), blocks=data.get("blocks"))
 
 
 def expected_u(data):
@@ -130,15 +142,33 @@ def tiled_load_bytes(data):
     return 8 * n_channels ** 2 * tiles(batch) + (8 * n_channels + 4) * batch * tiles(n_channels)
 
 
+def _ran_blocks(data):
+    """The blocks ``(i, j)`` the profiler runs: the grader's sample (``data["blocks"]``) or the whole grid."""
+    n_channels, batch = len(data["Wt"]), int(data["batch"])
+    if data.get("blocks") is None:
+        return [(i, j) for i in range(tiles(n_channels)) for j in range(tiles(batch))]
+    return [(int(b[0]), int(b[1])) for b in data["blocks"]]
+
+
+def sampled_load_bytes(data):
+    """:func:`tiled_load_bytes` over the blocks that run: block (i, j) reads its rows' C values and permutation
+    entries (8 C + 4 bytes a sample) and its columns of W^T (8 C bytes a channel), each once."""
+    n_channels, batch = len(data["Wt"]), int(data["batch"])
+    total = 0
+    for i, j in _ran_blocks(data):
+        rows, columns = min(TILE, batch - TILE * j), min(TILE, n_channels - TILE * i)
+        total += (8 * n_channels + 4) * rows + 8 * n_channels * columns
+    return total
+
+
 def load_ratio(metrics, data):
-    return metrics["global_load_bytes"] / tiled_load_bytes(data)
+    return metrics["global_load_bytes"] / sampled_load_bytes(data)
 
 
 def shared_per_fma(metrics, data):
     """Shared-memory loads and stores (a request counted as its warp's 32 lanes) per multiply-add of the
-    padded tiles: ceil(B / 16) ceil(C / 16) blocks, 256 outputs each, 16 ceil(C / 16) products each."""
-    n_channels, batch = len(data["Wt"]), int(data["batch"])
-    fmas = tiles(batch) * tiles(n_channels) * TILE * TILE * TILE * tiles(n_channels)
+    padded tiles: 256 outputs per block that ran, 16 ceil(C / 16) products each."""
+    fmas = len(_ran_blocks(data)) * TILE * TILE * TILE * tiles(len(data["Wt"]))
     return 32 * metrics["shared_requests"] / fmas
 
 
@@ -177,9 +207,37 @@ GEMM_SIGNATURE = (
                "one owner per output"),
 )
 
+#: Most ``warp_share`` (busiest warp's instructions over its block's mean): about 1 when both warps of the block
+#: stage and multiply their share, about 2 when one warp does the block's work while the other waits.
+MAX_WARP_SHARE = 1.5
+#: The signature of the hidden test, whose configurations' last tile of samples has rows for both warps (8 and 4
+#: to 7: a warp computing only its own rows' outputs does at most 16 / 12 of the mean): also the warps' shares.
+DRAWN_SIGNATURE = GEMM_SIGNATURE + (
+    warp_share(at_most(MAX_WARP_SHARE),
+               "both warps of the block stage their share of the tiles and compute their 32 threads' outputs; no warp "
+               "does the block's work while the other waits at the barriers",
+               "the same work per warp: about 1; one warp doing the block's work: about 2"),
+)
+
+
+#: Blocks of a drawn configuration's grid that the profiler runs.
+DRAWN_BLOCKS = 2
+
+
+def _drawn_case(rng, info):
+    """A configuration drawn at grading time: C in (48, MAX_CHANNELS], B = 16 k + r (k in [1, 12], r in [12, 15]:
+    a partial last tile whose rows both warps share, 8 and 4 to 7), start in [0, 4], and blocks of the grid drawn
+    for the profiler (:func:`course_lib.grading.authoring.signature.sample_blocks`): DRAWN_BLOCKS of them (a block costs C / 16
+    chunks of k in the simulator)."""
+    n_channels = int(rng.integers(49, MAX_CHANNELS + 1))
+    batch = TILE * int(rng.integers(1, 13)) + int(rng.integers(12, 16))
+    data = gemv_case(n_channels, batch, int(rng.integers(0, 5)), int(rng.integers(1 << 30)))
+    return {**data, "blocks": sample_blocks(rng, (tiles(n_channels), tiles(batch)), k=DRAWN_BLOCKS)}
+
 
 def _label(data):
-    return f"for C = {len(data['Wt'])} channels, B = {data['batch']} samples, start = {data['start']}"
+    sampled = "" if data.get("blocks") is None else f", {len(data['blocks'])} blocks drawn"
+    return f"for C = {len(data['Wt'])} channels, B = {data['batch']} samples, start = {data['start']}{sampled}"
 
 
 _Q1 = dict(launch=launch_gemm, expect=expected_u, compare=close(RTOL), label=_label)
@@ -209,8 +267,12 @@ Q1 = question(
         race_test("race and barrier check (C = 20, B = 21)", 1, inputs=case(20, 21, 1), launch=launch_gemm,
                   expect=expected_u, compare=close(RTOL)),
         signature_test("the register-blocked tiling technique, measured (profiler; C = 40, B = 37 and C = 20, "
-                       "B = 21)", 1.5, configs=[case(c, b, 3) for c, b in TECHNIQUE_CASES], features=GEMM_SIGNATURE,
+                       "B = 21)", 1, configs=[case(c, b, 3) for c, b in TECHNIQUE_CASES], features=GEMM_SIGNATURE,
                        **_Q1),
+        signature_test("hidden: the technique on channel counts up to MAX_CHANNELS and sizes drawn at grading time "
+                       "(profiler, a sample of the blocks; and C = 24, B = 30)", 0.5, hidden=True,
+                       configs=[_drawn_case, case(24, 30, 1)],
+                       features=DRAWN_SIGNATURE, **_Q1),
     ])
 
 
