@@ -143,12 +143,22 @@ def test_q2_counting_one_level_only_is_explained(measured):
     assert result.points == 3 and "count both levels" in failures(result)
 
 
-def test_q2_calling_the_course_model_earns_nothing(measured):
-    # Only the tests of that part earn nothing: each part of the answer is graded on its own.
+def test_q2_calling_the_course_model_caps_the_question_at_half(measured):
+    # The tests of that part earn nothing, and the question at most half: not the student's work.
     result = _q2(measured, tree_step_bytes=lambda n, g: model.tree_peak_bytes(n, g + 1))
     failed = [o for o in result.outcomes if not o.passed]
-    assert result.points == 4 - sum(o.max_points for o in failed) < 4 and not result.error
+    assert failed and result.points == 2 and result.capped and not result.error
     assert all("course's own" in o.message and "the part `tree_step_bytes`" in o.message for o in failed)
+
+
+def test_q2_the_course_model_imported_inside_a_function_caps_the_question_at_half(measured):
+    def tree_step_bytes(n_initial, level):
+        from course_lib.cellsim.model import tree_peak_bytes
+
+        return tree_peak_bytes(n_initial, level + 1)
+
+    result = _q2(measured, tree_step_bytes=tree_step_bytes)
+    assert result.points == 2 and "course's own" in failures(result), failures(result)
 
 
 PASTED_DTOH = {"tree": 406_400, "compact": 784}  # the notebook's runs (100 cells, seed 3), from a scratch run

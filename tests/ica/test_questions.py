@@ -194,3 +194,25 @@ def test_q2_an_honest_measurement_of_a_wasteful_kernel_keeps_its_points():
 def test_q2_wrong_form():
     result = grade("ps6.q2", _answers(launches_per_step=3))
     assert result.points == 0 or not result.passed
+
+
+def occupancy_from_the_course_model(threads_per_block, registers_per_thread, shared_bytes_per_block, limits):
+    """The course's model, imported inside the function (not at the top of the cell)."""
+    from course_lib.ica import model
+
+    arch = model.Arch("given", **{k: int(v) for k, v in limits.items()})
+    return model.occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, arch)["occupancy"]
+
+
+def launches_from_the_course_model(method, n_samples, batch):
+    from course_lib.ica.model import launches_per_minibatch
+
+    return 0 if batch > n_samples else (n_samples // batch) * launches_per_minibatch(method, batch)
+
+
+@pytest.mark.parametrize("replaced", [{"occupancy": occupancy_from_the_course_model},
+                                      {"launches_per_step": launches_from_the_course_model}],
+                         ids=["occupancy", "launches_per_step"])
+def test_q2_the_course_model_imported_inside_a_function_caps_the_question_at_half(replaced):
+    result = grade("ps6.q2", _answers(**replaced))
+    assert result.points <= 2 and "course's own" in failures(result), str(result)
