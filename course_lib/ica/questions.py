@@ -48,9 +48,9 @@ import numpy as np
 
 from numba import cuda
 
+from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
                                          race_test, result_test)
-from ..grading.authoring.buffers import fail
 from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
@@ -409,7 +409,7 @@ def _chain_inputs(n_channels, n_samples, batch):
 
 def _hidden_chain(rng, info):
     batch = int(rng.integers(3, 12))
-    return chain_case(int(rng.integers(2, 20)), batch * int(rng.integers(1, 6)) + int(rng.integers(0, batch)), batch,
+    return chain_case(int(rng.integers(2, 20)), batch * int(rng.integers(2, 6)) + int(rng.integers(0, batch)), batch,
                       int(rng.integers(1 << 30)))
 
 
@@ -465,7 +465,7 @@ Q3 = question(
         result_test("one minibatch, C = 3", 1, inputs=_chain_inputs(3, 4, 4), run=_run_chain, judge=judge_chain),
         result_test("five minibatches, C = 7, a partial minibatch left out", 1, inputs=_chain_inputs(7, 43, 8),
                     run=_run_chain, judge=judge_chain),
-        result_test("hidden: random channels, samples and minibatch size", 0.5, hidden=True, inputs=_hidden_chain,
+        result_test("hidden: random channels, samples and minibatch size (two minibatches or more)", 0.5, hidden=True, inputs=_hidden_chain,
                     run=_run_chain, judge=judge_chain),
         result_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5)", 1.5,
                     inputs=_chain_inputs(5, 48, 6), run=_run_chain, judge=judge_chain_counts, technique=True),
