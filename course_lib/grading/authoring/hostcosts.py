@@ -55,7 +55,8 @@ def counted_call(function, *args):
         What the function returned.
     counts : dict
         ``launches``, ``copies`` (host to device, device to host and device to device), ``HtoD_count``,
-        ``DtoH_count``, ``HtoD_bytes``, ``DtoH_bytes`` and ``allocations``, all int.
+        ``DtoH_count``, ``HtoD_bytes``, ``DtoH_bytes`` and ``allocations``, all int, and ``kernels``, the name of
+        each kernel launched, in order (tuple of str).
     """
     from ...sim import record
 
@@ -65,7 +66,7 @@ def counted_call(function, *args):
     counts = {"launches": summary["launches"],
               "copies": summary["HtoD_count"] + summary["DtoH_count"] + summary.get("DtoD_count", 0),
               **{key: summary[key] for key in ("HtoD_count", "DtoH_count", "HtoD_bytes", "DtoH_bytes")},
-              "allocations": allocations.count}
+              "allocations": allocations.count, "kernels": tuple(launch.kernel for launch in log.launches)}
     return out, counts
 
 
