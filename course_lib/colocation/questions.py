@@ -262,21 +262,19 @@ QUESTIONS = (Q1, Q2)
 
 # ----------------------------------------------------------------------------- q3
 # ps8.q3 (4 points): **the batched filter, written on the host, after a preprocessing on the device**. The source's
-# kernels are given (:func:`~course_lib.colocation.kernels.fill_kernel`,
-# :func:`~course_lib.colocation.kernels.grid_count_kernel`, :func:`~course_lib.colocation.kernels.quadruplet_filter_kernel`,
-# :func:`~course_lib.colocation.kernels.candidate_bound_kernel`). The student writes ``filter_bounds(x, y, features,
+# kernels are given (in :mod:`course_lib.colocation.kernels`: ``fill_kernel``, ``grid_count_kernel``,
+# ``quadruplet_filter_kernel``, ``candidate_bound_kernel``). The student writes ``filter_bounds(x, y, features,
 # n_features, grid, candidates, batch)``, the host program that builds the CountMap and the instances per feature on
-# the device from the uploaded points, then filters the candidates ``batch`` at a time (two launches per batch,
-# the qualifying-quadruplet flags in one buffer of ``batch`` candidates reused by every batch) and returns every
-# candidate's upper bound of PI. Graded on results (the library's NumPy :func:`~course_lib.colocation.model.pi_upper_bound`,
-# hidden sizes) and on counts measured in the student's process
+# the device from the uploaded points, then filters the candidates ``batch`` at a time (two launches per batch, the
+# qualifying-quadruplet flags in one buffer of ``batch`` candidates reused by every batch) and returns every
+# candidate's upper bound of PI. Graded on results (the library's NumPy
+# :func:`~course_lib.colocation.model.pi_upper_bound`, hidden sizes) and on counts measured in the student's process
 # (:func:`course_lib.grading.authoring.hostcosts.counted_call`): ``grid_count_kernel`` launched (the CountMap built on
-# the device), at most two launches per batch plus
-# :data:`Q3_PREPROCESS_LAUNCHES`; to the device nothing but the points, their features and the candidates
-# (:func:`q3_upload_bytes`); :data:`Q3_MAX_COPIES` copies, :data:`Q3_MAX_DTOH` of them back, and
-# :data:`Q3_MAX_ALLOCATIONS` allocations, whatever the number of batches. A filter that launches per candidate,
-# copies each batch's bounds back, allocates per batch, or builds the CountMap on the host and uploads it is capped
-# at half.
+# the device), at most two launches per batch plus :data:`Q3_PREPROCESS_LAUNCHES`; to the device nothing but the
+# points, their features and the candidates (:func:`q3_upload_bytes`); :data:`Q3_MAX_COPIES` copies,
+# :data:`Q3_MAX_DTOH` of them back, and :data:`Q3_MAX_ALLOCATIONS` allocations, whatever the number of batches. A
+# filter that launches per candidate, copies each batch's bounds back, allocates per batch, builds the CountMap on
+# the host, or zeroes its counters there and uploads them, is capped at half.
 
 #: Launches besides the filter's: zeroing the counters (one to three fills) and the grid count.
 Q3_PREPROCESS_LAUNCHES = 4

@@ -465,8 +465,8 @@ Q3 = question(
         result_test("one minibatch, C = 3", 1, inputs=_chain_inputs(3, 4, 4), run=_run_chain, judge=judge_chain),
         result_test("five minibatches, C = 7, a partial minibatch left out", 1, inputs=_chain_inputs(7, 43, 8),
                     run=_run_chain, judge=judge_chain),
-        result_test("hidden: random channels, samples and minibatch size (two minibatches or more)", 0.5, hidden=True, inputs=_hidden_chain,
-                    run=_run_chain, judge=judge_chain),
+        result_test("hidden: random channels, samples and minibatch size (two minibatches or more)", 0.5,
+                    hidden=True, inputs=_hidden_chain, run=_run_chain, judge=judge_chain),
         result_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5)", 1.5,
                     inputs=_chain_inputs(5, 48, 6), run=_run_chain, judge=judge_chain_counts, technique=True),
     ])
