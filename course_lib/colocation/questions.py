@@ -300,14 +300,24 @@ def bounds_reference(data):
     from .model import count_map, pi_upper_bound
 
     points = np.column_stack([data["x"], data["y"]])
-    counts = count_map(data["grid"], points, data["features"], data["n_features"])
+    grid = filter_grid(data)
+    counts = count_map(grid, points, data["features"], data["n_features"])
     feature_count = np.bincount(data["features"], minlength=data["n_features"])
-    return np.array([pi_upper_bound(data["grid"], counts, tuple(c), feature_count) for c in data["candidates"]])
+    return np.array([pi_upper_bound(grid, counts, tuple(c), feature_count) for c in data["candidates"]])
+
+
+def filter_grid(data):
+    """The :class:`~course_lib.colocation.model.Grid` of a case: its fields travel as a plain dict between the grader
+    and the student's process, which carry plain data only."""
+    from .model import Grid
+
+    return Grid(**data["grid"])
 
 
 def filter_case(n_instances, n_features, k, batch, seed):
-    """``inputs`` data: planted co-locations (two groups), the grid of r = 1, every k-subset of the features as a
-    candidate (sorted ids), and the batch size."""
+    """``inputs`` data: planted co-locations (two groups), the grid of r = 1 (its fields, :func:`filter_grid`), every
+    k-subset of the features as a candidate (sorted ids), and the batch size."""
+    from dataclasses import asdict
     from itertools import combinations
 
     from .data import planted_colocations
@@ -316,7 +326,7 @@ def filter_case(n_instances, n_features, k, batch, seed):
     data = planted_colocations(n_instances, n_features, groups=((0, 1), (2, 3)), r=1.0, extent=6.0, seed=seed)
     return {"x": np.ascontiguousarray(data.points[:, 0]), "y": np.ascontiguousarray(data.points[:, 1]),
             "features": data.features.astype(np.int32), "n_features": int(n_features),
-            "grid": grid_for(data.points, 1.0, n_features),
+            "grid": asdict(grid_for(data.points, 1.0, n_features)),
             "candidates": np.array(list(combinations(range(n_features), k)), np.int32), "batch": int(batch)}
 
 
@@ -332,7 +342,7 @@ def _hidden_filter(rng, info):
 def _run_filter(answer, data):
     """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
     out, counts = counted_call(answer.value, np.array(data["x"]), np.array(data["y"]), np.array(data["features"]),
-                               data["n_features"], data["grid"], np.array(data["candidates"]), data["batch"])
+                               data["n_features"], filter_grid(data), np.array(data["candidates"]), data["batch"])
     return {"bounds": np.asarray(out), **counts}
 
 
