@@ -323,7 +323,7 @@ def filter_case(n_instances, n_features, k, batch, seed):
     from .data import planted_colocations
     from .model import grid_for
 
-    data = planted_colocations(n_instances, n_features, groups=((0, 1), (2, 3)), r=1.0, extent=6.0, seed=seed)
+    data = planted_colocations(n_instances, n_features, groups=((0, 1), (2, 3)), r=1.0, extent=4.0, seed=seed)
     return {"x": np.ascontiguousarray(data.points[:, 0]), "y": np.ascontiguousarray(data.points[:, 1]),
             "features": data.features.astype(np.int32), "n_features": int(n_features),
             "grid": asdict(grid_for(data.points, 1.0, n_features)),
