@@ -54,7 +54,7 @@ def test_a_plain_read_modify_write_of_the_shared_word_is_caught_by_the_checker()
 def test_a_bit_and_an_atomic_per_vertex_is_capped_with_the_atomics_measured():
     result = grade(_kernel("atomic_per_vertex"))
     said = " ".join(str(result).split())
-    assert result.points == 3 and "atomic operations: measured" in said
+    assert result.points == 3 and "atomic operations on global memory: measured" in said
 
 
 def test_bits_pack_and_unpack_as_the_question_says():
