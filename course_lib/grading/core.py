@@ -252,10 +252,15 @@ def quiet_floats():
 #: The last line of a failure message naming its most likely cause (see :func:`cause_of`).
 CAUSE_PREFIX = "Likely cause: "
 #: Causes shown in words rather than by their id (``Likely cause: the form of your answer``).
-CAUSE_WORDS = {"answer": "the form of your answer"}
+CAUSE_WORDS = {"answer": "the form of your answer",
+               "library": "the course's own code in your answer (not your work: the question counts at most half)"}
 #: The cause line of a failure due to one part of a dict answer (missing, or not in the asked form).
 PART_WORDS = "the part `{key}` of your answer"
 _PART = re.compile(r"the part `[^`]+` of your answer")
+#: The cause line of a failure due to one part of a dict answer that uses the course's own code.
+LIBRARY_PART_WORDS = "the part `{key}` of your answer, which uses the course's own code (the question counts at most half)"
+_LIBRARY_PART = re.compile(r"the part `[^`]+` of your answer, which uses the course's own code \(the question "
+                           r"counts at most half\)")
 
 
 def cause_of(message: str, exception: str | None = None) -> str | None:
@@ -272,6 +277,8 @@ def cause_of(message: str, exception: str | None = None) -> str | None:
             return words[named]
         if _PART.fullmatch(named):
             return "answer"
+        if _LIBRARY_PART.fullmatch(named):
+            return "library"
         return named.split(" ", 1)[0].rstrip(".:")
     if exception == "IndexError":
         return "bounds"
@@ -298,7 +305,8 @@ def failed_outcome(test: Test, message: str, *, exception: str | None = None,
     """
     cause = cause or cause_of(message, exception)
     last = message.rstrip().rsplit("\n", 1)[-1]
-    if test.hidden and not reveals_nothing and last.startswith(CAUSE_PREFIX) and _PART.fullmatch(last[len(CAUSE_PREFIX):]):
+    if test.hidden and not reveals_nothing and last.startswith(CAUSE_PREFIX) and (
+            _PART.fullmatch(last[len(CAUSE_PREFIX):]) or _LIBRARY_PART.fullmatch(last[len(CAUSE_PREFIX):])):
         # A part of the answer missing or malformed: a fixed text (the message could come from the
         # student's process and carry anything), pointing to the visible tests that name the part.
         message = HIDDEN_PART_FAILURE
@@ -311,7 +319,7 @@ def failed_outcome(test: Test, message: str, *, exception: str | None = None,
     if (hint and advice and not test.hidden and message != NOT_ANSWERED and not message.startswith("not run")
             and "\nHint: " not in message):
         message += f"\nHint: {advice}"
-    return TestOutcome(test.name, False, wrap(message), hidden=test.hidden)
+    return TestOutcome(test.name, False, wrap(message), hidden=test.hidden, library=cause == "library")
 
 
 def score(question: Question, result: QuestionResult, n_tests: int) -> QuestionResult:
@@ -319,7 +327,8 @@ def score(question: Question, result: QuestionResult, n_tests: int) -> QuestionR
 
     Only the tests that ran count (``check`` runs the visible ones): passing all of them gives the
     question's points. Tests without declared points share the question's points equally. A failed
-    technique test caps the result at ``question.technique_cap`` of the points.
+    technique test caps the result at ``question.technique_cap`` of the points, and so does an answer
+    that uses the course's own code (a failure whose cause is ``"library"``): not the student's work.
     """
     tests = {t.name: t for t in question.tests}
     declared = bool(question.tests) and all(t.points is not None for t in question.tests)
@@ -335,7 +344,7 @@ def score(question: Question, result: QuestionResult, n_tests: int) -> QuestionR
         return result
     points = question.points * sum(o.points for o in result.outcomes) / available
     cap = question.technique_cap * question.points
-    result.capped = points > cap and any(o.technique and not o.passed for o in result.outcomes)
+    result.capped = points > cap and any((o.technique or o.library) and not o.passed for o in result.outcomes)
     if result.capped:
         points = cap
     result.points = round(points, 2)

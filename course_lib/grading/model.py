@@ -164,6 +164,9 @@ class TestOutcome:
     points: float = 0.0
     max_points: float = 0.0
     technique: bool = False
+    #: The test failed because the answer uses the course's own code (a model, a library function): like a
+    #: failed technique test, it caps the question (see :func:`course_lib.grading.core.score`).
+    library: bool = False
     #: What a technique test measured and the range it allows (``{"measured", "low", "high", "unit"}``), if known.
     measurement: dict | None = None
     #: The configuration the test drew (sizes, shapes, parameters of its inputs; see

@@ -419,7 +419,40 @@ def _device_memory(arg, retr):
     return arg
 
 
-def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0):
+def block_points(blocks, grid_dim) -> list:
+    """Block indices as 3-D grid points, checked against the grid.
+
+    Parameters
+    ----------
+    blocks : sequence of int or tuple of int
+        Block indices: an int is a block of a 1-D grid (its x index), a tuple ``(x, y[, z])``.
+    grid_dim : tuple of 3 int
+
+    Returns
+    -------
+    list of tuple of 3 int
+        Distinct points, in the given order.
+
+    Raises
+    ------
+    ValueError
+        An index outside the grid, a repeated block, or no block at all.
+    """
+    points = []
+    for b in blocks:
+        point = (int(b),) if isinstance(b, (int, np.integer)) else tuple(int(v) for v in b)
+        point = point + (0,) * (3 - len(point))
+        if len(point) != 3 or not all(0 <= v < g for v, g in zip(point, grid_dim)):
+            raise ValueError(f"block {b!r} is not in the grid {tuple(grid_dim)}")
+        if point in points:
+            raise ValueError(f"block {b!r} is given twice")
+        points.append(point)
+    if not points:
+        raise ValueError("no block to run: give at least one block index")
+    return points
+
+
+def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0, blocks=None):
     """Run ``kernel[griddim, blockdim, 0, sharedmem](*args)`` in the simulator, observed.
 
     Parameters
@@ -435,6 +468,9 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
         an order drawn from :data:`course_lib.sim._engine.order_rng`).
     sharedmem : int
         Bytes of dynamic shared memory.
+    blocks : sequence of tuple of int, optional
+        Run only these blocks (3-D grid points, see :func:`block_points`), in this order; the others
+        do not run. ``None`` runs the whole grid.
     """
     from numba.cuda.errors import normalize_kernel_dimensions
     from numba.cuda.simulator import kernel as sim_kernel
@@ -458,7 +494,8 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
         module.threadfence = module.threadfence_system = lambda: fence()
         module.threadfence_block = lambda: fence(scope_block=True)
     rng = np.random.default_rng(seed) if seed is not None else None
-    blocks = list(np.ndindex(*grid_dim))
+    sampled = blocks is not None
+    blocks = list(np.ndindex(*grid_dim)) if blocks is None else block_points(blocks, grid_dim)
     if rng is not None:  # else run_grid draws the simulator's own order
         rng.shuffle(blocks)
     with _engine.launch_lock:  # one simulated launch at a time (see _engine.launch_lock)
@@ -490,7 +527,7 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0)
                 _engine.observer, _engine.thread_order_rng = observer, rng
                 try:
                     _engine.run_grid(fn, grid_dim, block_dim, False, fake_args, module,
-                                     order=blocks if rng is not None else None)
+                                     order=blocks if rng is not None or sampled else None)
                 finally:
                     _engine.observer, _engine.thread_order_rng = None, None
             for write_back in retr:

@@ -36,6 +36,8 @@ import threading
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, fields
 
+import numpy as np
+
 from . import _engine, _typing
 from ._instrument import Observer, is_kernel_code, launch, py_function
 from ._lines import LineCounter, counted
@@ -209,6 +211,14 @@ class ProfileReport:
         blocks together; ``max_block_barriers`` the most in one block.
     syncwarps : int
         Warp-level ``syncwarp`` completed (one per warp and execution).
+    warp_share : float
+        Over the blocks that ran, the median of (the block's busiest warp's instructions over the
+        mean per warp of that block, a partial last warp counted whole): about 1 when a block's warps
+        share its work, up to its number of warps when one warp does the block's work while the
+        others wait (nan if nothing ran).
+    sampled : bool
+        Only a sample of the grid's blocks ran (``profile(..., blocks=...)``): the counts are those
+        of the sample, ``blocks`` its size.
     shared_bytes_per_block : int
         Bytes of shared memory a block allocates: the static ``cuda.shared.array`` the kernel
         declared (each source line once, as the compiler allocates them) plus ``sharedmem``.
@@ -226,6 +236,8 @@ class ProfileReport:
     barriers: int = 0
     max_block_barriers: int = 0
     syncwarps: int = 0
+    warp_share: float = float("nan")
+    sampled: bool = False
     shared_bytes_per_block: int = 0
 
     @property
@@ -257,7 +269,7 @@ class ProfileReport:
     def launch_metrics(self) -> dict:
         """The launch-wide counts and ratios (span, barriers, shared bytes) as a plain dict."""
         out = {f.name: getattr(self, f.name) for f in fields(self)[5:]}
-        for name in ("thread_span", "warp_span", "warps", "barriers_per_block"):
+        for name in ("thread_span", "warp_span", "warps", "barriers_per_block"):  # warp_share is a field
             out[name] = getattr(self, name)
         out["threads_per_block"] = _volume(self.blockdim)
         return out
@@ -326,6 +338,7 @@ class _Profiler(Observer):
         self.block_barriers = defaultdict(int)  # grid point -> barriers of a block in flight
         self.max_block_barriers = 0
         self.syncwarps = 0
+        self.warp_shares = []  # per finished block: its busiest warp's instructions over its mean per warp
         self.shared_static = defaultdict(int)  # grid point -> static shared bytes the block declared
 
     # Observation ----------------------------------------------------------------
@@ -427,6 +440,10 @@ class _Profiler(Observer):
             row.active_lanes += lanes
             warp_totals[warp] += instructions
         self.max_warp = max(self.max_warp, max(warp_totals.values(), default=0))
+        warps_in_block = -(-len(self.threads) // 32)
+        block_total = sum(warp_totals.values())
+        if block_total:
+            self.warp_shares.append(max(warp_totals.values()) * warps_in_block / block_total)
         self.finished_blocks += 1
         self.max_block_barriers = max(self.max_block_barriers, self.block_barriers.pop(grid_point, 0))
         for (space, write, _alloc, size, _warp, line, _occ, _ordinal), offsets in self.mem.items():
@@ -449,7 +466,7 @@ class _Profiler(Observer):
         self.threads = []
         self.mem = {}
 
-    def report(self, name, grid, block, sharedmem=0, typing=None, kernel_file=None):
+    def report(self, name, grid, block, sharedmem=0, typing=None, kernel_file=None, sampled=False):
         if typing is not None:  # float64/float32 operations per execution of each kernel line
             for lineno, counts in typing.float_lines.items():
                 row = self.stats.get((kernel_file, lineno))
@@ -472,6 +489,8 @@ class _Profiler(Observer):
                              threads=self.finished_blocks * _volume(block), max_thread_instructions=self.max_thread,
                              max_warp_instructions=self.max_warp, barriers=self.barriers,
                              max_block_barriers=self.max_block_barriers, syncwarps=self.syncwarps,
+                             warp_share=float(np.median(self.warp_shares)) if self.warp_shares else float("nan"),
+                             sampled=sampled,
                              shared_bytes_per_block=max(self.shared_static.values(), default=0) + int(sharedmem))
 
 
@@ -512,7 +531,7 @@ def _wavefronts(offsets, size):
     return max(Counter([word % BANKS for word in words]).values(), default=0)
 
 
-def profile(kernel, griddim, blockdim, *args, sharedmem=0):
+def profile(kernel, griddim, blockdim, *args, sharedmem=0, blocks=None):
     """Run one launch in the simulator and count what a GPU profiler would show.
 
     Parameters
@@ -523,6 +542,12 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
         The kernel arguments (NumPy arrays are copied in and back, as in a launch).
     sharedmem : int
         Bytes of dynamic shared memory.
+    blocks : sequence of int or tuple of int, optional
+        Profile only these blocks of the grid (an int is the x index of a block of a 1-D grid, a
+        tuple ``(x, y[, z])``): the others do not run, so a large launch costs only its sample. The
+        per-block figures (barriers, shared bytes, sectors per request, warp share) are the sample's;
+        the outputs are written only where the sampled blocks write. Refused for a kernel that syncs
+        its grid (its blocks depend on each other).
 
     Returns
     -------
@@ -543,9 +568,15 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
     if device.is_gpu():
         from .remote import run_remote
 
-        return run_remote("profile", kernel, griddim, blockdim, args, dict(sharedmem=sharedmem))
+        options = dict(sharedmem=sharedmem) if blocks is None else dict(sharedmem=sharedmem, blocks=blocks)
+        return run_remote("profile", kernel, griddim, blockdim, args, options)
     profiler = _Profiler()
     fn = py_function(kernel)
+    if blocks is not None:
+        blocks = [b if isinstance(b, (int, np.integer)) else tuple(b) for b in blocks]
+        if _engine._uses_grid_sync(fn):
+            raise ValueError(f"{fn.__name__} syncs its grid (this_grid().sync()): its blocks depend on each other, "
+                             "so a sample of them cannot be profiled alone; profile the whole grid")
     devices = _device_functions(fn)
     copies = {dev: counted(dev.fn, profiler.counter, _engine.tick) for dev in devices}
     counted_kernel = counted(fn, profiler.counter, _engine.tick)
@@ -556,11 +587,12 @@ def profile(kernel, griddim, blockdim, *args, sharedmem=0):
         try:
             for dev, copy in copies.items():
                 dev.fn = copy
-            grid, block = launch(counted_kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem)
+            grid, block = launch(counted_kernel, griddim, blockdim, args, profiler, sharedmem=sharedmem, blocks=blocks)
         finally:
             for dev, original in originals.items():
                 dev.fn = original
-    return profiler.report(fn.__name__, grid, block, sharedmem, _typing.float_ops(fn, args), fn.__code__.co_filename)
+    return profiler.report(fn.__name__, grid, block, sharedmem, _typing.float_ops(fn, args), fn.__code__.co_filename,
+                           sampled=blocks is not None)
 
 
 def _device_functions(fn):

@@ -139,3 +139,54 @@ def test_a_hidden_test_of_a_missing_part_says_so_without_showing_anything_else()
     # The text is fixed: a message from the student's process that only looks like a part failure shows nothing.
     forged = failed_outcome(q.tests[1], "the hidden inputs are 4, 8, 15\nLikely cause: the part `b` of your answer")
     assert " ".join(forged.message.split()) == HIDDEN_PART_FAILURE
+
+
+# --------------------------------------------------------------------------- the course's own code in a part
+def test_a_part_that_uses_the_course_code_caps_the_question_at_half():
+    """Not the student's work: the part's tests fail, and the other parts' points cannot lift the question above
+    half (as a failed technique test caps it)."""
+    from course_lib.grading.authoring.harness import measurement
+    from course_lib.nbody import model as nbody_model
+
+    q = question("ps9.q1", "own work", 4, answer={"double": function("double"), "count": integer("count"),
+                                                 "measure": measurement("measure")},
+                 tests=[calls_test("double(x)", 1, key="double", args=lambda rng, info: [(1,), (-4,)],
+                                   expect=lambda x: 2 * x),
+                        value_test("the count", 2, key="count", expect=lambda answer_info: 7),
+                        calls_test("measure(x)", 1, key="measure", args=lambda rng, info: [(3,)],
+                                   expect=lambda x: 3)])
+
+    def borrowed(x):
+        return 2 * x + 0 * nbody_model.global_fetches(4, "naive")
+
+    def modelled(x):
+        from course_lib.nbody import model  # imported inside the function: still the course's model
+        return x + 0 * len(model.__name__)
+
+    own = run_tests(q, {"double": lambda x: 2 * x, "count": 7, "measure": lambda x: x})
+    assert own.points == 4 and not own.capped
+    for answer in ({"double": borrowed, "count": 7, "measure": lambda x: x},
+                   {"double": lambda x: 2 * x, "count": 7, "measure": modelled}):
+        result = run_tests(q, answer, hidden=True, seed=5)
+        assert result.capped and result.points == 2, result
+        failed = [o for o in result.outcomes if not o.passed]
+        assert len(failed) == 1 and failed[0].library and "course's own code" in failed[0].message
+    # A part merely missing is not the course's code: the other parts keep their points.
+    missing = run_tests(q, {"double": lambda x: 2 * x, "count": 7}, hidden=True, seed=5)
+    assert missing.points == 3 and not missing.capped
+
+
+def test_the_library_cause_survives_the_trip_from_the_students_process():
+    from course_lib.grading.authoring.buffers import part_failure
+    from course_lib.grading.core import HIDDEN_PART_FAILURE, failed_outcome
+
+    message = str(part_failure("measure", "measure uses the course's own model", library=True))
+    assert cause_of(message) == "library"
+    import dataclasses
+
+    test = _two_parts().tests[0]
+    outcome = failed_outcome(test, message)
+    assert outcome.library and not failed_outcome(test, "wrong value").library
+    # A hidden test's message shows nothing of the part's message (it comes from the student's process).
+    hidden = dataclasses.replace(test, hidden=True)
+    assert " ".join(failed_outcome(hidden, message).message.split()) == HIDDEN_PART_FAILURE

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from course_lib.grading import get_question
 from course_lib.grading.core import questions_of
@@ -84,3 +85,81 @@ def test_every_signature_runs_on_blocks_of_several_warps_and_on_a_partial_last_b
     assert len(shapes) >= 2
     assert any(block >= 64 for block, _ in shapes), shapes
     assert any(partial for _, partial in shapes), shapes
+
+
+# ----------------------------------------------------------------------------- configurations drawn at grading time
+def test_sample_blocks_draws_distinct_blocks_anywhere_in_the_grid():
+    from course_lib.grading.authoring.signature import sample_blocks
+
+    rng = np.random.default_rng(1)
+    seen = set()
+    for _ in range(200):
+        picks = sample_blocks(rng, 10, k=3)
+        assert len(set(picks)) == 3 and all(0 <= b < 10 for b in picks) and list(picks) == sorted(picks)
+        seen.update(picks)
+    assert seen == set(range(10))  # the first, the last (partial) and every interior block can be drawn
+    assert sample_blocks(rng, 3, k=3) is None  # a small grid runs whole
+    grid_picks = sample_blocks(rng, (4, 5), k=2)
+    assert all(len(p) == 3 and p[0] < 4 and p[1] < 5 and p[2] == 0 for p in grid_picks)
+
+
+def _doubling(kind):
+    """A kernel doubling x; ``kind="lone"``: the first warp of each block does the block's work, but only on
+    every block past the 4th (the technique only where a grader with small grids looks)."""
+    if kind == "even":
+        @cuda.jit
+        def kernel(x, out):
+            i = cuda.grid(1)
+            if i < x.size:
+                out[i] = 2 * x[i]
+        return kernel
+
+    @cuda.jit
+    def kernel(x, out):
+        t = cuda.threadIdx.x
+        base = cuda.blockIdx.x * cuda.blockDim.x
+        if cuda.blockIdx.x < 4:
+            if base + t < x.size:
+                out[base + t] = 2 * x[base + t]
+        elif t < 32:
+            for k in range(t, cuda.blockDim.x, 32):
+                if base + k < x.size:
+                    out[base + k] = 2 * x[base + k]
+                    out[base + k] += 0
+        cuda.syncthreads()
+    return kernel
+
+
+def _sampled_signature():
+    from course_lib.grading.authoring.harness import Launch, kernel, question
+    from course_lib.grading.authoring.signature import sample_blocks, warp_share
+
+    def fixed(n, block):
+        def make(rng, info):
+            x = rng.random(n).astype(np.float32) + 1
+            return {"x": x, "block": block, "blocks": None}
+        return make
+
+    def drawn(rng, info):  # a large launch of many blocks, a sample of them profiled
+        n, block = int(rng.integers(20_000, 40_000)), 256
+        x = rng.random(n).astype(np.float32) + 1
+        return {"x": x, "block": block, "blocks": sample_blocks(rng, -(-n // block), k=2)}
+
+    def launch(answer, data):
+        x = data["x"]
+        return Launch(answer.kernel(), -(-len(x) // data["block"]), data["block"],
+                      {"x": x, "out": np.full_like(x, np.nan)}, outputs=("out",), blocks=data["blocks"])
+
+    test = signature_test("the even technique", 1, configs=[fixed(300, 64), fixed(97, 32), drawn], launch=launch,
+                          expect=lambda d: {"out": 2 * d["x"]},
+                          features=[warp_share(at_most(1.25), "each warp copies its own 32 elements")])
+    return question("ps9.q1", "sampled", 1, answer=kernel("kernel"), tests=[test])
+
+
+def test_a_sampled_configuration_measures_only_its_blocks_and_catches_the_technique_elsewhere():
+    from course_lib.grading import run_tests
+
+    q = _sampled_signature()
+    assert run_tests(q, _doubling("even"), hidden=True, seed=3).points == 1
+    lone = run_tests(q, _doubling("lone"), hidden=True, seed=3)
+    assert lone.points == 0 and "busiest warp" in lone.outcomes[0].message + str(lone.outcomes[0].measurement)

@@ -264,3 +264,69 @@ def test_dynamic_shared_memory_counts_the_launch_bytes_once():
     report = profile(dynamic_tile, 1, 32, x, out, sharedmem=32 * 4)
     assert report.shared_bytes_per_block == 128 and report.barriers == 1
     np.testing.assert_array_equal(out, x[::-1])
+
+
+# ----------------------------------------------------------------------------- a sample of the blocks
+@cuda.jit
+def doubled(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = 2 * x[i]
+
+
+@cuda.jit
+def first_warp_does_the_block(x, out):
+    """The block's elements all copied by its first warp while the others wait at the barrier."""
+    t = cuda.threadIdx.x
+    base = cuda.blockIdx.x * cuda.blockDim.x
+    if t < 32:
+        for k in range(t, cuda.blockDim.x, 32):
+            if base + k < x.size:
+                out[base + k] = 2 * x[base + k]
+                out[base + k] += 0
+    cuda.syncthreads()
+
+
+def test_a_sample_of_blocks_runs_only_those_blocks_and_counts_them_alone():
+    x = np.arange(1, 1001, dtype=np.float32)
+    whole = profile(doubled, 8, 128, x, np.zeros_like(x))
+    out = np.zeros_like(x)
+    sample = profile(doubled, 8, 128, x, out, blocks=[3, (7,)])
+    assert sample.sampled and not whole.sampled
+    assert sample.blocks == 2 and whole.blocks == 8
+    written = np.flatnonzero(out)
+    np.testing.assert_array_equal(written, np.r_[384:512, 896:1000])  # block 3 and the partial block 7
+    np.testing.assert_array_equal(out[written], 2 * x[written])
+    assert sample.total.global_load_requests == 4 + 4  # 4 warps each; block 7's last warps still load
+    # Block 3: 4 full warps of 4 sectors; block 7 holds 104 elements: 3 full warps and one of 8 lanes (1 sector).
+    assert sample.total.global_load_sectors == 16 + 13 and whole.total.global_load_sectors == 7 * 16 + 13
+
+
+@pytest.mark.parametrize("blocks, message", [([8], "not in the grid"), ([1, 1], "given twice"),
+                                             ([], "no block to run"), ([(0, 1)], "not in the grid")])
+def test_a_sample_outside_the_grid_or_repeated_is_refused(blocks, message):
+    x = np.ones(64, np.float32)
+    with pytest.raises(ValueError, match=message):
+        profile(doubled, 8, 8, x, np.zeros_like(x), blocks=blocks)
+
+
+@cuda.jit
+def grid_synced(x):
+    cuda.cg.this_grid().sync()
+    x[cuda.grid(1)] += 1
+
+
+def test_a_sample_of_a_grid_synced_kernel_is_refused():
+    with pytest.raises(ValueError, match="syncs its grid"):
+        profile(grid_synced, 4, 32, np.zeros(128, np.float32), blocks=[1])
+
+
+def test_warp_share_is_one_when_warps_share_the_block_and_grows_when_one_warp_does_it():
+    x = np.arange(1, 4 * 256 + 1, dtype=np.float32)
+    even = profile(doubled, 4, 256, x, np.zeros_like(x))
+    lone = profile(first_warp_does_the_block, 4, 256, x, np.zeros_like(x), blocks=[0, 2])
+    assert even.warp_share == pytest.approx(1.0)
+    assert lone.warp_share > 3  # 8 warps: the first runs 8 turns of a 3-line loop, the others 2 lines
+    assert even.launch_metrics()["warp_share"] == even.warp_share
+    one_warp = profile(doubled, 4, 32, x[:128], np.zeros(128, np.float32))
+    assert one_warp.warp_share == 1.0

@@ -16,7 +16,7 @@ import numpy as np
 
 from .buffers import fail, part_failure
 from ..core import CAUSE_PREFIX, TestFailure, as_student_kernel
-from .ownwork import as_student_function, library_uses
+from .ownwork import as_student_function, library_uses, model_uses
 
 __all__ = ["Answer", "choice", "function", "integer", "kernel", "kernel_factory", "measurement", "number",
            "number_map"]
@@ -35,8 +35,9 @@ class Answer:
 
     def __init__(self, value, options, make=None, problems=None):
         self.value, self.options, self._make, self._kernels = value, options, make, {}
-        #: ``field -> message`` for the fields of a dict answer that are missing or in the wrong form:
-        #: the tests that use such a field fail with its message, the others are graded as usual.
+        #: ``field -> (message, library)`` for the fields of a dict answer that are missing or in the wrong
+        #: form: the tests that use such a field fail with its message, the others are graded as usual
+        #: (``library``: the field uses the course's own code, which caps the question).
         self.problems = dict(problems or {})
 
     def kernel(self, *args, **params):
@@ -57,7 +58,8 @@ class Answer:
             The field is missing or not in the form the question asks for (the cause names the field).
         """
         if key in self.problems:
-            raise part_failure(key, self.problems[key])
+            message, library = self.problems[key]
+            raise part_failure(key, message, library=library)
         return self.value[key]
 
 
@@ -74,7 +76,7 @@ def _own_kernel(kernel_obj, what, allowed):
     as_student_kernel(kernel_obj, what)
     found = library_uses(kernel_obj.py_func, allowed=allowed)
     if found:
-        raise fail(f"the {what} uses the course's own {', '.join(sorted(found))}; write your own", "answer")
+        raise fail(f"the {what} uses the course's own {', '.join(sorted(found))}; write your own", "library")
     return kernel_obj
 
 
@@ -176,11 +178,17 @@ def measurement(what: str = "measure") -> _Spec:
 
     It may (and should) call the course's tools (``course_lib.sim.profile``...): the grader calls
     it and compares its numbers with its own measurement
-    (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`).
+    (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`). It may not reach the
+    course's cost models (``course_lib.<unit>.model``, imported anywhere in its code): a model predicts,
+    it does not measure (cause ``"library"``: the question counts at most half).
     """
     def validate(value, name):
         if not callable(value) or isinstance(value, type):
             raise fail(f"{name} must be a function of the parameter measured, e.g. def {name}(tile): ...", "answer")
+        models = model_uses(value)
+        if models:
+            raise fail(f"{name} returns what the course's model {', '.join(models)} predicts, not a measurement; "
+                       "measure it (with the profiler or record())", "library")
         return value
 
     return _Spec(what, validate)
@@ -205,12 +213,13 @@ def _prepare(answer_spec, options):
             fields, problems = {}, {}
             for key, spec in answer_spec.items():
                 if key not in value:
-                    problems[key] = f"{key} is missing: the answer dict has no key {key!r} (pass {{..., {key!r}: {key}}})"
+                    problems[key] = (f"{key} is missing: the answer dict has no key {key!r} (pass {{..., {key!r}: {key}}})",
+                                     False)
                     continue
                 try:
                     fields[key] = spec.validate(value[key], key)
                 except TestFailure as exc:
-                    problems[key] = str(exc).rsplit(f"\n{CAUSE_PREFIX}", 1)[0]
+                    problems[key] = (str(exc).rsplit(f"\n{CAUSE_PREFIX}", 1)[0], exc.cause == "library")
             return Answer(fields, checked, problems=problems)
         prepared = answer_spec.validate(value, answer_spec.what)
         if isinstance(prepared, Answer):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import CAUSE_PREFIX, CAUSE_WORDS, PART_WORDS, TestFailure
+from ..core import CAUSE_PREFIX, CAUSE_WORDS, LIBRARY_PART_WORDS, PART_WORDS, TestFailure
 
 __all__ = ["GUARD", "fail", "guarded", "inner", "part_failure", "sentinel", "unguard"]
 
@@ -37,9 +37,12 @@ def fail(message: str, cause: str | None = None, *, public: bool = False) -> Tes
                        cause=cause)
 
 
-def part_failure(key: str, message: str) -> TestFailure:
+def part_failure(key: str, message: str, *, library: bool = False) -> TestFailure:
     """The failure of every test that uses the field ``key`` of a dict answer that is missing or not in
-    the form the question asks for; its cause line names the part (see :func:`course_lib.grading.core.cause_of`)."""
+    the form the question asks for; its cause line names the part (see :func:`course_lib.grading.core.cause_of`).
+    ``library``: the part uses the course's own code (the cause ``"library"``, which caps the question)."""
+    if library:
+        return TestFailure(f"{message}\n{CAUSE_PREFIX}{LIBRARY_PART_WORDS.format(key=key)}", cause="library")
     return TestFailure(f"{message}\n{CAUSE_PREFIX}{PART_WORDS.format(key=key)}", cause="answer")
 
 

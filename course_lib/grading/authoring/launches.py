@@ -33,6 +33,10 @@ class Launch:
         test's outputs. Their initial content is the caller's (NaN shows unwritten elements).
     axes : dict
         ``name -> axes`` that get a guard (default ``(0,)``, the rows).
+    blocks : tuple, optional
+        Under the profiler, run only these blocks of the grid (a sample the grader drew, see
+        :func:`course_lib.grading.authoring.signature.sample_blocks`); ``None`` runs them all. Only the
+        profiler reads it: a result test runs the whole grid.
     """
 
     kernel: object
@@ -41,6 +45,7 @@ class Launch:
     args: dict
     outputs: tuple = ()
     axes: dict = field(default_factory=dict)
+    blocks: tuple | None = None
 
     def __post_init__(self):
         unknown = [name for name in self.outputs if name not in self.args]

@@ -22,9 +22,9 @@ import functools
 import sys
 import types
 
-from ..core import TestFailure
+from ..core import CAUSE_PREFIX, CAUSE_WORDS, TestFailure
 
-__all__ = ["as_student_function", "library_uses"]
+__all__ = ["as_student_function", "library_uses", "model_uses"]
 
 
 def _is_library(obj) -> bool:
@@ -64,6 +64,8 @@ def _library_uses(func, seen, found, forbidden_names, home=None, allowed=()):
             func = call
     if _is_library(func) and not isinstance(func, types.ModuleType):
         found.add(getattr(func, "__qualname__", repr(func)))
+        if isinstance(found, _Found):
+            found.modules.add(getattr(func, "__module__", ""))
         return
     if not isinstance(func, types.FunctionType) or func.__code__ in seen:
         return
@@ -144,11 +146,18 @@ def _scan_code(code, globals_, cells, seen, found, forbidden_names, allowed=()):
         if op == "IMPORT_NAME":
             if isinstance(name, str) and name.split(".")[0] == _PACKAGE:
                 found.add(f"import {name}")
+                if isinstance(found, _Found):
+                    found.modules.add(name)
             current, path = _imported(name), name
             if current is not _MISSING and name.split(".")[0] != name:
                 current = _imported(name.split(".")[0])  # `import a.b` binds a
         elif op == "IMPORT_FROM" and current is not _MISSING:
-            current = getattr(current, name, _MISSING) if isinstance(current, types.ModuleType) else _MISSING
+            # `from a.b import c`: c is an attribute of a.b (or the submodule a.b.c), not of a
+            source = _imported(path) if isinstance(path, str) else _MISSING
+            source = current if source is _MISSING else source
+            current = getattr(source, name, _MISSING) if isinstance(source, types.ModuleType) else _MISSING
+            if isinstance(found, _Found) and isinstance(path, str) and path.split(".")[0] == _PACKAGE:
+                found.modules.add(f"{path}.{name}")  # from course_lib.unit import model (loaded or not)
             path = f"{path}.{name}"
         elif op in ("LOAD_GLOBAL", "LOAD_NAME"):
             current = globals_.get(name, getattr(builtins, name, _MISSING))
@@ -189,6 +198,31 @@ def _scan_code(code, globals_, cells, seen, found, forbidden_names, allowed=()):
             _scan_code(const, globals_, {}, seen, found, forbidden_names, allowed)
 
 
+class _Found(set):
+    """The names found, and the course modules they come from (``.modules``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.modules = set()
+
+
+def model_uses(func) -> list:
+    """The course's cost models (``course_lib.<unit>.model``) that ``func`` reaches: their functions called,
+    or the module imported anywhere in the answer's code (inside a function too).
+
+    A measuring function may use the course's tools (the profiler, ``record()``), but a figure it
+    returns from a model predicts, it does not measure.
+
+    Returns
+    -------
+    list of str
+        The models' module names, sorted (empty if none).
+    """
+    found = _Found()
+    _library_uses(func, set(), found, frozenset(), allowed=())
+    return sorted(m for m in found.modules if m.split(".")[0] == _PACKAGE and m.rsplit(".", 1)[-1] == "model")
+
+
 def library_uses(func, *, allowed=(), forbidden_names=()) -> set:
     """Names of the course's functions, classes and ``forbidden_names`` that ``func`` reaches (see the module
     docstring); the objects in ``allowed`` are not reported. ``func`` may be a kernel's Python function."""
@@ -222,5 +256,6 @@ def as_student_function(func, what: str = "function", forbidden_names=(), *, all
         raise TestFailure(f"{what} must be a function")
     found = library_uses(func, allowed=allowed, forbidden_names=forbidden_names)
     if found:
-        raise TestFailure(f"{what} uses the course's own {', '.join(sorted(found))}; write your own")
+        raise TestFailure(f"{what} uses the course's own {', '.join(sorted(found))}; write your own\n"
+                          f"{CAUSE_PREFIX}{CAUSE_WORDS['library']}", cause="library")
     return func

@@ -24,8 +24,9 @@ import numpy as np
 from .harness import Launch, _judge_outputs, exact, fail
 from .testkinds import _outputs_test, _technique_failure
 
-__all__ = ["Feature", "at_least", "at_most", "between", "block_barriers", "load_bytes_per_request", "no_atomics",
-           "profile_signature", "shared_bytes_per_block", "signature_test"]
+__all__ = ["Feature", "at_least", "at_most", "between", "block_barriers", "load_bytes_per_request",
+           "load_sectors_per_request", "no_atomics", "profile_signature", "sample_blocks", "shared_bytes_per_block",
+           "signature_test", "warp_share"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,16 @@ load_bytes_per_request = _named_feature("load_bytes_per_request", "global load b
                                         lambda m, data: m["global_load_bytes"] / max(m["global_load_requests"], 1),
                                         "global bytes loaded over load requests: at least 32 when a request serves "
                                         "a warp's lanes")
+load_sectors_per_request = _named_feature(
+    "load_sectors_per_request", "global load sectors per request",
+    lambda m, data: m["global_load_sectors"] / max(m["global_load_requests"], 1),
+    "32-byte sectors the global loads touch over load requests: 4 when a warp's 32 lanes read 32 consecutive "
+    "4-byte words, up to 32 when each lane's word lies in its own sector")
+warp_share = _named_feature("warp_share", "busiest warp's share of its block's work",
+                            lambda m, data: m["warp_share"],
+                            "the launch's ``warp_share``: per block, its busiest warp's instructions over the mean "
+                            "per warp (median over the blocks); about 1 when the warps share the block's work, "
+                            "about the warps per block when one warp does it while the others wait")
 _atomics = _named_feature("_atomics", "atomic operations", lambda m, data: m["atomics"], "the kernel's ``atomics``")
 
 
@@ -156,13 +167,47 @@ def no_atomics(technique: str, source: str = "") -> Feature:
     return _atomics(between(0, 0), technique, source)
 
 
+def sample_blocks(rng, grid, k: int = 3) -> tuple | None:
+    """Draw ``k`` distinct blocks of a grid for the profiler to run (the grader's draw, at grading time).
+
+    Every block is equally likely (the first, the last with its partial tail, and the interior), so a
+    kernel cannot tell which of its blocks are measured. A grid of at most ``k`` blocks is not sampled.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The test's generator (the grading seed's).
+    grid : int or tuple of int
+        The launch's grid.
+    k : int
+        Blocks to draw.
+
+    Returns
+    -------
+    tuple or None
+        Block indices (ints for a 1-D grid, else ``(x, y, z)`` tuples) for :class:`Launch` ``blocks``;
+        None for a grid of at most ``k`` blocks (it runs whole).
+    """
+    dims = (int(grid),) if isinstance(grid, (int, np.integer)) else tuple(int(g) for g in grid)
+    total = math.prod(dims)
+    if total <= k:
+        return None
+    picks = sorted(int(i) for i in rng.choice(total, size=k, replace=False))
+    if len(dims) == 1:
+        return tuple(picks)
+    full = dims + (1,) * (3 - len(dims))
+    return tuple(tuple(int(v) for v in np.unravel_index(i, full, order="F")) for i in picks)
+
+
 def profile_signature(launch: Launch) -> dict:
     """Run a launch under the course's profiler (in the simulator, on any backend): the kernel totals
-    and the launch's counts (span, barriers, shared bytes per block) in one dict, and the outputs."""
+    and the launch's counts (span, barriers, shared bytes per block, warp share) in one dict, and the
+    outputs. A launch with ``blocks`` profiles only that sample of its grid."""
     from .trusted import trusted_profile
 
     args = {name: np.array(v) if isinstance(v, np.ndarray) else v for name, v in launch.args.items()}
-    report = trusted_profile(launch.kernel, launch.grid, launch.block, *args.values())
+    options = {} if launch.blocks is None else {"blocks": launch.blocks}
+    report = trusted_profile(launch.kernel, launch.grid, launch.block, *args.values(), **options)
     metrics = {k: float(v) for k, v in report.total.as_dict().items() if isinstance(v, (int, float))}
     metrics.update({k: float(v) for k, v in report.launch_metrics().items() if isinstance(v, (int, float))})
     return {"metrics": metrics, "outputs": {name: args[name] for name in launch.outputs}}
@@ -198,12 +243,17 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
     configs : sequence of callable
         ``inputs(rng, info) -> data``, one per configuration; at least two (one with blocks of
         several warps, one with an awkward size and a partial last block: the grader's tests
-        check each question's configurations for both).
+        check each question's configurations for both). A configuration may be drawn from ``rng``
+        at grading time (sizes, block shapes, a sample of the blocks of a large grid drawn with
+        :func:`sample_blocks`, kept in the data as ``data["blocks"]`` and passed by ``launch`` as the
+        launch's ``blocks``): the technique must hold on every configuration the question allows,
+        not only on the ones a student can guess.
     launch : callable
         ``launch(answer, data) -> Launch``.
     expect : callable
         ``expect(data) -> {output: array}``: the result under the profiler must be right too (a
-        kernel that does nothing passes no technique test).
+        kernel that does nothing passes no technique test). Not judged on a configuration whose
+        data holds a sample of blocks (``data["blocks"]``: the others did not run): its features are.
     features : sequence of Feature
     compare : callable, optional
         As in :func:`course_lib.grading.authoring.harness.result_test`.
@@ -233,8 +283,9 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
             if not isinstance(result, dict) or not isinstance(result.get("metrics"), dict):
                 raise fail("the profiler's counts did not come back")
             where = "" if hidden or label is None else f" ({label(config)})"
-            _judge_outputs(result.get("outputs"), expect(config), config, compare, judge.rules,
-                           "under the profiler" + where, None)
+            if not (isinstance(config, dict) and config.get("blocks") is not None):  # the grader's draw, not the reply
+                _judge_outputs(result.get("outputs"), expect(config), config, compare, judge.rules,
+                               "under the profiler" + where, None)
             metrics = {k: v for k, v in result["metrics"].items() if type(v) in (int, float)}
             missed = [m for m in (feature.judge(metrics, config) for feature in features) if m]
             measured = _measurement(features, metrics, config)
