@@ -7,7 +7,12 @@
   ``kernel[ceil(R * L / block), block](indptr, indices, data, x, y)``. Graded on results (guarded
   buffers), the checker (warp and bounds problems), and the technique's signature
   (``SUBWARP_SIGNATURE``), measured by the profiler on two configurations (L = 8 with blocks of 64
-  threads, and L = 16 with blocks of 96 threads and a partial last block, power-law rows). Its
+  threads, and L = 16 with blocks of 96 threads and a partial last block, power-law rows) and, in a hidden test
+  (no points of its own; its failure caps the question like the visible one's), on two configurations drawn at
+  grading time from the grading seed (:func:`drawn_case`): L = 2 or 4 with blocks of one warp, and L drawn from
+  every allowed L (2 to 32) with blocks of 64, 96 or 128 threads, each on a power-law matrix of a drawn size
+  (R L up to ``DRAWN_THREADS``, every block profiled) and mean row length. A kernel that splits rows only for
+  the L or the blocks of the visible test fails there. Its
   features and bounds, from the cost model of L lanes per row (lane l of a row's group reads
   entries l, l + L, ...; the group's L partial sums are added by log2(L) warp shuffles):
 
@@ -185,6 +190,23 @@ def _label(data):
     return f"for a {data['shape'][0]} x {data['shape'][1]} matrix, {data['lanes']} lanes per row"
 
 
+#: Lanes per row the question allows (every one may be drawn at grading time), and the most threads a drawn
+#: launch has (R L): the profiler runs every thread, so a drawn matrix has at most this many over L rows.
+ALLOWED_LANES, DRAWN_THREADS = (2, 4, 8, 16, 32), 1600
+
+
+def drawn_case(lanes_choices, block_choices):
+    """A signature configuration drawn at grading time: L from ``lanes_choices``, the block from
+    ``block_choices``, and a power-law matrix of R rows (R L at most ``DRAWN_THREADS``, R odd so the last
+    block is partial) with a mean row length drawn in [4, 24)."""
+    def inputs(rng, info):
+        lanes, block = int(rng.choice(lanes_choices)), int(rng.choice(block_choices))
+        rows = int(rng.integers(DRAWN_THREADS // (2 * lanes), DRAWN_THREADS // lanes)) | 1
+        A = power_law_rows(rows, float(rng.uniform(4.0, 24.0)), 2.1, seed=int(rng.integers(1 << 30)))
+        return matrix_case(A, lanes, block, int(rng.integers(1 << 30)))
+    return inputs
+
+
 _KERNEL = kernel_factory("make_subwarp_kernel")
 _Q1 = dict(launch=launch_subwarp, expect=expected_y, compare=close(RTOL, 1e-6))
 
@@ -216,6 +238,9 @@ Q1 = question(
                        configs=[case(lambda r: equal_rows(21, 19), 8, 64),
                                 case(lambda r: power_law_rows(23, 12.0, 2.0, seed=int(r.integers(1 << 30))), 16, 96)],
                        **_Q1, label=_label, features=SUBWARP_SIGNATURE),
+        signature_test("hidden: the sub-warp technique on L, blocks and matrices drawn at grading time", 0,
+                       hidden=True, configs=[drawn_case((2, 4), (32,)), drawn_case(ALLOWED_LANES, (64, 96, 128))],
+                       **_Q1, features=SUBWARP_SIGNATURE),
     ])
 
 
