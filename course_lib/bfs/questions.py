@@ -421,7 +421,7 @@ Q2 = question(
         kernel_measurement_test("your measure(), on your step and on the grader's, on drawn graphs and levels", 1,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_decoy_launch,
-                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01, caps=True,
                                 hint="measure(kernel, graph, level): the state before `level` from "
                                      "bfs.bfs_reference, one launch of `kernel` under profile() with blocks of 32, "
                                      "report.total.global_load_bytes"),

@@ -349,7 +349,7 @@ Q3 = question(
                                 kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 launch=_measure_launch,
                                 measure=lambda m, config: m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1),
-                                rtol=0.01),
+                                rtol=0.01, caps=True),
     ])
 
 QUESTIONS = (Q1, Q2, Q3)

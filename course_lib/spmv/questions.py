@@ -343,7 +343,7 @@ Q2 = question(
         kernel_measurement_test("your measure(), on your kernel and on the grader's, on drawn matrices and L", 0.5,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_decoy_launch,
-                                measure=lambda metrics, config: metrics["global_load_sectors"], rtol=0.01),
+                                measure=lambda metrics, config: metrics["global_load_sectors"], rtol=0.01, caps=True),
         best_parameter_test("the L with the least traffic for your kernel", 0.5, key="best_lanes",
                             params=MEASURE_LANES, launch=_measure_launch, measure=_sectors, best=min,
                             hint="profile(make_kernel(L), grid, 64, ...).total.global_load_sectors for each L"),

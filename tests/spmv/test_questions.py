@@ -89,8 +89,13 @@ def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
     fixed = spmv.as_csr(spmv.power_law_rows(48, 10.0, 2.0, seed=5), np.float32)
     pasted = {2: 300, 4: 250, 8: 240, 16: 260, 32: 330}
     cheats = {"pasted": lambda make_kernel, A, lanes: pasted[lanes],
-              "always its own kernel on the fixed matrix": lambda make_kernel, A, lanes: measure(make, fixed, lanes)}
+              "always its own kernel on the fixed matrix": lambda make_kernel, A, lanes: measure(make, fixed, lanes),
+              "the kernel given, always on the fixed matrix": lambda make_kernel, A, lanes: measure(make_kernel, fixed,
+                                                                                                  lanes),
+              "a model of its own (3 sectors per warp step)": lambda make_kernel, A, lanes: 3 * predict(
+                  np.diff(A.indptr).astype(np.int64), lanes)}
     for what, cheat in cheats.items():
         result = grade("ps2.q2", {**answer, "measure": cheat})
         said = " ".join(str(result).split())
-        assert result.points == 1.5 and "but the course's profiler measures" in said, (what, said)
+        # The measurement part scores 0, and the question at most half: a number not measured is not the work.
+        assert result.points == 1 and result.capped and "but the course's profiler measures" in said, (what, said)
