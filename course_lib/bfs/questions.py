@@ -35,7 +35,8 @@
   Answer: ``{"kernel": bottom_up_step, "predicted_edges": f(in_indptr, in_indices, frontier_flags,
   depth), "measure": g(kernel, graph, level)}``. The grader calls ``g`` on the student's step and on
   decoys of its own (kernels with the step's arguments and another traffic: every in-edge read, or the
-  depths read twice), on random graphs and levels drawn at grading time, and measures each launch itself.
+  depths read twice), on random graphs and levels drawn at grading time, and measures each launch itself; a
+  failure there caps the question at half.
 - ``ps3.q3`` (2 points): the work of the edge-parallel and frontier BFS on a one-way chain searched from its
   middle, and the worst-case work of a search made of bottom-up steps only. Answer:
   ``{"quadratic_on_chain": f(n), "frontier_on_chain": g(n), "complexity": one of WORK_CHOICES}``. The lesson

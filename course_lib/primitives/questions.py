@@ -50,7 +50,8 @@ scan and a scatter over the whole array. The questions ask for what lies next to
   wavefronts of the warp-wide access to ``temp[stride * (2 t + 2) - 1]`` by threads t < ``active`` (the
   first warp of them) of an unpadded shared array: the up-sweep's right-hand operand. ``measure`` runs
   ``make_kernel(block)`` on ``n`` random values under ``profile`` and returns the shared wavefronts over the
-  ideal (over 1 when the ideal is 0); the grader calls it on the student's kernel and on the lesson's Blelloch kernels, padded and not.
+  ideal (over 1 when the ideal is 0); the grader calls it on the student's kernel and on the lesson's Blelloch
+  kernels, padded and not, at sizes drawn at grading time; a failure there caps the question at half.
 """
 
 from __future__ import annotations

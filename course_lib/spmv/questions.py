@@ -32,7 +32,8 @@
   kernel for each L, and pick the L with the least traffic. Answer: ``{"kernel": ..., "predicted_steps":
   f(row_lengths, lanes), "measure": g(make_kernel, A, lanes), "best_lanes": L}``. The grader calls ``g`` on
   the student's factory and on decoys of its own (thread per row, and lane 0 of each group walking its row),
-  on matrices and L drawn at grading time, and measures each launch itself; ``best_lanes`` must be the L
+  on matrices and L drawn at grading time, and measures each launch itself (a failure there caps the question at
+  half); ``best_lanes`` must be the L
   its own measurements of the student's kernel on ``MEASURE_MATRIX`` pick.
 - ``ps2.q3`` (2 points): the hybrid's K at the speed ratio the student **measures**. Answer: ``{"measure_ratio":
   f(A), "hyb_cost": cost(row_lengths, K, ratio, launch), "choose_k": g(row_lengths, ratio, launch)}``.
