@@ -411,6 +411,8 @@ def best_cost(lengths, ratio, launch):
 RATIO_BLOCK = 64
 #: The kinds of matrix the grader measures the ratio on (drawn at grading time, with their size and seed).
 RATIO_KINDS = ("power-law rows", "balanced rows", "skewed rows", "empty rows and a long row")
+#: The kinds whose rows differ in length, where K is judged.
+UNEVEN_KINDS = ("power-law rows", "skewed rows", "empty rows and a long row")
 
 
 def ratio_matrix(spec):
@@ -452,12 +454,11 @@ def measured_ratio(A):
     return per_entry / per_slot
 
 
-def _ratio_specs(count):
-    """``inputs``: ``count`` matrices drawn now, each of another kind, with 40 to 100 rows and a seed."""
+def _ratio_specs(count, kinds=RATIO_KINDS):
+    """``inputs``: ``count`` matrices drawn now, each of another of ``kinds``, with 40 to 100 rows and a seed."""
     def inputs(rng, info):
-        kinds = rng.choice(len(RATIO_KINDS), size=count, replace=False)
-        return {"specs": [[RATIO_KINDS[int(k)], int(rng.integers(40, 100)), int(rng.integers(1 << 20))]
-                          for k in kinds]}
+        picks = rng.choice(len(kinds), size=count, replace=False)
+        return {"specs": [[kinds[int(k)], int(rng.integers(40, 100)), int(rng.integers(1 << 20))] for k in picks]}
     return inputs
 
 
@@ -487,7 +488,8 @@ def ratio_test(name, points, count, *, hidden=False, choose=False):
         return results
 
     def inputs(rng, info):
-        data = _ratio_specs(count)(rng, info)
+        # K is judged on rows of uneven lengths (on equal rows every rule gives the longest row).
+        data = _ratio_specs(count, UNEVEN_KINDS if choose else RATIO_KINDS)(rng, info)
         if choose:
             for spec in data["specs"]:
                 lengths = np.diff(ratio_matrix(tuple(spec)).indptr).astype(np.int64)
