@@ -13,6 +13,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in os.environ.get("
 
 import course_lib  # noqa: E402,F401  (chooses the backend before anything imports numba.cuda)
 
+#: Under `--dist loadfile` the longest test files go first (tests/scheduling.py).
+pytest_plugins = ["tests.scheduling"]
+
 
 def pytest_addoption(parser):
     parser.addoption("--numba-suite", action="store_true", default=False,

@@ -296,7 +296,20 @@ _CSS = """\
 .cell_output img, .course-widget-snapshot img { max-width: 100%; height: auto; }
 .cell_output, .course-widget-snapshot { max-width: 100%; overflow-x: auto; }
 .cell_output pre, .cell_output table { max-width: 100%; }
+/* A report's code lines wrap inside their table cell instead of widening the table. */
+.cell_output td pre, .cell_output td code { white-space: pre-wrap; overflow-wrap: anywhere; }
 .course-widget-snapshot details { margin-top: 0.4em; }
+/* A snapshot's boxes (flex items among them) shrink to the column; long printed lines scroll in their own box. */
+.course-widget-snapshot div, .course-widget-snapshot pre { min-width: 0; max-width: 100%; }
+/* The theme sizes a table's wrapper at 100 % of the column plus its padding: count the padding inside. */
+[role=main] .table-wrapper.container { box-sizing: border-box; }
+/* A display formula a few pixels wider than a phone's column: set it smaller rather than scroll it. */
+@media (max-width: 480px) {
+  .math-wrapper { font-size: 90%; }
+  /* A widget's table (an explorer's counts) fits a phone's column in a smaller type, its words wrapping. */
+  .course-widget-snapshot table { font-size: 80%; }
+  .course-widget-snapshot th, .course-widget-snapshot td { padding: 0.1em 0.25em; overflow-wrap: anywhere; }
+}
 .course-widget-snapshot summary { cursor: pointer; font-weight: bold; }
 """
 

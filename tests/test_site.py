@@ -296,49 +296,151 @@ def test_site_in_a_headless_browser(built_site):
     assert not problems, "\n".join(problems)
 
 
-#: The first elements of the lesson's text reaching past the window's right edge (``w`` CSS pixels), leaving
-#: out those inside a box that fits the window and scrolls or clips (a wide table in a scrolling output).
-_REACHING_PAST = """w => [...document.querySelectorAll('article *')].filter(e => {
-  const r = e.getBoundingClientRect();
-  if (r.width === 0 || r.right <= w + 1) return false;
-  for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
-    const overflow = getComputedStyle(a).overflowX;
-    if (['auto', 'scroll', 'hidden', 'clip'].includes(overflow) && a.getBoundingClientRect().right <= w + 1) return false;
+#: What on a page is wider than the lesson's column (``article``), at the window's width: the first few
+#: elements whose content box reaches past the column's, and any box that scrolls sideways. Exempt, and only
+#: these: the inside of code and printed text (``pre``, a highlighted block), whose own box must fit and scroll,
+#: and a printed report's table in a cell's output, which scrolls inside that output (a 15-column profile
+#: cannot fit a phone). A widget snapshot, a figure, a formula or a table of the text must fit outright.
+_WIDER_THAN_THE_COLUMN = """() => {
+  const column = document.querySelector('article');
+  if (!column) return ['no article element'];
+  const c = column.getBoundingClientRect(), cs = getComputedStyle(column);
+  const left = c.left + parseFloat(cs.paddingLeft), right = c.right - parseFloat(cs.paddingRight);
+  const textBox = e => e.closest('pre, div.highlight');
+  const reportTable = e => { const t = e.closest('table');
+    return t && t.closest('.cell_output') && !t.closest('.course-widget-snapshot'); };
+  const name = e => e.tagName.toLowerCase() + (typeof e.className === 'string' && e.className ? '.'
+    + e.className.trim().split(/\\s+/).join('.') : '');
+  const found = [];
+  for (const e of column.querySelectorAll('*')) {
+    const r = e.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const box = textBox(e);
+    // The MathML copy of a formula, for screen readers, is clipped out of sight.
+    if ((box && box !== e) || reportTable(e) || e.closest('mjx-assistive-mml')) continue;
+    const s = getComputedStyle(e);
+    const l = r.left + parseFloat(s.paddingLeft) + parseFloat(s.borderLeftWidth);
+    const rr = r.right - parseFloat(s.paddingRight) - parseFloat(s.borderRightWidth);
+    if (rr > right + 1 || l < left - 1) {
+      found.push(`${name(e)} reaches ${Math.round(l - left)} to ${Math.round(rr - left)} px of a ${Math.round(right - left)} px column`);
+    } else if (!box && s.overflowX !== 'visible' && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1
+               && ![...e.querySelectorAll('table')].some(t => reportTable(t) && t.scrollWidth > e.clientWidth)) {
+      found.push(`${name(e)} holds ${e.scrollWidth} px in ${e.clientWidth} px (it scrolls)`);
+    }
   }
-  return true;
-}).slice(0, 3).map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' to '
-                    + Math.round(e.getBoundingClientRect().right) + ' px')"""
+  return found.slice(0, 4);
+}"""
 
 #: Viewport widths a page must fit without scrolling sideways: a laptop and a phone (CSS pixels).
 VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
 
 
-def test_every_lesson_fits_the_window_on_a_laptop_and_a_phone(built_site):
-    """Is any page wider than its window (a figure, table or widget snapshot pushing it sideways)?"""
+def test_every_page_fits_its_column_on_a_laptop_and_a_phone(built_site):
+    """Is anything on any page (the lessons, the index, search) wider than the text's column, at 1280 and 390 px?"""
     chromium = _chromium()
     if chromium is None:
         pytest.skip("no Chromium executable (apt-get install chromium; .ci/run does it as root)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives the browser")
+    pages = sorted(_pages(built_site).items())
+    assert {lesson.stem for lesson in LESSONS} <= {name for name, _ in pages}
     problems = []
+    measured = 0
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
             for device, (width, height) in VIEWPORTS.items():
                 page = browser.new_page(viewport={"width": width, "height": height})
-                for lesson in LESSONS:
-                    page.goto((built_site / f"{lesson.stem}.html").as_uri(), wait_until="load")
-                    page.wait_for_timeout(200)
+                for name, path in pages:
+                    page.goto(path.as_uri(), wait_until="load")
+                    page.wait_for_timeout(200)  # MathJax typesets after load
                     page_width = page.evaluate("document.documentElement.scrollWidth")
-                    # The theme clips the page sideways (overflow-x: hidden), so also look for content reaching
-                    # past the window that is not inside a box of its own that scrolls within the window.
-                    wide = page.evaluate(_REACHING_PAST, width)
+                    wide = page.evaluate(_WIDER_THAN_THE_COLUMN)
+                    measured += page.evaluate("document.querySelectorAll('article *').length") > 0
                     if page_width > width or wide:
-                        problems.append(f"{lesson.stem} at {width} px ({device}): the page is {page_width} px wide; "
-                                        f"past the window: {wide}")
+                        problems.append(f"{name} at {width} px ({device}): page {page_width} px wide; {wide}")
                 page.close()
         finally:
             browser.close()
+    assert measured == 2 * len(pages)
     assert not problems, "\n".join(problems)
+
+
+def test_the_column_check_finds_what_is_too_wide(tmp_path):
+    """The measure above is not blind: a table, a snapshot and a figure wider than the column are each named,
+    a long code line and a wide report table scrolling in their own boxes are not."""
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium executable (apt-get install chromium; .ci/run does it as root)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package drives the browser")
+    cells = "".join(f"<td>cell{i}</td>" for i in range(40))
+    wide = {
+        "table": "<div class='table-wrapper' style='width:100%;padding:0 4px'><table><tr><td>x</td></tr></table></div>",
+        "snapshot": "<div class='cell_output' style='overflow-x:auto'><div class='course-widget-snapshot' "
+                    "style='max-width:100%;overflow-x:auto'><div style='width:900px'>controls</div></div></div>",
+        "figure": "<img src='data:image/gif;base64,R0lGODlhAQABAAAAACw=' style='width:900px;height:10px'>",
+    }
+    fine = ("<div class='highlight' style='overflow-x:auto'><pre>" + "x = 1  # " + "long " * 200 + "</pre></div>"
+            f"<div class='cell_output' style='overflow-x:auto'><table>{cells}</table></div>")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            for label, body in {**wide, "fine": ""}.items():
+                path = tmp_path / f"{label}.html"
+                path.write_text(f"<html><body style='margin:0'><article style='width:358px;margin-left:16px'>"
+                                f"<p>text</p>{body}{fine}</article></body></html>")
+                page.goto(path.as_uri(), wait_until="load")
+                found = page.evaluate(_WIDER_THAN_THE_COLUMN)
+                assert bool(found) == (label != "fine"), (label, found)
+        finally:
+            browser.close()
+
+
+def _quiz_shows(source):
+    """The calls ``show(...)`` (the course's quiz form) in a code cell's source, and those of them displayed
+    nowhere: neither the cell's last expression nor an argument of ``display``."""
+    import ast
+
+    body = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))).body
+    tree = ast.Module(body=body, type_ignores=[])
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "show"]
+    shown = {id(body[-1].value)} if body and isinstance(body[-1], ast.Expr) else set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "display":
+            shown.update(id(a) for a in node.args)
+    return calls, [ast.unparse(c) for c in calls if id(c) not in shown]
+
+
+def test_every_quiz_a_lesson_shows_is_its_cells_last_expression():
+    """A quiz form that is not its cell's last expression (nor passed to display) is shown nowhere: not in
+    Jupyter, not on the site."""
+    import nbformat
+
+    hidden = []
+    for lesson in LESSONS:
+        nb = nbformat.read(lesson, as_version=4)
+        hidden += [f"{lesson.name} cell {i}: {call}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+                   for call in _quiz_shows(cell.source)[1]]
+    assert not hidden, "quizzes displayed nowhere:\n" + "\n".join(hidden)
+
+
+def test_a_quiz_displayed_nowhere_is_caught():
+    assert _quiz_shows("show(QUIZ['a'])\nx = 1")[1] == ["show(QUIZ['a'])"]
+    assert _quiz_shows("show(QUIZ['a'])\nshow(QUIZ['b'])")[1] == ["show(QUIZ['a'])"]
+    assert _quiz_shows("if True:\n    show(QUIZ['a'])")[1] == ["show(QUIZ['a'])"]
+    assert _quiz_shows("x = 1\nshow(QUIZ['a'])")[1] == [] and len(_quiz_shows("x = 1\nshow(QUIZ['a'])")[0]) == 1
+    assert _quiz_shows("display(show(QUIZ['a']))\nplt.show()")[1] == []
+
+
+def test_every_quiz_a_lesson_shows_is_on_its_page(built_site):
+    """Each lesson page holds one answer box per quiz its notebook shows."""
+    import nbformat
+
+    pages = _pages(built_site)
+    for lesson in LESSONS:
+        nb = nbformat.read(lesson, as_version=4)
+        quizzes = sum(len(_quiz_shows(c.source)[0]) for c in nb.cells if c.cell_type == "code")
+        assert pages[lesson.stem].read_text().count("course-quiz-answer") == quizzes, lesson.stem
 
 
 def test_quizzes_reveal_their_answer_on_a_click(built_site):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device
+from ..clock import PhaseClock as _Clock
 from .._validate import check_block, check_choice, check_int, check_positive_int
 from . import _core
 from ._inputs import simulation_inputs
@@ -224,8 +225,8 @@ def exclusive_scan(values, n, out, scratch, block, level=0, total_out=None):
 PHASES = ("init", "fate", "scan", "scatter", "wait")
 
 
-class PhaseClock:
-    """Device seconds per phase of :func:`_run_compact`: CUDA events on a GPU, the wall clock in the simulator.
+class PhaseClock(_Clock):
+    """Device seconds per phase of :func:`_run_compact` (:class:`course_lib.clock.PhaseClock`).
 
     ``wait`` is the host waiting for a batch's total (a synchronisation, no copy).
     Disabled (the default in :func:`simulate`), it costs nothing. ``phases`` names the
@@ -233,45 +234,7 @@ class PhaseClock:
     """
 
     def __init__(self, enabled=True, phases=PHASES):
-        self.enabled = enabled
-        self.seconds = dict.fromkeys(phases, 0.0)
-        self._gpu = device.is_gpu()
-        self._events = []
-
-    def start(self):
-        if not self.enabled:
-            return None
-        if self._gpu:
-            from numba import cuda
-
-            event = cuda.event()
-            event.record()
-            return event
-        import time
-
-        return time.perf_counter()
-
-    def stop(self, phase, mark):
-        if not self.enabled:
-            return
-        if self._gpu:
-            from numba import cuda
-
-            event = cuda.event()
-            event.record()
-            self._events.append((phase, mark, event))
-        else:
-            import time
-
-            self.seconds[phase] += time.perf_counter() - mark
-
-    def finish(self) -> dict:
-        if self._gpu and self._events:
-            self._events[-1][2].synchronize()
-            for phase, start, stop in self._events:
-                self.seconds[phase] += start.elapsed_time(stop) / 1e3
-            self._events = []
-        return dict(self.seconds)
+        super().__init__(phases, enabled)
 
 
 def _run_compact(problem: Problem, block: int, budget: int, clock=None) -> SimulationResult:

@@ -65,6 +65,7 @@ from numba import cuda
 
 from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory,
                                          measurement, question, race_test, result_test, unguard, value_test)
+from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
 from .model import tree_level_bytes
@@ -520,44 +521,13 @@ def _hidden_levels(rng, info):
                        int(rng.choice((32, 64, 128))))
 
 
-class _CountedAllocations:
-    """Counts the device allocations made through ``numba.cuda`` (``device_array``, ``device_array_like``,
-    ``to_device`` without ``to=``) while open; the module's functions are restored on exit."""
-
-    NAMES = ("device_array", "device_array_like", "to_device")
-
-    def __enter__(self):
-        self.count, self._saved = 0, {name: getattr(cuda, name) for name in self.NAMES}
-        for name, original in self._saved.items():
-            setattr(cuda, name, self._counting(name, original))
-        return self
-
-    def _counting(self, name, original):
-        def counted(*args, **kwargs):
-            if not (name == "to_device" and kwargs.get("to") is not None):
-                self.count += 1
-            return original(*args, **kwargs)
-        return counted
-
-    def __exit__(self, *exc):
-        for name, original in self._saved.items():
-            setattr(cuda, name, original)
-        return False
-
-
 def _run_levels(answer, data):
     """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
-    from ..sim import record
-
-    with record() as log, _CountedAllocations() as allocations:
-        out = answer.value(np.array(data["phis"], np.float64), data["levels"], data["phi_min"], data["capacity"],
-                           data["block"])
+    out, counts = counted_call(answer.value, np.array(data["phis"], np.float64), data["levels"], data["phi_min"],
+                               data["capacity"], data["block"])
     if not isinstance(out, tuple) or len(out) != 2:
         raise fail("run_levels must return a pair (totals, final_phis)")
-    summary = log.summary()
-    return {"totals": np.asarray(out[0]), "phis": np.asarray(out[1]), "launches": summary["launches"],
-            "copies": summary["HtoD_count"] + summary["DtoH_count"] + summary.get("DtoD_count", 0),
-            "allocations": allocations.count}
+    return {"totals": np.asarray(out[0]), "phis": np.asarray(out[1]), **counts}
 
 
 def _levels_label(data):
@@ -582,15 +552,10 @@ def judge_level_counts(data, got):
     """Right results, two launches per level, and copies and allocations that do not grow with the levels."""
     judge_levels(data, got)
     levels = data["levels"]
-    measured = (("launches", got["launches"], 2 * levels, "two per level"),
-                ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
-                ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop"))
-    for what, value, most, why in measured:
-        if int(value) > most:
-            failure = fail(f"{int(value)} {what} for {levels} levels; the technique needs at most {most} ({why})",
-                           "technique", public=True)
-            failure.measurement = {"measured": float(value), "low": 0.0, "high": float(most), "unit": what}
-            raise failure
+    judge_bounded((("launches", got["launches"], 2 * levels, "two per level"),
+                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
+                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                  f"for {levels} levels")
 
 
 Q3 = question(

@@ -12,11 +12,10 @@ Two loops drive the same kernels:
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
-from .. import device
+from ..clock import PhaseClock
 from . import kernels as K
 from ._dendrogram import Dendrogram
 
@@ -34,49 +33,6 @@ def _next_pow2(x):
     while p < x:
         p *= 2
     return p
-
-
-class _StageClock:
-    """Seconds per stage: CUDA events on a GPU, the wall clock in the simulator."""
-
-    def __init__(self, enabled):
-        self.enabled = enabled
-        self.seconds = dict.fromkeys(STAGES, 0.0)
-        self._events = []
-        self._gpu = device.is_gpu()
-
-    def start(self):
-        if not self.enabled:
-            return None
-        if self._gpu:
-            from numba import cuda
-
-            event = cuda.event()
-            event.record()
-            return event
-        return time.perf_counter()
-
-    def stop(self, stage, mark):
-        if not self.enabled:
-            return
-        if self._gpu:
-            from numba import cuda
-
-            event = cuda.event()
-            event.record()
-            self._events.append((stage, mark, event))
-        else:
-            self.seconds[stage] += time.perf_counter() - mark
-
-    def finish(self):
-        if self._gpu and self._events:
-            from numba import cuda
-
-            self._events[-1][2].synchronize()
-            for stage, start, stop in self._events:
-                self.seconds[stage] += cuda.event_elapsed_time(start, stop) / 1e3
-            self._events = []
-        return dict(self.seconds) if self.enabled else {}
 
 
 class DeviceClustering:
@@ -232,7 +188,7 @@ class DeviceClustering:
     # -- the loop ------------------------------------------------------------------------
     def run(self, *, measure_stages=False, max_merges=None):
         """Run the N - nC iterations (or ``max_merges``) and return the Dendrogram."""
-        clock = _StageClock(measure_stages)
+        clock = PhaseClock(STAGES, measure_stages)
         n_merges = self.n - self.graph.n_components
         if max_merges is not None:
             n_merges = min(n_merges, int(max_merges))

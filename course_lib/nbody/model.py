@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .._validate import check_choice, check_int, check_positive_int
+from .._validate import check_choice, check_float, check_int, check_positive_int
 
 __all__ = ["BYTES_PER_BODY", "FLOPS_PER_INTERACTION", "global_fetches", "tile_report"]
 
@@ -56,7 +56,7 @@ def global_fetches(n, method, tile=None):
 
 def tile_report(n, tile, *, sm_count, registers_per_thread=None, max_threads_per_block=1024, max_blocks_per_sm=32,
                 max_threads_per_sm=2048, shared_per_sm=228 * 1024, reserved_shared_per_block=1024,
-                registers_per_sm=65536, register_unit=256):
+                registers_per_sm=65536, register_unit=256, warps_to_hide=None):
     """The tile-size trade-offs of the lesson for one (N, P) on one device.
 
     Parameters
@@ -81,6 +81,10 @@ def tile_report(n, tile, *, sm_count, registers_per_thread=None, max_threads_per
         Register file of an SM (64 K 32-bit registers).
     register_unit : int
         Registers are allocated per warp in units of this many (256).
+    warps_to_hide : float, optional
+        Resident warps an SM needs for its schedulers never to wait on a dependency (the
+        kernel's latency over its independent work per warp; found by measurement, see the
+        lesson). Given, the report adds ``share_of_saturated_rate``.
 
     Returns
     -------
@@ -92,6 +96,24 @@ def tile_report(n, tile, *, sm_count, registers_per_thread=None, max_threads_per
         ``limited_by`` (the resource(s) setting ``blocks_per_sm``), ``busy_sms`` (SMs that
         get at least one block), ``fits_block`` (P <= max threads per block) and
         ``shared_bytes`` (the kernel's shared memory per block).
+
+        The grid itself is the other limiter: it holds ceil(N / P) blocks of P threads, about
+        N / 32 warps **whatever P**, so at modest N the SMs hold fewer warps than residency
+        allows. ``warps_per_sm`` (mean resident warps on each busy SM, float),
+        ``occupancy`` (those warps over the SM's maximum, 0..1) and ``occupancy_limited_by``
+        (``"grid"`` when the grid has fewer blocks than the SMs could hold at once, else
+        ``"residency"``) say so; with ``warps_to_hide``, ``share_of_saturated_rate`` (0..1)
+        is the busy SMs' share of the device times ``min(1, warps_per_sm / warps_to_hide)``.
+
+    Examples
+    --------
+    At N = 32,768 on 132 SMs every tile size leaves about 7.8 warps per SM (12 % of 64),
+    because the grid has 1,024 warps in all:
+
+    >>> [round(tile_report(32768, p, sm_count=132)["warps_per_sm"], 1) for p in (64, 128, 256)]
+    [7.8, 7.8, 8.0]
+    >>> tile_report(32768, 256, sm_count=132)["occupancy_limited_by"]
+    'grid'
     """
     n = check_int(n, "n", minimum=0)
     tile = check_positive_int(tile, "tile")
@@ -105,6 +127,8 @@ def tile_report(n, tile, *, sm_count, registers_per_thread=None, max_threads_per
     reserved_shared_per_block = check_int(reserved_shared_per_block, "reserved_shared_per_block", minimum=0)
     registers_per_sm = check_positive_int(registers_per_sm, "registers_per_sm")
     register_unit = check_positive_int(register_unit, "register_unit")
+    if warps_to_hide is not None:
+        warps_to_hide = check_float(warps_to_hide, "warps_to_hide", minimum=0, min_inclusive=False)
     blocks = math.ceil(n / tile)
     shared_bytes = tile * BYTES_PER_BODY
     # Threads and registers are allocated per whole warp.
@@ -119,7 +143,12 @@ def tile_report(n, tile, *, sm_count, registers_per_thread=None, max_threads_per
         limits["registers"] = registers_per_sm // (per_warp * warps)
     resident = min(limits.values())
     fetches = global_fetches(n, "tiled", tile)
-    return {
+    busy_sms = min(blocks, sm_count)
+    # Blocks running at once: the grid's, unless the SMs' residency caps them (then the rest wait for a slot).
+    running = min(blocks, sm_count * resident)
+    warps_per_sm = running * warps / busy_sms if busy_sms else 0.0
+    max_warps = max_threads_per_sm // 32
+    report = {
         "n": n,
         "tile": tile,
         "fetches": fetches,
@@ -128,8 +157,14 @@ def tile_report(n, tile, *, sm_count, registers_per_thread=None, max_threads_per
         "blocks_per_sm": resident,
         "limits": limits,
         "limited_by": [name for name, value in limits.items() if value == resident],
-        "busy_sms": min(blocks, sm_count),
+        "busy_sms": busy_sms,
         "sm_count": sm_count,
         "fits_block": tile <= max_threads_per_block,
         "shared_bytes": shared_bytes,
+        "warps_per_sm": warps_per_sm,
+        "occupancy": min(1.0, warps_per_sm / max_warps),
+        "occupancy_limited_by": "grid" if blocks < sm_count * resident else "residency",
     }
+    if warps_to_hide is not None:
+        report["share_of_saturated_rate"] = busy_sms / sm_count * min(1.0, warps_per_sm / warps_to_hide)
+    return report

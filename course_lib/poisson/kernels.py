@@ -639,11 +639,5 @@ register_kernel(f"poisson.jacobi_persistent_kernel[capacity={PERSISTENT_GPU[0]},
                 PERSISTENT_SIG, lambda: jacobi_persistent_kernel(*PERSISTENT_GPU).py_func, LESSON)
 register_kernel("poisson.jacobi_persistent_kernel[capacity=256,threads=32]", PERSISTENT_SIG,
                 lambda: jacobi_persistent_kernel(256, 32).py_func, LESSON, example=_example_persistent)
-# jacobi_cooperative_kernel is not registered: numba-cuda types cuda.cg.this_grid() by compiling a helper for
-# the current device, so the registry's GPU-less PTX compile check cannot build it. tests/poisson checks it
-# with the race checker and compiles it for sm_90 on its own (cooperative_example_launch).
-
-
-def cooperative_example_launch():
-    """``(griddim, blockdim, args)`` of a small launch of :func:`jacobi_cooperative_kernel` for the checker."""
-    return _example_cooperative()
+register_kernel("poisson.jacobi_cooperative_kernel", COOPERATIVE_SIG, lambda: jacobi_cooperative_kernel.py_func, LESSON,
+                example=_example_cooperative)

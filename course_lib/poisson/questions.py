@@ -1,28 +1,58 @@
 """Problem set 4 (``solutions/ps4_poisson.ipynb``), on the shared harness (:mod:`course_lib.grading.authoring.harness`).
 
-- ``ps4.q1`` (6 points): **red-black Gauss-Seidel in place**. Answer: ``check("ps4.q1", red_black_kernel)``, a
-  kernel ``(image, rhs, labels, colour)`` updating, in place, the strict-interior pixels with
-  ``(y + x) % 2 == colour``; one iteration is a launch for colour 0 then one for colour 1
-  (:func:`run_red_black`). Graded on the cloned image against a NumPy red-black reference (two
-  tolerances), a clean race check of one launch (in place but race-free, proven by the checker),
-  and the technique's signature (``RED_BLACK_SIGNATURE``), measured by the profiler on two launches
-  (a 16 x 24 image in 8 x 8 blocks of 64 threads; a 13 x 11 one, partial blocks on both axes).
-  Features and bounds, from the cost model of one red-black half-step (one thread per pixel, which
-  updates its own pixel when it is strict interior and of the launch's colour, from its four
-  neighbours of the other colour):
+The layout every question uses: **colour-separated arrays**. A pixel (y, x) is red (colour 0) when (y + x) is
+even and black (colour 1) otherwise. The cells of one colour are packed row by row into an array of width
+``Wc = (W + 1) // 2``: cell (y, k) of colour c holds pixel (y, 2k + (y + c) % 2) (:func:`colour_columns`); when
+W is odd, the last cell of some rows lies past the image (a padding cell: label 0, value 0). In this layout the
+four neighbours of a cell, all of the other colour, are cells of the other array in the same row and in the rows
+above and below (working out which is q1's crux); consecutive threads along a row of cells read and write
+consecutive addresses, where the checkerboard on the full image leaves every other lane idle and strides its
+stores by two.
 
-  * global bytes stored: exactly 12 per strict-interior pixel of the colour (3 float32);
-  * atomic operations: none (each pixel is written by its own thread);
-  * global load sectors per request: at most 8 (a warp of an 8 x 8 block covers 4 rows of 8
-    consecutive pixels, at most 2 sectors a row);
-  * thread span (busiest thread over the mean): at most 2 x the model's (10 statements for a pixel
-    updated, 1 for any other thread): one thread sweeping many pixels shows here.
+- ``ps4.q1`` (6 points): **red-black Gauss-Seidel on colour-separated arrays**. Answer: ``check("ps4.q1",
+  half_sweep_kernel)``, a kernel ``(mine, other, rhs, labels, width, colour)`` that updates, in place, the
+  strict-interior cells of ``mine`` (the launch's colour) from the four neighbours in ``other``; the cells of
+  both arrays outside the strict interior hold 0, so every in-image neighbour is added and
+  ``D`` counts them from (y, x) and ``width``. One iteration is a launch for colour 0 then one for colour 1
+  (:func:`run_half_sweeps`) on blocks of the grader's choice, one thread per cell (grid
+  ``(ceil(Wc / bx), ceil(H / by))``). Graded on the cloned image against a NumPy red-black reference on the full
+  image (two tolerances), one launch under the checker (nothing written out of bounds, ``other`` untouched), and
+  the technique's signature (``HALF_SWEEP_SIGNATURE``), measured by the profiler on four launches:
+
+  * fixed: masks covering about 90% of the image (so most warps have all lanes busy), a 20 x 70 image in blocks
+    of 32 x 8 (eight warps, partial blocks on both axes), and a 13 x 21 image in blocks of 32 x 1 (one warp,
+    thirteen blocks);
+  * drawn at grading time from the grading ``rng``: an image of 64-200 rows and 260-600 columns in blocks of
+    32 x 8, 64 x 8 or 32 x 16 (colour 0), and one of 40-200 rows and 70-600 columns in one-warp blocks of 32 x 1
+    (colour 1), grids of 24 to 2,000 blocks, masks covering 80-95%, so both colours run on one-warp blocks and
+    on blocks of several warps; three blocks of each drawn launch are profiled
+    (:func:`~course_lib.grading.authoring.signature.sample_blocks`: first, last or interior, unknown to the
+    answer), and the bounds are the model's over those blocks.
+
+  Features and bounds, from the cost model of one half-sweep (one thread per cell of the colour, which updates
+  it when it is strict interior, from its four neighbours, with consecutive lanes on consecutive cells):
+
+  * global bytes stored: exactly 12 per strict-interior cell that ran (3 float32);
+  * atomic operations: none (each cell is written by its own thread);
+  * global load sectors per request: at most the model's for a row of lanes (5 when a warp takes 32
+    consecutive cells of one row, 8 for 8-wide blocks): lanes taking consecutive *rows* of a column (x and y
+    swapped) read 8 rows per request in 8-row blocks and miss;
+  * thread span (busiest thread over the mean): at most 2 x the model's (10 statements for a cell updated,
+    1 for any other thread): one thread walking a row shows here, and the drawn launches' sampled blocks show
+    a kernel that changes method with the grid, the block shape or the image size.
 - ``ps4.q2`` (2 points): predict and measure the bytes one launch stores and loads. Answer:
-  ``{"kernel": red_black_kernel, "predicted_store_bytes": f(labels, colour), "measure": g(kernel, problem,
+  ``{"kernel": half_sweep_kernel, "predicted_store_bytes": f(labels, colour), "measure": g(kernel, problem,
   colour)}``. The grader calls ``g`` on the student's kernel and on decoys of its own (kernels with the same
   arguments and another traffic, updating nothing), on problems and colours drawn at grading time, and
-  measures each launch itself.
-- ``ps4.q3`` (2 points): classify the mask's pixels (NumPy). Answer: ``classify(mask)``.
+  measures each launch itself (blocks of 32 x 4).
+- ``ps4.q3`` (2 points): **split the image into its colours on the GPU**. Answer: ``check("ps4.q3",
+  split_kernel)``, a kernel ``(planes, red, black)``, one thread per pixel (grid ``(ceil(W / bx),
+  ceil(H / by))``), writing each pixel of the (3, H, W) planes to its colour's array. Graded by the arrays
+  (exact, on fixed and drawn sizes) and by the signature ``SPLIT_SIGNATURE`` on a 12 x 40 image in 32 x 4
+  blocks, a 19 x 23 one in 16 x 16 blocks (a warp spans two rows) and a drawn one (64-200 x 260-600 pixels in
+  32 x 8 or 64 x 16 blocks, grids of 20 blocks or more, three of them profiled, drawn as in q1): 12 bytes loaded
+  and 12 stored per pixel, no atomics, load and store sectors per request at most the model's for consecutive
+  lanes on consecutive pixels of a row, thread span at most 2 x the model's (4 statements per pixel moved).
 """
 
 from __future__ import annotations
@@ -35,19 +65,149 @@ from numba import cuda
 from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, guarded, inner, kernel,
                                          measurement, question, race_test, result_test, unguard)
 from ..grading.authoring.measuring import kernel_measurement_test
-from ..grading.authoring.signature import Feature, at_most, no_atomics, signature_test
+from ..grading.authoring.signature import (Feature, at_most, load_sectors_per_request, no_atomics, sample_blocks,
+                                           signature_test)
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compare_images, compose, jacobi_step_reference, prepare
 
 PROBLEM_SET = "ps4"
 #: The two tolerances: a pixel may differ by at most 2 levels, and at most 1% of the pixels may differ.
 MAX_PIXEL_DIFF, MAX_FRACTION = 2, 0.01
-BLOCK = (8, 8)
-#: Guard pixels around the planes; the labels' guard holds INTERIOR, so a neighbour read past the image
-#: without a bounds check adds the planes' guard value and shows, on a GPU too.
+#: Blocks of the results tests (several warps, 32 consecutive cells of a row per warp).
+BLOCK = (32, 4)
+#: Guard cells around the arrays; the labels' guard holds INTERIOR, so a thread past the last cell that is not
+#: bounds-checked updates a guard cell and shows, on a GPU too.
 LABEL_GUARD = INTERIOR
 #: The problem measured in q2 (the notebook builds the same one).
 MEASURE_SHAPE, MEASURE_SEED = (12, 14), 6
+#: Blocks profiled in each drawn launch of a signature.
+SAMPLED_BLOCKS = 3
+
+
+# ----------------------------------------------------------------------------- the layout
+def packed_width(width: int) -> int:
+    """Cells per row of one colour's array for an image ``width`` pixels wide."""
+    return (int(width) + 1) // 2
+
+
+def colour_columns(height: int, width: int, colour: int) -> np.ndarray:
+    """The image column of every cell of one colour.
+
+    Returns
+    -------
+    ndarray
+        int64 of shape (height, packed_width(width)): ``2k + (y + colour) % 2`` at (y, k), ``width`` or more
+        at a padding cell.
+    """
+    rows, cells = np.indices((height, packed_width(width)))
+    return 2 * cells + (rows + colour) % 2
+
+
+def colour_cells(planes, colour: int, fill=0) -> np.ndarray:
+    """The cells of one colour of an array, packed row by row.
+
+    Parameters
+    ----------
+    planes : array_like
+        Shape (..., H, W), any dtype (float32 planes, uint8 labels).
+    colour : int
+        0 (red, (y + x) even) or 1 (black).
+    fill : scalar
+        The value of the padding cells.
+
+    Returns
+    -------
+    ndarray
+        Shape (..., H, Wc) with Wc = (W + 1) // 2, the dtype of ``planes``: cell (y, k) holds pixel
+        (y, 2k + (y + colour) % 2).
+    """
+    planes = np.asarray(planes)
+    height, width = planes.shape[-2:]
+    columns = colour_columns(height, width, colour)
+    rows = np.broadcast_to(np.arange(height)[:, None], columns.shape)
+    real = columns < width
+    packed = np.full(planes.shape[:-2] + columns.shape, fill, planes.dtype)
+    packed[..., real] = planes[..., rows[real], columns[real]]
+    return packed
+
+
+def merge_colours(red, black, width: int) -> np.ndarray:
+    """The full array of two colour arrays (the inverse of :func:`colour_cells`).
+
+    Parameters
+    ----------
+    red, black : array_like
+        Shape (..., H, Wc): the cells of colour 0 and of colour 1.
+    width : int
+        W, the full array's width (Wc = (W + 1) // 2); padding cells are dropped.
+
+    Returns
+    -------
+    ndarray
+        Shape (..., H, W), the dtype of ``red``.
+    """
+    red, black = np.asarray(red), np.asarray(black)
+    height = red.shape[-2]
+    merged = np.zeros(red.shape[:-2] + (height, int(width)), red.dtype)
+    for colour, cells in enumerate((red, black)):
+        columns = colour_columns(height, width, colour)
+        rows = np.broadcast_to(np.arange(height)[:, None], columns.shape)
+        real = columns < width
+        merged[..., rows[real], columns[real]] = cells[..., real]
+    return merged
+
+
+def packed_grid(height: int, width: int, block) -> tuple:
+    """The grid of one thread per cell of a colour: ``(ceil(Wc / bx), ceil(H / by))``."""
+    return (math.ceil(packed_width(width) / block[0]), math.ceil(height / block[1]))
+
+
+def pixel_grid(height: int, width: int, block) -> tuple:
+    """The grid of one thread per pixel: ``(ceil(W / bx), ceil(H / by))``."""
+    return (math.ceil(width / block[0]), math.ceil(height / block[1]))
+
+
+def ran_mask(shape, block, blocks) -> np.ndarray:
+    """Which elements of a (rows, columns) array one thread each of the launched blocks covers.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        (rows, columns) of the array the grid covers, one thread per element.
+    block : tuple of int
+        (bx, by).
+    blocks : sequence of tuple or None
+        The ``(block x, block y[, block z])`` indices that ran (a profiled sample), or None for the whole grid.
+
+    Returns
+    -------
+    ndarray
+        bool of ``shape``.
+    """
+    if blocks is None:
+        return np.ones(shape, bool)
+    mask = np.zeros(shape, bool)
+    for index in blocks:
+        bx, by = index[0], index[1]
+        mask[by * block[1]:(by + 1) * block[1], bx * block[0]:(bx + 1) * block[0]] = True
+    return mask
+
+
+def threads_ran(grid, block, blocks) -> int:
+    """Threads of the launched blocks (all, or the sample)."""
+    count = grid[0] * grid[1] if blocks is None else len(blocks)
+    return count * block[0] * block[1]
+
+
+def sectors_per_row_of_lanes(block, item_bytes: int = 4) -> float:
+    """The model's bound on sectors per warp request when consecutive lanes take consecutive elements of a row.
+
+    A warp of a ``bx``-wide block covers ``32 / min(bx, 32)`` rows of ``min(bx, 32)`` consecutive elements; each
+    row's bytes touch at most ``bytes / 32 + 1`` sectors (one more when they straddle a sector boundary).
+    """
+    lanes_per_row = min(int(block[0]), 32)
+    rows = max(32 // lanes_per_row, 1)
+    return rows * (math.ceil(lanes_per_row * item_bytes / 32) + 1)
 
 
 # ----------------------------------------------------------------------------- q1
@@ -58,38 +218,54 @@ def clone_case(source, target, mask, iterations):
             "iterations": int(iterations)}
 
 
-def case(make, iterations):
-    return lambda rng, info: clone_case(*make(rng), iterations)
+def interior_only(values, labels):
+    """``values`` (3, H, W) with 0 outside the strict interior: those cells add nothing to a neighbour's sum."""
+    return np.where(np.asarray(labels) == INTERIOR, np.asarray(values, np.float32), np.float32(0)).astype(np.float32)
 
 
-def _grid(shape):
-    h, w = shape
-    return (math.ceil(w / BLOCK[0]), math.ceil(h / BLOCK[1]))
+def run_half_sweeps(half_sweep, labels, rhs, guess, iterations, block=BLOCK):
+    """The host loop: ``iterations`` times a launch for colour 0 then colour 1 on colour-separated arrays.
 
+    Every array is packed by :func:`colour_cells` and framed by guard cells; the values start as ``guess`` at the
+    strict interior and 0 elsewhere.
 
-def run_red_black(red_black, labels, rhs, guess, iterations):
-    """The host loop: ``iterations`` times a launch for colour 0 then colour 1, every array in a guard frame.
+    Parameters
+    ----------
+    half_sweep : numba.cuda kernel
+        ``(mine, other, rhs, labels, width, colour)``, as ps4.q1 asks.
+    labels : ndarray
+        uint8 of shape (H, W).
+    rhs, guess : ndarray
+        float32 of shape (3, H, W): B + C and the initial iterate.
+    iterations : int
+    block : tuple of int
+        (bx, by); the grid is one thread per cell of a colour.
 
     Returns
     -------
     dict
-        ``image``: float32 of shape (3, H + 2 GUARD, W + 2 GUARD), the iterate with its frame.
+        ``red``, ``black``: float32 of shape (3, H + 2 GUARD, Wc + 2 GUARD), each colour's cells with the frame.
     """
     from numba import cuda
 
-    d_image = cuda.to_device(guarded(np.asarray(guess, np.float32), axes=(1, 2)))
-    d_rhs = cuda.to_device(guarded(np.asarray(rhs, np.float32), axes=(1, 2)))
-    d_labels = cuda.to_device(guarded(np.asarray(labels, np.uint8), axes=(0, 1), fill=LABEL_GUARD))
-    views = inner(d_image, axes=(1, 2)), inner(d_rhs, axes=(1, 2)), inner(d_labels, axes=(0, 1))
+    labels = np.asarray(labels, np.uint8)
+    height, width = labels.shape
+    start = interior_only(guess, labels)
+    cells = [cuda.to_device(guarded(colour_cells(start, c), axes=(1, 2))) for c in (0, 1)]
+    rhs_cells = [cuda.to_device(guarded(colour_cells(np.asarray(rhs, np.float32), c), axes=(1, 2))) for c in (0, 1)]
+    label_cells = [cuda.to_device(guarded(colour_cells(labels, c), axes=(0, 1), fill=LABEL_GUARD)) for c in (0, 1)]
+    grid = packed_grid(height, width, block)
     for _ in range(iterations):
-        for colour in (0, 1):
-            red_black[_grid(np.shape(labels)), BLOCK](*views, np.int32(colour))
+        for c in (0, 1):
+            half_sweep[grid, block](inner(cells[c], axes=(1, 2)), inner(cells[1 - c], axes=(1, 2)),
+                                    inner(rhs_cells[c], axes=(1, 2)), inner(label_cells[c], axes=(0, 1)),
+                                    np.int32(width), np.int32(c))
     cuda.synchronize()
-    return {"image": d_image.copy_to_host()}
+    return {"red": cells[0].copy_to_host(), "black": cells[1].copy_to_host()}
 
 
 def red_black_reference(labels, rhs, guess, iterations, colours=(0, 1)):
-    """The grader's red-black Gauss-Seidel: a Jacobi step kept only on one colour at a time (NumPy)."""
+    """The grader's red-black Gauss-Seidel on the full image: a Jacobi step kept only on one colour at a time."""
     from .reference import Prepared
 
     prep = Prepared(np.asarray(labels), np.asarray(rhs, np.float32), np.asarray(guess, np.float32))
@@ -103,14 +279,16 @@ def red_black_reference(labels, rhs, guess, iterations, colours=(0, 1)):
 
 
 def _run(answer, d):
-    return run_red_black(answer.kernel(), d["labels"], d["rhs"], d["guess"], d["iterations"])
+    return run_half_sweeps(answer.kernel(), d["labels"], d["rhs"], d["guess"], d["iterations"], d["block"])
 
 
 def judge_clone(d, got):
-    labels, h_w = np.asarray(d["labels"]), np.shape(d["labels"])
-    if not isinstance(got, dict) or "image" not in got:
-        raise fail("the iterate did not come back")
-    image = unguard(got["image"], (3, *h_w), name="image", axes=(1, 2))
+    labels, (height, width) = np.asarray(d["labels"]), np.shape(d["labels"])
+    if not isinstance(got, dict) or "red" not in got or "black" not in got:
+        raise fail("the colour arrays did not come back")
+    packed = (3, height, packed_width(width))
+    red, black = (unguard(got[name], packed, name=name, axes=(1, 2)) for name in ("red", "black"))
+    image = merge_colours(red, black, width)
     values = image[:, labels == INTERIOR]
     if not np.all(np.isfinite(values)) or (values.size and (values.min() < 0 or values.max() > 255)):
         raise fail("the iterate leaves [0, 255] or is not finite at strict-interior pixels: clamp, and read only "
@@ -119,77 +297,128 @@ def judge_clone(d, got):
     result = compare_images(compose(d["target"], labels, image), compose(d["target"], labels, want),
                             max_pixel_diff=MAX_PIXEL_DIFF, max_fraction=MAX_FRACTION)
     if not result.passed:
-        raise fail(f"{h_w[0]} x {h_w[1]} image, {d['iterations']} iterations: {result.message}", "value")
+        raise fail(f"{height} x {width} image, {d['iterations']} iterations, blocks of {d['block'][0]} x "
+                   f"{d['block'][1]}: {result.message}", "value")
 
 
 def clone_test(name, points, make, iterations, hidden=False):
-    return result_test(name, points, inputs=case(make, iterations), run=_run, judge=judge_clone, hidden=hidden)
+    def inputs(rng, info):
+        d = clone_case(*make(rng), iterations)
+        d["block"] = _draw_block(rng) if hidden else BLOCK
+        return d
+
+    return result_test(name, points, inputs=inputs, run=_run, judge=judge_clone, hidden=hidden)
 
 
-def one_launch(rng, info, colour=0):
-    d = clone_case(*synthetic_pair(9, 10, seed=2), 1)
-    d["colour"] = colour
+def _draw_block(rng):
+    return ((32, 1), (32, 4), (64, 2), (16, 8))[int(rng.integers(4))]
+
+
+def half_sweep_case(shape, seed, colour, block, blocks=None, fill=0.35):
+    """One launch's data: a synthetic problem (its mask covering about ``fill`` of the image), the colour, the
+    blocks and the sampled blocks (None: all)."""
+    d = clone_case(*synthetic_pair(*shape, seed=seed, fill=fill), 1)
+    d.update(colour=int(colour), block=tuple(block), blocks=blocks)
     return d
 
 
-def launch_colour(answer, d):
-    return Launch(answer.kernel(), _grid(np.shape(d["labels"])), BLOCK,
-                  {"image": np.array(d["guess"], np.float32), "rhs": np.asarray(d["rhs"]),
-                   "labels": np.asarray(d["labels"]), "colour": np.int32(d["colour"])}, outputs=("image",))
+def launch_half_sweep(answer, d):
+    labels, colour = np.asarray(d["labels"]), d["colour"]
+    height, width = labels.shape
+    start = interior_only(d["guess"], labels)
+    return Launch(answer.kernel(), packed_grid(height, width, d["block"]), d["block"],
+                  {"mine": colour_cells(start, colour), "other": colour_cells(start, 1 - colour),
+                   "rhs": colour_cells(np.asarray(d["rhs"], np.float32), colour),
+                   "labels": colour_cells(labels, colour),
+                   "width": np.int32(width), "colour": np.int32(colour)},
+                  outputs=("mine", "other"), axes={"mine": (1, 2), "other": (1, 2), "rhs": (1, 2), "labels": (0, 1)},
+                  blocks=d.get("blocks"))
 
 
-def expect_colour(d):
-    return {"image": red_black_reference(d["labels"], d["rhs"], d["guess"], 1, colours=(d["colour"],))}
+def expect_half_sweep(d):
+    labels, colour = np.asarray(d["labels"]), d["colour"]
+    start = interior_only(d["guess"], labels)
+    after = red_black_reference(labels, d["rhs"], start, 1, colours=(colour,))
+    return {"mine": colour_cells(interior_only(after, labels), colour), "other": colour_cells(start, 1 - colour)}
 
 
 def colour_pixels(labels, colour):
+    """Strict-interior pixels of one colour."""
     labels = np.asarray(labels)
     y, x = np.indices(labels.shape)
     return int(np.sum((labels == INTERIOR) & ((y + x) % 2 == colour)))
 
 
-def _stores_own_colour(d):
-    own = 12 * colour_pixels(d["labels"], d["colour"])
-    return own, own
+def _updated_cells(d):
+    """Strict-interior cells of the launch's colour whose threads ran (every block, or the sample)."""
+    cells = colour_cells(np.asarray(d["labels"]), d["colour"]) == INTERIOR
+    return int(np.sum(cells & ran_mask(cells.shape, d["block"], d.get("blocks"))))
 
 
-def model_span(d):
-    """Busiest thread over the mean of one thread per pixel: 10 for a pixel updated, 1 for any other thread."""
-    labels = np.asarray(d["labels"])
-    updated = colour_pixels(labels, d["colour"])
-    gx, gy = _grid(labels.shape)
-    threads = gx * gy * BLOCK[0] * BLOCK[1]
+def _stores_updated(d):
+    stored = 12 * _updated_cells(d)
+    return stored, stored
+
+
+def half_sweep_span(d):
+    """Busiest thread over the mean, one thread per cell: 10 for a cell updated, 1 for any other thread."""
+    height, width = np.shape(d["labels"])
+    grid = packed_grid(height, width, d["block"])
+    updated, threads = _updated_cells(d), threads_ran(grid, d["block"], d.get("blocks"))
     return 10 * threads / (10 * updated + threads - updated) if updated else 1.0
 
 
-RED_BLACK_SIGNATURE = (
-    Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _stores_own_colour,
-            "a launch updates only its colour's strict-interior pixels, in place, 3 float32 each",
-            "12 bytes per pixel of the colour"),
-    no_atomics("every pixel is updated by its own thread with a plain store", "one owner per pixel"),
-    Feature("global load sectors per request", lambda m, d: m["load_sectors_per_request"], at_most(8),
-            "consecutive lanes (threadIdx.x) take consecutive pixels of a row (x), so a warp's loads share sectors",
-            "4 rows of 8 pixels per warp, <= 2 sectors each"),
+HALF_SWEEP_SIGNATURE = (
+    Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _stores_updated,
+            "a launch updates only its colour's strict-interior cells, in place, 3 float32 each",
+            "12 bytes per strict-interior cell of the colour"),
+    no_atomics("every cell is updated by its own thread with a plain store", "one owner per cell"),
+    load_sectors_per_request(at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
+                             "consecutive lanes (threadIdx.x) take consecutive cells k of a row, so a warp's loads "
+                             "share sectors", "a warp's lanes on consecutive cells of a row: <= bytes / 32 + 1 sectors "
+                             "per row"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, d: m["thread_span"],
-            at_most(lambda d: 2 * model_span(d)),
-            "one thread per pixel, each updating at most its own pixel", "10 statements per pixel updated"),
+            at_most(lambda d: 2 * half_sweep_span(d)),
+            "one thread per cell, each updating at most its own cell, on every grid", "10 statements per cell updated"),
 )
 
 
-def signature_launch(shape, seed, colour):
+#: Mask coverage of the signature's launches: most warps' lanes all busy, so a request's sectors show the access
+#: pattern rather than how many lanes a sparse mask leaves active.
+SIGNATURE_FILL = 0.9
+
+
+def fixed_half_sweep(shape, seed, colour, block):
+    return lambda rng, info: half_sweep_case(shape, seed, colour, block, fill=SIGNATURE_FILL)
+
+
+def drawn_half_sweep(blocks_choice, min_height, min_width, colour):
+    """A launch drawn at grading time: a large image and blocks; a few of its blocks are profiled.
+
+    ``colour`` is the one the fixed launch of the same kind of block does not run, so that both colours are
+    measured on one-warp blocks and on blocks of several warps.
+    """
     def make(rng, info):
-        d = clone_case(*synthetic_pair(*shape, seed=seed), 1)
-        d["colour"] = colour
-        return d
+        shape = (int(rng.integers(min_height, 201)), int(rng.integers(min_width, 601)))
+        block = blocks_choice[int(rng.integers(len(blocks_choice)))]
+        grid = packed_grid(*shape, block)
+        return half_sweep_case(shape, int(rng.integers(1 << 20)), colour, block,
+                               sample_blocks(rng, grid, SAMPLED_BLOCKS), fill=float(rng.uniform(0.8, 0.95)))
 
     return make
 
 
 def _close_images(got, expected, name):
     err = np.abs(np.asarray(got, np.float64) - np.asarray(expected, np.float64))
-    if err.size and err.max() > 1e-3 * 255:
-        raise fail(f"{name}: {int(np.sum(err > 0.255))} values differ from the red-black reference (max error "
-                   f"{err.max():.3g})", "value")
+    if err.size and not np.all(err <= 1e-3 * 255):
+        raise fail(f"{name}: {int(np.sum(~(err <= 0.255)))} values differ from the red-black reference (max error "
+                   f"{np.nanmax(err):.3g})", "value")
+
+
+def _launch_label(d):
+    height, width = np.shape(d["labels"])
+    drawn, sampled = ("", "") if d.get("blocks") is None else ("drawn ", f", {len(d['blocks'])} of them sampled")
+    return f"{drawn}{height} x {width}, colour {d['colour']}, {d['block'][0]} x {d['block'][1]} blocks{sampled}"
 
 
 def _blob(rng):
@@ -204,77 +433,83 @@ def _edge(rng):
 
 
 def _random(rng):
-    h, w = int(rng.integers(4, 17)), int(rng.integers(4, 17))
+    h, w = int(rng.integers(4, 17)), int(rng.integers(4, 40))
     return synthetic_pair(h, w, seed=int(rng.integers(1 << 30)), fill=float(rng.uniform(0.3, 0.7)))
 
 
-_KERNEL = kernel("red_black_kernel")
+_KERNEL = kernel("half_sweep_kernel")
 
 Q1 = question(
-    "ps4.q1", "red-black Gauss-Seidel in place", 6, answer=_KERNEL,
+    "ps4.q1", "red-black Gauss-Seidel on colour-separated arrays", 6, answer=_KERNEL,
     tolerance=f"at most {MAX_PIXEL_DIFF} levels per pixel and at most {MAX_FRACTION:.0%} of the pixels differing, "
               "against a NumPy red-black reference",
-    hints={"race": "update only the pixels of the launch's colour: their neighbours all have the other colour, which "
-                   "nobody writes in this launch",
-           "bounds": "guard x < W and y < H, and every neighbour; D counts only neighbours inside the image",
-           "value": "new = clamp((A + rhs) / D, 0, 255) with A the sum of the strict-interior neighbours' current "
-                    "values, written in place to the pixels with (y + x) % 2 == colour",
-           "technique": "a launch must store only its colour's strict-interior pixels (3 floats each)"},
+    hints={"race": "write only `mine`: `other` is read by every thread of the launch",
+           "bounds": "guard k < Wc and y < H; a neighbour past the image edge is not read (D does not count it)",
+           "value": "cell (y, k) of colour c is pixel (y, 2k + (y + c) % 2): find each neighbour's pixel, then the "
+                    "cell of `other` holding it (its row's parity decides); new = clamp((A + rhs) / D, 0, 255)",
+           "technique": "one thread per cell, threadIdx.x along the cells k of a row, each updating only its own "
+                        "strict-interior cell, on every grid and block shape"},
     tests=[
-        clone_test("blob mask, 3 iterations", 1.5, _blob, 3),
-        clone_test("mask touching the image edge, 4 iterations", 1, _edge, 4),
-        clone_test("hidden: random sizes and masks", 0.5, _random, 2, hidden=True),
+        clone_test("blob mask, 3 iterations", 1.25, _blob, 3),
+        clone_test("mask touching the image edge, 4 iterations", 0.75, _edge, 4),
+        clone_test("hidden: random sizes, masks and blocks", 0.5, _random, 2, hidden=True),
         clone_test("hidden: the classic pair", 0.5, lambda rng: cat_in_coffee((20, 30)), 3, hidden=True),
-        race_test("in place but race-free: the checker on one launch", 1.5, technique=True, inputs=one_launch,
-                  launch=launch_colour, expect=expect_colour, compare=_close_images),
-        signature_test("the red-black technique, measured (profiler; 16 x 24 and 13 x 11 images)", 1,
-                       configs=[signature_launch((16, 24), 4, 1), signature_launch((13, 11), 5, 0)],
-                       launch=launch_colour, expect=expect_colour, compare=_close_images,
-                       features=RED_BLACK_SIGNATURE,
-                       label=lambda d: f"{np.shape(d['labels'])[0]} x {np.shape(d['labels'])[1]} image, colour "
-                                       f"{d['colour']}"),
+        race_test("one launch under the checker: only `mine` written, nothing out of bounds", 1,
+                  inputs=lambda rng, info: half_sweep_case((9, 10), 2, 0, (8, 8)), launch=launch_half_sweep,
+                  expect=expect_half_sweep, compare=_close_images),
+        signature_test("the half-sweep technique, measured", 2,
+                       configs=[fixed_half_sweep((20, 70), 4, 1, (32, 8)), fixed_half_sweep((13, 21), 5, 0, (32, 1)),
+                                drawn_half_sweep(((32, 8), (64, 8), (32, 16)), 64, 260, 0),
+                                drawn_half_sweep(((32, 1),), 40, 70, 1)],
+                       launch=launch_half_sweep, expect=expect_half_sweep, compare=_close_images,
+                       features=HALF_SWEEP_SIGNATURE, label=_launch_label),
     ])
 
 
 # ----------------------------------------------------------------------------- q2
+#: The blocks of the launch q2 measures.
+MEASURE_BLOCK = (32, 4)
+
+
 def measure_problem():
     return synthetic_pair(*MEASURE_SHAPE, seed=MEASURE_SEED)
 
 
 def _store_args(rng, info):
-    masks = [measure_problem()[2], synthetic_pair(9, 10, seed=2)[2], synthetic_pair(15, 7, seed=int(rng.integers(99)))[2]]
+    masks = [measure_problem()[2], synthetic_pair(9, 10, seed=2)[2],
+             synthetic_pair(15, 7, seed=int(rng.integers(99)))[2]]
     return [(classify_mask(m), colour) for m in masks for colour in (0, 1)]
 
 
 @cuda.jit
-def read_rhs_and_labels(image, rhs, labels, colour):
-    """A decoy for ``measure`` (traffic only, nothing updated): every pixel reads its label and its three rhs."""
-    x, y = cuda.grid(2)
-    h, w = labels.shape
-    if y < h and x < w and labels[y, x] + rhs[0, y, x] + rhs[1, y, x] + rhs[2, y, x] < -1e30:
-        image[0, y, x] = 0
+def read_rhs_and_labels(mine, other, rhs, labels, width, colour):
+    """A decoy for ``measure`` (traffic only, nothing updated): every cell reads its label and its three rhs."""
+    k, y = cuda.grid(2)
+    h, wc = labels.shape
+    if y < h and k < wc and labels[y, k] + rhs[0, y, k] + rhs[1, y, k] + rhs[2, y, k] < -1e30:
+        mine[0, y, k] = 0
 
 
 @cuda.jit
-def read_four_neighbours(image, rhs, labels, colour):
-    """A decoy for ``measure`` (traffic only, nothing updated): every inner pixel reads its 4 neighbours' red."""
-    x, y = cuda.grid(2)
-    h, w = labels.shape
-    if 0 < y < h - 1 and 0 < x < w - 1:
-        s = image[0, y - 1, x] + image[0, y + 1, x] + image[0, y, x - 1] + image[0, y, x + 1]
+def read_vertical_neighbours(mine, other, rhs, labels, width, colour):
+    """A decoy for ``measure`` (traffic only, nothing updated): every inner cell reads the cells above and below."""
+    k, y = cuda.grid(2)
+    h, wc = labels.shape
+    if 0 < y < h - 1 and k < wc:
+        s = other[0, y - 1, k] + other[0, y + 1, k] + other[1, y - 1, k]
         if s < -1e30:
-            image[0, y, x] = 0
+            mine[0, y, k] = 0
 
 
 #: The grader's own kernels that ``measure`` must measure as well (their traffic differs from the technique's).
 MEASURE_DECOYS = {"a kernel reading the labels and rhs": read_rhs_and_labels,
-                  "a kernel reading four neighbours": read_four_neighbours}
+                  "a kernel reading the cells above and below": read_vertical_neighbours}
 
 
 def _measure_configs(rng, info):
     """(height, width, seed, colour): the measured problem with a colour drawn now, and a problem drawn now."""
     return [(*MEASURE_SHAPE, MEASURE_SEED, int(rng.integers(2))),
-            (int(rng.integers(8, 15)), int(rng.integers(8, 15)), int(rng.integers(1 << 20)), int(rng.integers(2)))]
+            (int(rng.integers(8, 15)), int(rng.integers(8, 40)), int(rng.integers(1 << 20)), int(rng.integers(2)))]
 
 
 def _measure_arguments(config):
@@ -284,9 +519,11 @@ def _measure_arguments(config):
 
 def _measure_launch(kernel_obj, config):
     h, w, seed, colour = config
-    c = clone_case(*synthetic_pair(h, w, seed=seed), 1)
-    c["colour"] = colour
-    return launch_colour(Answer(kernel_obj, {}), c)
+    return launch_half_sweep(Answer(kernel_obj, {}), half_sweep_case((h, w), seed, colour, MEASURE_BLOCK))
+
+
+def _predicted_stores(labels, colour):
+    return 12 * colour_pixels(labels, colour)
 
 
 Q2 = question(
@@ -295,52 +532,125 @@ Q2 = question(
     tolerance="bytes exact; measurements within 1% of the course's profiler",
     tests=[
         calls_test("the predicted bytes stored by one launch", 1, key="predicted_store_bytes", args=_store_args,
-                   expect=lambda labels, colour: 12 * colour_pixels(labels, colour),
+                   expect=_predicted_stores,
                    hint="3 float32 values for each strict-interior pixel of the launch's colour"),
         kernel_measurement_test("your measure(), on your kernel and on the grader's, on drawn problems", 1,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_measure_launch,
                                 measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
-                                hint="measure(kernel, problem, colour): poisson.prepare(*problem), one launch of "
-                                     "`kernel` on (8, 8) blocks under profile(), report.total.global_load_bytes"),
+                                hint="measure(kernel, problem, colour): poisson.prepare(*problem), the "
+                                     "colour-separated arrays of question 1 (0 outside the strict interior), one "
+                                     "launch of `kernel` on (32, 4) blocks under profile(), "
+                                     "report.total.global_load_bytes"),
     ])
 
 
 # ----------------------------------------------------------------------------- q3
-def _rect(rng):
-    mask = np.zeros((6, 7), bool)
-    mask[1:5, 2:6] = True
-    return mask
+def split_case(shape, seed, block, blocks=None):
+    """One split launch's data: planes of values in [1, 255) drawn from ``seed``, the blocks and the sample."""
+    planes = np.random.default_rng(seed).uniform(1, 255, (3, *shape)).astype(np.float32)
+    return {"planes": planes, "block": tuple(block), "blocks": blocks}
 
 
-def _edge_mask(rng):
-    mask = np.zeros((5, 6), bool)
-    mask[:4, :3] = True
-    mask[4, 5] = True  # a lone pixel in the corner: border, its neighbours are outside
-    return mask
+def launch_split(answer, d):
+    planes = np.asarray(d["planes"], np.float32)
+    packed = (3, planes.shape[1], packed_width(planes.shape[2]))
+    # NaN shows a cell left unwritten; a padding cell must stay NaN.
+    return Launch(answer.kernel(), pixel_grid(*planes.shape[1:], d["block"]), d["block"],
+                  {"planes": planes, "red": np.full(packed, np.nan, np.float32),
+                   "black": np.full(packed, np.nan, np.float32)},
+                  outputs=("red", "black"), axes={"planes": (1, 2), "red": (1, 2), "black": (1, 2)},
+                  blocks=d.get("blocks"))
 
 
-def _mask_args(make):
-    return lambda rng, info: [(make(rng),)]
+def expect_split(d):
+    return {"red": colour_cells(d["planes"], 0, fill=np.nan), "black": colour_cells(d["planes"], 1, fill=np.nan)}
 
 
-def _labels_explained(arguments, want):
-    return "0 outside, 1 inside border, 2 strict interior; neighbours beyond the image edge do not count"
+def same_cells(got, expected, name):
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape:
+        raise fail(f"{name} has shape {got.shape}, expected {expected.shape}")
+    wrong = ~((got == expected) | (np.isnan(got) & np.isnan(expected)))
+    if wrong.any():
+        y, k = (int(i) for i in np.argwhere(wrong)[0][1:])
+        raise fail(f"{name}: {int(wrong.sum())} of {expected.size} cells differ from the split; first at row {y}, cell "
+                   f"{k} (pixel x = {2 * k + (y + (name == 'black')) % 2}): got {got[(0, y, k)]}, expected "
+                   f"{expected[(0, y, k)]}", "value")
 
 
-def _classify_test(name, points, make, hidden=False):
-    return calls_test(name, points, what="classify", args=_mask_args(make), expect=classify_mask,
-                      explain=_labels_explained, hidden=hidden)
+def _pixels_ran(d):
+    planes = np.asarray(d["planes"])
+    return int(np.sum(ran_mask(planes.shape[1:], d["block"], d.get("blocks"))))
+
+
+def _twelve_per_pixel(d):
+    moved = 12 * _pixels_ran(d)
+    return moved, moved
+
+
+def split_span(d):
+    """Busiest thread over the mean, one thread per pixel: 4 statements for a pixel moved, 1 for any other thread."""
+    planes = np.asarray(d["planes"])
+    grid = pixel_grid(*planes.shape[1:], d["block"])
+    moved, threads = _pixels_ran(d), threads_ran(grid, d["block"], d.get("blocks"))
+    return 4 * threads / (4 * moved + threads - moved) if moved else 1.0
+
+
+SPLIT_SIGNATURE = (
+    Feature("global bytes loaded", lambda m, d: m["global_load_bytes"], _twelve_per_pixel,
+            "every pixel's three values are read once", "12 bytes per pixel"),
+    Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _twelve_per_pixel,
+            "every pixel's three values are written once, to its colour's array", "12 bytes per pixel"),
+    no_atomics("every cell is written by the thread of its pixel", "one owner per cell"),
+    load_sectors_per_request(at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
+                             "consecutive lanes (threadIdx.x) take consecutive pixels x of a row",
+                             "<= bytes / 32 + 1 sectors per row"),
+    Feature("global store sectors per request", lambda m, d: m["store_sectors_per_request"],
+            at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
+            "consecutive pixels of a row go to consecutive cells (k = x // 2) of their colour's array",
+            "half a warp's row per store, consecutive cells"),
+    Feature("thread span (busiest thread's statements / mean)", lambda m, d: m["thread_span"],
+            at_most(lambda d: 2 * split_span(d)), "one thread per pixel, on every grid", "4 statements per pixel"),
+)
+
+
+def drawn_split(rng, info):
+    """A split drawn at grading time: a large image and blocks of 32 x 8 or 64 x 16; three blocks profiled."""
+    shape = (int(rng.integers(64, 201)), int(rng.integers(260, 601)))
+    block = ((32, 8), (64, 16))[int(rng.integers(2))]
+    return split_case(shape, int(rng.integers(1 << 20)), block,
+                      sample_blocks(rng, pixel_grid(*shape, block), SAMPLED_BLOCKS))
+
+
+def _split_label(d):
+    _, height, width = np.shape(d["planes"])
+    drawn, sampled = ("", "") if d.get("blocks") is None else ("drawn ", f", {len(d['blocks'])} of them sampled")
+    return f"{drawn}{height} x {width}, {d['block'][0]} x {d['block'][1]} blocks{sampled}"
+
+
+def _split_test(name, points, make, hidden=False):
+    return result_test(name, points, inputs=make, launch=launch_split, expect=expect_split, compare=same_cells,
+                       axes={"red": (1, 2), "black": (1, 2)}, label=_split_label, hidden=hidden)
 
 
 Q3 = question(
-    "ps4.q3", "strict interior and inside border", 2, answer=function("classify"), tolerance="exact labels",
+    "ps4.q3", "split the image into its colours on the GPU", 2, answer=kernel("split_kernel"),
+    tolerance="exact values",
+    hints={"value": "pixel (y, x) goes to cell (y, x // 2) of red when (y + x) is even, of black otherwise",
+           "bounds": "guard x < W and y < H: the grid may cover more pixels than the image",
+           "technique": "one thread per pixel, threadIdx.x along x: consecutive lanes read consecutive pixels and "
+                        "write consecutive cells"},
     tests=[
-        _classify_test("a rectangle", 0.75, _rect),
-        _classify_test("a mask touching the image edge", 0.75, _edge_mask),
-        _classify_test("hidden: random masks", 0.5, lambda rng: rng.random((int(rng.integers(1, 12)),
-                                                                             int(rng.integers(1, 12)))) < 0.75,
-                       hidden=True),
+        _split_test("a 6 x 9 image in 8 x 8 blocks", 0.5, lambda rng, info: split_case((6, 9), 1, (8, 8))),
+        _split_test("hidden: drawn sizes and blocks", 0.5, lambda rng, info: split_case(
+            (int(rng.integers(1, 20)), int(rng.integers(1, 50))), int(rng.integers(1 << 20)), _draw_block(rng)),
+            hidden=True),
+        signature_test("the split, measured", 1,
+                       configs=[lambda rng, info: split_case((12, 40), 2, (32, 4)),
+                                lambda rng, info: split_case((19, 23), 3, (16, 16)), drawn_split],
+                       launch=launch_split, expect=expect_split, compare=same_cells, features=SPLIT_SIGNATURE,
+                       label=_split_label),
     ])
 
 QUESTIONS = (Q1, Q2, Q3)

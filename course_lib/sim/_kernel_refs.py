@@ -13,26 +13,50 @@ import inspect
 import numpy as np
 
 
-def _globals_fingerprint(fn):
-    """Simple values the kernel reads from its globals/closure (they change its typing)."""
+def _globals_fingerprint(fn, _seen=None):
+    """Simple values the kernel reads from its globals/closure, and the source of every device function it
+    reaches (by name, through a module attribute, or from another device function): they change its typing."""
+    seen = set() if _seen is None else _seen
+    seen.add(fn.__code__)
     out = []
     code = fn.__code__
-    for name in sorted(_global_names(code)):
+    names = _global_names(code)
+    for name in sorted(names):
         value = fn.__globals__.get(name)
         if isinstance(value, (bool, int, float, str, tuple, np.dtype, np.number)) or isinstance(value, type):
             out.append((name, repr(value)))
-        elif hasattr(value, "py_func") or hasattr(value, "fn"):  # a device function: its source types too
-            dev = getattr(value, "py_func", None) or getattr(value, "fn", None)
-            try:
-                out.append((name, inspect.getsource(dev)))
-            except (OSError, TypeError):
-                out.append((name, repr(dev)))
+        elif _device_python(value) is not None:
+            out.extend(_device_fingerprint(name, _device_python(value), seen))
+        elif inspect.ismodule(value):  # `kernels.helper(...)`: the module's device functions the code names
+            for attr in sorted(names):
+                dev = _device_python(getattr(value, attr, None))
+                if dev is not None:
+                    out.extend(_device_fingerprint(f"{name}.{attr}", dev, seen))
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
             out.append((name, repr(cell.cell_contents)))
         except ValueError:
             pass
     return out
+
+
+def _device_python(value):
+    """The Python function of a device function (a ``@cuda.jit(device=True)`` object), else None."""
+    if not (hasattr(value, "py_func") or hasattr(value, "fn")):
+        return None
+    dev = getattr(value, "py_func", None) or getattr(value, "fn", None)
+    return dev if inspect.isfunction(dev) else None
+
+
+def _device_fingerprint(name, dev, seen):
+    """A device function's source and, once each, what it reaches in turn."""
+    try:
+        entry = [(name, inspect.getsource(dev))]
+    except (OSError, TypeError):
+        entry = [(name, repr(dev))]
+    if dev.__code__ not in seen:
+        entry.extend(_globals_fingerprint(dev, seen))
+    return entry
 
 
 def _global_names(code):

@@ -1,5 +1,7 @@
 """The Gradescope autograder: the archive follows Gradescope's specification, and its run_autograder,
-run end to end in a temporary /autograder, writes a results.json with the documented fields."""
+run end to end in a temporary /autograder, writes a results.json with the documented fields; run three
+times in that one container, it leaves the course as installed (the runs are made once, for both tests
+that read them)."""
 
 import json
 import os
@@ -8,6 +10,7 @@ import stat
 import subprocess
 import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -113,30 +116,122 @@ def test_results_spread_a_cap_over_the_tests():
     assert results["tests"][3]["output"] == "timed out after 60 s" and results["tests"][3]["max_score"] == 4.0
 
 
-@pytest.mark.parametrize("fixture, points", [("right", 10.0), ("naive", None)])
-def test_run_autograder_end_to_end(tmp_path, lock, fixture, points):
+def _course_files(course: Path) -> dict:
+    """``relative path -> bytes`` of the installed course's package, caches apart."""
+    return {p.relative_to(course).as_posix(): p.read_bytes() for p in (course / "course_lib").rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+@dataclass
+class AutograderRun:
+    """One ``run_autograder`` in the shared container, and what it left behind.
+
+    Attributes
+    ----------
+    fixture : str
+        The graded fixture of ``tests/grading/fixtures/ps1.py``.
+    expected : float
+        Its points.
+    done : subprocess.CompletedProcess
+        The exit status and output (text).
+    results : dict or None
+        The results.json it wrote.
+    scratch_left : list of Path
+        What remained in the container's TMPDIR once it ended.
+    solutions_left : list of Path
+        The solution notebooks still in the archive's course once it ended.
+    """
+
+    fixture: str
+    expected: float
+    done: subprocess.CompletedProcess
+    results: dict | None
+    scratch_left: list
+    solutions_left: list
+
+
+@dataclass
+class Container:
+    """A Gradescope-layout container in which ``run_autograder`` ran three times, one after another."""
+
+    runs: dict
+    installed: dict
+    course: Path
+
+
+@pytest.fixture(scope="module")
+def container(tmp_path_factory):
+    """The archive of ps1 set up as Gradescope sets it up (``setup.sh``'s last two steps: the test's environment
+    has the packages), then ``run_autograder`` on the right, the untouched and the naive fixtures, in that order:
+    both tests below read these three runs (one container, built and graded once)."""
+    tmp_path = tmp_path_factory.mktemp("gradescope")
+    lock = tmp_path / "lock.txt"
+    lock.write_text("numpy==2.1.3\n")
     archive = build_archive("ps1", tmp_path / "ps1_autograder.zip", lock=lock, timeout=120)
     root = tmp_path / "autograder"
     source = _extract(archive, root)
-    fixtures = make_fixtures.fixtures("ps1")
-    nbformat.write(make_fixtures.notebook("ps1", fixtures[fixture]), root / "submission" / "ps1_nbody.ipynb")
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), COURSE_PYTHON=sys.executable)
+    course = source / "course"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), COURSE_PYTHON=sys.executable, TMPDIR=str(scratch))
     env.pop("PYTHONPATH", None)
-    done = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    # The grader ran from the archive's copy of the course, and deleted its solution before grading.
-    assert "deleted 1 solution notebook(s)" in done.stdout
-    assert not list((source / "course" / "solutions").glob("*.ipynb"))
-    results = json.loads((root / "results" / "results.json").read_text())
+    env.pop("NUMBA_CACHE_DIR", None)
+    setup = (root / "source" / "setup.sh").read_text()
+    assert setup.index("gradescope prepare ps1") < setup.index("manifest --out")
+    for step in (["-m", "course_lib.grading.reporting.gradescope", "prepare", "ps1"],
+                 ["-m", "course_lib.grading", "manifest", "--out", str(source / "manifest.json")]):
+        subprocess.run([sys.executable, *step], cwd=course, env=env, check=True, capture_output=True, timeout=300)
+    installed = _course_files(course)
+    fixtures = make_fixtures.fixtures("ps1")
+    runs = {}
+    for name, expected in (("right", 10.0), (make_fixtures.UNTOUCHED, 0.0),
+                           ("naive", float(sum(fixtures["naive"].points)))):
+        for old in (root / "submission").iterdir():
+            old.unlink()
+        for old in (root / "results").glob("*"):  # a run that writes no results.json must not pass on the last one's
+            old.unlink()
+        nbformat.write(make_fixtures.notebook("ps1", fixtures[name]), root / "submission" / "ps1_nbody.ipynb")
+        done = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=600)
+        results_file = root / "results" / "results.json"
+        results = json.loads(results_file.read_text()) if results_file.exists() else None
+        runs[name] = AutograderRun(name, expected, done, results, list(scratch.iterdir()),
+                                   list((course / "solutions").glob("*.ipynb")))
+    return Container(runs, installed, course)
+
+
+@pytest.mark.parametrize("fixture", ["right", "naive"])
+def test_run_autograder_end_to_end(container, fixture):
+    run = container.runs[fixture]
+    assert run.done.returncode == 0, run.done.stdout + run.done.stderr
+    # The grader ran from the archive's copy of the course, and deleted its solution before the first grading.
+    assert "deleted 1 solution notebook(s)" in container.runs["right"].done.stdout
+    assert not run.solutions_left
+    results = run.results
     validate(results)
-    expected = points if points is not None else float(sum(fixtures[fixture].points))
-    assert results["score"] == pytest.approx(expected)
-    assert sum(t["score"] for t in results["tests"]) == pytest.approx(expected, abs=1e-3)
+    assert results["score"] == pytest.approx(run.expected)
+    assert sum(t["score"] for t in results["tests"]) == pytest.approx(run.expected, abs=1e-3)
     assert any(t["visibility"] == "after_published" for t in results["tests"])
     assert all(t["visibility"] == "visible" for t in results["tests"] if "(hidden)" not in t["name"])
     if fixture == "naive":
         assert any("technique" in t["output"] and t["status"] == "failed" for t in results["tests"])
+
+
+def test_run_autograder_three_times_in_one_container(container):
+    """The autograder leaves the course it runs from as installed: ``run_autograder`` run three times in one
+    container grades each submission right, and Numba's caches go to each run's own folder."""
+    for i, run in enumerate(container.runs.values()):
+        name = run.fixture
+        assert run.done.returncode == 0, f"run {i + 1} ({name}): {run.done.stdout}{run.done.stderr}"
+        assert "course files differ" not in run.done.stdout + run.done.stderr
+        assert f"deleted {1 if i == 0 else 0} solution notebook(s)" in run.done.stdout
+        validate(run.results)
+        assert run.results["score"] == run.expected, (name, run.results["output"])
+        # each run's own folder (its Numba cache) is gone once it ends
+        assert not run.scratch_left
+    # The course is as installed: no file changed or added, and no Numba cache file written into it.
+    assert _course_files(container.course) == container.installed
+    assert not [p for p in (container.course / "course_lib").rglob("*") if p.suffix in (".nbi", ".nbc")]
 
 
 def test_a_submission_without_a_notebook(tmp_path, lock):

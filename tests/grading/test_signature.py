@@ -62,7 +62,10 @@ SEPARATING = {
     "ps1.q1": lambda c: (c["tile"], len(c["bodies"]) % (2 * c["tile"]) != 0),  # a block covers 2P bodies
     "ps2.q1": lambda c: _blocks(c["shape"][0] * c["lanes"], c["block"]),
     "ps3.q1": lambda c: _blocks(len(c["depth"]), c["block"]),
-    "ps4.q1": lambda c: (64, np.shape(c["labels"])[0] % 8 != 0 or np.shape(c["labels"])[1] % 8 != 0),
+    "ps4.q1": lambda c: (c["block"][0] * c["block"][1], np.shape(c["labels"])[0] % c["block"][1] != 0 or
+                        (np.shape(c["labels"])[1] + 1) // 2 % c["block"][0] != 0),  # a thread per cell of a colour
+    "ps4.q3": lambda c: (c["block"][0] * c["block"][1], np.shape(c["planes"])[1] % c["block"][1] != 0 or
+                        np.shape(c["planes"])[2] % c["block"][0] != 0),  # a thread per pixel
     "ps5.q1": lambda c: _blocks(len(c["keys"]), c["block"]),
     "ps6.q1": lambda c: (64, len(c["Wt"]) % 16 != 0 or c["batch"] % 16 != 0),  # 8 x 8 threads, 16 x 16 tiles
     "ps7.q1": lambda c: _blocks(len(c["flags"]), c["block"]),

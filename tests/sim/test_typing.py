@@ -480,3 +480,55 @@ def test_typing_leaves_the_grading_machinery_unchanged():
     typing = _typing.float_ops(add_one.py_func, (np.zeros(4, np.int32),))
     assert pickle.loads(pickle.dumps(typing)) == typing
     assert snapshot.changes() == []
+
+
+_HELPERS = '''
+from numba import cuda, float32
+
+
+@cuda.jit(device=True)
+def inner(v):
+    return v {op} float32(1)
+
+
+@cuda.jit(device=True)
+def outer(v):
+    return inner(v)
+'''
+
+_KERNEL = '''
+from numba import cuda
+
+import {helpers}
+
+
+@cuda.jit
+def kernel(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = {helpers}.outer(x[i])
+'''
+
+
+def test_the_typing_cache_key_follows_device_functions_through_modules_and_calls(tmp_path, monkeypatch):
+    """A kernel whose source is unchanged, calling (through a module) a device function that calls another:
+    an edit of the innermost one gives another key, so no stale typing is read from the disk cache."""
+    import importlib
+    import sys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    keys = []
+    for n, op in enumerate(("+", "*")):
+        (tmp_path / f"typing_helpers_{n}.py").write_text(_HELPERS.format(op=op))
+        # The same kernel text in both modules but for the helper module's name, which is read as the same below.
+        (tmp_path / f"typing_kernel_{n}.py").write_text(_KERNEL.format(helpers=f"typing_helpers_{n}"))
+        module = importlib.import_module(f"typing_kernel_{n}")
+        fn = module.kernel.py_func
+        fingerprint = [(name.replace(f"_{n}", ""), text) for name, text in
+                       _typing._globals_fingerprint(fn)]
+        keys.append(fingerprint)
+        sys.modules.pop(f"typing_kernel_{n}"), sys.modules.pop(f"typing_helpers_{n}")
+    names = [name for name, _ in keys[0]]
+    assert "typing_helpers.outer" in names and "inner" in names  # the module's function, and the one it calls
+    assert keys[0] != keys[1]
+    assert [name for name, _ in keys[1]] == names

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..results.report import FIELDS, csv_cell, write_atomic
+from ..results.report import FIELDS, csv_cell, write_csv
 
 __all__ = ["POINTS_POSSIBLE", "Gradebook", "build", "read_class", "write"]
 
@@ -191,11 +191,5 @@ def write(paths, out, *, missing_as_zero: bool = False, points_possible: bool = 
     """Read grades CSVs and write the gradebook CSV ``out`` atomically; returns what was read."""
     book = read_class(paths)
     header, rows = build(book, missing_as_zero=missing_as_zero, points_possible=points_possible)
-    text = io.StringIO(newline="")
-    writer = csv.writer(text)
-    writer.writerow(header)
-    writer.writerows(rows)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, text.getvalue())
+    write_csv(out, header, rows)
     return book

@@ -295,10 +295,8 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         The course files differ from the manifest, or the grading machine cannot grade (no results
         are written: Gradescope then reports that the autograder failed, to the instructor).
     """
-    from ..core import questions_of
     from ..running.client import GradeOptions
-    from ..running.grader import _refused, grade_submission
-    from ..running.manifest import CourseState, verify
+    from ..running.manifest import verify
     from ..running.notebooks import read_submissions
     from ..running.sandbox import resolve
 
@@ -315,7 +313,6 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         log(f"no manifest at {manifest} (setup.sh writes it): the course files are not verified")
     box = resolve(sandbox)
     log(box.note)
-    questions = questions_of(problem_set)
     specs = _answer_specs(problem_set, root, hide_solutions)
     if hide_solutions:
         log(f"deleted {_hide_solutions(root)} solution notebook(s) before grading")
@@ -324,21 +321,50 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         content = {"score": 0.0, "output": problem, "visibility": "visible", "stdout_visibility": "hidden",
                    "tests": []}
     else:
-        course = CourseState() if box.kind == "none" else None
         submission = read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
-        seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
-        results = grade_submission(submission, problem_set, seed, options, specs, box)
-        changed = course.restore() if course is not None else []
-        if changed:
-            results = _refused(questions, changed[:3])
-        content = results_of(results, note=f"Graded {path.name}.")
+        content = results_of(_grade_one(submission, problem_set, seed, options, specs, box),
+                             note=f"Graded {path.name}.")
     content["execution_time"] = round(time.perf_counter() - start, 1)
     content["extra_data"] = {"problem_set": problem_set, "sandbox": box.kind}
-    tmp = results_dir / ".results.json.tmp"
-    tmp.write_text(json.dumps(content, indent=1), encoding="utf-8")
-    os.replace(tmp, results_dir / "results.json")
-    log(f"score {content['score']:g}; wrote {results_dir / 'results.json'}")
+    log(f"score {content['score']:g}; wrote {_write_results(results_dir, content)}")
     return content
+
+
+def _grade_one(submission, problem_set: str, seed, options, specs, box) -> list:
+    """Grade one submission of a platform's job (Gradescope, PrairieLearn); a submission that changed the
+    course's files (possible only without a sandbox) is refused and the files restored.
+
+    Parameters
+    ----------
+    submission : course_lib.grading.running.notebooks.Submission
+    problem_set : str
+    seed : int or None
+        None draws one (a job grades once).
+    options, specs, box
+        As :func:`course_lib.grading.running.grader.grade_submission` takes them.
+
+    Returns
+    -------
+    list of QuestionResult
+    """
+    from ..core import questions_of
+    from ..running.grader import _refused, grade_submission
+    from ..running.manifest import CourseState
+
+    course = CourseState() if box.kind == "none" else None
+    seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
+    results = grade_submission(submission, problem_set, seed, options, specs, box)
+    changed = course.restore() if course is not None else []
+    return _refused(questions_of(problem_set), changed[:3]) if changed else results
+
+
+def _write_results(results_dir: Path, content: dict) -> Path:
+    """Write a job's ``results.json`` whole or not at all (the platform never reads half a file)."""
+    from ..results.report import write_atomic
+
+    path = results_dir / "results.json"
+    write_atomic(path, json.dumps(content, indent=1))
+    return path
 
 
 def main(argv=None) -> int:

@@ -32,7 +32,7 @@ import io
 import re
 from pathlib import Path
 
-from ..results.report import csv_cell, write_atomic
+from ..results.report import csv_cell, write_csv
 
 __all__ = ["CANVAS_IDENTITY", "COLUMNS", "FORMATS", "canvas_table", "export", "grade_columns", "moodle_table",
            "read_roster", "write_table"]
@@ -143,14 +143,7 @@ def moodle_table(header: list, rows: list, *, id_column: str = "Username", colum
 
 def write_table(out, header: list, rows: list) -> Path:
     """Write a CSV (UTF-8, comma-separated, one header row) atomically; returns its path."""
-    text = io.StringIO(newline="")
-    writer = csv.writer(text)
-    writer.writerow(header)
-    writer.writerows(rows)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, text.getvalue())
-    return out
+    return write_csv(out, header, rows)
 
 
 def export(paths, out, *, format: str = "plain", missing_as_zero: bool = False, points_possible: bool = False,

@@ -226,13 +226,11 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
         The course files differ from the manifest, or the machine cannot grade: no results are written,
         and PrairieLearn reports the job as failed (to the instructor, the student keeps the attempt).
     """
-    from ..core import questions_of
     from ..running.client import GradeOptions
-    from ..running.grader import _refused, grade_submission
-    from ..running.manifest import CourseState, default_path, verify
+    from ..running.manifest import default_path, verify
     from ..running.notebooks import parse_notebook, read_submissions
     from ..running.sandbox import resolve
-    from .gradescope import _answer_specs, _hide_solutions, _notebook
+    from .gradescope import _answer_specs, _grade_one, _hide_solutions, _notebook, _write_results
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -247,7 +245,6 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
         log(f"no manifest at {manifest} (the image's build writes it): the course files are not verified")
     box = resolve(sandbox)
     log(box.note)
-    questions = questions_of(problem_set)
     course_root = Path(__file__).resolve().parents[3]
     specs = _answer_specs(problem_set, course_root, hide_solutions=True)
     log(f"deleted {_hide_solutions(course_root)} solution notebook(s) before grading")
@@ -255,7 +252,6 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     if path is None:
         content = {"gradable": False, "format_errors": [problem], "message": problem}
     else:
-        course = CourseState() if box.kind == "none" else None
         submission = read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
         problem = submission.problem
         if submission.content is not None:
@@ -266,17 +262,10 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
         if problem:  # not gradable: PrairieLearn does not count the attempt
             content = {"gradable": False, "format_errors": [problem], "message": problem}
         else:
-            seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
-            results = grade_submission(submission, problem_set, seed, options, specs, box)
-            changed = course.restore() if course is not None else []
-            if changed:
-                results = _refused(questions, changed[:3])
-            content = results_of(results, note=f"Graded {path.name}; sandbox: {box.kind}.")
+            content = results_of(_grade_one(submission, problem_set, seed, options, specs, box),
+                                 note=f"Graded {path.name}; sandbox: {box.kind}.")
     content["execution_time"] = round(time.perf_counter() - start, 1)
-    tmp = results_dir / ".results.json.tmp"
-    tmp.write_text(json.dumps(content, indent=1), encoding="utf-8")
-    os.replace(tmp, results_dir / "results.json")
-    log(f"score {content.get('score', 'not gradable')}; wrote {results_dir / 'results.json'}")
+    log(f"score {content.get('score', 'not gradable')}; wrote {_write_results(results_dir, content)}")
     return content
 
 

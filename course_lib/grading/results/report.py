@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 
 __all__ = ["FIELDS", "FeedbackFolder", "clean_text", "csv_cell", "feedback_markdown", "feedback_name",
-           "read_grades", "read_rows", "rows_of", "write_atomic", "write_grades", "write_rows"]
+           "read_grades", "read_rows", "rows_of", "write_atomic", "write_csv", "write_grades", "write_rows"]
 
 #: Columns of the grades CSV.
 FIELDS = ["student", "question", "points", "max_points", "status", "reason"]
@@ -81,6 +81,19 @@ def read_rows(path, fields, kind) -> list:
 def read_grades(path) -> list:
     """Rows of an existing grades CSV (``[]`` when there is none)."""
     return read_rows(path, FIELDS, "grades")
+
+
+def write_csv(out, header: list, rows: list) -> Path:
+    """Write a CSV (UTF-8, comma-separated, one header row) atomically (:func:`write_atomic`), its folder made
+    if needed; returns its path."""
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(header)
+    writer.writerows(rows)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, text.getvalue())
+    return out
 
 
 def write_atomic(path, data) -> None:
