@@ -83,6 +83,7 @@ from ..grading.authoring.recorded import run_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, sample_blocks,
                                            signature_test, warp_share)
 from .model import tree_level_bytes
+from .profiling import MEASURE_BLOCK, cells_case, measure_case
 
 PROBLEM_SET = "ps7"
 
@@ -111,14 +112,6 @@ MAX_SHARED_PER_WARP = 10
 MAX_WARP_SHARE = 1.5
 #: The range of n of the configurations the grader draws (a sample of 3 blocks profiled).
 DRAWN_N = (2_000, 40_000)
-
-
-def cells_case(n, p_recorded, block, seed):
-    """``inputs`` data: n cells, each recorded (flag 1) with probability p, their fluorescence, and the block."""
-    rng = np.random.default_rng(seed)
-    flags = (rng.random(n) < p_recorded).astype(np.int32)
-    phis = np.round(rng.uniform(11.0, 2000.0, n), 3)
-    return {"flags": flags, "phis": phis, "block": int(block)}
 
 
 def case(n, p, block):
@@ -402,21 +395,6 @@ _DTOH_TEST = dict(key="dtoh_bytes", configs=_dtoh_configs, call=lambda measure, 
                                               f"{config[1]})",
                   hints={"measure": "with record() as log: run(), then log.summary()['DtoH_bytes']: the run given, "
                                     "not one of your own"})
-
-
-#: Threads per block of the q2 measurement.
-MEASURE_BLOCK = 64
-
-
-def measure_case(n):
-    """The cells the q2 measurement profiles for n cells: about half recorded, seeded by n, blocks of 64.
-
-    Returns
-    -------
-    dict
-        ``flags`` int32 (n,), ``phis`` float64 (n,) and ``block`` (64), as :func:`cells_case` gives them.
-    """
-    return cells_case(int(n), 0.5, MEASURE_BLOCK, seed=int(n))
 
 
 def predicted_load_bytes(n, n_recorded):

@@ -57,6 +57,7 @@ from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
                                            sample_blocks, signature_test, warp_share)
+from .profiling import measure_features
 from .kernels import candidate_bound_kernel, fill_kernel, grid_count_kernel, quadruplet_filter_kernel
 
 PROBLEM_SET = "ps8"
@@ -238,18 +239,6 @@ Q1 = question(
 
 
 # ----------------------------------------------------------------------------- q2
-def measure_features(n, n_features):
-    """The instances measured in q2: n features drawn in [0, F), seeded by n and F (the notebook makes the same).
-
-    Returns
-    -------
-    numpy.ndarray
-        int32, shape (n,).
-    """
-    return np.random.default_rng(1000 * int(n) + int(n_features)).integers(0, int(n_features), int(n)).astype(
-        np.int32)
-
-
 def _expected_global_atomics(n, block, n_features):
     """Expected prediction, counted: the distinct features ``i % F`` of each warp of consecutive instances."""
     features = np.arange(int(n)) % int(n_features)
@@ -312,7 +301,7 @@ Q2 = question(
             "predicted_global_atomics": function("predicted_global_atomics"), "measure": measurement()},
     tolerance="the prediction exact; measurements within 1% of the course's profiler",
     hints={"measure": "measure(kernel, n, block, n_features): launch kernel[ceil(n / block), block] on "
-                      "co.questions.measure_features(n, n_features) and a zeroed int32 count array under profile() "
+                      "co.profiling.measure_features(n, n_features) and a zeroed int32 count array under profile() "
                       "and return report.total.global_atomics"},
     tests=[
         calls_test("the prediction: global atomics for features i % F", 2, key="predicted_global_atomics",

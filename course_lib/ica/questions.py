@@ -69,6 +69,7 @@ from ..grading.authoring.signature import (Feature, at_least, at_most, between, 
                                            no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
                                            warp_share)
 from .data import MAX_CHANNELS
+from .profiling import MEASURE_BATCH, gemv_case, measure_case
 from .kernels import activations_kernel, weight_update_kernel
 from .model import Arch, launches_per_minibatch, occupancy
 
@@ -97,15 +98,6 @@ TILE, THREADS = 16, 8
 TECHNIQUE_CASES = ((40, 37), (20, 21))
 #: Most shared-memory accesses per multiply-add (the module docstring gives the cost model).
 MAX_SHARED_PER_FMA = 1.5
-
-
-def gemv_case(n_channels, batch, start, seed):
-    """``inputs`` data: W^T, the data sample-major, a permutation and the minibatch's start."""
-    rng = np.random.default_rng(seed)
-    n_samples = start + batch + int(rng.integers(0, 4))
-    W = np.eye(n_channels) + 0.3 * rng.normal(size=(n_channels, n_channels))
-    return {"Wt": np.ascontiguousarray(W.T), "Xt": rng.normal(size=(n_samples, n_channels)),
-            "perm": rng.permutation(n_samples).astype(np.int32), "start": int(start), "batch": int(batch)}
 
 
 def case(n_channels, batch, start=0):
@@ -304,15 +296,6 @@ def expected_launches(method, n_samples, batch):
     if batch > n_samples:
         return 0
     return (n_samples // batch) * launches_per_minibatch(method, batch)
-
-
-#: Samples of the q2 measurement's minibatch (three tiles, the last partial).
-MEASURE_BATCH = 37
-
-
-def measure_case(n_channels):
-    """The minibatch the q2 measurement profiles: C channels, B = 37 samples from position 3, seeded by C."""
-    return gemv_case(int(n_channels), MEASURE_BATCH, 3, seed=int(n_channels))
 
 
 @cuda.jit

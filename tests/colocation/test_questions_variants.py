@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from numba import cuda, int32, int64
 
+from course_lib.colocation import profiling as co_profiling
 from course_lib.colocation import questions
 from course_lib.grading import get_question, run_tests
 from course_lib.sim import profile
@@ -317,13 +318,13 @@ def predicted_per_block(n, block, n_features):
 
 def measure_profiled(kernel, n, block, n_features):
     counts = np.zeros(n_features, np.int32)
-    report = profile(kernel, math.ceil(n / block), block, questions.measure_features(n, n_features), counts)
+    report = profile(kernel, math.ceil(n / block), block, co_profiling.measure_features(n, n_features), counts)
     return report.total.global_atomics
 
 
 def measure_from_lines(kernel, n, block, n_features):
     """Device arrays, and the global atomics summed line by line."""
-    features = cuda.to_device(questions.measure_features(n, n_features))
+    features = cuda.to_device(co_profiling.measure_features(n, n_features))
     counts = cuda.to_device(np.zeros(n_features, np.int32))
     report = profile(kernel, (n + block - 1) // block, block, features, counts)
     return float(sum(line.global_atomics for line in report.lines))
