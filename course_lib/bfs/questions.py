@@ -8,16 +8,25 @@
   writes a shared word alone, so nothing races and no atomic is spent per vertex. The library's bottom-up
   kernel reads byte depths and writes no frontier; none of this is printed. Graded on depths (SciPy) and any valid parent tree, on ``next_count`` equal
   to the vertices reached, on a clean race check, and the technique's signature (``BOTTOM_UP_SIGNATURE``)
-  measured by the profiler on two configurations (a random graph's level 2, blocks of 64 threads; another's,
-  blocks of 48 and a partial last block). Features and bounds, from the cost model of a bottom-up step
+  measured by the profiler on two fixed configurations (a random graph's level 2, blocks of 64 threads;
+  another's, blocks of 96 and a partial last block) and, in a hidden test (no points of its own; its failure
+  caps the question like the visible one's), on two drawn at grading time from the grading seed: a random graph
+  of V in ``DRAWN_VERTICES`` (V odd, so the last warp is partial) with a mean degree in ``DRAWN_DEGREES``, at
+  level 1 or 2, with blocks of one warp (32) in one and of 64, 128 or 160 threads in the other (every block
+  runs: these launches are small). A step that votes only in blocks of several warps, or only on the graphs
+  and levels of the visible test, fails there. Features and bounds, from the cost model of a bottom-up step
   (one thread per vertex; an unvisited vertex scans its in-neighbours, in any order, and stops at the first
   one in the frontier; it writes only its own entries and adds itself to the count once):
 
-  * global bytes loaded: at most 1.25 x (8 bytes per edge examined in the worst order, d - f + 1 for a
+  * global bytes loaded: at most 1.4 x (8 bytes per edge examined in the worst order, d - f + 1 for a
     vertex with f of its d in-neighbours in the frontier, + 4 per vertex + 8 per unvisited vertex) + 64:
-    any scan order passes, a scan without the early exit does not;
-  * atomic operations: at most one per warp that reached a vertex (the count, added by popc of the vote):
-    a per-vertex ``atomic.or_`` into the words, or a per-vertex count, shows here;
+    any scan order passes (a loop re-reading a row bound per edge too), a scan without the early exit does not;
+  * atomic operations on global memory: at most one per warp that reached a vertex (the count, added by popc
+    of the vote, or a block's privatised count added once per block): a per-vertex ``atomic.or_`` into the
+    words, or a per-vertex count, shows here;
+  * atomic operations, shared and global: at most one per warp plus one per block that reached a vertex (a
+    per-block shared counter that each warp adds its popc to, added to ``next_count`` once per block, is the
+    technique too); a per-vertex atomic on a shared counter shows here;
   * global bytes stored: at most 1.25 x (8 per vertex reached (depth, parent) + 4 per word holding one) + 16:
     a top-down step writing a vertex from each of its frontier neighbours stores more;
   * thread span (busiest thread over the mean): at most 2 x that of the model (one thread per vertex,
@@ -26,7 +35,8 @@
   Answer: ``{"kernel": bottom_up_step, "predicted_edges": f(in_indptr, in_indices, frontier_flags,
   depth), "measure": g(kernel, graph, level)}``. The grader calls ``g`` on the student's step and on
   decoys of its own (kernels with the step's arguments and another traffic: every in-edge read, or the
-  depths read twice), on random graphs and levels drawn at grading time, and measures each launch itself.
+  depths read twice), on random graphs and levels drawn at grading time, and measures each launch itself; a
+  failure there caps the question at half.
 - ``ps3.q3`` (2 points): the work of the edge-parallel and frontier BFS on a one-way chain searched from its
   middle, and the worst-case work of a search made of bottom-up steps only. Answer:
   ``{"quadratic_on_chain": f(n), "frontier_on_chain": g(n), "complexity": one of WORK_CHOICES}``. The lesson
@@ -252,7 +262,7 @@ def any_order_bytes(c):
     depth = np.asarray(c["depth"])
     model = 8 * worst_order_edges(c["in_indptr"], c["in_indices"], c["flags"], depth) + 4 * depth.size \
         + 8 * int(np.sum(depth == -1))
-    return 1.25 * model + 64
+    return 1.4 * model + 64
 
 
 def _reached(c):
@@ -264,14 +274,26 @@ def _words_reached(c):
     return int(np.count_nonzero(expect_level(c)["next_bits"]))
 
 
+def _blocks_reached(c):
+    """Blocks holding a vertex reached: one global add each when the count is privatised per block."""
+    found = unpack_bits(expect_level(c)["next_bits"], len(c["depth"]))
+    block = int(c.get("block", BLOCK))
+    return int(np.count_nonzero(np.add.reduceat(found, np.arange(0, found.size, block)))) if found.size else 0
+
+
 BOTTOM_UP_SIGNATURE = (
     Feature("global bytes loaded", lambda m, c: m["global_load_bytes"], at_most(any_order_bytes),
             "an unvisited vertex stops scanning its in-neighbours at the first one in the frontier (in whatever "
             "order it scans them), reading one bit of a frontier word per edge",
             "8 bytes per edge examined (its index, its frontier word), in the worst scan order"),
-    Feature("atomic operations", lambda m, c: m["atomics"], at_most(_words_reached),
-            "the warp votes its next-frontier word (ballot_sync) and one lane adds its popc to next_count: one "
-            "atomic per warp that reached a vertex, none per vertex", "one atomic per word reached"),
+    Feature("atomic operations on global memory", lambda m, c: m["global_atomics"], at_most(_words_reached),
+            "the warp votes its next-frontier word (ballot_sync) and one lane adds its popc to next_count (or to "
+            "a per-block shared counter, added to next_count once per block): at most one global atomic per warp "
+            "that reached a vertex, none per vertex", "one atomic per word reached"),
+    Feature("atomic operations (shared and global)", lambda m, c: m["atomics"],
+            at_most(lambda c: _words_reached(c) + _blocks_reached(c)),
+            "one atomic per warp that reached a vertex, plus one per block when the block privatises the count "
+            "in shared memory; never one per vertex", "one per word reached, one per block reached"),
     Feature("global bytes stored", lambda m, c: m["global_store_bytes"],
             at_most(lambda c: 1.25 * (8 * _reached(c) + 4 * _words_reached(c)) + 16),
             "each vertex reached is written once, by its own thread (depth, parent); one lane stores the warp's word",
@@ -285,6 +307,21 @@ BOTTOM_UP_SIGNATURE = (
 
 def signature_level(graph, level, block):
     return lambda rng, info: {**one_level(graph, 0, level), "block": block}
+
+
+#: Vertices and mean degrees of the graphs the signature draws at grading time.
+DRAWN_VERTICES, DRAWN_DEGREES = (150, 700), (6, 16)
+
+
+def drawn_level(block_sizes):
+    """A signature configuration drawn at grading time: a random graph of V in ``DRAWN_VERTICES`` (an awkward
+    V, so the last block and its last warp are partial), a mean degree in ``DRAWN_DEGREES``, level 1 or 2, and
+    blocks of a size drawn from ``block_sizes`` (one warp, or several)."""
+    def inputs(rng, info):
+        n = int(rng.integers(*DRAWN_VERTICES)) | 1
+        graph = data.random_graph(n, int(rng.integers(*DRAWN_DEGREES)), seed=int(rng.integers(1 << 20)))
+        return {**one_level(graph, 0, int(rng.integers(1, 3))), "block": int(rng.choice(block_sizes))}
+    return inputs
 
 
 _DENSE = (lambda rng: (measure_graph(), 0))
@@ -320,6 +357,9 @@ Q1 = question(
                                 signature_level(data.random_graph(150, 10, seed=5), 2, 96)],
                        launch=launch_level, expect=expect_level, features=BOTTOM_UP_SIGNATURE,
                        label=lambda c: f"level {c['current']} of a {len(c['depth'])}-vertex graph"),
+        signature_test("hidden: the bottom-up technique on graphs, levels and blocks drawn at grading time", 0,
+                       hidden=True, configs=[drawn_level((32,)), drawn_level((64, 128, 160))],
+                       launch=launch_level, expect=expect_level, features=BOTTOM_UP_SIGNATURE),
     ])
 
 
@@ -382,7 +422,7 @@ Q2 = question(
         kernel_measurement_test("your measure(), on your step and on the grader's, on drawn graphs and levels", 1,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_decoy_launch,
-                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01, caps=True,
                                 hint="measure(kernel, graph, level): the state before `level` from "
                                      "bfs.bfs_reference, one launch of `kernel` under profile() with blocks of 32, "
                                      "report.total.global_load_bytes"),

@@ -21,7 +21,8 @@ import numpy as np
 
 from .api import prepare_problem, simulate
 
-__all__ = ["histogram_atomics", "level_populations", "phase_breakdown", "transfers"]
+__all__ = ["MEASURE_BLOCK", "cells_case", "histogram_atomics", "level_populations", "measure_case",
+           "phase_breakdown", "transfers"]
 
 
 def transfers(histogram, types, *, tau_max, phi_min, seed=0, method="compact", **options) -> dict:
@@ -146,3 +147,27 @@ def level_populations(histogram, types, *, tau_max, phi_min, seed=0, block=None)
     n0 = alive[0]
     return {"slots": [n0 * 2**g for g in range(len(alive))], "alive": alive,
             "dtoh_bytes": [t.nbytes for t in out["record"].transfers if t.direction == "DtoH"], "result": result}
+
+
+# ----------------------------------------------------------------------------- the problems of problem set 7
+def cells_case(n, p_recorded, block, seed):
+    """``inputs`` data: n cells, each recorded (flag 1) with probability p, their fluorescence, and the block."""
+    rng = np.random.default_rng(seed)
+    flags = (rng.random(n) < p_recorded).astype(np.int32)
+    phis = np.round(rng.uniform(11.0, 2000.0, n), 3)
+    return {"flags": flags, "phis": phis, "block": int(block)}
+
+
+#: Threads per block of the q2 measurement.
+MEASURE_BLOCK = 64
+
+
+def measure_case(n):
+    """The cells the q2 measurement profiles for n cells: about half recorded, seeded by n, blocks of 64.
+
+    Returns
+    -------
+    dict
+        ``flags`` int32 (n,), ``phis`` float64 (n,) and ``block`` (64), as :func:`cells_case` gives them.
+    """
+    return cells_case(int(n), 0.5, MEASURE_BLOCK, seed=int(n))

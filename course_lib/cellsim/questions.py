@@ -11,10 +11,14 @@
   out_phis)`` launched as ``kernel[ceil(n / block), block]``. Blocks may reserve in any order, so the
   packed order of the blocks is free; within the output, slot k holds a recorded cell's index and its
   fluorescence. Graded on results (guarded buffers, awkward sizes), the race and barrier checker, and the
-  technique's signature (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the profiler on two
-  launches, block 64 with n = 197 and block 128 with n = 131 (two and four warps, both with a partial last
-  block). Features and bounds (``COMPACT_SIGNATURE``), from the cost model of ceil(n / B) blocks of B threads,
-  a share p of the cells recorded:
+  technique's signature (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the
+  profiler on three launches, block 64 with n = 197, block 128 with n = 131 and block 32 with n = 150 (two, four and one warp, each
+  with a partial last block), and, in a hidden test, on two launches drawn from the grading seed: n in [2000,
+  40000), a share of recorded cells in [0.2, 0.8], blocks of one warp and of 64 or 128 threads, of whose grid 3
+  blocks (any, the partial last one included) are drawn too and profiled
+  (:func:`course_lib.grading.authoring.signature.sample_blocks`), each feature counted over the blocks that ran. A
+  kernel (or factory) whose technique depends on the block size or on n fails there. Features and bounds
+  (``COMPACT_SIGNATURE``), from the cost model of ceil(n / B) blocks of B threads, a share p of the cells recorded:
 
   * atomics per block: at most 1 (the block's reservation). One atomic per recorded cell gives about B p per
     block;
@@ -25,23 +29,30 @@
     runs log2(B) steps with every lane of the block active; only the guarded loads and stores of the partial
     last block and the one reserving thread run with fewer. One thread scanning (or compacting) its block
     runs B steps on one lane, so the efficiency falls towards 1 / 32 (about 0.12 measured for B = 64 and 128);
-  * block barriers per block: at least 1. The warps' totals cross the block's warps through shared memory, and
-    only a block barrier orders them (a warp barrier does not);
+  * block barriers per block: at least 1 for blocks of several warps. The warps' totals cross the block's warps
+    through shared memory, and only a block barrier orders them (a warp barrier does not);
   * warp shuffles per warp: at least 5 (log2(32) steps of the warp's scan in registers); a scan in shared
     memory makes none;
   * shared-memory requests per warp: at most :data:`MAX_SHARED_PER_WARP`. The warp scan needs a few (its total
     written, the earlier warps' totals read, the block's start): about 3 measured; a scan in shared memory
-    makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128.
+    makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128;
+  * warp share (busiest warp's instructions over its block's mean): at most :data:`MAX_WARP_SHARE` (about 1 when
+    every warp scans its own flags; the warps per block when one warp scans the block's while the others wait).
 - ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
-  the fixed-slot tree, the first level that breaks a budget, and two transfers measured with
-  ``course_lib.sim.record``; then **predict, then measure** the global bytes the q1 kernel loads: a formula
+  the fixed-slot tree, the first level that breaks a budget, and the student's ``dtoh_bytes(run)``, which measures
+  with ``course_lib.sim.record`` the bytes a simulation ``run()`` copies back to the host. The grader calls it on
+  the lesson's two methods (:class:`SimulationRun`, ``"tree"`` and ``"compact"``) on a histogram it draws, and, in
+  a hidden test on the grading seed, on a run of its own that copies more back (``DTOH_DECOYS``); every run records
+  itself (:func:`course_lib.grading.authoring.recorded.run_measurement_test`): pasted bytes, a model of them, or
+  those of another run score 0 for the part and cap the question at half. Then **predict, then measure** the global
+  bytes the q1 kernel loads: a formula
   of n and the number of recorded cells (checked against the cost model 4 n + 8 r), and the student's
   ``measure_load_bytes(make_kernel, n)``, which measures with the profiler the global bytes loaded by
   ``make_kernel(64)`` on the cells of :func:`measure_case`. The grader calls it on the student's factory and on
   decoys of its own (``MEASURE_DECOYS``: a kernel loading every cell's fluorescence, one counting the flags
   before each cell from global memory), for sizes it draws at grading time, and profiles each launch itself
   (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's prediction, do
-  not match the decoys.
+  not match the decoys, and a measurement that fails caps the question at half.
 - ``ps7.q3`` (4 points): **the level loop, written on the host, with the totals kept on the device**. Two
   kernels are given (:func:`divide_cells`, :func:`keep_daughters`): the first splits every live cell of a level
   into two daughters and flags those bright enough to keep, the second packs the kept daughters into the next
@@ -58,46 +69,49 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, integer, kernel_factory,
-                                         measurement, question, race_test, result_test, unguard, value_test)
+from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, kernel_factory,
+                                         measurement, question, race_test, result_test, unguard)
+from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
-from ..grading.authoring.signature import Feature, at_least, at_most, between, block_barriers, signature_test
+from ..grading.authoring.recorded import run_measurement_test
+from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, sample_blocks,
+                                           signature_test, warp_share)
 from .model import tree_level_bytes
+from .profiling import MEASURE_BLOCK, cells_case, measure_case
 
 PROBLEM_SET = "ps7"
 
-# The run measured in q2 (small: it runs in the simulator in a few seconds).
+# The run of the q2 notebook (its exploration prints what record() measures for it).
 Q2_RUN = {"n_cells": 100, "hist_seed": 3, "median": 300.0, "tau_max": 200.0, "phi_min": 11.0, "seed": 5}
 Q2_BUDGET = 8000
 Q2_BLOCK = 32
-#: What record() measures for the q2 runs (the same on every backend: the block size is fixed);
-#: tests/cellsim/test_questions.py measures them again. Constants, so that no judge runs kernels
-#: in the grader, whose threads grade several submissions at once.
-Q2_TREE_DTOH_BYTES = 406_400
-Q2_COMPACT_DTOH_BYTES = 784
+
+def measured(test):
+    """A measurement test whose failure caps the question at half: a number that is not measured (pasted, the
+    model's prediction, another kernel's or another problem's) is not the student's work."""
+    return dataclasses.replace(test, technique=True)
+
 
 # ----------------------------------------------------------------------------- q1
 #: Block sizes the grader asks the answer's factory for.
 BLOCKS = (32, 64, 128)
-#: The launches whose technique is measured: (block, n, share recorded). Both have a partial last block.
-TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6))
+#: The launches whose technique is measured: (block, n, share recorded). Each has a partial last block.
+TECHNIQUE_CASES = ((64, 197, 0.45), (128, 131, 0.6), (32, 150, 0.5))
 #: Least SIMT efficiency of a parallel block scan (the module docstring gives the cost model).
 MIN_SIMT = 0.4
 #: Most shared-memory requests per warp in q1: the warps' totals and the block's start, with slack.
 MAX_SHARED_PER_WARP = 10
-
-
-def cells_case(n, p_recorded, block, seed):
-    """``inputs`` data: n cells, each recorded (flag 1) with probability p, their fluorescence, and the block."""
-    rng = np.random.default_rng(seed)
-    flags = (rng.random(n) < p_recorded).astype(np.int32)
-    phis = np.round(rng.uniform(11.0, 2000.0, n), 3)
-    return {"flags": flags, "phis": phis, "block": int(block)}
+#: Most ``warp_share`` in q1 (busiest warp's instructions over its block's mean): about 1 when every warp scans its
+#: flags, the warps per block when one warp scans the block's.
+MAX_WARP_SHARE = 1.5
+#: The range of n of the configurations the grader draws (a sample of 3 blocks profiled).
+DRAWN_N = (2_000, 40_000)
 
 
 def case(n, p, block):
@@ -116,7 +130,7 @@ def launch_compact(answer, data):
     args = {"flags": flags, "phis": np.asarray(data["phis"], np.float64), "counter": np.zeros(1, np.int32),
             "out_ids": np.full(total, -1, np.int32), "out_phis": np.full(total, np.nan)}
     return Launch(answer.kernel(block), max(1, -(-flags.size // block)), block, args,
-                  outputs=("counter", "out_ids", "out_phis"))
+                  outputs=("counter", "out_ids", "out_phis"), blocks=data.get("blocks"))
 
 
 def expected_compact(data):
@@ -171,34 +185,58 @@ def _sorted_exact(got, expected, name):
 
 def _label(data):
     flags = np.asarray(data["flags"])
-    return f"for n = {flags.size} cells, {int(flags.sum())} recorded, block = {data['block']}"
+    sampled = "" if data.get("blocks") is None else f", {len(data['blocks'])} blocks drawn"
+    return f"for n = {flags.size} cells, {int(flags.sum())} recorded, block = {data['block']}{sampled}"
+
+
+def _drawn(one_warp):
+    """A configuration drawn at grading time: n in DRAWN_N, a share of recorded cells in [0.2, 0.8], blocks of one
+    warp or of 64 or 128 threads, and 3 blocks of the grid drawn for the profiler (:func:`sample_blocks`)."""
+    def inputs(rng, info):
+        block = 32 if one_warp else int(rng.choice(BLOCKS[1:]))
+        n = int(rng.integers(*DRAWN_N))
+        data = cells_case(n, float(rng.uniform(0.2, 0.8)), block, int(rng.integers(1 << 30)))
+        return {**data, "blocks": sample_blocks(rng, -(-n // block))}
+
+    return inputs
+
+
+def _ran_cells(data):
+    """The flags of the cells whose blocks the profiler runs: the grader's sample (``data["blocks"]``) or all."""
+    flags, block = np.asarray(data["flags"]), int(data["block"])
+    if data.get("blocks") is None:
+        return flags
+    return np.concatenate([flags[b * block:(b + 1) * block] for b in data["blocks"]])
 
 
 def atomics_per_block(metrics, data):
-    return metrics["atomics"] / max(1, -(-len(data["flags"]) // data["block"]))
+    """Atomics over the blocks that ran (the profile's ``blocks``: the sample, or the grid)."""
+    return metrics["atomics"] / max(1.0, metrics["blocks"])
 
 
 def load_bytes_per_cell(metrics, data):
-    return metrics["global_load_bytes"] / max(1, len(data["flags"]))
+    return metrics["global_load_bytes"] / max(1, len(_ran_cells(data)))
 
 
 def load_bytes_bound(data):
     """Each flag read at most twice (8 bytes), each recorded cell's fluorescence once (8 bytes), 25% slack on
-    the fluorescence."""
-    flags = np.asarray(data["flags"])
-    return 0.0, 8.0 + 10.0 * int(flags.sum()) / flags.size
-
-
-def _launched_warps(data):
-    return max(1, -(-len(data["flags"]) // data["block"])) * data["block"] // 32
+    the fluorescence; over the cells of the blocks that run."""
+    flags = _ran_cells(data)
+    return 0.0, 8.0 + 10.0 * int(flags.sum()) / max(1, flags.size)
 
 
 def shuffles_per_warp(metrics, data):
-    return metrics["shuffles"] / _launched_warps(data)
+    """Shuffles over the warps that ran (the profile's ``warps``)."""
+    return metrics["shuffles"] / max(1.0, metrics["warps"])
 
 
 def shared_requests_per_warp(metrics, data):
-    return metrics["shared_requests"] / _launched_warps(data)
+    return metrics["shared_requests"] / max(1.0, metrics["warps"])
+
+
+def least_barriers(data):
+    """A block of several warps orders its warps' totals with a block barrier; a block of one warp needs none."""
+    return 1 if int(data["block"]) > 32 else 0
 
 
 def simt_efficiency(metrics, data):
@@ -219,9 +257,10 @@ COMPACT_SIGNATURE = (
             "all threads of the block take part in each of the scan's log2(block) steps (not one thread scanning "
             "the whole block)",
             "log2(B) steps with every lane active; one lane scanning B values falls towards 1 / 32"),
-    block_barriers(at_least(1),
+    block_barriers(at_least(least_barriers),
                    "the warps' totals cross the block's warps through shared memory: a block barrier orders them "
-                   "(a warp barrier does not)", "blocks of 64 and 128 threads are two and four warps"),
+                   "(a warp barrier does not)", "blocks of 64 and 128 threads are two and four warps; one warp needs "
+                                                "none"),
     Feature("a warp scan in registers (warp shuffles per warp)", shuffles_per_warp, at_least(5),
             "each warp scans its 32 flags in registers with cuda.shfl_up_sync, log2(32) = 5 steps",
             "5 shuffles per warp; a scan in shared memory makes none"),
@@ -229,6 +268,9 @@ COMPACT_SIGNATURE = (
             at_most(MAX_SHARED_PER_WARP),
             "only each warp's total and the block's start go through shared memory, not every step of the scan",
             "about 3 per warp; a scan in shared memory makes 20 or more"),
+    warp_share(at_most(MAX_WARP_SHARE),
+               "every warp of the block scans its own 32 flags; no warp scans (or compacts) the block while the others "
+               "wait", "the same steps per warp: about 1; one warp doing the block's work: the warps per block"),
 )
 
 
@@ -262,9 +304,14 @@ Q1 = question(
                     **_Q1),
         race_test("race and barrier check (n = 131, block 128)", 1, inputs=case(131, 0.5, 128),
                   launch=launch_compact, expect=expected_compact, compare=_sorted_exact),
-        signature_test("the warp-scan compaction technique, measured (profiler; block 64, n = 197 and block 128, "
-                       "n = 131)", 1.5, configs=[case(n, p, block) for block, n, p in TECHNIQUE_CASES],
+        signature_test("the warp-scan compaction technique, measured (profiler; block 64, n = 197, block 128, "
+                       "n = 131 and block 32, n = 150)", 1,
+                       configs=[case(n, p, block) for block, n, p in TECHNIQUE_CASES],
                        launch=launch_compact, expect=expected_compact, compare=_sorted_exact, label=_label,
+                       features=COMPACT_SIGNATURE),
+        signature_test("hidden: the warp-scan compaction technique on sizes and blocks drawn at grading time "
+                       "(profiler, a sample of the blocks)", 0.5, hidden=True, configs=[_drawn(True), _drawn(False)],
+                       launch=launch_compact, expect=expected_compact, compare=_sorted_exact,
                        features=COMPACT_SIGNATURE),
     ])
 
@@ -280,38 +327,74 @@ def _expected_first_level_over(n_initial, budget):
     return next(g for g in itertools.count() if _expected_step_bytes(n_initial, g) > budget)
 
 
-def _q2_inputs():
-    from .data import THESIS_TYPES, lognormal_histogram
+class SimulationRun:
+    """A simulation ``run()`` for q2's ``dtoh_bytes`` to measure: ``simulate`` on a lognormal histogram of
+    ``n_cells`` cells (median 300, seeded), ``method="tree"`` or ``"compact"`` (``memory_budget=Q2_BUDGET``,
+    ``block=Q2_BLOCK``), the q2 run's other parameters. Each call records its own transfers (the grader's
+    measurement, ``dtoh_bytes`` after the call); ``extra_bytes`` more are copied back at the end (0 for the lesson's
+    runs; the grader's own runs copy some, so that their bytes differ).
 
-    h0 = lognormal_histogram(Q2_RUN["n_cells"], seed=Q2_RUN["hist_seed"], median=Q2_RUN["median"])
-    return h0, THESIS_TYPES, {"tau_max": Q2_RUN["tau_max"], "phi_min": Q2_RUN["phi_min"], "seed": Q2_RUN["seed"]}
-
-
-def measured_dtoh_bytes(method, memory_budget=None):
-    """Bytes copied device -> host by the q2 run with ``method``, measured with ``record()``."""
-    from ..sim import record
-    from .api import simulate
-
-    h0, types, kwargs = _q2_inputs()
-    options = {} if memory_budget is None else {"memory_budget": memory_budget, "block": Q2_BLOCK}
-    with record() as log:
-        simulate(h0, types, method=method, **options, **kwargs)
-    return log.summary()["DtoH_bytes"]
-
-
-#: Threads per block of the q2 measurement.
-MEASURE_BLOCK = 64
-
-
-def measure_case(n):
-    """The cells the q2 measurement profiles for n cells: about half recorded, seeded by n, blocks of 64.
-
-    Returns
-    -------
-    dict
-        ``flags`` int32 (n,), ``phis`` float64 (n,) and ``block`` (64), as :func:`cells_case` gives them.
+    Parameters
+    ----------
+    method : {"tree", "compact"}
+    n_cells, hist_seed : int
+    extra_bytes : int
+        A multiple of 8.
     """
-    return cells_case(int(n), 0.5, MEASURE_BLOCK, seed=int(n))
+
+    def __init__(self, method, n_cells, hist_seed, extra_bytes=0):
+        self.method, self.n_cells, self.hist_seed, self.extra_bytes = method, int(n_cells), int(hist_seed), \
+            int(extra_bytes)
+        self.dtoh_bytes = None
+
+    def __call__(self):
+        from numba import cuda
+
+        from ..sim import record
+        from .api import simulate
+        from .data import THESIS_TYPES, lognormal_histogram
+
+        h0 = lognormal_histogram(self.n_cells, seed=self.hist_seed, median=Q2_RUN["median"])
+        options = {"memory_budget": Q2_BUDGET, "block": Q2_BLOCK} if self.method == "compact" else {}
+        with record() as log:
+            result = simulate(h0, THESIS_TYPES, method=self.method, tau_max=Q2_RUN["tau_max"],
+                              phi_min=Q2_RUN["phi_min"], seed=Q2_RUN["seed"], **options)
+            if self.extra_bytes:
+                cuda.to_device(np.zeros(self.extra_bytes // 8)).copy_to_host()
+        self.dtoh_bytes = int(log.summary()["DtoH_bytes"])
+        return result
+
+    def __repr__(self):
+        return f"SimulationRun({self.method!r}, {self.n_cells}, {self.hist_seed})"  # extra bytes: the grader's draw
+
+
+def measured_dtoh_bytes(method, n_cells=Q2_RUN["n_cells"], hist_seed=Q2_RUN["hist_seed"]):
+    """Bytes copied device -> host by a q2 run (:class:`SimulationRun`), measured with ``record()``."""
+    run = SimulationRun(method, n_cells, hist_seed)
+    run()
+    return run.dtoh_bytes
+
+
+#: The runs ``dtoh_bytes`` measures in q2 (``label -> make(config)``, config ``(n_cells, hist_seed)``): the lesson's
+#: two methods, and runs of the grader's own that copy 8 to 400 more bytes back (drawn from the seed).
+DTOH_RUNS = {"the tree run": lambda config: SimulationRun("tree", *config),
+             f"the compact run (memory_budget={Q2_BUDGET}, block={Q2_BLOCK})":
+             lambda config: SimulationRun("compact", *config)}
+DTOH_DECOYS = {"a tree run of the grader's, copying more back":
+               lambda config: SimulationRun("tree", *config, extra_bytes=8 * (1 + config[1] % 50))}
+
+
+def _dtoh_configs(rng, info):
+    """One histogram drawn by the grader: 20 to 39 initial cells and a seed (small: every run is simulated)."""
+    return [(int(rng.integers(20, 40)), int(rng.integers(1000)))]
+
+
+_DTOH_TEST = dict(key="dtoh_bytes", configs=_dtoh_configs, call=lambda measure, run, config: measure(run),
+                  truth=lambda run, config: run.dtoh_bytes,
+                  shown=lambda label, config: f"dtoh_bytes(<{label}>) on {config[0]} cells (histogram seed "
+                                              f"{config[1]})",
+                  hints={"measure": "with record() as log: run(), then log.summary()['DtoH_bytes']: the run given, "
+                                    "not one of your own"})
 
 
 def predicted_load_bytes(n, n_recorded):
@@ -383,8 +466,7 @@ def _budgets(rng, info):
 Q2 = question(
     "ps7.q2", "memory per level and when to batch", 4,
     answer={"tree_step_bytes": function("tree_step_bytes"), "first_level_over": function("first_level_over"),
-            "tree_dtoh_bytes": integer("tree_dtoh_bytes", minimum=0),
-            "compact_dtoh_bytes": integer("compact_dtoh_bytes", minimum=0),
+            "dtoh_bytes": measurement("dtoh_bytes"),
             "make_compact_kernel": kernel_factory("make_compact_kernel"),
             "predicted_load_bytes": function("predicted_load_bytes"),
             "measure_load_bytes": measurement("measure_load_bytes")},
@@ -399,27 +481,23 @@ Q2 = question(
                    expect=_expected_first_level_over,
                    explain=lambda a, want: "the smallest g whose step (levels g and g + 1) needs more than the "
                                            "budget"),
-        value_test("device-to-host bytes of the tree run (measured with record)", 0.5, key="tree_dtoh_bytes",
-                   expect=lambda info: Q2_TREE_DTOH_BYTES,
-                   explain=lambda got, want: "run the simulation given in the question inside "
-                                             "`with record() as log:` and read log.summary()['DtoH_bytes']"),
-        value_test(f"device-to-host bytes of the compact run, budget {Q2_BUDGET} (measured with record)", 0.5,
-                   key="compact_dtoh_bytes", expect=lambda info: Q2_COMPACT_DTOH_BYTES,
-                   explain=lambda got, want: "method='compact' with memory_budget=Q2_BUDGET and block=32, inside "
-                                             "record()"),
+        run_measurement_test("device-to-host bytes of the tree and compact runs (record(); a histogram drawn by "
+                             "the grader)", 0.5, runs=DTOH_RUNS, **_DTOH_TEST),
+        run_measurement_test("hidden: device-to-host bytes of the grader's own run (record(); a histogram drawn "
+                             "at grading time)", 0.5, runs=DTOH_DECOYS, hidden=True, **_DTOH_TEST),
         calls_test("the prediction: global bytes your q1 kernel loads for n cells, r recorded", 0.75,
                    key="predicted_load_bytes", expect=predicted_load_bytes,
                    args=lambda rng, info: [(197, 97), (1, 0), (131, 131), (int(rng.integers(2, 10**6)), 0),
                                            (int(rng.integers(1000, 10**6)), int(rng.integers(0, 1000)))],
                    explain=lambda a, want: "count what each thread must read: its flag (int32), and for a recorded "
                                            "cell its fluorescence (float64); nothing else needs global memory"),
-        kernel_measurement_test("your measure_load_bytes(), on your kernel and on the grader's, at sizes drawn by "
-                                "the grader", 0.75, key="measure_load_bytes", kernel_key="make_compact_kernel",
-                                decoys=MEASURE_DECOYS, configs=_measure_configs, launch=_measure_launch,
-                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
-                                hint="measure_load_bytes(make_kernel, n): profile(make_kernel(64), ceil(n / 64), 64, "
-                                     "flags, phis, counter, out_ids, out_phis).total.global_load_bytes on the cells "
-                                     "of measure_case(n), for the factory it is given"),
+        measured(kernel_measurement_test(
+            "your measure_load_bytes(), on your kernel and on the grader's, at sizes drawn by the grader", 0.75,
+            key="measure_load_bytes", kernel_key="make_compact_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+            launch=_measure_launch, measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+            hint="measure_load_bytes(make_kernel, n): profile(make_kernel(64), ceil(n / 64), 64, flags, phis, counter, "
+                 "out_ids, out_phis).total.global_load_bytes on the cells of measure_case(n), for the factory it is "
+                 "given")),
     ])
 
 
@@ -520,44 +598,13 @@ def _hidden_levels(rng, info):
                        int(rng.choice((32, 64, 128))))
 
 
-class _CountedAllocations:
-    """Counts the device allocations made through ``numba.cuda`` (``device_array``, ``device_array_like``,
-    ``to_device`` without ``to=``) while open; the module's functions are restored on exit."""
-
-    NAMES = ("device_array", "device_array_like", "to_device")
-
-    def __enter__(self):
-        self.count, self._saved = 0, {name: getattr(cuda, name) for name in self.NAMES}
-        for name, original in self._saved.items():
-            setattr(cuda, name, self._counting(name, original))
-        return self
-
-    def _counting(self, name, original):
-        def counted(*args, **kwargs):
-            if not (name == "to_device" and kwargs.get("to") is not None):
-                self.count += 1
-            return original(*args, **kwargs)
-        return counted
-
-    def __exit__(self, *exc):
-        for name, original in self._saved.items():
-            setattr(cuda, name, original)
-        return False
-
-
 def _run_levels(answer, data):
     """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
-    from ..sim import record
-
-    with record() as log, _CountedAllocations() as allocations:
-        out = answer.value(np.array(data["phis"], np.float64), data["levels"], data["phi_min"], data["capacity"],
-                           data["block"])
+    out, counts = counted_call(answer.value, np.array(data["phis"], np.float64), data["levels"], data["phi_min"],
+                               data["capacity"], data["block"])
     if not isinstance(out, tuple) or len(out) != 2:
         raise fail("run_levels must return a pair (totals, final_phis)")
-    summary = log.summary()
-    return {"totals": np.asarray(out[0]), "phis": np.asarray(out[1]), "launches": summary["launches"],
-            "copies": summary["HtoD_count"] + summary["DtoH_count"] + summary.get("DtoD_count", 0),
-            "allocations": allocations.count}
+    return {"totals": np.asarray(out[0]), "phis": np.asarray(out[1]), **counts}
 
 
 def _levels_label(data):
@@ -582,15 +629,10 @@ def judge_level_counts(data, got):
     """Right results, two launches per level, and copies and allocations that do not grow with the levels."""
     judge_levels(data, got)
     levels = data["levels"]
-    measured = (("launches", got["launches"], 2 * levels, "two per level"),
-                ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
-                ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop"))
-    for what, value, most, why in measured:
-        if int(value) > most:
-            failure = fail(f"{int(value)} {what} for {levels} levels; the technique needs at most {most} ({why})",
-                           "technique", public=True)
-            failure.measurement = {"measured": float(value), "low": 0.0, "high": float(most), "unit": what}
-            raise failure
+    judge_bounded((("launches", got["launches"], 2 * levels, "two per level"),
+                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
+                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                  f"for {levels} levels")
 
 
 Q3 = question(

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from .api import VERSIONS, mine
 
-__all__ = ["FILTER_KERNELS", "PHASES", "REFINE_KERNELS", "kernel_launches", "measure_versions", "phase_breakdown",
-           "phase_traffic", "table_bytes_per_level"]
+__all__ = ["FILTER_KERNELS", "PHASES", "REFINE_KERNELS", "kernel_launches", "measure_features", "measure_versions",
+           "phase_breakdown", "phase_traffic", "table_bytes_per_level"]
 
 #: The phases of the GPU miner, in order (the rows of the source's Table 5.1).
 PHASES = ("preprocess", "filter", "refine")
@@ -171,3 +173,16 @@ def table_bytes_per_level(result) -> list:
     """Device bytes of the instance tables each level builds: rows x (k + 1) int32 (k instance ids
     and the pattern's id), from a GPU :class:`MiningResult`'s ``levels``."""
     return [level.rows * (level.size + 1) * 4 for level in result.levels]
+
+
+# ----------------------------------------------------------------------------- the problems of problem set 8
+def measure_features(n, n_features):
+    """The instances measured in q2: n features drawn in [0, F), seeded by n and F (the notebook makes the same).
+
+    Returns
+    -------
+    numpy.ndarray
+        int32, shape (n,).
+    """
+    return np.random.default_rng(1000 * int(n) + int(n_features)).integers(0, int(n_features), int(n)).astype(
+        np.int32)

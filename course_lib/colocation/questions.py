@@ -11,17 +11,26 @@
   int32 (N,) in [0, F), ``feature_count`` int32 (F,), zeroed, the output. Graded on results against NumPy's
   ``bincount`` (N = 0, 1, B - 1, B + 1, a prime N, features with no instance, every instance of one feature,
   random hidden sizes), under the race checker, and by the technique's signature (``COUNT_SIGNATURE``), measured
-  by the profiler on two configurations: blocks of 64 threads (N = 320, F = 6) and blocks of 96 threads with a
-  partial last block (N = 293, a prime; F = 7, one feature without instances). Its features and bounds come from
-  the cost model of the technique (per warp: one agreement among the lanes, one global atomic per distinct
-  feature):
+  by the profiler on three fixed configurations: blocks of 64 threads (N = 320, F = 6), blocks of 96 threads with a
+  partial last block (N = 293, a prime; F = 7, one feature without instances) and blocks of one warp (N = 203,
+  F = 5); and, in a hidden test, on two configurations drawn from the grading seed: N in [4000, 60000), F in
+  [1, 32], blocks of one warp and blocks of 2 to 16 warps, of whose grid 3 blocks (any, the partial last one
+  included) are drawn too and profiled (:func:`course_lib.grading.authoring.signature.sample_blocks`), each
+  feature counted over the blocks that ran. A kernel whose technique depends on the configuration (on the block
+  size, on N) fails there. Its features and bounds come from the cost model of the technique (per warp: one
+  agreement among the lanes, one global atomic per distinct feature):
 
   * global atomics: between the sum over the warps of the features each holds and warps x F; one global atomic
     per instance costs N, counts privatised per block fewer than the warps hold (the technique is not that);
   * atomics of any kind: at most warps x F (no shared atomic per instance);
   * thread span (busiest thread's statements over the mean): at most 2.5: every lane takes part in its warp's
     agreement; one thread counting for the others runs about 32 times more;
-  * SIMT efficiency: at least 0.6 (only the adding lanes and the partial last warp diverge).
+  * SIMT efficiency: at least 0.6 (only the adding lanes and the partial last warp diverge);
+  * global load sectors per request: at most :data:`MAX_SECTORS_PER_REQUEST` (a warp's 32 consecutive int32
+    instances are 4 sectors; instances read a grid apart put every lane in its own sector, up to 32);
+  * warp share (busiest warp's instructions over its block's mean): at most :data:`MAX_WARP_SHARE` (about 1 when
+    every warp counts its own instances; the warps per block when one warp counts the block's while the others
+    wait).
 - ``ps8.q2`` (4 points): **predict, then measure** the global atomics. Answer: ``{"feature_count_kernel": kernel,
   "predicted_global_atomics": f(n, block, n_features), "measure": g(kernel, n, block, n_features)}``. The
   prediction is checked against the cost model for the features ``i % F``: the sum over the warps of
@@ -30,18 +39,26 @@
   on decoys of its own (one global atomic per instance; one thread per block totalling every feature, zeros merged
   too), on sizes, blocks
   and feature counts it draws at grading time (:func:`measure_features` gives the instances), and profiles each
-  launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys.
+  launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys, scores 0 for the
+  measurement and caps the question at half.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from numba import cuda, int32
 
+from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
+from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
-from ..grading.authoring.signature import Feature, at_least, at_most, between, signature_test
+from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
+                                           sample_blocks, signature_test, warp_share)
+from .profiling import measure_features
+from .kernels import candidate_bound_kernel, fill_kernel, grid_count_kernel, quadruplet_filter_kernel
 
 PROBLEM_SET = "ps8"
 #: Most features q1's kernel counts: its per-block counts are a shared array of a constant size.
@@ -50,6 +67,21 @@ __all__ = ["COUNT_SIGNATURE", "MAX_FEATURES", "MEASURE_DECOYS", "QUESTIONS", "WA
            "measure_features"]
 #: Lanes per warp: the grader's blocks are whole warps.
 WARP = 32
+#: Most global load sectors per request: 4 when a warp's lanes read consecutive int32 instances, slack for a
+#: partial warp's and stray loads; instances read a grid (or any stride of 8 or more) apart give up to 32.
+MAX_SECTORS_PER_REQUEST = 6
+#: Most ``warp_share`` (busiest warp's instructions over the block's mean): 1 when the warps share the work, the
+#: warps per block when one of them does it.
+MAX_WARP_SHARE = 1.5
+#: Largest block the grader draws (a multiple of 32) and the range of N of its drawn configurations.
+MAX_DRAWN_BLOCK = 512
+DRAWN_N = (4_000, 60_000)
+
+
+def measured(test):
+    """A measurement test whose failure caps the question at half: a number that is not measured (pasted, the
+    model's prediction, another kernel's or another problem's) is not the student's work."""
+    return dataclasses.replace(test, technique=True)
 
 
 # ----------------------------------------------------------------------------- q1
@@ -72,7 +104,8 @@ def launch_counts(answer, d):
     """ceil(N / B) blocks of B threads (one block when N = 0); the counts start at 0."""
     n, block = len(d["features"]), d["block"]
     args = {"features": np.asarray(d["features"], np.int32), "feature_count": np.zeros(d["n_features"], np.int32)}
-    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("feature_count",))
+    return Launch(answer.kernel(), max(1, -(-n // block)), block, args, outputs=("feature_count",),
+                  blocks=d.get("blocks"))
 
 
 def expect_counts(d):
@@ -81,9 +114,25 @@ def expect_counts(d):
                                          minlength=d["n_features"]).astype(np.int32)}
 
 
+def _ran_blocks(d):
+    """The blocks the profiler runs: the grader's sample (``d["blocks"]``) or the whole grid."""
+    grid = max(1, -(-len(d["features"]) // d["block"]))
+    return range(grid) if d.get("blocks") is None else d["blocks"]
+
+
+def _ran_warps(d):
+    """The instances of each warp of the blocks that run (warps past N hold none and are left out)."""
+    features = np.asarray(d["features"], np.int64)
+    warps = []
+    for block in _ran_blocks(d):
+        for start in range(block * d["block"], min((block + 1) * d["block"], features.size), WARP):
+            warps.append(features[start:start + WARP])
+    return warps
+
+
 def _warps(d):
-    """Warps holding at least one instance."""
-    return -(-len(d["features"]) // WARP)
+    """Warps holding at least one instance, among the blocks that run."""
+    return len(_ran_warps(d))
 
 
 def _merges(d):
@@ -93,12 +142,12 @@ def _merges(d):
 
 def _distinct_per_warp(d):
     """The fewest global atomics of the technique: each warp adds every feature it holds once."""
-    features = np.asarray(d["features"], np.int64)
-    return sum(len(np.unique(features[start:start + WARP])) for start in range(0, features.size, WARP))
+    return sum(len(np.unique(warp)) for warp in _ran_warps(d))
 
 
 def _label(d):
-    return f"for N = {len(d['features'])}, F = {d['n_features']}, blocks of {d['block']}"
+    sampled = "" if d.get("blocks") is None else f", {len(d['blocks'])} blocks drawn"
+    return f"for N = {len(d['features'])}, F = {d['n_features']}, blocks of {d['block']}{sampled}"
 
 
 COUNT_SIGNATURE = (
@@ -116,6 +165,15 @@ COUNT_SIGNATURE = (
     Feature("SIMT efficiency", lambda m, d: m["simt_efficiency"], at_least(0.6),
             "the lanes of a warp run the same steps: only the adding lanes and the partial last warp diverge",
             "at least 0.6"),
+    load_sectors_per_request(at_most(MAX_SECTORS_PER_REQUEST),
+                             "the 32 lanes of a warp read 32 consecutive instances (instance i by thread i of the "
+                             "grid), so a load request touches the 4 sectors of 128 bytes; instances read a grid "
+                             "apart put each lane in its own sector",
+                             "4 sectors per request of 32 int32; 32 when every lane's word lies in its own sector"),
+    warp_share(at_most(MAX_WARP_SHARE),
+               "every warp of the block agrees on and adds its own 32 instances; no warp counts for the others "
+               "while they wait", "the same steps per warp: about 1; one warp doing the block's work: the warps "
+                                  "per block"),
 )
 
 
@@ -129,6 +187,18 @@ def _hidden(rng, info):
     n = int(rng.integers(0, 3 * block + 7))
     f = int(rng.integers(1, MAX_FEATURES + 1))
     return _random(n, f, block, int(rng.integers(1 << 30)), used=int(rng.integers(1, f + 1)))
+
+
+def _drawn(one_warp):
+    """A configuration drawn at grading time: N in DRAWN_N, F in [1, 32], blocks of one warp or of 2 to
+    MAX_DRAWN_BLOCK / 32 warps, and 3 blocks of the grid drawn for the profiler (:func:`sample_blocks`)."""
+    def inputs(rng, info):
+        block = WARP if one_warp else WARP * int(rng.integers(2, MAX_DRAWN_BLOCK // WARP + 1))
+        n, f = int(rng.integers(*DRAWN_N)), int(rng.integers(1, MAX_FEATURES + 1))
+        data = _random(n, f, block, int(rng.integers(1 << 30)))
+        return {**data, "blocks": sample_blocks(rng, max(1, -(-n // block)))}
+
+    return inputs
 
 
 def _one_feature(rng, info):
@@ -159,25 +229,16 @@ Q1 = question(
         result_test("hidden: random sizes, blocks and features", 0.5, inputs=_hidden, hidden=True, **_Q1),
         race_test("race check, blocks of 64 (two warps)", 0.5, technique=True,
                   inputs=_case(150, 6, 64, seed=5), **_Q1),
-        signature_test("warp-aggregated atomics, measured (profiler; blocks of 64 and of 96)", 2,
-                       configs=[_case(320, 6, 64), _case(293, 7, 96, used=6)], label=_label,
+        signature_test("warp-aggregated atomics, measured (profiler; blocks of 64, of 96 and of one warp)", 1.5,
+                       configs=[_case(320, 6, 64), _case(293, 7, 96, used=6), _case(203, 5, WARP)], label=_label,
                        features=COUNT_SIGNATURE, **_Q1),
+        signature_test("hidden: warp-aggregated atomics on sizes, features and blocks drawn at grading time "
+                       "(profiler, a sample of the blocks)", 0.5, hidden=True,
+                       configs=[_drawn(one_warp=True), _drawn(one_warp=False)], features=COUNT_SIGNATURE, **_Q1),
     ])
 
 
 # ----------------------------------------------------------------------------- q2
-def measure_features(n, n_features):
-    """The instances measured in q2: n features drawn in [0, F), seeded by n and F (the notebook makes the same).
-
-    Returns
-    -------
-    numpy.ndarray
-        int32, shape (n,).
-    """
-    return np.random.default_rng(1000 * int(n) + int(n_features)).integers(0, int(n_features), int(n)).astype(
-        np.int32)
-
-
 def _expected_global_atomics(n, block, n_features):
     """Expected prediction, counted: the distinct features ``i % F`` of each warp of consecutive instances."""
     features = np.arange(int(n)) % int(n_features)
@@ -240,7 +301,7 @@ Q2 = question(
             "predicted_global_atomics": function("predicted_global_atomics"), "measure": measurement()},
     tolerance="the prediction exact; measurements within 1% of the course's profiler",
     hints={"measure": "measure(kernel, n, block, n_features): launch kernel[ceil(n / block), block] on "
-                      "co.questions.measure_features(n, n_features) and a zeroed int32 count array under profile() "
+                      "co.profiling.measure_features(n, n_features) and a zeroed int32 count array under profile() "
                       "and return report.total.global_atomics"},
     tests=[
         calls_test("the prediction: global atomics for features i % F", 2, key="predicted_global_atomics",
@@ -248,10 +309,159 @@ Q2 = question(
                    explain=lambda args, want: "each warp adds one count per feature it holds: a full warp of 32 "
                                               "consecutive instances holds min(32, F) features, the last warp "
                                               "min(its instances, F); the block size does not matter"),
-        kernel_measurement_test("your measure(), on your kernel and on the grader's, at drawn sizes", 2,
-                                key="measure", kernel_key="feature_count_kernel", decoys=MEASURE_DECOYS,
-                                configs=_measure_configs, launch=_measure_launch,
-                                measure=lambda metrics, config: metrics["global_atomics"], rtol=0.01),
+        measured(kernel_measurement_test(
+            "your measure(), on your kernel and on the grader's, at drawn sizes", 2, key="measure",
+            kernel_key="feature_count_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
+            launch=_measure_launch, measure=lambda metrics, config: metrics["global_atomics"], rtol=0.01)),
     ])
 
 QUESTIONS = (Q1, Q2)
+
+
+# ----------------------------------------------------------------------------- q3
+# ps8.q3 (4 points): **the batched filter, written on the host, after a preprocessing on the device**. The source's
+# kernels are given (in :mod:`course_lib.colocation.kernels`: ``fill_kernel``, ``grid_count_kernel``,
+# ``quadruplet_filter_kernel``, ``candidate_bound_kernel``). The student writes ``filter_bounds(x, y, features,
+# n_features, grid, candidates, batch)``, the host program that builds the CountMap and the instances per feature on
+# the device from the uploaded points, then filters the candidates ``batch`` at a time (two launches per batch, the
+# qualifying-quadruplet flags in one buffer of ``batch`` candidates reused by every batch) and returns every
+# candidate's upper bound of PI. Graded on results (the library's NumPy
+# :func:`~course_lib.colocation.model.pi_upper_bound`, hidden sizes) and on counts measured in the student's process
+# (:func:`course_lib.grading.authoring.hostcosts.counted_call`): ``grid_count_kernel`` launched (the CountMap built on
+# the device), at most two launches per batch plus :data:`Q3_PREPROCESS_LAUNCHES`; to the device nothing but the
+# points, their features and the candidates (:func:`q3_upload_bytes`); :data:`Q3_MAX_COPIES` copies,
+# :data:`Q3_MAX_DTOH` of them back, and :data:`Q3_MAX_ALLOCATIONS` allocations, whatever the number of batches. A
+# filter that launches per candidate, copies each batch's bounds back, allocates per batch, builds the CountMap on
+# the host, or zeroes its counters there and uploads them, is capped at half.
+
+#: Launches besides the filter's: zeroing the counters (one to three fills) and the grid count.
+Q3_PREPROCESS_LAUNCHES = 4
+#: Copies a run may make, whatever its number of batches: x, y, the features and the candidates in, the bounds
+#: out, one spare.
+Q3_MAX_COPIES = 6
+#: Copies back to the host: the bounds (and one spare).
+Q3_MAX_DTOH = 2
+#: Device allocations, whatever the number of batches: x, y, the features, the candidates, the CountMap, the cells'
+#: and the features' counters, each instance's cell and local number, the flags, the bounds, one spare.
+Q3_MAX_ALLOCATIONS = 12
+
+
+def q3_upload_bytes(data):
+    """Bytes the inputs take on the bus, the most ``filter_bounds`` may copy to the device: x and y (float64), the
+    features and the candidates (int32). A CountMap built on the host, or counters zeroed there, cost more."""
+    return 20 * len(data["features"]) + 4 * np.asarray(data["candidates"]).size
+
+
+def bounds_reference(data):
+    """Each candidate's upper bound of PI from the NumPy CountMap (:func:`course_lib.colocation.model.count_map`),
+    float64 (C,)."""
+    from .model import count_map, pi_upper_bound
+
+    points = np.column_stack([data["x"], data["y"]])
+    grid = filter_grid(data)
+    counts = count_map(grid, points, data["features"], data["n_features"])
+    feature_count = np.bincount(data["features"], minlength=data["n_features"])
+    return np.array([pi_upper_bound(grid, counts, tuple(c), feature_count) for c in data["candidates"]])
+
+
+def filter_grid(data):
+    """The :class:`~course_lib.colocation.model.Grid` of a case: its fields travel as a plain dict between the grader
+    and the student's process, which carry plain data only."""
+    from .model import Grid
+
+    return Grid(**data["grid"])
+
+
+def filter_case(n_instances, n_features, k, batch, seed):
+    """``inputs`` data: planted co-locations (two groups), the grid of r = 1 (its fields, :func:`filter_grid`), every
+    k-subset of the features as a candidate (sorted ids), and the batch size."""
+    from dataclasses import asdict
+    from itertools import combinations
+
+    from .data import planted_colocations
+    from .model import grid_for
+
+    data = planted_colocations(n_instances, n_features, groups=((0, 1), (2, 3)), r=1.0, extent=4.0, seed=seed)
+    return {"x": np.ascontiguousarray(data.points[:, 0]), "y": np.ascontiguousarray(data.points[:, 1]),
+            "features": data.features.astype(np.int32), "n_features": int(n_features),
+            "grid": asdict(grid_for(data.points, 1.0, n_features)),
+            "candidates": np.array(list(combinations(range(n_features), k)), np.int32), "batch": int(batch)}
+
+
+def _filter_inputs(n_instances, n_features, k, batch):
+    return lambda rng, info: filter_case(n_instances, n_features, k, batch, int(rng.integers(1 << 30)))
+
+
+def _hidden_filter(rng, info):
+    return filter_case(int(rng.integers(20, 120)), int(rng.integers(4, 7)), int(rng.integers(2, 4)),
+                       int(rng.integers(2, 6)), int(rng.integers(1 << 30)))
+
+
+def _run_filter(answer, data):
+    """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
+    out, counts = counted_call(answer.value, np.array(data["x"]), np.array(data["y"]), np.array(data["features"]),
+                               data["n_features"], filter_grid(data), np.array(data["candidates"]), data["batch"])
+    return {"bounds": np.asarray(out), **counts}
+
+
+def _filter_label(data):
+    n_candidates, k = np.asarray(data["candidates"]).shape
+    return f"for N = {len(data['features'])}, C = {n_candidates} candidates of k = {k}, batches of {data['batch']}"
+
+
+def judge_bounds(data, got):
+    """Every candidate's bound equals NumPy's (the same integer sums, divided once)."""
+    want = bounds_reference(data)
+    bounds = np.asarray(got["bounds"], np.float64).ravel()
+    if bounds.shape != want.shape:
+        raise fail(f"bounds {_filter_label(data)}: {bounds.size} values, expected {want.size}", "bounds")
+    wrong = np.flatnonzero(~np.isclose(bounds, want, rtol=1e-15, atol=0))
+    if len(wrong):
+        first = int(wrong[0])
+        raise fail(f"bounds {_filter_label(data)}: first wrong: candidate {first} "
+                   f"({np.asarray(data['candidates'])[first].tolist()}), {bounds[first]:.4f} instead of "
+                   f"{want[first]:.4f}; {len(wrong)} wrong in all", "bounds")
+
+
+def judge_filter_counts(data, got):
+    """Right bounds, the preprocessing on the device (``grid_count_kernel`` launched), two launches per batch after
+    it, only the inputs uploaded, and copies and allocations that do not grow with the batches."""
+    judge_bounds(data, got)
+    if "grid_count_kernel" not in got["kernels"]:
+        raise fail(f"grid_count_kernel was not launched {_filter_label(data)}: the CountMap and the instances per "
+                   "feature must be built on the device, from the uploaded points", "technique", public=True)
+    n_batches = -(-len(data["candidates"]) // data["batch"])
+    judge_bounded((("launches", got["launches"], 2 * n_batches + Q3_PREPROCESS_LAUNCHES,
+                    f"two per batch of {data['batch']} candidates and the preprocessing"),
+                   ("bytes copied to the device", got["HtoD_bytes"], q3_upload_bytes(data),
+                    "the points, their features and the candidates: the counters are built on the device"),
+                   ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "the bounds, once"),
+                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
+                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                  _filter_label(data))
+
+
+Q3 = question(
+    "ps8.q3", "the batched filter on the host: device preprocessing, a launch pair per batch", 4,
+    answer=function("filter_bounds", allowed=(fill_kernel, grid_count_kernel, quadruplet_filter_kernel,
+                                              candidate_bound_kernel)),
+    tolerance="the bounds to 1e-15 (relative): the same integer sums, divided once",
+    hints={"bounds": "zero the CountMap, the cells' and the features' counters with fill_kernel, launch "
+                     "grid_count_kernel over the instances; then for each batch pass the batch's slice of the "
+                     "candidates (k ids each), the flags buffer and the batch's slice of the bounds",
+           "technique": "upload x, y, the features and all the candidates once; allocate the flags for one batch "
+                        "(batch x n_quads) and the bounds for all candidates before the loop; slices of device "
+                        "arrays are views (no copy, no allocation); copy the bounds back once, after the loop"},
+    tests=[
+        result_test("one batch: 4 features, pairs, all 6 candidates at once", 1, inputs=_filter_inputs(60, 4, 2, 6),
+                    run=_run_filter, judge=judge_bounds),
+        result_test("triples of 5 features in batches of 3 (a partial last batch)", 1,
+                    inputs=_filter_inputs(80, 5, 3, 3), run=_run_filter, judge=judge_bounds),
+        result_test("hidden: random instances, features, pattern size and batch", 0.5, hidden=True,
+                    inputs=_hidden_filter, run=_run_filter, judge=judge_bounds),
+        result_test("launches, bytes, copies and allocations per run (record(); 15 pairs in batches of 2)", 1.5,
+                    inputs=_filter_inputs(90, 6, 2, 2), run=_run_filter, judge=judge_filter_counts,
+                    technique=True),
+    ])
+
+QUESTIONS = QUESTIONS + (Q3,)

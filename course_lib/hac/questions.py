@@ -7,9 +7,12 @@
   ``check("ps5.q1", fusion_warp)``, a kernel launched as ``fusion_warp[1, 32 * w](keys, weights,
   src, dst)`` for any number w >= 1 of warps. Graded on results (guarded buffers) on awkward inputs
   and blocks of 1 to 4 warps, the race and warp checker (two warps), and the technique's signature
-  (``WARP_SCAN_SIGNATURE``) measured by the profiler on two configurations: blocks of 64 threads
-  (two warps) on long runs crossing the chunks and the blocks, and blocks of 96 threads (three
-  warps, not a power of two) on 37 short runs, a partial last chunk and a partial block. Each
+  (``WARP_SCAN_SIGNATURE``) measured by the profiler on three configurations: blocks of 64 threads
+  (two warps) on long runs crossing the chunks and the blocks, blocks of 96 threads (three
+  warps, not a power of two) on 37 short runs, a partial last chunk and a partial block, and a block of one
+  warp on long runs; and, in a hidden test, on two configurations drawn from the grading seed (3 to 20 runs of 1
+  to 80 entries, a block of one warp and one of 2 to :data:`MAX_DRAWN_WARPS` warps). A kernel whose technique
+  depends on the block (thread 0 walking the keys when the block is one warp) fails there. Each
   feature counts per *warp chunk*, the 32 keys one warp takes in one pass of the block (passes x
   warps of them). Features and bounds, from the cost model of a segmented Hillis-Steele scan in
   registers (log2(32) = 5 steps, each shifting 1 to 4 values by ``shfl_up_sync``, then up to 8
@@ -19,34 +22,46 @@
     by ``match_any_sync``) and 5 x 4 + 8 = 28 (a shared-memory scan has none, lane 0 fetching the
     others' values one by one has 31 or more per value);
   * atomic operations: none;
-  * global and shared memory requests per warp chunk: between 1 and 24 (a key, a weight and the next
-    key loaded, three tombstone stores and the sum: 7; the carry handed on in turns: up to 6, or the
+  * global and shared memory requests per warp chunk: between 1 and 24, or 12 + 2 w for w > 4 warps (a key, a
+    weight and the next key loaded, three tombstone stores and the sum: 7; the carry handed on in turns: up to 6, or the
     states of the warps below folded by each warp: 10 on average in a block of four warps; a scan
     through shared memory reads three values and writes one at each of 5 or more steps, 27 or more
     in all; a lane looping over the keys makes one per key);
-  * block-wide barriers per warp chunk: at most 2 (one per warp's turn with the carry and one before
-    the first, or two per pass when the warps publish their states at once; a scan in shared memory
-    waits at two per step, 2 x log2(32 w) >= 10 per pass of the block);
+  * block-wide barriers per warp chunk: at most 2, and one more before the first pass (one per warp's turn with
+    the carry, or two per pass when the warps publish their states at once: 2 per chunk for a block of one warp;
+    a scan in shared memory waits at two per step, 2 x log2(32 w) >= 10 per pass of the block);
   * thread span (busiest lane's statements / mean): at most 1.3 (every lane does the same steps);
   * SIMT efficiency (active lanes per warp instruction / 32): at least 0.8 (work one lane does while
-    the others wait lowers it).
+    the others wait lowers it);
+  * warp share (busiest warp's instructions over the block's mean): at most :data:`MAX_WARP_SHARE` (about 1
+    when every warp scans its chunk of each pass; w when one warp scans the block's keys while the others wait).
 - ``ps5.q2`` (4 points): measure and explain. Answer: ``{"amdahl": f(stage_seconds,
-  accelerated, speedup), "copies": g(method, n, seed)}``: Amdahl's law from measured stage
-  times, and the host<->device copies (both directions) of one iteration of each GPU loop,
-  measured with ``course_lib.sim.record``.
+  accelerated, speedup), "copies": g(loop, n, seed)}``: Amdahl's law from measured stage
+  times, and the host<->device copies (both directions) of one iteration of the clustering loop
+  ``loop(graph, max_merges)`` it is given, measured with ``course_lib.sim.record`` on
+  ``tied_graph(n, seed)``. The grader calls ``g`` on the lesson's two loops (:class:`GpuLoop`: the host round trip
+  and the device-resident loop) and on loops of its own that add 1 to 3 round trips per merge (``COPIES_DECOYS``),
+  on a graph size and seed drawn by the grader (the grader's loops in a hidden test, on the grading seed), and
+  records every run itself
+  (:func:`course_lib.grading.authoring.recorded.run_measurement_test`): a pasted count, or one of a loop of the
+  student's own instead of the one given, scores 0 for the copies and caps the question at half.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import cuda, float64, int64
 
 from ..grading.core import TestFailure
 from ..grading.authoring.harness import Launch, calls_test, function, kernel, question, race_test, result_test
-from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
+from ..grading.authoring.hostcosts import counted_call, judge_bounded
+from ..grading.authoring.recorded import run_measurement_test
+from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test, warp_share
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
-from .profiling import per_iteration
 
 PROBLEM_SET = "ps5"
 #: A warp reduces 32 keys (a chunk) at a time; a block of w warps takes 32 w keys per pass.
@@ -60,10 +75,21 @@ RTOL = 1e-5
 #: writes its sum at each of its 5 or more steps (7 + 20 = 27 or more); one lane looping over the keys makes one
 #: request per key (32 or more).
 MAX_REQUESTS_PER_CHUNK = 24
+
+
+def max_requests_per_chunk(data):
+    """MAX_REQUESTS_PER_CHUNK up to four warps; beyond, the fold of the warps below grows by 2 per warp on average
+    (12 + 2 w: 28 for eight warps, below the 32 of a lane looping over the keys and the 39 of a shared scan)."""
+    return max(MAX_REQUESTS_PER_CHUNK, 12 + 2 * int(data.get("block", WARP)) // WARP)
 #: Block-wide barriers per warp chunk: one per warp's turn with the carry plus one before the first pass, or two per
 #: pass (2 / w per warp chunk) when the warps publish their states at once. A scan in shared memory waits at two per
 #: step: 2 x log2(32 w) >= 12 per pass of a block of w >= 2 warps, 6 or more per warp chunk with the grader's blocks.
 MAX_BARRIERS_PER_CHUNK = 2
+#: Most ``warp_share`` (busiest warp's instructions over the block's mean): about 1 when every warp scans its chunk
+#: of each pass, w when one warp of w scans the block's keys while the others wait.
+MAX_WARP_SHARE = 1.5
+#: Most warps per block of the configurations the grader draws (the kernel takes any number w >= 1).
+MAX_DRAWN_WARPS = 8
 
 
 # ----------------------------------------------------------------------------- q1
@@ -196,19 +222,22 @@ WARP_SCAN_SIGNATURE = (
             "down with cuda.shfl_up_sync, then a few broadcasts (cuda.shfl_sync)",
             "5 steps x 1-4 values + up to 8 broadcasts"),
     no_atomics("the run's last lane writes its sum; no atomics", "one writer per run"),
-    Feature("memory requests per warp chunk", memory_requests, between(1, MAX_REQUESTS_PER_CHUNK),
+    Feature("memory requests per warp chunk", memory_requests, between(1, max_requests_per_chunk),
             "one key per lane and chunk, the scan in registers, only the carry between warps in shared memory (no "
             "shared-memory scan, no lane looping over a run)",
             "7 loads and stores per chunk + the carry between warps"),
     Feature("block-wide barriers per warp chunk", lambda m, d: m["barriers_per_block"] / _chunks(d),
-            at_most(MAX_BARRIERS_PER_CHUNK),
+            at_most(lambda d: MAX_BARRIERS_PER_CHUNK + 1 / _chunks(d)),
             "the warps scan without barriers; they wait only to hand the carry on, one cuda.syncthreads() per warp",
-            "one barrier per warp's turn + one"),
+            "one barrier per warp's turn, or two per pass, + one before the first pass"),
     Feature("thread span (busiest lane's statements / mean)", lambda m, d: m["thread_span"], at_most(1.3),
             "every lane takes the same scan steps for its own key", "the same work per lane"),
     Feature("SIMT efficiency (active lanes per warp instruction / 32)", lambda m, d: m["simt_efficiency"],
             between(0.8, 1.0), "all 32 lanes scan together; no lane works alone while the others wait",
             "every lane active in the scan"),
+    warp_share(at_most(MAX_WARP_SHARE),
+               "every warp of the block scans its own chunk of each pass; no warp scans the block's keys while the "
+               "others wait at the barriers", "the same steps per warp: about 1; one warp doing the block's work: w"),
 )
 
 _FUSION = kernel("fusion_warp")
@@ -224,6 +253,17 @@ def _hidden_random(rng, info):
     block = WARP * int(rng.integers(1, 5))
     return {**fusion_case(int(rng.integers(1, 12)), lambda r: r.integers(1, 2 * WARP), 0, int(rng.integers(1 << 30))),
             "block": block}
+
+
+def _drawn(one_warp):
+    """A configuration drawn at grading time: a block of one warp, or of 2 to MAX_DRAWN_WARPS warps, over 3 to
+    20 runs of 1 to 80 entries (runs crossing chunks and passes, a partial last pass)."""
+    def inputs(rng, info):
+        warps = 1 if one_warp else int(rng.integers(2, MAX_DRAWN_WARPS + 1))
+        return {**fusion_case(int(rng.integers(3, 21)), lambda r: r.integers(1, 81), 0, int(rng.integers(1 << 30))),
+                "block": WARP * warps}
+
+    return inputs
 
 
 Q1 = question(
@@ -262,9 +302,14 @@ Q1 = question(
                   inputs=case(5, lambda r: r.integers(1, WARP + 9), 0, 2 * WARP),
                   launch=launch_fusion, expect=expected_fusion, compare=compare_fusion),
         signature_test("the warp-scan technique, measured (profiler; long runs on blocks of 64, 37 short ones on "
-                       "blocks of 96)", 1.5, configs=[case(2, _long_runs, 0, 2 * WARP), case(37, pairs, 0, 3 * WARP)],
+                       "blocks of 96, long runs on one warp)", 1, configs=[case(2, _long_runs, 0, 2 * WARP),
+                                                                          case(37, pairs, 0, 3 * WARP),
+                                                                          case(3, _long_runs, 0, WARP)],
                        **_Q1, features=WARP_SCAN_SIGNATURE,
                        label=lambda d: f"for {len(d['keys'])} keys, blocks of {d['block']}"),
+        signature_test("hidden: the warp-scan technique on runs and blocks drawn at grading time (profiler; one "
+                       "warp, and 2 to 8 warps)", 0.5, hidden=True, configs=[_drawn(True), _drawn(False)], **_Q1,
+                       features=WARP_SCAN_SIGNATURE),
     ])
 
 
@@ -294,18 +339,75 @@ def _hidden_amdahl_cases(rng, info):
     return [(random, list(STAGES), 7.0), (random, [], 50.0), (THESIS_CPU, ["fusion"], 1e9)]
 
 
-def _copies_expected(method, n, seed):
-    """Expected copies of one iteration: the library's own count (:func:`course_lib.hac.profiling.per_iteration`),
-    which the answer may not call."""
-    added = per_iteration(tied_graph(n, seed=seed), method)
-    return added["HtoD_count"] + added["DtoH_count"]
+class GpuLoop:
+    """A clustering loop ``run(graph, max_merges)`` for ``copies`` to measure: ``hac.cluster(graph, method,
+    max_merges=max_merges)``, then ``extra`` more host<->device round trips of a small array per merge (0 for the
+    lesson's loops; the grader's own loops add some, so that their copies per iteration differ).
+
+    Parameters
+    ----------
+    method : {"gpu", "gpu_roundtrip"}
+    extra : int
+        Round trips (one copy each way) added per merge.
+    """
+
+    def __init__(self, method, extra=0):
+        self.method, self.extra = method, int(extra)
+        self.copies = None  # the copies of the last call, recorded by the call itself (the grader's measurement)
+
+    def __call__(self, graph, max_merges):
+        from numba import cuda
+
+        with record() as own:
+            result = cluster(graph, self.method, max_merges=max_merges)
+            for _ in range(self.extra * int(max_merges)):
+                cuda.to_device(np.zeros(1, np.int32)).copy_to_host()
+        self.copies = sum(own.summary()[direction] for direction in ("HtoD_count", "DtoH_count"))
+        return result
+
+    def __repr__(self):
+        return f"GpuLoop({self.method!r})"  # the extra copies are the grader's draw: not shown
 
 
-def _copies_cases(method):
-    return lambda rng, info: [(method, int(rng.integers(6, 10)), int(rng.integers(100)))]
+def _extra_round_trips(config):
+    """The round trips per merge a loop of the grader's adds: from the drawn seed (1 to 3), unknown beforehand."""
+    return 1 + config[1] % 3
+
+
+#: The loops ``copies`` measures: the lesson's two, and two of the grader's whose copies per iteration differ.
+COPIES_LOOPS = {"the host round trip": lambda config: GpuLoop("gpu_roundtrip"),
+                "the device-resident loop": lambda config: GpuLoop("gpu")}
+COPIES_DECOYS = {"a round-trip loop of the grader's, more copies per merge":
+                 lambda config: GpuLoop("gpu_roundtrip", _extra_round_trips(config)),
+                 "a device-resident loop of the grader's, some copies per merge":
+                 lambda config: GpuLoop("gpu", _extra_round_trips(config))}
+
+
+def _copies_configs(rng, info):
+    """One graph drawn at grading time: n in [6, 10) nodes and a seed."""
+    return [(int(rng.integers(6, 10)), int(rng.integers(1000)))]
+
+
+def _copies_recorded(loop, config):
+    """The grader's measurement: what ``loop`` records of its own copies on ``tied_graph(n, seed)`` for two merges,
+    less for one."""
+    graph = tied_graph(config[0], seed=config[1])
+    loop(graph, 2)
+    after_two = loop.copies
+    loop(graph, 1)
+    return after_two - loop.copies
+
+
+def _call_copies(copies, loop, config):
+    return copies(loop, *config)
 
 
 _COPIES = function("copies", allowed=(cluster, record, tied_graph))
+_COPIES_TEST = dict(key="copies", configs=_copies_configs, call=_call_copies, truth=_copies_recorded,
+                    hints={"measure": "with record() as log: loop(graph, 2), and again with 1 merge, on graph = "
+                                      "hac.tied_graph(n, seed=seed); return the difference of "
+                                      "log.summary()['HtoD_count'] + ['DtoH_count']: the loop given, not one of "
+                                      "your own, and the graph of the n and seed given"})
 
 Q2 = question(
     "ps5.q2", "measure and explain: Amdahl's law and the copies of each loop", 4,
@@ -318,13 +420,248 @@ Q2 = question(
                                            "time / speedup"),
         calls_test("hidden: every stage, no stage, a huge speedup", 1, key="amdahl", rtol=1e-9, hidden=True,
                    args=_hidden_amdahl_cases, expect=_amdahl_expected),
-        calls_test("copies of one iteration, host round trip", 1, key="copies", args=_copies_cases("gpu_roundtrip"),
-                   expect=_copies_expected,
-                   explain=lambda a, want: "run 1 and 2 merges under record() and subtract: the second merge's "
-                                           "copies",
-                   hint="log.summary()['HtoD_count'] + ['DtoH_count'] for max_merges=2 minus max_merges=1"),
-        calls_test("copies of one iteration, device-resident loop", 1, key="copies", args=_copies_cases("gpu"),
-                   expect=_copies_expected),
+        run_measurement_test("copies of one iteration of the lesson's two loops (record(); graphs drawn by the "
+                             "grader)", 1, runs=COPIES_LOOPS, **_COPIES_TEST),
+        run_measurement_test("hidden: copies of one iteration of the grader's own loops (record(); graphs drawn "
+                             "at grading time)", 1, runs=COPIES_DECOYS, hidden=True, **_COPIES_TEST),
     ])
 
 QUESTIONS = (Q1, Q2)
+
+
+# ----------------------------------------------------------------------------- q3
+# ps5.q3 (4 points): **the device-resident merge loop, written on the host**. Two kernels are given
+# (:func:`closest_pair_kernel`, :func:`merge_pair_kernel`): the first finds the most similar pair of live clusters of
+# a dense similarity matrix, the second merges it (average link: the merged row is the size-weighted mean of the two
+# rows), records the merge in the tree and retires the second cluster. The student writes ``merge_all(similarity)``,
+# the host program that runs the n - 1 merges and returns the tree ``(merges, heights)``. The matrix, the clusters'
+# sizes and the winning pair stay on the device: nothing but the finished tree comes back. Graded on results (the
+# trusted NumPy loop :func:`merges_reference`, hidden sizes) and on counts measured in the student's process
+# (:func:`course_lib.grading.authoring.hostcosts.counted_call`): at most two launches per merge (plus
+# :data:`Q3_SPARE_LAUNCHES`), at most :data:`Q3_MAX_COPIES` copies, :data:`Q3_MAX_DTOH` of them back to the host, and
+# :data:`Q3_MAX_ALLOCATIONS` allocations, whatever n. A loop that copies the pair back every merge, allocates every
+# merge, or writes the initial state element by element (one copy each) is capped at half.
+
+#: Threads of the one block that launches :func:`closest_pair_kernel` (its shared arrays have this size).
+PAIR_BLOCK = 64
+#: Launches a run may make beyond two per merge (a kernel of the student's own that initialises the state, say).
+Q3_SPARE_LAUNCHES = 2
+#: Copies a run may make, whatever n: the matrix and three arrays of initial state in, the tree's two arrays out,
+#: one spare.
+Q3_MAX_COPIES = 7
+#: Copies back to the host: the merges and the heights.
+Q3_MAX_DTOH = 2
+#: Device allocations a run may make, whatever n: the matrix, the live flags, the sizes, the node ids, the winning
+#: pair, the two arrays of the tree, one spare.
+Q3_MAX_ALLOCATIONS = 8
+
+
+@cuda.jit
+def closest_pair_kernel(similarity, alive, best):
+    """The most similar pair (i < j) of live clusters, in one block of :data:`PAIR_BLOCK` threads (given).
+
+    Parameters
+    ----------
+    similarity : float64 device array (n, n)
+        Symmetric; only the entries of live rows and columns are read.
+    alive : int32 device array (n,)
+        1 for a live cluster (a row of the matrix still in use), 0 for a retired one.
+    best : int64 device array (1,)
+        Output: ``i * n + j`` of the pair; among equal similarities the smallest ``i * n + j``.
+
+    Launch as ``closest_pair_kernel[1, PAIR_BLOCK]``.
+    """
+    values = cuda.shared.array(PAIR_BLOCK, float64)
+    pairs = cuda.shared.array(PAIR_BLOCK, int64)
+    t = cuda.threadIdx.x
+    n = similarity.shape[0]
+    value = -math.inf
+    pair = int64(-1)
+    # Each thread walks its pairs in increasing order, so a strict > keeps the smallest pair among ties.
+    for p in range(t, n * n, PAIR_BLOCK):
+        i = p // n
+        j = p - i * n
+        if i < j and alive[i] == 1 and alive[j] == 1 and similarity[i, j] > value:
+            value = similarity[i, j]
+            pair = p
+    values[t] = value
+    pairs[t] = pair
+    cuda.syncthreads()
+    stride = PAIR_BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            other, other_pair = values[t + stride], pairs[t + stride]
+            if other_pair >= 0 and (other > values[t] or (other == values[t] and
+                                                          (pairs[t] < 0 or other_pair < pairs[t]))):
+                values[t] = other
+                pairs[t] = other_pair
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        best[0] = pairs[0]
+
+
+@cuda.jit
+def merge_pair_kernel(similarity, alive, sizes, node_of, best, step, merges, heights):
+    """Merge the pair in ``best`` (average link) and record merge ``step`` of the tree, in one block (given).
+
+    Parameters
+    ----------
+    similarity : float64 device array (n, n)
+        Row and column i become the size-weighted mean of rows i and j: ``(s_i S[i, k] + s_j S[j, k]) /
+        (s_i + s_j)`` for every other live k.
+    alive : int32 device array (n,)
+        ``alive[j]`` becomes 0: cluster j is retired, cluster i holds the union.
+    sizes : float64 device array (n,)
+        Elements per cluster; ``sizes[i]`` becomes ``s_i + s_j``.
+    node_of : int32 device array (n,)
+        The tree node each live cluster is (0 to n - 1 for the elements); ``node_of[i]`` becomes ``n + step``.
+    best : int64 device array (1,)
+        ``i * n + j``, as :func:`closest_pair_kernel` leaves it.
+    step : int
+        The merge's number, 0 to n - 2.
+    merges : int32 device array (n - 1, 2)
+        Output row ``step``: the two nodes merged (``node_of[i]``, ``node_of[j]``); the new node is ``n + step``.
+    heights : float64 device array (n - 1,)
+        Output ``heights[step]``: the similarity of the pair merged.
+
+    Launch as ``merge_pair_kernel[1, block]`` for any block (the threads stride over the columns).
+    """
+    t = cuda.threadIdx.x
+    n = similarity.shape[0]
+    i = best[0] // n
+    j = best[0] - i * n
+    size_i = sizes[i]
+    size_j = sizes[j]
+    for k in range(t, n, cuda.blockDim.x):
+        if alive[k] == 1 and k != i and k != j:
+            merged = (size_i * similarity[i, k] + size_j * similarity[j, k]) / (size_i + size_j)
+            similarity[i, k] = merged
+            similarity[k, i] = merged
+    # Every thread has read the sizes before thread 0 changes them.
+    cuda.syncthreads()
+    if t == 0:
+        merges[step, 0] = node_of[i]
+        merges[step, 1] = node_of[j]
+        heights[step] = similarity[i, j]
+        node_of[i] = n + step
+        sizes[i] = size_i + size_j
+        alive[j] = 0
+
+
+def merges_reference(similarity):
+    """The trusted loop, in NumPy: average-link merges of a dense similarity matrix, most similar first.
+
+    Parameters
+    ----------
+    similarity : float64 ndarray (n, n)
+        Symmetric.
+
+    Returns
+    -------
+    merges : int64 ndarray (n - 1, 2)
+        The nodes merged at each step (elements 0 to n - 1; merge s makes node n + s).
+    heights : float64 ndarray (n - 1,)
+        The similarity of each merge.
+    """
+    s = np.array(similarity, np.float64)
+    n = s.shape[0]
+    alive = np.ones(n, bool)
+    sizes = np.ones(n)
+    node_of = np.arange(n)
+    merges, heights = np.zeros((max(n - 1, 0), 2), np.int64), np.zeros(max(n - 1, 0))
+    upper = np.triu(np.ones((n, n), bool), 1)
+    for step in range(n - 1):
+        live_pairs = upper & alive[:, None] & alive[None, :]
+        # argmax over the flattened live pairs: the first (smallest i * n + j) among equal values
+        p = int(np.argmax(np.where(live_pairs, s, -np.inf)))
+        i, j = divmod(p, n)
+        others = alive.copy()
+        others[[i, j]] = False
+        merged = (sizes[i] * s[i, others] + sizes[j] * s[j, others]) / (sizes[i] + sizes[j])
+        s[i, others] = merged
+        s[others, i] = merged
+        merges[step] = node_of[i], node_of[j]
+        heights[step] = s[i, j]
+        node_of[i] = n + step
+        sizes[i] += sizes[j]
+        alive[j] = False
+    return merges, heights
+
+
+def similarity_case(n, seed):
+    """``inputs`` data: a symmetric n x n matrix of similarities in (0, 1), distinct off the diagonal."""
+    rng = np.random.default_rng(seed)
+    values = rng.permutation(n * n).reshape(n, n) / (n * n) * 0.98 + 0.01
+    upper = np.triu(values, 1)
+    return {"similarity": upper + upper.T + np.eye(n)}
+
+
+def _similarity_inputs(n):
+    return lambda rng, info: similarity_case(n, int(rng.integers(1 << 30)))
+
+
+def _hidden_similarity(rng, info):
+    return similarity_case(int(rng.integers(3, 40)), int(rng.integers(1 << 30)))
+
+
+def _run_merges(answer, data):
+    """Runs the student's host program on a copy of the matrix, measuring its launches, copies and allocations."""
+    out, counts = counted_call(answer.value, np.array(data["similarity"], np.float64))
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TestFailure("merge_all must return a pair (merges, heights)")
+    return {"merges": np.asarray(out[0]), "heights": np.asarray(out[1]), **counts}
+
+
+def judge_merges(data, got):
+    """The nodes merged at every step equal the trusted loop's; the heights to :data:`Q3_RTOL`."""
+    want_merges, want_heights = merges_reference(data["similarity"])
+    n = len(data["similarity"])
+    merges = np.asarray(got["merges"])
+    if merges.shape != want_merges.shape or not np.array_equal(merges, want_merges):
+        first = next((s for s in range(min(len(merges), len(want_merges)))
+                      if not np.array_equal(merges[s], want_merges[s])), None) if merges.ndim == 2 else None
+        where = f"first wrong at step {first}: " if first is not None else ""
+        raise TestFailure(f"merges for n = {n}: {where}shape {merges.shape}, expected {want_merges.shape}; "
+                          f"expected rows {want_merges[:3].tolist()}, got {merges[:3].tolist()}", cause="merges")
+    heights = np.asarray(got["heights"], np.float64).ravel()
+    if heights.shape != want_heights.shape or not np.allclose(heights, want_heights, rtol=Q3_RTOL, atol=0):
+        raise TestFailure(f"heights for n = {n}: expected {np.round(want_heights[:4], 6).tolist()}, got "
+                          f"{np.round(heights[:4], 6).tolist()}", cause="heights")
+
+
+def judge_merge_counts(data, got):
+    """Right tree, two launches per merge, and copies and allocations that do not grow with n."""
+    judge_merges(data, got)
+    n = len(data["similarity"])
+    judge_bounded((("launches", got["launches"], 2 * (n - 1) + Q3_SPARE_LAUNCHES, "two per merge"),
+                   ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "only the finished tree"),
+                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
+                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                  f"for n = {n} ({n - 1} merges)")
+
+
+#: Relative tolerance of the heights: float64 means, and a GPU may contract a product and a sum into one FMA.
+Q3_RTOL = 1e-12
+
+Q3 = question(
+    "ps5.q3", "the device-resident merge loop on the host: only the tree comes back", 4,
+    answer=function("merge_all", allowed=(closest_pair_kernel, merge_pair_kernel)),
+    tolerance="the merges exact, the heights to 1e-12 (relative)",
+    hints={"merges": "upload the matrix once; keep on the device the live flags (all 1), the sizes (all 1.0) and "
+                     "each cluster's node (0 to n - 1); for step s launch closest_pair_kernel, then "
+                     "merge_pair_kernel with step s, on the same arrays every time",
+           "heights": "merge_pair_kernel writes heights[step]: copy the heights back once, after the loop",
+           "technique": "allocate every device array before the loop and copy nothing inside it: the pair found by "
+                        "closest_pair_kernel stays in its device array for merge_pair_kernel; copy back only "
+                        "merges and heights, at the end"},
+    tests=[
+        result_test("three elements", 1, inputs=_similarity_inputs(3), run=_run_merges, judge=judge_merges),
+        result_test("17 elements", 1, inputs=_similarity_inputs(17), run=_run_merges, judge=judge_merges),
+        result_test("hidden: a random matrix of 3 to 39 elements", 0.5, hidden=True, inputs=_hidden_similarity,
+                    run=_run_merges, judge=judge_merges),
+        result_test("launches, copies and allocations per run (record(); 24 elements)", 1.5,
+                    inputs=_similarity_inputs(24), run=_run_merges, judge=judge_merge_counts, technique=True),
+    ])
+
+QUESTIONS = QUESTIONS + (Q3,)

@@ -22,7 +22,8 @@ import numpy as np
 
 from .._validate import check_choice, check_int
 
-__all__ = ["OCCUPANCY_KERNELS", "compile_resources", "count_launches", "profile_gemv", "time_gpu_step"]
+__all__ = ["MEASURE_BATCH", "OCCUPANCY_KERNELS", "compile_resources", "count_launches", "gemv_case",
+           "measure_case", "profile_gemv", "time_gpu_step"]
 
 #: Kernels whose registers and shared memory the lesson reads.
 OCCUPANCY_KERNELS = ("permuted_gemv_kernel", "activations_kernel", "weight_update_kernel", "gemv_kernel")
@@ -235,3 +236,22 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
     d_W, d_Wt = cuda.to_device(np.eye(n_channels)), cuda.to_device(np.eye(n_channels))
     d_bias = cuda.to_device(np.zeros(n_channels))
     return gpu_time(lambda: stepper.launch_step(perm, d_perm, d_W, d_Wt, d_bias, lrate), repeat=repeat, warmup=1)
+
+
+# ----------------------------------------------------------------------------- the problems of problem set 6
+def gemv_case(n_channels, batch, start, seed):
+    """``inputs`` data: W^T, the data sample-major, a permutation and the minibatch's start."""
+    rng = np.random.default_rng(seed)
+    n_samples = start + batch + int(rng.integers(0, 4))
+    W = np.eye(n_channels) + 0.3 * rng.normal(size=(n_channels, n_channels))
+    return {"Wt": np.ascontiguousarray(W.T), "Xt": rng.normal(size=(n_samples, n_channels)),
+            "perm": rng.permutation(n_samples).astype(np.int32), "start": int(start), "batch": int(batch)}
+
+
+#: Samples of the q2 measurement's minibatch (three tiles, the last partial).
+MEASURE_BATCH = 37
+
+
+def measure_case(n_channels):
+    """The minibatch the q2 measurement profiles: C channels, B = 37 samples from position 3, seeded by C."""
+    return gemv_case(int(n_channels), MEASURE_BATCH, 3, seed=int(n_channels))

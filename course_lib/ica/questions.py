@@ -7,8 +7,13 @@
   four outputs held in registers, the operands staged tile by tile in shared memory. Graded on results
   (guarded buffers, awkward C and B), the race and barrier checker, and the technique's signature
   (:func:`course_lib.grading.authoring.signature.signature_test`), measured by the profiler on two launches of blocks of
-  64 threads (two warps) with partial tiles both ways: C = 40, B = 37 and C = 20, B = 21. Features and bounds
-  (``GEMM_SIGNATURE``), from the cost model of a launch of ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
+  64 threads (two warps) with partial tiles both ways: C = 40, B = 37 and C = 20, B = 21; and, in a hidden test, on
+  a launch drawn from the grading seed over the whole range of the unit's channel counts, C in (48,
+  ``MAX_CHANNELS`` = 256], B = 16 k + r (k in [1, 12], r in [12, 15]), of whose grid :data:`DRAWN_BLOCKS` blocks
+  are drawn too and profiled (:func:`course_lib.grading.authoring.signature.sample_blocks`; each feature counted
+  over the blocks that ran), and on C = 24, B = 30. A kernel whose technique depends on C (tiling only up to 48
+  channels) fails there. Features and bounds (``GEMM_SIGNATURE``), from the cost model of a launch of
+  ceil(C / 16) x ceil(B / 16) blocks of 8 x 8 threads:
 
   * global loads over the tiled model: at most 1.5. Block (i, j) reads the 16 samples of row block j (C
     doubles each, and each sample's permutation entry once) and the 16 columns of W^T of block column i (C
@@ -28,7 +33,11 @@
     k staged, chunks of 4 to 16 channels. A warp barrier (syncwarp) does not order the block's two warps;
   * global load bytes per request: at least 32 (8 lanes of 4 bytes): the block stages each tile together,
     each thread its own elements; one thread staging it issues requests of one lane;
-  * atomic operations: none (each output has one owner, which stores it once).
+  * atomic operations: none (each output has one owner, which stores it once);
+  * in the hidden test (``DRAWN_SIGNATURE``), the warp share (busiest warp's instructions over its block's mean):
+    at most :data:`MAX_WARP_SHARE`, about 1 when both warps stage and compute their share, about 2 when one warp
+    does the block's work while the other waits at the barriers (the drawn B leaves both warps rows in the last
+    tile).
 - ``ps6.q2`` (4 points): predict and explain launches and occupancy, then **predict, then measure** the
   global loads of the student's own q1 kernel. Answer: ``{"launches_per_step": f(method, n_samples, batch),
   "occupancy": g(threads_per_block, registers_per_thread, shared_bytes_per_block, limits),
@@ -38,21 +47,30 @@
   :func:`measure_case` (B = 37). The grader calls it on the student's kernel and on decoys of its own
   (``MEASURE_DECOYS``: a GEMM reading every operand from global memory, one thread per block computing its tile
   sample by sample) for two channel counts it draws at grading time, and profiles each launch itself
-  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, or the model's
-  prediction, do not match the decoys.
+  (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, the model's
+  prediction, a measurement of another kernel or of another problem do not match, score 0 for the measurement and
+  cap the question at half.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from numba import cuda
 
+from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
                                          race_test, result_test)
+from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
-                                           no_atomics, shared_bytes_per_block, signature_test)
+                                           no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
+                                           warp_share)
+from .data import MAX_CHANNELS
+from .profiling import MEASURE_BATCH, gemv_case, measure_case
+from .kernels import activations_kernel, weight_update_kernel
 from .model import Arch, launches_per_minibatch, occupancy
 
 PROBLEM_SET = "ps6"
@@ -67,6 +85,12 @@ LIMITS = {
 }
 
 
+def measured(test):
+    """A measurement test whose failure caps the question at half: a number that is not measured (pasted, the
+    model's prediction, another kernel's or another problem's) is not the student's work."""
+    return dataclasses.replace(test, technique=True)
+
+
 # ----------------------------------------------------------------------------- q1
 #: Outputs per side of a block's tile of U, and threads per side of a block (each thread: four outputs).
 TILE, THREADS = 16, 8
@@ -74,15 +98,6 @@ TILE, THREADS = 16, 8
 TECHNIQUE_CASES = ((40, 37), (20, 21))
 #: Most shared-memory accesses per multiply-add (the module docstring gives the cost model).
 MAX_SHARED_PER_FMA = 1.5
-
-
-def gemv_case(n_channels, batch, start, seed):
-    """``inputs`` data: W^T, the data sample-major, a permutation and the minibatch's start."""
-    rng = np.random.default_rng(seed)
-    n_samples = start + batch + int(rng.integers(0, 4))
-    W = np.eye(n_channels) + 0.3 * rng.normal(size=(n_channels, n_channels))
-    return {"Wt": np.ascontiguousarray(W.T), "Xt": rng.normal(size=(n_samples, n_channels)),
-            "perm": rng.permutation(n_samples).astype(np.int32), "start": int(start), "batch": int(batch)}
 
 
 def case(n_channels, batch, start=0):
@@ -105,7 +120,7 @@ def launch_gemm(answer, data):
     U = np.full((batch, n_channels), np.nan)
     return Launch(answer.kernel(), (tiles(n_channels), tiles(batch)), (THREADS, THREADS),
                   {"Wt": Wt, "Xt": np.asarray(data["Xt"], np.float64), "perm": np.asarray(data["perm"], np.int32),
-                   "start": np.int64(data["start"]), "U": U}, outputs=("U",))
+                   "start": np.int64(data["start"]), "U": U}, outputs=("U",), blocks=data.get("blocks"))
 
 
 def expected_u(data):
@@ -122,15 +137,33 @@ def tiled_load_bytes(data):
     return 8 * n_channels ** 2 * tiles(batch) + (8 * n_channels + 4) * batch * tiles(n_channels)
 
 
+def _ran_blocks(data):
+    """The blocks ``(i, j)`` the profiler runs: the grader's sample (``data["blocks"]``) or the whole grid."""
+    n_channels, batch = len(data["Wt"]), int(data["batch"])
+    if data.get("blocks") is None:
+        return [(i, j) for i in range(tiles(n_channels)) for j in range(tiles(batch))]
+    return [(int(b[0]), int(b[1])) for b in data["blocks"]]
+
+
+def sampled_load_bytes(data):
+    """:func:`tiled_load_bytes` over the blocks that run: block (i, j) reads its rows' C values and permutation
+    entries (8 C + 4 bytes a sample) and its columns of W^T (8 C bytes a channel), each once."""
+    n_channels, batch = len(data["Wt"]), int(data["batch"])
+    total = 0
+    for i, j in _ran_blocks(data):
+        rows, columns = min(TILE, batch - TILE * j), min(TILE, n_channels - TILE * i)
+        total += (8 * n_channels + 4) * rows + 8 * n_channels * columns
+    return total
+
+
 def load_ratio(metrics, data):
-    return metrics["global_load_bytes"] / tiled_load_bytes(data)
+    return metrics["global_load_bytes"] / sampled_load_bytes(data)
 
 
 def shared_per_fma(metrics, data):
     """Shared-memory loads and stores (a request counted as its warp's 32 lanes) per multiply-add of the
-    padded tiles: ceil(B / 16) ceil(C / 16) blocks, 256 outputs each, 16 ceil(C / 16) products each."""
-    n_channels, batch = len(data["Wt"]), int(data["batch"])
-    fmas = tiles(batch) * tiles(n_channels) * TILE * TILE * TILE * tiles(n_channels)
+    padded tiles: 256 outputs per block that ran, 16 ceil(C / 16) products each."""
+    fmas = len(_ran_blocks(data)) * TILE * TILE * TILE * tiles(len(data["Wt"]))
     return 32 * metrics["shared_requests"] / fmas
 
 
@@ -169,9 +202,37 @@ GEMM_SIGNATURE = (
                "one owner per output"),
 )
 
+#: Most ``warp_share`` (busiest warp's instructions over its block's mean): about 1 when both warps of the block
+#: stage and multiply their share, about 2 when one warp does the block's work while the other waits.
+MAX_WARP_SHARE = 1.5
+#: The signature of the hidden test, whose configurations' last tile of samples has rows for both warps (8 and 4
+#: to 7: a warp computing only its own rows' outputs does at most 16 / 12 of the mean): also the warps' shares.
+DRAWN_SIGNATURE = GEMM_SIGNATURE + (
+    warp_share(at_most(MAX_WARP_SHARE),
+               "both warps of the block stage their share of the tiles and compute their 32 threads' outputs; no warp "
+               "does the block's work while the other waits at the barriers",
+               "the same work per warp: about 1; one warp doing the block's work: about 2"),
+)
+
+
+#: Blocks of a drawn configuration's grid that the profiler runs.
+DRAWN_BLOCKS = 2
+
+
+def _drawn_case(rng, info):
+    """A configuration drawn at grading time: C in (48, MAX_CHANNELS], B = 16 k + r (k in [1, 12], r in [12, 15]:
+    a partial last tile whose rows both warps share, 8 and 4 to 7), start in [0, 4], and blocks of the grid drawn
+    for the profiler (:func:`course_lib.grading.authoring.signature.sample_blocks`): DRAWN_BLOCKS of them (a block costs C / 16
+    chunks of k in the simulator)."""
+    n_channels = int(rng.integers(49, MAX_CHANNELS + 1))
+    batch = TILE * int(rng.integers(1, 13)) + int(rng.integers(12, 16))
+    data = gemv_case(n_channels, batch, int(rng.integers(0, 5)), int(rng.integers(1 << 30)))
+    return {**data, "blocks": sample_blocks(rng, (tiles(n_channels), tiles(batch)), k=DRAWN_BLOCKS)}
+
 
 def _label(data):
-    return f"for C = {len(data['Wt'])} channels, B = {data['batch']} samples, start = {data['start']}"
+    sampled = "" if data.get("blocks") is None else f", {len(data['blocks'])} blocks drawn"
+    return f"for C = {len(data['Wt'])} channels, B = {data['batch']} samples, start = {data['start']}{sampled}"
 
 
 _Q1 = dict(launch=launch_gemm, expect=expected_u, compare=close(RTOL), label=_label)
@@ -201,8 +262,12 @@ Q1 = question(
         race_test("race and barrier check (C = 20, B = 21)", 1, inputs=case(20, 21, 1), launch=launch_gemm,
                   expect=expected_u, compare=close(RTOL)),
         signature_test("the register-blocked tiling technique, measured (profiler; C = 40, B = 37 and C = 20, "
-                       "B = 21)", 1.5, configs=[case(c, b, 3) for c, b in TECHNIQUE_CASES], features=GEMM_SIGNATURE,
+                       "B = 21)", 1, configs=[case(c, b, 3) for c, b in TECHNIQUE_CASES], features=GEMM_SIGNATURE,
                        **_Q1),
+        signature_test("hidden: the technique on channel counts up to MAX_CHANNELS and sizes drawn at grading time "
+                       "(profiler, a sample of the blocks; and C = 24, B = 30)", 0.5, hidden=True,
+                       configs=[_drawn_case, case(24, 30, 1)],
+                       features=DRAWN_SIGNATURE, **_Q1),
     ])
 
 
@@ -231,15 +296,6 @@ def expected_launches(method, n_samples, batch):
     if batch > n_samples:
         return 0
     return (n_samples // batch) * launches_per_minibatch(method, batch)
-
-
-#: Samples of the q2 measurement's minibatch (three tiles, the last partial).
-MEASURE_BATCH = 37
-
-
-def measure_case(n_channels):
-    """The minibatch the q2 measurement profiles: C channels, B = 37 samples from position 3, seeded by C."""
-    return gemv_case(int(n_channels), MEASURE_BATCH, 3, seed=int(n_channels))
 
 
 @cuda.jit
@@ -318,14 +374,155 @@ Q2 = question(
                    explain=lambda a, want: "each block row of U (16 samples) reads all of W^T once; each block "
                                            "column (16 channels) reads its samples' C values, and each sample's "
                                            "permutation entry once (requested bytes, every lane counted)"),
-        kernel_measurement_test("your measure_load_bytes(), on your kernel and on the grader's, at channel counts "
-                                "drawn by the grader", 0.75, key="measure_load_bytes",
-                                kernel_key="minibatch_gemm_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
-                                launch=_measure_launch, measure=lambda metrics, config: metrics["global_load_bytes"],
-                                rtol=0.01,
-                                hint="measure_load_bytes(kernel, C): profile(kernel, (ceil(C / 16), ceil(B / 16)), "
-                                     "(8, 8), Wt, Xt, perm, start, U).total.global_load_bytes on the minibatch of "
-                                     "measure_case(C), for the kernel it is given"),
+        measured(kernel_measurement_test(
+            "your measure_load_bytes(), on your kernel and on the grader's, at channel counts drawn by the grader",
+            0.75,
+            key="measure_load_bytes", kernel_key="minibatch_gemm_kernel", decoys=MEASURE_DECOYS,
+            configs=_measure_configs, launch=_measure_launch,
+            measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
+            hint="measure_load_bytes(kernel, C): profile(kernel, (ceil(C / 16), ceil(B / 16)), (8, 8), Wt, Xt, perm, "
+                 "start, U).total.global_load_bytes on the minibatch of measure_case(C), for the kernel it is "
+                 "given")),
     ])
 
 QUESTIONS = (Q1, Q2)
+
+
+# ----------------------------------------------------------------------------- q3
+# ps6.q3 (4 points): **the minibatch chain, written on the host, with its W buffer swap**. The fused method's two
+# kernels are given (:func:`~course_lib.ica.kernels.activations_kernel`,
+# :func:`~course_lib.ica.kernels.weight_update_kernel`): the first computes the minibatch's activations from W^T, the
+# second writes the next W into another buffer (other blocks still read W) with its transpose and updates the bias.
+# The student writes ``run_minibatches(Xt, W, bias, perm, batch, lrate)``, the host program of one step: every whole
+# minibatch of ``perm`` in order, W and its spare swapped after each, and returns ``(W, bias)``. Graded on results (the
+# trusted NumPy chain :func:`minibatch_reference`, hidden sizes) and on counts measured in the student's process
+# (:func:`course_lib.grading.authoring.hostcosts.counted_call`): two launches per minibatch, at most
+# :data:`Q3_MAX_COPIES` copies (:data:`Q3_MAX_DTOH` back) and :data:`Q3_MAX_ALLOCATIONS` allocations, whatever the
+# number of minibatches. A chain that copies W back after every minibatch, allocates its next W every minibatch, or
+# launches the activations one sample at a time is capped at half.
+
+#: Copies a step may make, whatever its number of minibatches: the samples, the permutation, W, W^T and the bias in,
+#: W and the bias out, one spare.
+Q3_MAX_COPIES = 8
+#: Copies back to the host: W and the bias.
+Q3_MAX_DTOH = 2
+#: Device allocations a step may make: the samples, the permutation, W, its spare, W^T, the bias, U and Y, one spare.
+Q3_MAX_ALLOCATIONS = 9
+#: Relative tolerance of W and the bias against the NumPy chain (float64 sums in another order, compounded over the
+#: minibatches).
+Q3_RTOL = 1e-9
+
+
+def minibatch_reference(Xt, W, bias, perm, batch, lrate):
+    """The trusted chain, in NumPy: the fused method's update for every whole minibatch of ``perm``, in order.
+
+    Parameters
+    ----------
+    Xt : float64 ndarray (N, C)
+        The sphered samples, one per row.
+    W : float64 ndarray (C, C)
+    bias : float64 ndarray (C,)
+    perm : int ndarray (N,)
+        The step's order of the samples; minibatch m is ``perm[m * batch:(m + 1) * batch]`` (a last partial one is
+        left out).
+    batch : int
+    lrate : float
+
+    Returns
+    -------
+    W : float64 ndarray (C, C)
+        After every minibatch: ``W + lrate (Y^T U + batch I) W`` with ``U = X_b W^T + bias``, ``Y = -tanh(U / 2)``.
+    bias : float64 ndarray (C,)
+        ``bias + lrate * sum_b Y[b]`` after every minibatch.
+    """
+    W = np.array(W, np.float64)
+    bias = np.array(bias, np.float64)
+    eye = np.eye(W.shape[0])
+    for m in range(len(perm) // batch):
+        samples = np.asarray(Xt, np.float64)[np.asarray(perm[m * batch:(m + 1) * batch])]
+        U = samples @ W.T + bias
+        Y = -np.tanh(0.5 * U)
+        W = W + lrate * (Y.T @ U + batch * eye) @ W
+        bias = bias + lrate * Y.sum(axis=0)
+    return W, bias
+
+
+def chain_case(n_channels, n_samples, batch, seed):
+    """``inputs`` data: C channels of N Laplace samples (sphered scale), W near the identity, a zero bias, a
+    permutation of the samples and a rate small enough for the step to stay stable."""
+    rng = np.random.default_rng(seed)
+    return {"Xt": rng.laplace(size=(n_samples, n_channels)) / np.sqrt(2.0),
+            "W": np.eye(n_channels) + 0.05 * rng.standard_normal((n_channels, n_channels)),
+            "bias": np.zeros(n_channels), "perm": rng.permutation(n_samples).astype(np.int32), "batch": int(batch),
+            "lrate": 0.01 / n_channels}
+
+
+def _chain_inputs(n_channels, n_samples, batch):
+    return lambda rng, info: chain_case(n_channels, n_samples, batch, int(rng.integers(1 << 30)))
+
+
+def _hidden_chain(rng, info):
+    batch = int(rng.integers(3, 12))
+    return chain_case(int(rng.integers(2, 20)), batch * int(rng.integers(2, 6)) + int(rng.integers(0, batch)), batch,
+                      int(rng.integers(1 << 30)))
+
+
+def _run_chain(answer, data):
+    """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
+    out, counts = counted_call(answer.value, np.array(data["Xt"]), np.array(data["W"]), np.array(data["bias"]),
+                               np.array(data["perm"]), data["batch"], data["lrate"])
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise fail("run_minibatches must return a pair (W, bias)")
+    return {"W": np.asarray(out[0]), "bias": np.asarray(out[1]), **counts}
+
+
+def _chain_label(data):
+    n_channels, n_minibatches = len(data["W"]), len(data["perm"]) // data["batch"]
+    return f"for C = {n_channels}, {n_minibatches} minibatches of {data['batch']}"
+
+
+def judge_chain(data, got):
+    """W and the bias equal the NumPy chain's to :data:`Q3_RTOL`."""
+    want_W, want_bias = minibatch_reference(data["Xt"], data["W"], data["bias"], data["perm"], data["batch"],
+                                            data["lrate"])
+    for name, value, want in (("W", got["W"], want_W), ("bias", got["bias"], want_bias)):
+        value = np.asarray(value, np.float64)
+        if value.shape != want.shape or not np.allclose(value, want, rtol=Q3_RTOL, atol=1e-12):
+            error = float(np.max(np.abs(value - want))) if value.shape == want.shape else "a shape"
+            raise fail(f"{name} {_chain_label(data)}: differs from the NumPy chain by {error} (shape "
+                       f"{value.shape}, expected {want.shape})", "chain")
+
+
+def judge_chain_counts(data, got):
+    """Right results, two launches per minibatch, and copies and allocations that do not grow with the chain."""
+    judge_chain(data, got)
+    n_minibatches = len(data["perm"]) // data["batch"]
+    judge_bounded((("launches", got["launches"], 2 * n_minibatches, "two per minibatch"),
+                   ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "W and the bias, once"),
+                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
+                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                  _chain_label(data))
+
+
+Q3 = question(
+    "ps6.q3", "the minibatch chain on the host: W swapped, nothing copied inside the loop", 4,
+    answer=function("run_minibatches", allowed=(activations_kernel, weight_update_kernel)),
+    tolerance="W and the bias to 1e-9 (relative) of the NumPy chain",
+    hints={"chain": "minibatch m reads samples perm[m * batch:(m + 1) * batch]: pass start = m * batch; "
+                    "weight_update_kernel reads W and writes the next W into the other buffer (and W^T, which the "
+                    "next activations read): swap the two W buffers after every minibatch and copy back the one "
+                    "written last",
+           "technique": "upload the samples, the permutation, W, W^T and the bias once; allocate U, Y and the spare "
+                        "W once, before the loop; launch activations_kernel[batch, C] once per minibatch (not once "
+                        "per sample); copy back W and the bias after the loop"},
+    tests=[
+        result_test("one minibatch, C = 3", 1, inputs=_chain_inputs(3, 4, 4), run=_run_chain, judge=judge_chain),
+        result_test("five minibatches, C = 7, a partial minibatch left out", 1, inputs=_chain_inputs(7, 43, 8),
+                    run=_run_chain, judge=judge_chain),
+        result_test("hidden: random channels, samples and minibatch size (two minibatches or more)", 0.5,
+                    hidden=True, inputs=_hidden_chain, run=_run_chain, judge=judge_chain),
+        result_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5)", 1.5,
+                    inputs=_chain_inputs(5, 48, 6), run=_run_chain, judge=judge_chain_counts, technique=True),
+    ])
+
+QUESTIONS = QUESTIONS + (Q3,)

@@ -6,8 +6,13 @@
   (guarded buffers), the race and barrier checker (blocks of 64 threads, where a warp barrier is
   not a block barrier), and the technique's signature, measured by the profiler on two
   configurations (P = 64 with a partial last block, and P = 24, N = 101: not a power of two,
-  partial warps, a partial last tile). Features and bounds (``TWO_BODY_SIGNATURE``), from the cost
-  model of tiling (every block stages the N sources once, P records per tile, each thread one
+  partial warps, a partial last tile) and, in a hidden test (no points of its own; its failure caps the
+  question like the visible one's), on two drawn at grading time from the grading seed (:func:`drawn_case`):
+  P = 8 or 16 with N in [``MAX_N`` / 2, ``MAX_N``) (the question's largest N, 1024), and P = 32 (one warp) with
+  N in [3P, 6P), each N odd; the profiler runs one block of each, drawn by ``sample_blocks`` (any block, the
+  partial last one included, equally likely), and the features count the work of the blocks that ran. A kernel
+  that tiles only at the visible tests' sizes fails there. Features and bounds (``TWO_BODY_SIGNATURE``), from
+  the cost model of tiling (every block stages the N sources once, P records per tile, each thread one
   record per tile; every thread then computes 2 N interactions from shared memory):
 
   * global loads, in 16-byte body records per interaction: at most 1.25 x (blocks N + N) / N^2
@@ -15,11 +20,15 @@
   * shared bytes allocated per block: more than 0 and at most 2 P records of 16 bytes (a tile, or a
     double-buffered one; never the whole input);
   * global load bytes per request: at least 32, i.e. 8 lanes of 4 bytes (the block stages the tile
-    together, one record per thread; one thread staging it issues 1-lane requests);
+    together, one record per thread; one thread staging it issues 1-lane requests), or 3P for P < 11 (a
+    block's requests serve at most its P lanes, fewer in a partial last block);
   * block barriers per block: between ceil(N / 2P) (one per round of staging, 2P records at most)
     and 2 ceil(N / P) + 2 (two per tile);
   * thread span (busiest thread over the mean): at most 1.5 x 2P blocks / N (every thread computes
     the same 2 N interactions; threads past N may skip theirs, hence the factor of slots to bodies);
+  * warp share (per block, its busiest warp's statements over the mean per warp): at most 1.25 x the model's
+    (N interactions per live destination of a warp's lanes: 1 but in a partial last block); the first warp
+    computing the block's destinations while the others wait has about P / 32;
   * atomic operations: none (each destination is owned and stored by one thread).
 - ``ps1.q2`` (2 points): predict, then measure the kernel's global loads. Answer:
   ``{"kernel": make_two_body_kernel, "predicted_bytes": f(n, tile), "measure": g(make_kernel, n, tile)}``,
@@ -27,7 +36,8 @@
   n bodies. The grader calls ``g`` on the student's factory and on decoys of its own (a two-body
   kernel reading every source from global memory, and the lesson's one-destination kernel launched
   the same way), for sizes and tiles drawn at grading time, and measures each launch itself: a
-  number that was not measured on the kernel given cannot match.
+  number that was not measured on the kernel given cannot match, and a failure there caps the question at half
+  (a pasted, modelled or misdirected measurement is not the student's work).
 - ``ps1.q3`` (2 points): the tile size for the two-body kernel on a device. Answer:
   ``choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm)``.
 """
@@ -41,7 +51,8 @@ from ..grading.authoring.harness import (Launch, calls_test, close, function, ke
                                          race_test, result_test, sign_flipped)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
-                                           no_atomics, shared_bytes_per_block, signature_test)
+                                           no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
+                                           warp_share)
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube
 from .kernels import interaction, nbody_tiled_kernel
@@ -53,6 +64,8 @@ SOFTENING = 0.05
 RTOL = 1e-4
 #: N of the measure-and-explain question, and the tiles measured there.
 MEASURE_N, MEASURE_TILES = 64, (4, 8, 16)
+#: The largest N the question's tests use (its statement says so): a configuration drawn at grading time reaches it.
+MAX_N = 1024
 
 
 # ----------------------------------------------------------------------------- q1
@@ -71,7 +84,8 @@ def launch_two_body(answer, data):
     bodies, tile = np.asarray(data["bodies"], np.float32), int(data["tile"])
     acc = np.full((len(bodies), 3), np.nan, np.float32)
     return Launch(answer.kernel(tile), max(1, -(-len(bodies) // (2 * tile))), tile,
-                  {"bodies": bodies, "softening_sq": np.float32(SOFTENING**2), "acc": acc}, outputs=("acc",))
+                  {"bodies": bodies, "softening_sq": np.float32(SOFTENING**2), "acc": acc}, outputs=("acc",),
+                  blocks=data.get("blocks"))
 
 
 def expected_acc(data):
@@ -79,21 +93,46 @@ def expected_acc(data):
     return {"acc": accelerations_reference(bodies[:, :3], bodies[:, 3], SOFTENING)}
 
 
+def _blocks(data):
+    return -(-len(data["bodies"]) // (2 * data["tile"]))
+
+
+def blocks_run(data):
+    """The blocks the profiler ran: a drawn sample (``data["blocks"]``) of a large launch, else every block."""
+    blocks = data.get("blocks")
+    return list(blocks) if blocks is not None else list(range(_blocks(data)))
+
+
+def destinations_run(data):
+    """Destination bodies of the blocks that ran (block b covers bodies 2Pb .. 2Pb + 2P - 1 below N)."""
+    n, span = len(data["bodies"]), 2 * data["tile"]
+    return sum(max(0, min(span, n - b * span)) for b in blocks_run(data))
+
+
 def records_per_interaction(metrics, data):
-    """Global bytes loaded / 16-byte body record / N^2 interactions."""
-    return metrics["global_load_bytes"] / 16 / len(data["bodies"]) ** 2
+    """Global bytes loaded / 16-byte body record / the interactions of the blocks that ran (N per destination)."""
+    return metrics["global_load_bytes"] / 16 / (destinations_run(data) * len(data["bodies"]))
 
 
 def staged_once_per_block(data):
     """Range of records per interaction when every block loads each source once (plus its 2P destinations)."""
-    n, tile = len(data["bodies"]), data["tile"]
-    blocks = -(-n // (2 * tile))
-    once = (blocks * n + n) / n**2  # sources once per block, destinations once (at most a full record)
+    n, ran = len(data["bodies"]), destinations_run(data)
+    once = (len(blocks_run(data)) * n + ran) / (ran * n)  # sources once per block, destinations once
     return 0.0, 1.25 * once
 
 
-def _blocks(data):
-    return -(-len(data["bodies"]) // (2 * data["tile"]))
+def model_warp_share(data):
+    """The largest warp share of a block that ran, in the model: a warp's work is N interactions per live
+    destination of its lanes (two per thread), so only a partial last block has idle warps."""
+    n, tile = len(data["bodies"]), data["tile"]
+    warps = -(-tile // 32)
+    shares = []
+    for b in blocks_run(data):
+        t = np.arange(tile)
+        live = ((2 * tile * b + t) < n).astype(int) + ((2 * tile * b + t + tile) < n)
+        per_warp = np.array([live[32 * w:32 * w + 32].sum() for w in range(warps)], float) + 1  # + staging
+        shares.append(per_warp.max() / per_warp.mean())
+    return max(shares)
 
 
 def _tiles(data):
@@ -108,17 +147,22 @@ TWO_BODY_SIGNATURE = (
     shared_bytes_per_block(between(1, lambda data: 2 * data["tile"] * 16),
                            "a block stages one tile of P body records (16 bytes each) at a time, not the whole input",
                            "one tile of P float32 (x, y, z, m) records; a second one for double buffering"),
-    load_bytes_per_request(at_least(32),
+    load_bytes_per_request(at_least(lambda data: min(32, 3 * data["tile"])),
                            "the threads of the block stage the tile together, each loading its own record, so every "
                            "load request serves the lanes of a warp",
-                           "a request serves the active lanes of a warp: >= 8 of 4 bytes"),
+                           "a request serves the active lanes of a warp: >= 8 of 4 bytes (3/4 of the P lanes of a "
+                           "block of P < 11 threads)"),
     block_barriers(between(_blocks, lambda data: 2 * _tiles(data) + 2),
                    "a block barrier after the tile is staged and one before it is overwritten; a warp barrier does not "
                    "order the warps of a block", "one or two syncthreads per tile"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
-            at_most(lambda data: 1.5 * 2 * data["tile"] * _blocks(data) / len(data["bodies"])),
+            at_most(lambda data: 1.5 * 2 * data["tile"] * len(blocks_run(data)) / destinations_run(data)),
             "every thread does the same work: its two destinations against every source",
             "2 N interactions per thread; threads past N may skip theirs"),
+    warp_share(at_most(lambda data: 1.25 * model_warp_share(data)),
+               "every warp stages its own records and computes its own lanes' destinations; no warp does the "
+               "block's work while the others wait at the barriers",
+               "N interactions per live destination of a warp's lanes"),
     no_atomics("each thread owns its two destinations and stores their sums once, with plain stores",
                "one owner per destination"),
 )
@@ -126,6 +170,19 @@ TWO_BODY_SIGNATURE = (
 
 def _n_label(data):
     return f"for N = {len(data['bodies'])}, tile {data['tile']}"
+
+
+def drawn_case(tiles, sizes):
+    """A signature configuration drawn at grading time: P from ``tiles``, N drawn in ``sizes(tile)`` (odd, so
+    the last block is partial), and one of its blocks, drawn by ``sample_blocks`` (any block, the partial last
+    one included, equally likely), for the profiler to run."""
+    def inputs(rng, info):
+        tile = int(rng.choice(tiles))
+        n = int(rng.integers(*sizes(tile))) | 1
+        data = bodies_case(n, tile, int(rng.integers(1 << 30)), plummer_sphere if rng.random() < 0.5 else uniform_cube)
+        data["blocks"] = sample_blocks(rng, -(-n // (2 * tile)), k=1)
+        return data
+    return inputs
 
 
 _KERNEL = kernel_factory("make_two_body_kernel", allowed=(interaction,))
@@ -162,6 +219,10 @@ Q1 = question(
                        configs=[case(lambda p, r: 3 * p + 8, 64), case(lambda p, r: 4 * p + 5, 24, uniform_cube)],
                        launch=launch_two_body, expect=expected_acc, compare=_COMPARE, label=_n_label,
                        features=TWO_BODY_SIGNATURE),
+        signature_test("hidden: the tiling technique on sizes and tiles drawn at grading time, up to N = 1024", 0,
+                       hidden=True, configs=[drawn_case((8, 16), lambda p: (MAX_N // 2, MAX_N)),
+                                             drawn_case((32,), lambda p: (3 * p, 6 * p))],
+                       launch=launch_two_body, expect=expected_acc, compare=_COMPARE, features=TWO_BODY_SIGNATURE),
     ])
 
 
@@ -231,7 +292,7 @@ Q2 = question(
         kernel_measurement_test("your measure(), on your kernel and on the grader's, at drawn sizes", 1,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS,
                                 configs=_measure_configs, launch=_measure_launch, measure=_bytes_per_interaction,
-                                rtol=0.01),
+                                rtol=0.01, caps=True),
     ])
 
 

@@ -7,7 +7,13 @@ scan and a scatter over the whole array. The questions ask for what lies next to
   make_coarse_scan_kernel)``, a function of the block size B returning a kernel launched as
   ``kernel[ceil(n / (4 B)), B](x, out, block_sums)`` that writes the exclusive scan of each tile of 4 B
   float32 values and each tile's total. Graded on results (guarded buffers), the checker, and the
-  technique's signature measured on B = 32 (one warp) and B = 128 with a partial last tile:
+  technique's signature measured on B = 32 (one warp) and B = 128 with a partial last tile and, in a hidden test
+  (no points of its own; its failure caps the question like the visible one's), on two configurations drawn at
+  grading time from the grading seed (:func:`drawn_sizes`): B = 32, and B = 64 or 128, each with n drawn in
+  [``DRAWN_MAX_N`` / 16, ``DRAWN_MAX_N``) (odd: a partial last tile), of whose blocks the profiler runs
+  ``SAMPLED_BLOCKS`` drawn by ``sample_blocks`` (any block, the last partial one included, equally likely; the
+  per-value features count the values of the tiles that ran). A kernel that scans only small arrays, or only
+  the blocks of the visible test, the work-efficient way fails there:
 
   * statements per value (the profiler's active lanes over the 4 B values of each launched tile, the *work*):
     at most :data:`WORK_LIMIT`.
@@ -24,6 +30,9 @@ scan and a scatter over the whole array. The questions ask for what lies next to
     the padding of the lesson (index i at i + i // 32) spreads them;
   * global load sectors: at most 1.1 x the 4 n / 32 sectors of the values read once, coalesced, plus one
     per block;
+  * warp share (per block, the busiest warp's statements over the mean per warp): at most 1.5; the tile is
+    split evenly over the warps, and a tree over the B totals gives the first warps a few levels more (1.25 at
+    B = 128); the first warp scanning the tile while the others wait has a share of B / 32;
   * atomics: none.
 - ``ps9.q2`` (3 points): **compaction within a tile by warp votes**. Answer: ``check("ps9.q2",
   make_compact_kernel)``, a function of B returning a kernel launched as ``kernel[ceil(n / B), B](x,
@@ -31,13 +40,18 @@ scan and a scatter over the whole array. The questions ask for what lies next to
   ``out[b B:b B + counts[b]]`` and their number to ``counts[b]``, leaving the rest of ``out`` as it
   found it. Technique: at most 2 barriers per block (each lane's rank comes from a ballot of its warp and
   the counts of the warps before it, not from a block-wide scan of log2 B levels), thread span at most 3,
-  no atomics (an atomic counter does not keep the order).
+  a warp share of at most 1 + (B / 32) / 4 (every warp votes and places its own values; one lane adding the
+  warps' counts adds a little; the first warp compacting the whole tile has B / 32), no atomics (an atomic
+  counter does not keep the order). Measured on B = 64 and B = 128 and, in a hidden test drawn at grading
+  time as in ``ps9.q1`` (a tile is B values), on B = 32 and on B = 64, 96 or 128, with a threshold drawn in
+  [-0.8, 0.8).
 - ``ps9.q3`` (2 points): the bank conflicts, predicted and measured. Answer: ``{"kernel": make_coarse_scan_kernel,
   "worst_ways": f(stride, active), "measure": g(make_kernel, n, block)}``. ``worst_ways`` gives the
   wavefronts of the warp-wide access to ``temp[stride * (2 t + 2) - 1]`` by threads t < ``active`` (the
   first warp of them) of an unpadded shared array: the up-sweep's right-hand operand. ``measure`` runs
   ``make_kernel(block)`` on ``n`` random values under ``profile`` and returns the shared wavefronts over the
-  ideal (over 1 when the ideal is 0); the grader calls it on the student's kernel and on the lesson's Blelloch kernels, padded and not.
+  ideal (over 1 when the ideal is 0); the grader calls it on the student's kernel and on the lesson's Blelloch
+  kernels, padded and not, at sizes drawn at grading time; a failure there caps the question at half.
 """
 
 from __future__ import annotations
@@ -47,7 +61,8 @@ import numpy as np
 from ..grading.authoring.harness import Launch, calls_test, close, function, kernel_factory, measurement, question
 from ..grading.authoring.harness import race_test, result_test
 from ..grading.authoring.measuring import kernel_measurement_test
-from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
+from ..grading.authoring.signature import (Feature, at_most, between, no_atomics, sample_blocks, signature_test,
+                                           warp_share)
 from . import kernels
 from .model import wavefronts
 from .reference import scan_reference
@@ -77,13 +92,48 @@ def tiles_of(data, per_thread=COARSEN):
     return max(1, -(-len(data["x"]) // (per_thread * data["block"])))
 
 
+#: The largest n a configuration drawn at grading time has (the profiler runs a sample of its blocks), and the
+#: blocks of such a launch that it runs.
+DRAWN_MAX_N, SAMPLED_BLOCKS = 1 << 16, 2
+
+
+def tiles_run(data, per_thread=COARSEN):
+    """Tiles the profiler ran: the sampled blocks of a drawn configuration (``data["blocks"]``), else all."""
+    blocks = data.get("blocks")
+    return len(blocks) if blocks is not None else tiles_of(data, per_thread)
+
+
+def values_run(data, per_thread=COARSEN):
+    """Input values inside the tiles the profiler ran (the last tile may be partial)."""
+    n, tile = len(data["x"]), per_thread * data["block"]
+    blocks = data.get("blocks")
+    if blocks is None:
+        return n
+    return sum(max(0, min(tile, n - b * tile)) for b in blocks)
+
+
+def drawn_sizes(block_choices, per_thread, make_case):
+    """A signature configuration drawn at grading time: a block from ``block_choices``, n drawn in
+    [DRAWN_MAX_N / 16, DRAWN_MAX_N) (odd, so the last tile is partial), and ``SAMPLED_BLOCKS`` of its blocks,
+    drawn by :func:`~course_lib.grading.authoring.signature.sample_blocks` (the first, the last and the interior
+    ones alike), for the profiler to run. ``make_case(n, block, rng)`` builds the data."""
+    def inputs(rng, info):
+        block = int(rng.choice(block_choices))
+        n = int(rng.integers(DRAWN_MAX_N // 16, DRAWN_MAX_N)) | 1
+        data = make_case(n, block, rng)
+        data["blocks"] = sample_blocks(rng, -(-n // (per_thread * block)), k=SAMPLED_BLOCKS)
+        return data
+    return inputs
+
+
 def launch_coarse_scan(answer, data):
     """ceil(n / 4B) blocks of B threads; out starts as NaN (unwritten values show)."""
     n, block = len(data["x"]), data["block"]
     out = np.full(n, np.nan, np.float32)
     sums = np.full(tiles_of(data), np.nan, np.float32)
     return Launch(answer.kernel(block), tiles_of(data), block,
-                  {"x": np.asarray(data["x"]), "out": out, "block_sums": sums}, outputs=("out", "block_sums"))
+                  {"x": np.asarray(data["x"]), "out": out, "block_sums": sums}, outputs=("out", "block_sums"),
+                  blocks=data.get("blocks"))
 
 
 def expected_scan(data):
@@ -95,12 +145,12 @@ def expected_scan(data):
 
 
 def _statements_per_value(metrics, data):
-    """Statements run per value slot of the launched tiles (a partial last tile counts whole: its threads run)."""
-    return metrics["active_lanes"] / (tiles_of(data) * COARSEN * data["block"])
+    """Statements run per value slot of the tiles that ran (a partial last tile counts whole: its threads run)."""
+    return metrics["active_lanes"] / (tiles_run(data) * COARSEN * data["block"])
 
 
 def _load_sectors(data):
-    return 1.1 * 4 * len(data["x"]) / 32 + tiles_of(data)
+    return 1.1 * 4 * values_run(data) / 32 + tiles_run(data)
 
 
 def _barrier_range(data):
@@ -125,12 +175,18 @@ COARSE_SCAN_SIGNATURE = (
     Feature("global load sectors", lambda m, data: m["global_load_sectors"], at_most(_load_sectors),
             "the block loads its tile in B-wide coalesced rows into shared memory, each value once",
             "4 n / 32 sectors"),
+    warp_share(at_most(1.5), "every warp scans the values of its own threads; only the scan of the B totals may "
+               "give the first warps a few more levels", "the tile split evenly over the warps, a tree over the totals"),
     no_atomics("the scan combines values with adds in registers and shared memory; no atomics", "no atomics"),
 )
 
 
 def _label(data):
     return f"for n = {len(data['x'])}, B = {data['block']}"
+
+
+def _scan_drawn(n, block, rng):
+    return scan_case(n, block, int(rng.integers(1 << 30)))
 
 
 _COARSE = kernel_factory("make_coarse_scan_kernel")
@@ -160,6 +216,10 @@ Q1 = question(
         signature_test("the coarsened work-efficient technique, measured (B = 32 and B = 128)", 2.5,
                        configs=[sized(256, 32), sized(700, 128)], **_Q1, label=_label,
                        features=COARSE_SCAN_SIGNATURE),
+        signature_test("hidden: the coarsened technique on sizes, blocks and tiles drawn at grading time", 0,
+                       hidden=True, configs=[drawn_sizes((32,), COARSEN, _scan_drawn),
+                                             drawn_sizes((64, 128), COARSEN, _scan_drawn)],
+                       **_Q1, features=COARSE_SCAN_SIGNATURE),
     ])
 
 
@@ -173,6 +233,10 @@ def compact_sized(n, block, threshold=0.2):
     return lambda rng, info: compact_case(n, block, threshold, int(rng.integers(1 << 30)))
 
 
+def _compact_drawn(n, block, rng):
+    return compact_case(n, block, float(rng.uniform(-0.8, 0.8)), int(rng.integers(1 << 30)))
+
+
 def launch_compact(answer, data):
     n, block = len(data["x"]), data["block"]
     blocks = max(1, -(-n // block))
@@ -180,7 +244,7 @@ def launch_compact(answer, data):
     counts = np.full(blocks, -1, np.int32)
     return Launch(answer.kernel(block), blocks, block,
                   {"x": np.asarray(data["x"]), "threshold": np.float32(data["threshold"]), "out": out,
-                   "counts": counts}, outputs=("out", "counts"))
+                   "counts": counts}, outputs=("out", "counts"), blocks=data.get("blocks"))
 
 
 def expected_compact(data):
@@ -200,6 +264,9 @@ COMPACT_SIGNATURE = (
             "later give the warp's offset: no block-wide scan of log2 B levels", "1 barrier"),
     Feature("thread span (busiest thread's statements / mean)", lambda m, data: m["thread_span"],
             at_most(lambda data: 3.0), "every thread places its own value", "a few statements per thread"),
+    warp_share(at_most(lambda data: 1 + data["block"] / 32 / 4),
+               "every warp votes and places its own lanes' values; only the offsets of the B / 32 warps may give "
+               "one lane a few more statements", "1 + (warps per block) / 4: one lane adding the warps' counts"),
     no_atomics("the positions come from the votes' counts, so the order is kept; an atomic counter would not keep it",
                "no atomics"),
 )
@@ -225,6 +292,10 @@ Q2 = question(
         signature_test("ranks by warp votes, measured (B = 64 and B = 128)", 1,
                        configs=[compact_sized(128, 64), compact_sized(300, 128, -0.3)], **_Q2,
                        features=COMPACT_SIGNATURE),
+        signature_test("hidden: ranks by warp votes on sizes, blocks and thresholds drawn at grading time", 0,
+                       hidden=True, configs=[drawn_sizes((32,), 1, _compact_drawn),
+                                             drawn_sizes((64, 96, 128), 1, _compact_drawn)],
+                       **_Q2, features=COMPACT_SIGNATURE),
     ])
 
 
@@ -279,7 +350,7 @@ Q3 = question(
                                 kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 launch=_measure_launch,
                                 measure=lambda m, config: m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1),
-                                rtol=0.01),
+                                rtol=0.01, caps=True),
     ])
 
 QUESTIONS = (Q1, Q2, Q3)

@@ -7,7 +7,12 @@
   ``kernel[ceil(R * L / block), block](indptr, indices, data, x, y)``. Graded on results (guarded
   buffers), the checker (warp and bounds problems), and the technique's signature
   (``SUBWARP_SIGNATURE``), measured by the profiler on two configurations (L = 8 with blocks of 64
-  threads, and L = 16 with blocks of 96 threads and a partial last block, power-law rows). Its
+  threads, and L = 16 with blocks of 96 threads and a partial last block, power-law rows) and, in a hidden test
+  (no points of its own; its failure caps the question like the visible one's), on two configurations drawn at
+  grading time from the grading seed (:func:`drawn_case`): L = 2 or 4 with blocks of one warp, and L drawn from
+  every allowed L (2 to 32) with blocks of 64, 96 or 128 threads, each on a power-law matrix of a drawn size
+  (R L up to ``DRAWN_THREADS``, every block profiled) and mean row length. A kernel that splits rows only for
+  the L or the blocks of the visible test fails there. Its
   features and bounds, from the cost model of L lanes per row (lane l of a row's group reads
   entries l, l + L, ...; the group's L partial sums are added by log2(L) warp shuffles):
 
@@ -27,13 +32,22 @@
   kernel for each L, and pick the L with the least traffic. Answer: ``{"kernel": ..., "predicted_steps":
   f(row_lengths, lanes), "measure": g(make_kernel, A, lanes), "best_lanes": L}``. The grader calls ``g`` on
   the student's factory and on decoys of its own (thread per row, and lane 0 of each group walking its row),
-  on matrices and L drawn at grading time, and measures each launch itself; ``best_lanes`` must be the L
+  on matrices and L drawn at grading time, and measures each launch itself (a failure there caps the question at
+  half); ``best_lanes`` must be the L
   its own measurements of the student's kernel on ``MEASURE_MATRIX`` pick.
-- ``ps2.q3`` (2 points): the hybrid's cost model and a K minimising it, for a speed ratio ``ratio`` (COO entry over
-  ELL slot) and a cost ``launch`` of the COO launch, paid only when some entry goes to COO. Answer:
-  ``{"hyb_cost": cost(row_lengths, K, ratio, launch), "choose_k": f(row_lengths, ratio, launch)}``. Lesson 2's rule
-  (the largest K that at least R / 3 rows reach) answers neither another ratio nor the launch: with it, K = the
-  longest row (pure ELL, one launch) can be the cheapest, and the grader draws such cases.
+- ``ps2.q3`` (2 points): the hybrid's K at the speed ratio the student **measures**. Answer: ``{"measure_ratio":
+  f(A), "hyb_cost": cost(row_lengths, K, ratio, launch), "choose_k": g(row_lengths, ratio, launch)}``.
+  ``measure_ratio(A)`` profiles two launches on the float32 CSR matrix A (:func:`ratio_launches`: the course's ELL
+  kernel with K = the longest row and its segmented COO kernel with every entry, blocks of ``RATIO_BLOCK``) and
+  returns COO's global load sectors per entry over ELL's per slot (padding included): 1.3 to 5.4 on the kinds
+  of matrix the grader draws, never the lesson's 3 in general. The grader calls it on two matrices of
+  ``RATIO_KINDS`` (visible) and one drawn from the grading seed (hidden; no points of its own), and profiles the
+  same launches itself (:func:`measured_ratio`, to 1%): a pasted, modelled or misdirected measurement scores 0
+  there and caps the question at half (``technique=True``). The cost of ELL width K is R K slots, ``ratio`` per
+  entry past the first K of its row and ``launch`` if any entry is left for COO; ``choose_k`` must reach the least
+  cost on matrices with ratios drawn below and above 3 and launch costs up to ones that make pure ELL the best,
+  and, in a hidden test, on a drawn matrix at the ratio the student's ``measure_ratio`` gives, judged at the
+  grader's measured ratio. Lesson 2's rule (the largest K that at least R / 3 rows reach) answers none of these.
 """
 
 from __future__ import annotations
@@ -42,11 +56,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import cuda, float32
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, integer, kernel_factory,
-                                         measurement, question, race_test, result_test, sign_flipped)
+from ..grading.authoring.harness import (Answer, Launch, _matches, _test, calls_test, close, fail, function, integer,
+                                         kernel_factory, measurement, profile_launch, question, race_test, result_test,
+                                         sign_flipped)
 from ..grading.authoring.measuring import best_parameter_test, kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test
-from .api import as_csr
+from . import kernels
+from .api import as_csr, ell_split
 from .data import empty_rows_and_long_row, laplacian, power_law_rows, random_balanced, row_length_family
 from .reference import spmv_reference
 
@@ -185,6 +201,23 @@ def _label(data):
     return f"for a {data['shape'][0]} x {data['shape'][1]} matrix, {data['lanes']} lanes per row"
 
 
+#: Lanes per row the question allows (every one may be drawn at grading time), and the most threads a drawn
+#: launch has (R L): the profiler runs every thread, so a drawn matrix has at most this many over L rows.
+ALLOWED_LANES, DRAWN_THREADS = (2, 4, 8, 16, 32), 1600
+
+
+def drawn_case(lanes_choices, block_choices):
+    """A signature configuration drawn at grading time: L from ``lanes_choices``, the block from
+    ``block_choices``, and a power-law matrix of R rows (R L at most ``DRAWN_THREADS``, R odd so the last
+    block is partial) with a mean row length drawn in [4, 24)."""
+    def inputs(rng, info):
+        lanes, block = int(rng.choice(lanes_choices)), int(rng.choice(block_choices))
+        rows = int(rng.integers(DRAWN_THREADS // (2 * lanes), DRAWN_THREADS // lanes)) | 1
+        A = power_law_rows(rows, float(rng.uniform(4.0, 24.0)), 2.1, seed=int(rng.integers(1 << 30)))
+        return matrix_case(A, lanes, block, int(rng.integers(1 << 30)))
+    return inputs
+
+
 _KERNEL = kernel_factory("make_subwarp_kernel")
 _Q1 = dict(launch=launch_subwarp, expect=expected_y, compare=close(RTOL, 1e-6))
 
@@ -216,6 +249,9 @@ Q1 = question(
                        configs=[case(lambda r: equal_rows(21, 19), 8, 64),
                                 case(lambda r: power_law_rows(23, 12.0, 2.0, seed=int(r.integers(1 << 30))), 16, 96)],
                        **_Q1, label=_label, features=SUBWARP_SIGNATURE),
+        signature_test("hidden: the sub-warp technique on L, blocks and matrices drawn at grading time", 0,
+                       hidden=True, configs=[drawn_case((2, 4), (32,)), drawn_case(ALLOWED_LANES, (64, 96, 128))],
+                       **_Q1, features=SUBWARP_SIGNATURE),
     ])
 
 
@@ -318,7 +354,7 @@ Q2 = question(
         kernel_measurement_test("your measure(), on your kernel and on the grader's, on drawn matrices and L", 0.5,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_decoy_launch,
-                                measure=lambda metrics, config: metrics["global_load_sectors"], rtol=0.01),
+                                measure=lambda metrics, config: metrics["global_load_sectors"], rtol=0.01, caps=True),
         best_parameter_test("the L with the least traffic for your kernel", 0.5, key="best_lanes",
                             params=MEASURE_LANES, launch=_measure_launch, measure=_sectors, best=min,
                             hint="profile(make_kernel(L), grid, 64, ...).total.global_load_sectors for each L"),
@@ -371,16 +407,146 @@ def best_cost(lengths, ratio, launch):
     return min(modelled_cost(lengths, K, ratio, launch) for K in range(int(np.max(lengths, initial=0)) + 1))
 
 
+#: Threads per block of the two launches the speed ratio is measured on.
+RATIO_BLOCK = 64
+#: The kinds of matrix the grader measures the ratio on (drawn at grading time, with their size and seed).
+RATIO_KINDS = ("power-law rows", "balanced rows", "skewed rows", "empty rows and a long row")
+#: The kinds whose rows differ in length, where K is judged.
+UNEVEN_KINDS = ("power-law rows", "skewed rows", "empty rows and a long row")
+
+
+def ratio_matrix(spec):
+    """The float32 CSR matrix of a drawn ``(kind, rows, seed)``: small, so that its two launches profile quickly."""
+    kind, rows, seed = spec
+    if kind == "power-law rows":
+        A = power_law_rows(rows, 8.0, 2.1, seed=seed)
+    elif kind == "balanced rows":
+        A = random_balanced(rows, 3 + seed % 6, seed=seed)
+    elif kind == "skewed rows":
+        A = row_length_family(rows, 1.5, 6.0, seed=seed)
+    else:
+        A = empty_rows_and_long_row(rows, rows // 2, seed=seed)
+    return as_csr(A, np.float32)
+
+
+def ratio_launches(A):
+    """The two launches the ratio compares, on ``A`` (float32 CSR): the course's ELL kernel with every entry in
+    ELL (K = the longest row, R x K slots, padding included) and its segmented COO kernel with every entry in COO,
+    both with blocks of ``RATIO_BLOCK`` threads and x = 1."""
+    n_rows, n_cols = A.shape
+    x = np.ones(n_cols, np.float32)
+    split = ell_split(A)
+    ell = Launch(kernels.ell_kernel, max(1, -(-n_rows // RATIO_BLOCK)), RATIO_BLOCK,
+                 {"ell_indices": split.ell_indices, "ell_data": split.ell_data, "x": x,
+                  "y": np.zeros(n_rows, np.float32)}, outputs=("y",))
+    rows = np.repeat(np.arange(n_rows, dtype=np.int32), np.diff(A.indptr)).astype(np.int32)
+    coo = Launch(kernels.coo_segmented_kernel(RATIO_BLOCK), max(1, -(-A.nnz // RATIO_BLOCK)), RATIO_BLOCK,
+                 {"rows": rows, "cols": A.indices.astype(np.int32), "data": A.data, "x": x,
+                  "y": np.zeros(n_rows, np.float32)}, outputs=("y",))
+    return ell, coo, n_rows * split.K, A.nnz
+
+
+def measured_ratio(A):
+    """The grader's measurement: COO's global load sectors per entry over ELL's per slot (course profiler)."""
+    ell, coo, slots, entries = ratio_launches(A)
+    per_slot = profile_launch(ell)["metrics"]["global_load_sectors"] / slots
+    per_entry = profile_launch(coo)["metrics"]["global_load_sectors"] / entries
+    return per_entry / per_slot
+
+
+def _ratio_specs(count, kinds=RATIO_KINDS):
+    """``inputs``: ``count`` matrices drawn now, each of another of ``kinds``, with 40 to 100 rows and a seed."""
+    def inputs(rng, info):
+        picks = rng.choice(len(kinds), size=count, replace=False)
+        return {"specs": [[kinds[int(k)], int(rng.integers(40, 100)), int(rng.integers(1 << 20))] for k in picks]}
+    return inputs
+
+
+def _launch_costs(rng, lengths):
+    """COO launch costs: none, a small one, and one large enough that pure ELL can win."""
+    return [0.0, float(rng.uniform(0.1, 0.5)) * lengths.size, float(rng.uniform(2.0, 4.0)) * int(lengths.sum())]
+
+
+def ratio_test(name, points, count, *, hidden=False, choose=False):
+    """The student's ``measure_ratio(A)`` on ``count`` matrices drawn at grading time, against the grader's own
+    measurement of the same two launches; with ``choose``, the K that ``choose_k`` gives at the ratio measured
+    must reach the least modelled cost at the grader's ratio instead. A measurement that was not measured on
+    the matrix given (pasted, modelled, measured once) caps the question at half."""
+    def produce(answer, data):
+        results = []
+        for spec in data["specs"]:
+            A = ratio_matrix(tuple(spec[:3]))
+            reported = answer["measure_ratio"](A)
+            if isinstance(reported, (np.integer, np.floating)):
+                reported = float(reported)
+            result = {"reported": reported, "want": float(measured_ratio(A))}
+            if choose:
+                lengths = np.diff(A.indptr).astype(np.int64)
+                chosen = [answer["choose_k"](lengths, reported, launch) for launch in spec[3]]
+                result["chosen"] = [int(K) if isinstance(K, np.integer) else K for K in chosen]
+            results.append(result)
+        return results
+
+    def inputs(rng, info):
+        # K is judged on rows of uneven lengths (on equal rows every rule gives the longest row).
+        data = _ratio_specs(count, UNEVEN_KINDS if choose else RATIO_KINDS)(rng, info)
+        if choose:
+            for spec in data["specs"]:
+                lengths = np.diff(ratio_matrix(tuple(spec)).indptr).astype(np.int64)
+                spec.append(_launch_costs(rng, lengths))
+        return data
+
+    def judge(data, got, info):
+        if type(got) is not list or len(got) != len(data["specs"]):
+            raise fail("the measurements did not come back", "answer")
+        for spec, result in zip(data["specs"], got):
+            if not isinstance(result, dict):
+                raise fail("the measurements did not come back", "answer")
+            where = "a matrix drawn at grading time" if hidden else f"a {spec[1]}-row matrix of {spec[0]}"
+            value, want = result.get("reported"), result.get("want")
+            if type(want) is not float or not np.isfinite(want):
+                raise fail("the grader's measurement did not come back", "answer")
+            if type(value) not in (int, float) or not np.isfinite(value):
+                raise fail(f"measure_ratio({where}) is {value!r}, not a number", "measure")
+            if not choose:
+                if not _matches(value, want, 0.01):
+                    raise fail(f"measure_ratio({where}) = {value:.4g}, but the course's profiler measures {want:.4g} "
+                               "for its two launches (allowed difference 1%): measure the matrix you are given",
+                               "measure")
+                continue
+            lengths = np.diff(ratio_matrix(tuple(spec[:3])).indptr).astype(np.int64)
+            if type(result.get("chosen")) is not list or len(result["chosen"]) != len(spec[3]):
+                raise fail("choose_k's answers did not come back", "answer")
+            for launch, K in zip(spec[3], result["chosen"]):
+                if type(K) is not int or K < 0:
+                    raise fail(f"choose_k(..., {value:.4g}, {launch:.4g}) = {K!r} is not a valid K")
+                best = best_cost(lengths, want, launch)
+                if not _matches(modelled_cost(lengths, K, want, launch), best, 1e-9):
+                    raise fail(f"for {where} and launch cost {launch:.4g}, K = {K} costs "
+                               f"{modelled_cost(lengths, K, want, launch):.6g} at the measured ratio {want:.4g}; "
+                               f"the best costs {best:.6g}")
+
+    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden,
+                 hint="measure_ratio(A): profile the two launches of the question on A and divide their sectors per "
+                      "entry and per slot", hints=None, technique=not choose)
+
+
 Q3 = question(
-    "ps2.q3", "choosing K for the hybrid, for any speed ratio and a COO launch cost", 2,
-    answer={"hyb_cost": function("hyb_cost"), "choose_k": function("choose_k")},
-    tolerance="costs to 1e-6 relative; K must reach the minimum modelled cost",
+    "ps2.q3", "choosing K for the hybrid, at the speed ratio you measure, with a COO launch cost", 2,
+    answer={"measure_ratio": measurement("measure_ratio"), "hyb_cost": function("hyb_cost"),
+            "choose_k": function("choose_k")},
+    tolerance="ratios within 1% of the course's profiler; costs to 1e-6 relative; K must reach the minimum "
+              "modelled cost",
     tests=[
-        calls_test("the cost model", 1, key="hyb_cost", args=_cost_args, expect=modelled_cost, rtol=1e-6,
+        ratio_test("your measure_ratio(), on two matrices of other kinds", 0.5, 2),
+        ratio_test("hidden: your measure_ratio() on a matrix drawn at grading time", 0, 1, hidden=True),
+        calls_test("the cost model", 0.5, key="hyb_cost", args=_cost_args, expect=modelled_cost, rtol=1e-6,
                    explain=lambda a, want: "the ELL part processes R x K slots (padding included), each remaining "
                                            "entry costs `ratio`, and the COO launch costs `launch` when it has "
                                            "an entry"),
-        calls_test("K minimises the modelled cost", 1, key="choose_k", args=_k_args,
+        ratio_test("hidden: your K, at the ratio you measure, on a matrix drawn at grading time", 0.5, 1, hidden=True,
+                   choose=True),
+        calls_test("K minimises the modelled cost", 0.5, key="choose_k", args=_k_args,
                    expect=best_cost,
                    transform=lambda lengths, ratio, launch, K: (modelled_cost(lengths, K, ratio, launch)
                                                                 if K >= 0 else None),

@@ -54,7 +54,7 @@ def test_a_plain_read_modify_write_of_the_shared_word_is_caught_by_the_checker()
 def test_a_bit_and_an_atomic_per_vertex_is_capped_with_the_atomics_measured():
     result = grade(_kernel("atomic_per_vertex"))
     said = " ".join(str(result).split())
-    assert result.points == 3 and "atomic operations: measured" in said
+    assert result.points == 3 and "atomic operations on global memory: measured" in said
 
 
 def test_bits_pack_and_unpack_as_the_question_says():
@@ -103,8 +103,11 @@ def test_only_a_measure_that_runs_the_step_it_is_given_passes():
     assert run_tests(get_question("ps3.q2"), {**answer, "measure": measure}, hidden=True, seed=2).points == 2
     fixed = bfs.random_graph(120, 12, seed=4)
     cheats = {"pasted": lambda kernel, graph, level: {1: 3000, 2: 1500, 3: 900}.get(level, 1000),
-              "always its own step on the fixed graph": lambda kernel, graph, level: measure(step, fixed, level)}
+              "always its own step on the fixed graph": lambda kernel, graph, level: measure(step, fixed, level),
+              "the step given, always on the fixed graph": lambda kernel, graph, level: measure(kernel, fixed, level)}
     for what, cheat in cheats.items():
         result = run_tests(get_question("ps3.q2"), {**answer, "measure": cheat}, hidden=True, seed=2)
         said = " ".join(str(result).split())
-        assert result.points == 1 and "but the course's profiler measures" in said, (what, said)
+        # The measurement part scores 0, and the question at most half: a number not measured is not the work.
+        assert result.points == 1 and any(o.technique and not o.passed for o in result.outcomes), (what, said)
+        assert "but the course's profiler measures" in said, (what, said)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from numba import cuda, int32, int64
 
+from course_lib.colocation import profiling as co_profiling
 from course_lib.colocation import questions
 from course_lib.grading import get_question, run_tests
 from course_lib.sim import profile
@@ -182,10 +183,68 @@ WRONG = [global_atomic_per_instance, one_thread_counts, private_copy_per_thread,
          int64_counts_two_dimensional]
 
 
-# ----------------------------------------------------------------------------- q1: right, written differently
+# ----------------------------------------------------------------------------- q1: the technique only in part
+# The technique only where the grader's visible configurations look (blocks of two warps or more, small inputs),
+# instances read a grid apart (uncoalesced), one warp doing its block's work: at most half, on every grading seed.
 ALL_LANES = 0xFFFFFFFF
 
+@cuda.jit
+def global_atomics_when_one_warp(features, feature_count):
+    i = cuda.grid(1)
+    value = features[i] if i < features.shape[0] else -1
+    if cuda.blockDim.x == 32:
+        if i < features.shape[0]:
+            cuda.atomic.add(feature_count, value, 1)
+        return
+    same = cuda.match_any_sync(ALL_LANES, value)
+    if i < features.shape[0] and (same & cuda.lanemask_lt()) == 0:
+        cuda.atomic.add(feature_count, value, cuda.popc(same))
 
+
+@cuda.jit
+def instances_grid_apart(features, feature_count):
+    """Thread t of block b takes instance t * gridDim + b: every instance once, lanes gridDim apart."""
+    i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x
+    value = features[i] if i < features.shape[0] else -1
+    same = cuda.match_any_sync(ALL_LANES, value)
+    if i < features.shape[0] and (same & cuda.lanemask_lt()) == 0:
+        cuda.atomic.add(feature_count, value, cuda.popc(same))
+
+
+@cuda.jit
+def first_warp_does_the_block(features, feature_count):
+    """Warp 0 walks the block's instances 32 at a time with match_any; the other warps wait at the barrier."""
+    lane = cuda.threadIdx.x % 32
+    if cuda.threadIdx.x < 32:
+        first = cuda.blockIdx.x * cuda.blockDim.x
+        for base in range(first, first + cuda.blockDim.x, 32):
+            i = base + lane
+            value = features[i] if i < features.shape[0] else -1
+            same = cuda.match_any_sync(ALL_LANES, value)
+            if i < features.shape[0] and (same & cuda.lanemask_lt()) == 0:
+                cuda.atomic.add(feature_count, value, cuda.popc(same))
+    cuda.syncthreads()
+
+
+@cuda.jit
+def aggregated_only_on_small_inputs(features, feature_count):
+    """The technique for N <= 400 (every size the visible tests use), one atomic per instance above."""
+    i = cuda.grid(1)
+    value = features[i] if i < features.shape[0] else -1
+    if features.shape[0] > 400:
+        if i < features.shape[0]:
+            cuda.atomic.add(feature_count, value, 1)
+        return
+    same = cuda.match_any_sync(ALL_LANES, value)
+    if i < features.shape[0] and (same & cuda.lanemask_lt()) == 0:
+        cuda.atomic.add(feature_count, value, cuda.popc(same))
+
+
+PARTIAL = [global_atomics_when_one_warp, instances_grid_apart, first_warp_does_the_block,
+           aggregated_only_on_small_inputs]
+
+
+# ----------------------------------------------------------------------------- q1: right, written differently
 @cuda.jit
 def match_then_lowest_adds_early_return(features, feature_count):
     idx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -225,9 +284,17 @@ def test_q1_a_wrong_technique_earns_at_most_half(kernel):
     assert result.points <= 3, [(o.name, o.message) for o in result.outcomes]
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("kernel", PARTIAL, ids=lambda k: k.py_func.__name__)
+def test_q1_the_technique_only_in_part_earns_at_most_half_on_every_seed(kernel, seed):
+    result = run_tests(get_question("ps8.q1"), kernel, hidden=True, seed=seed)
+    assert result.points <= 3 and result.capped, [(o.name, o.message) for o in result.outcomes]
+
+
+@pytest.mark.parametrize("seed", [11, 12])
 @pytest.mark.parametrize("kernel", RIGHT, ids=lambda k: k.__name__ if hasattr(k, "__name__") else k.py_func.__name__)
-def test_q1_the_technique_written_differently_earns_full_marks(kernel):
-    result = grade(kernel)
+def test_q1_the_technique_written_differently_earns_full_marks(kernel, seed):
+    result = run_tests(get_question("ps8.q1"), kernel, hidden=True, seed=seed)
     assert result.points == 6, [(o.name, o.message) for o in result.outcomes if not o.passed]
 
 
@@ -251,13 +318,13 @@ def predicted_per_block(n, block, n_features):
 
 def measure_profiled(kernel, n, block, n_features):
     counts = np.zeros(n_features, np.int32)
-    report = profile(kernel, math.ceil(n / block), block, questions.measure_features(n, n_features), counts)
+    report = profile(kernel, math.ceil(n / block), block, co_profiling.measure_features(n, n_features), counts)
     return report.total.global_atomics
 
 
 def measure_from_lines(kernel, n, block, n_features):
     """Device arrays, and the global atomics summed line by line."""
-    features = cuda.to_device(questions.measure_features(n, n_features))
+    features = cuda.to_device(co_profiling.measure_features(n, n_features))
     counts = cuda.to_device(np.zeros(n_features, np.int32))
     report = profile(kernel, (n + block - 1) // block, block, features, counts)
     return float(sum(line.global_atomics for line in report.lines))

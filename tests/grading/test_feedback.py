@@ -64,7 +64,7 @@ def test_problem_set_6_q2_grades_launches_and_occupancy_while_the_measurement_is
     by_name = {o.name: o for o in result.outcomes}
     assert not result.error
     assert [o.passed for o in result.outcomes] == [True, True, False, False], {n: o.message for n, o in by_name.items()}
-    assert result.points == 2.5
+    assert result.points == 2 and result.capped  # no measurement of the kernel: the question counts at most half
     for part, outcome in zip(("predicted_load_bytes", "measure_load_bytes"), result.outcomes[2:]):
         assert f"{part} is missing" in outcome.message and f"the part `{part}` of your answer" in outcome.message
 

@@ -182,3 +182,39 @@ def test_imports_of_other_packages_inside_a_function_are_fine():
         return math.fsum(asarray(values).tolist())
 
     assert as_student_function(own, "total") is own
+
+
+def _measures_with_the_profiler(A):
+    from course_lib.sim import profile
+
+    return profile
+
+
+def _reads_the_graders_figure(A):
+    from course_lib.spmv.questions import measured_ratio
+
+    return measured_ratio(A)
+
+
+def _imports_the_grading_package(A):
+    import course_lib.grading.authoring.measuring as measuring
+
+    return measuring
+
+
+def _imports_a_model(A):
+    from course_lib.ica.model import occupancy
+
+    return occupancy
+
+
+@pytest.mark.parametrize("answer, found", [
+    (_measures_with_the_profiler, []),
+    (_reads_the_graders_figure, ["course_lib.spmv.questions"]),
+    (_imports_the_grading_package, ["course_lib.grading.authoring.measuring"]),
+    (_imports_a_model, ["course_lib.ica.model"]),
+])
+def test_a_measurement_may_use_the_tools_but_not_a_model_or_the_graders_own_figure(answer, found):
+    from course_lib.grading.authoring.ownwork import model_uses
+
+    assert model_uses(answer) == found

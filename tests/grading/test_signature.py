@@ -48,8 +48,8 @@ def _signature_tests(question, seed=0):
 
 
 def _configs(question_id):
-    (configs,) = _signature_tests(get_question(question_id))
-    return configs
+    """The configurations of every signature test of the question (visible, and hidden ones drawn at grading time)."""
+    return [config for configs in _signature_tests(get_question(question_id)) for config in configs]
 
 
 def _blocks(threads, block):

@@ -299,10 +299,12 @@ def runs_matched_and_only_sums_shifted(keys, weights, src, dst):
 RIGHT = [whole_key_shifted_and_warps_folded, runs_matched_and_only_sums_shifted]
 
 
+@pytest.mark.parametrize("seed", [9, 10])
 @pytest.mark.parametrize("kernel", RIGHT, ids=lambda k: k.__name__)
-def test_the_technique_written_differently_earns_full_marks(kernel):
-    """With the fixture right_but_different (tests/grading), three right variants besides the solution."""
-    result = grade(kernel)
+def test_the_technique_written_differently_earns_full_marks(kernel, seed):
+    """With the fixture right_but_different (tests/grading), three right variants besides the solution, on two
+    grading seeds (the hidden technique test draws its configurations from the seed)."""
+    result = run_tests(get_question("ps5.q1"), kernel, hidden=True, seed=seed)
     assert result.points == POINTS, str(result)
 
 
@@ -313,3 +315,157 @@ def test_a_wrong_technique_with_right_results_earns_at_most_half(kernel):
     result = grade(kernel)
     assert result.points <= POINTS / 2, str(result)
     assert any(o.technique and not o.passed for o in result.outcomes), str(result)
+
+
+# ----------------------------------------------------------------------------- the technique only in part
+# Written from the problem statement by a student who keeps the technique where the visible tests look: thread 0
+# walking the keys when the block is one warp, or on inputs larger than the visible ones; or one warp scanning every
+# chunk of the block while the others wait. At most half, on every grading seed.
+@cuda.jit(device=True)
+def _serial_walk(keys, weights, src, dst):
+    """Thread 0 alone: each run's sum into its first entry, the others tombstones."""
+    n = keys.shape[0]
+    start = 0
+    while start < n:
+        neighbour = keys[start] >> 32
+        head = keys[start] & 0xFFFFFFFF
+        total = weights[head]
+        p = start + 1
+        while p < n and (keys[p] >> 32) == neighbour:
+            e = keys[p] & 0xFFFFFFFF
+            total += weights[e]
+            weights[e] = -np.inf
+            src[e] = -1
+            dst[e] = -1
+            p += 1
+        weights[head] = total
+        start = p
+
+
+@cuda.jit(device=True)
+def _warp_scan_pass(keys, weights, src, dst, carry_key, carry_sum, carry_head):
+    """The solution's technique, every warp of the block on its chunk of each pass."""
+    t = cuda.threadIdx.x
+    lane = t % 32
+    warp = t // 32
+    n = keys.shape[0]
+    if t == 0:
+        carry_key[0] = -1
+    cuda.syncthreads()
+    for base in range(0, n, cuda.blockDim.x):
+        p = base + t
+        neighbour = int64(-2 - t)
+        entry = int64(-1)
+        total = float32(0.0)
+        if p < n:
+            neighbour = keys[p] >> 32
+            entry = keys[p] & 0xFFFFFFFF
+            total = weights[entry]
+        head = entry
+        for step in range(5):
+            offset = 1 << step
+            below_key = cuda.shfl_up_sync(FULL, neighbour, offset)
+            below_total = cuda.shfl_up_sync(FULL, total, offset)
+            below_head = cuda.shfl_up_sync(FULL, head, offset)
+            if lane >= offset and below_key == neighbour:
+                total += below_total
+                head = min(head, below_head)
+        first_neighbour = cuda.shfl_sync(FULL, neighbour, 0)
+        for turn in range(cuda.blockDim.x // 32):
+            if warp == turn:
+                if neighbour == first_neighbour and neighbour == carry_key[0]:
+                    total += carry_sum[0]
+                    head = carry_head[0]
+                cuda.syncwarp()
+                if lane == 31:
+                    carry_key[0] = neighbour
+                    carry_sum[0] = total
+                    carry_head[0] = head
+            cuda.syncthreads()
+        if p < n:
+            if entry != head:
+                weights[entry] = -np.inf
+                src[entry] = -1
+                dst[entry] = -1
+            if p == n - 1 or (keys[p + 1] >> 32) != neighbour:
+                weights[head] = total
+
+
+@cuda.jit
+def thread_zero_walks_when_one_warp(keys, weights, src, dst):
+    """The warp scan on blocks of two warps or more; thread 0 walks the keys when the block is one warp."""
+    carry_key = cuda.shared.array(1, int64)
+    carry_sum = cuda.shared.array(1, float32)
+    carry_head = cuda.shared.array(1, int64)
+    if cuda.blockDim.x == 32:
+        if cuda.threadIdx.x == 0:
+            _serial_walk(keys, weights, src, dst)
+        return
+    _warp_scan_pass(keys, weights, src, dst, carry_key, carry_sum, carry_head)
+
+
+@cuda.jit
+def thread_zero_walks_large_inputs(keys, weights, src, dst):
+    """The warp scan up to 600 keys (more than the visible tests use); thread 0 walks the keys above."""
+    carry_key = cuda.shared.array(1, int64)
+    carry_sum = cuda.shared.array(1, float32)
+    carry_head = cuda.shared.array(1, int64)
+    if keys.shape[0] > 600:
+        if cuda.threadIdx.x == 0:
+            _serial_walk(keys, weights, src, dst)
+        return
+    _warp_scan_pass(keys, weights, src, dst, carry_key, carry_sum, carry_head)
+
+
+@cuda.jit
+def first_warp_scans_every_chunk(keys, weights, src, dst):
+    """Warp 0 scans the keys 32 at a time by shuffles, carrying the last run in registers; the other warps wait."""
+    t = cuda.threadIdx.x
+    n = keys.shape[0]
+    if t < 32:
+        run_key = int64(-1)
+        run_sum = float32(0.0)
+        run_head = int64(-1)
+        for base in range(0, n, 32):
+            p = base + t
+            neighbour = int64(-2 - t)
+            entry = int64(-1)
+            total = float32(0.0)
+            if p < n:
+                neighbour = keys[p] >> 32
+                entry = keys[p] & 0xFFFFFFFF
+                total = weights[entry]
+            head = entry
+            for step in range(5):
+                offset = 1 << step
+                below_key = cuda.shfl_up_sync(FULL, neighbour, offset)
+                below_total = cuda.shfl_up_sync(FULL, total, offset)
+                below_head = cuda.shfl_up_sync(FULL, head, offset)
+                if t >= offset and below_key == neighbour:
+                    total += below_total
+                    head = min(head, below_head)
+            first_neighbour = cuda.shfl_sync(FULL, neighbour, 0)
+            if neighbour == first_neighbour and neighbour == run_key:
+                total += run_sum
+                head = run_head
+            run_key = cuda.shfl_sync(FULL, neighbour, 31)
+            run_sum = cuda.shfl_sync(FULL, total, 31)
+            run_head = cuda.shfl_sync(FULL, head, 31)
+            if p < n:
+                if entry != head:
+                    weights[entry] = -np.inf
+                    src[entry] = -1
+                    dst[entry] = -1
+                if p == n - 1 or (keys[p + 1] >> 32) != neighbour:
+                    weights[head] = total
+    cuda.syncthreads()
+
+
+PARTIAL = [thread_zero_walks_when_one_warp, thread_zero_walks_large_inputs, first_warp_scans_every_chunk]
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("kernel", PARTIAL, ids=lambda k: k.__name__)
+def test_the_technique_only_in_part_earns_at_most_half_on_every_seed(kernel, seed):
+    result = run_tests(get_question("ps5.q1"), kernel, hidden=True, seed=seed)
+    assert result.points <= POINTS / 2 and result.capped, str(result)

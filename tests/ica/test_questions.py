@@ -16,7 +16,7 @@ from numba import cuda, float64, int32
 
 from course_lib.grading import get_question, run_tests
 from course_lib.grading.authoring.harness import Answer, profile_launch
-from course_lib.ica import kernels, questions
+from course_lib.ica import kernels, profiling, questions
 
 from . import submissions as subs
 
@@ -160,17 +160,20 @@ def test_q2_channel_counts_are_drawn_at_grading_time_with_partial_tiles():
     lambda kernel, c: 1.1 * questions.predicted_load_bytes(c, questions.MEASURE_BATCH),  # a guess
     lambda kernel, c: questions.predicted_load_bytes(c, questions.MEASURE_BATCH),  # the model's prediction
     lambda kernel, c: {23: 39_560, 47: 117_624}.get(c, 40_000),  # numbers pasted from a run
-], ids=["guess", "prediction", "pasted"])
-def test_q2_a_measurement_that_does_not_run_the_kernel_it_is_given_fails(measure):
+    lambda kernel, c: _q2()["measure_load_bytes"](kernel, 23),  # always the same problem, whatever C is given
+], ids=["guess", "prediction", "pasted", "always_the_same_problem"])
+def test_q2_a_measurement_that_does_not_run_the_kernel_it_is_given_scores_nothing_and_caps_the_question(measure):
     result = grade("ps6.q2", _answers(measure_load_bytes=measure))
-    assert result.points == 3.25 and "the course's profiler measures" in failures(result), str(result)
+    said = failures(result)  # a function reaching the course's questions or model is refused before it runs
+    assert result.points == 2 and result.capped and (
+        "the course's profiler measures" in said or "not a measurement" in said), str(result)
 
 
 def test_q2_a_measurement_of_another_kernel_than_the_one_given_fails():
     q2 = _q2()
     own, fixed = q2["measure_load_bytes"], q2["minibatch_gemm_kernel"]
     result = grade("ps6.q2", _answers(measure_load_bytes=lambda kernel, c: own(fixed, c)))
-    assert result.points == 3.25 and "one of its own kernels" in failures(result), str(result)
+    assert result.points == 2 and "one of its own kernels" in failures(result), str(result)
 
 
 def test_q2_a_permutation_entry_per_staged_element_is_not_the_model():
@@ -193,3 +196,25 @@ def test_q2_an_honest_measurement_of_a_wasteful_kernel_keeps_its_points():
 def test_q2_wrong_form():
     result = grade("ps6.q2", _answers(launches_per_step=3))
     assert result.points == 0 or not result.passed
+
+
+def occupancy_from_the_course_model(threads_per_block, registers_per_thread, shared_bytes_per_block, limits):
+    """The course's model, imported inside the function (not at the top of the cell)."""
+    from course_lib.ica import model
+
+    arch = model.Arch("given", **{k: int(v) for k, v in limits.items()})
+    return model.occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, arch)["occupancy"]
+
+
+def launches_from_the_course_model(method, n_samples, batch):
+    from course_lib.ica.model import launches_per_minibatch
+
+    return 0 if batch > n_samples else (n_samples // batch) * launches_per_minibatch(method, batch)
+
+
+@pytest.mark.parametrize("replaced", [{"occupancy": occupancy_from_the_course_model},
+                                      {"launches_per_step": launches_from_the_course_model}],
+                         ids=["occupancy", "launches_per_step"])
+def test_q2_the_course_model_imported_inside_a_function_caps_the_question_at_half(replaced):
+    result = grade("ps6.q2", _answers(**replaced))
+    assert result.points <= 2 and "course's own" in failures(result), str(result)

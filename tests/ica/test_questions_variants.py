@@ -322,6 +322,117 @@ def early_return_after_the_barriers(Wt, Xt, perm, start, U):
             U[b + 1, c + 1] = acc11
 
 
+# ----------------------------------------------------------------------------- the technique only in part
+# Written from the problem statement by a student who keeps the technique where the visible tests look (C <= 48
+# channels), or lets one warp do the block's work while the other waits: at most half, on every grading seed.
+@cuda.jit
+def tiled_only_up_to_48_channels(Wt, Xt, perm, start, U):
+    """The solution's tiling for C <= 48; above, every output's operands from global memory."""
+    xs = cuda.shared.array((16, 16), float64)
+    ws = cuda.shared.array((16, 16), float64)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    c0 = cuda.blockIdx.x * 16
+    b0 = cuda.blockIdx.y * 16
+    n_channels = Wt.shape[0]
+    batch = U.shape[0]
+    if n_channels > 48:
+        for j in range(4):
+            b = b0 + 2 * ty + j // 2
+            c = c0 + 2 * tx + j % 2
+            if b < batch and c < n_channels:
+                total = 0.0
+                for k in range(n_channels):
+                    total += Xt[perm[start + b], k] * Wt[k, c]
+                U[b, c] = total
+        return
+    t = ty * 8 + tx
+    a00 = 0.0
+    a01 = 0.0
+    a10 = 0.0
+    a11 = 0.0
+    for k0 in range(0, n_channels, 16):
+        for e in range(t, 256, 64):
+            r = e // 16
+            q = e % 16
+            xs[r, q] = Xt[perm[start + b0 + r], k0 + q] if b0 + r < batch and k0 + q < n_channels else 0.0
+            ws[r, q] = Wt[k0 + r, c0 + q] if k0 + r < n_channels and c0 + q < n_channels else 0.0
+        cuda.syncthreads()
+        for q in range(16):
+            x0 = xs[2 * ty, q]
+            x1 = xs[2 * ty + 1, q]
+            w0 = ws[q, 2 * tx]
+            w1 = ws[q, 2 * tx + 1]
+            a00 += x0 * w0
+            a01 += x0 * w1
+            a10 += x1 * w0
+            a11 += x1 * w1
+        cuda.syncthreads()
+    b = b0 + 2 * ty
+    c = c0 + 2 * tx
+    if b < batch and c < n_channels:
+        U[b, c] = a00
+    if b < batch and c + 1 < n_channels:
+        U[b, c + 1] = a01
+    if b + 1 < batch and c < n_channels:
+        U[b + 1, c] = a10
+    if b + 1 < batch and c + 1 < n_channels:
+        U[b + 1, c + 1] = a11
+
+
+@cuda.jit
+def first_warp_does_the_block(Wt, Xt, perm, start, U):
+    """The first warp (rows ty < 4) stages the tiles and computes all 256 outputs, a 4 x 2 register block per
+    thread; the second warp only waits at the barriers."""
+    xs = cuda.shared.array((16, 16), float64)
+    ws = cuda.shared.array((16, 16), float64)
+    acc = cuda.local.array(8, float64)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    c0 = cuda.blockIdx.x * 16
+    b0 = cuda.blockIdx.y * 16
+    n_channels = Wt.shape[0]
+    batch = U.shape[0]
+    t = ty * 8 + tx
+    for j in range(8):
+        acc[j] = 0.0
+    for k0 in range(0, n_channels, 16):
+        if t < 32:
+            for e in range(t, 256, 32):
+                r = e // 16
+                q = e % 16
+                xs[r, q] = Xt[perm[start + b0 + r], k0 + q] if b0 + r < batch and k0 + q < n_channels else 0.0
+                ws[r, q] = Wt[k0 + r, c0 + q] if k0 + r < n_channels and c0 + q < n_channels else 0.0
+        cuda.syncthreads()
+        if t < 32:
+            for q in range(16):
+                w0 = ws[q, 2 * tx]
+                w1 = ws[q, 2 * tx + 1]
+                for i in range(4):
+                    x = xs[4 * ty + i, q]
+                    acc[2 * i] += x * w0
+                    acc[2 * i + 1] += x * w1
+        cuda.syncthreads()
+    if t < 32:
+        for i in range(4):
+            b = b0 + 4 * ty + i
+            c = c0 + 2 * tx
+            if b < batch and c < n_channels:
+                U[b, c] = acc[2 * i]
+            if b < batch and c + 1 < n_channels:
+                U[b, c + 1] = acc[2 * i + 1]
+
+
+PARTIAL = [tiled_only_up_to_48_channels, first_warp_does_the_block]
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("kernel", PARTIAL, ids=lambda k: k.__name__)
+def test_the_technique_only_in_part_earns_at_most_half_on_every_seed(kernel, seed):
+    result = run_tests(get_question("ps6.q1"), kernel, hidden=True, seed=seed)
+    assert result.points <= POINTS / 2 and result.capped, failures(result)
+
+
 RIGHT = [one_sample_four_channels, strided_two_by_two, early_return_after_the_barriers, subs.four_by_one]
 
 
@@ -332,9 +443,10 @@ def test_a_wrong_technique_with_right_results_earns_at_most_half(kernel):
     assert any(o.technique and not o.passed for o in result.outcomes), failures(result)
 
 
+@pytest.mark.parametrize("seed", [11, 12])
 @pytest.mark.parametrize("kernel", RIGHT, ids=lambda k: getattr(k, "__name__", str(k)))
-def test_the_technique_written_differently_earns_full_marks(kernel):
-    result = grade(kernel)
+def test_the_technique_written_differently_earns_full_marks(kernel, seed):
+    result = run_tests(get_question("ps6.q1"), kernel, hidden=True, seed=seed)
     assert result.points == POINTS, failures(result)
 
 

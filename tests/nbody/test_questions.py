@@ -112,10 +112,11 @@ def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
     measure = _factory("right", "ps1_q2_answer", "measure")
     cheats = {"pasted": lambda make_kernel, n, tile: 2.1875,
               "the model": lambda make_kernel, n, tile: predict(n, tile) / n**2,
-              "always its own kernel": lambda make_kernel, n, tile: measure(make, n, tile)}
+              "always its own kernel": lambda make_kernel, n, tile: measure(make, n, tile),
+              "the kernel given, always at N = 64": lambda make_kernel, n, tile: measure(make_kernel, 64, tile)}
     for what, cheat in cheats.items():
         result = grade("ps1.q2", {"kernel": make, "predicted_bytes": predict, "measure": cheat})
-        assert result.points == 1, (what, str(result))
+        assert result.points == 1 and any(o.technique and not o.passed for o in result.outcomes), (what, str(result))
         assert "but the course's profiler measures" in " ".join(str(result).split()), what
     decoyed = " ".join(str(grade("ps1.q2", {"kernel": make, "predicted_bytes": predict,
                                             "measure": cheats["the model"]})).split())
@@ -131,6 +132,21 @@ def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
         return report.total.global_load_bytes / (n * n)
 
     assert grade("ps1.q2", {"kernel": make, "predicted_bytes": predict, "measure": measure_uniform}).points == 2
+
+
+def model_inside(make_kernel, n, tile):
+    """A measure that imports the course's model inside the function: a prediction, not a measurement."""
+    from course_lib.nbody import model
+
+    return 16 * model.global_fetches(n, "tiled", tile) / n**2
+
+
+def test_a_measure_that_imports_the_course_model_inside_caps_the_question():
+    make = _factory("right")
+    predict = _factory("right", "ps1_q2_answer", "predicted_bytes")
+    result = grade("ps1.q2", {"kernel": make, "predicted_bytes": predict, "measure": model_inside})
+    said = " ".join(str(result).split())
+    assert result.points <= 1 and "course_lib.nbody.model" in said, said
 
 
 def test_tile_rule_examples():

@@ -15,8 +15,12 @@ from course_lib.nbody.kernels import interaction
 POINTS = 6
 
 
-def grade(factory):
-    return run_tests(get_question("ps1.q1"), factory, hidden=True, seed=11)
+#: Grading seeds: the hidden technique test draws its N, tile and profiled block from each.
+SEEDS = (11, 12)
+
+
+def grade(factory, seed=11):
+    return run_tests(get_question("ps1.q1"), factory, hidden=True, seed=seed)
 
 
 # ----------------------------------------------------------------------------- wrong techniques
@@ -203,6 +207,109 @@ def sums_scattered_with_atomics(tile):
 WRONG = [sums_scattered_with_atomics, one_thread_stages, whole_input_in_shared, warp_barrier, no_shared_memory, one_destination_per_thread_twice]
 
 
+# ----------------------------------------------------------------------------- the technique only where the
+# visible tests look (N <= 512), or in one warp of the block
+def tiled_only_up_to_512_bodies(tile):
+    """The tiled two-body kernel while N <= 512 (every size the visible tests use); beyond, every source is read
+    from global memory."""
+    @cuda.jit
+    def kernel(bodies, softening_sq, acc):
+        staged = cuda.shared.array((tile, 4), float32)
+        t = cuda.threadIdx.x
+        n = bodies.shape[0]
+        a = 2 * tile * cuda.blockIdx.x + t
+        b = a + tile
+        ax = bodies[a, 0] if a < n else float32(0)
+        ay = bodies[a, 1] if a < n else float32(0)
+        az = bodies[a, 2] if a < n else float32(0)
+        bx = bodies[b, 0] if b < n else float32(0)
+        by = bodies[b, 1] if b < n else float32(0)
+        bz = bodies[b, 2] if b < n else float32(0)
+        sa0 = sa1 = sa2 = sb0 = sb1 = sb2 = float32(0)
+        if n > 512:
+            for s in range(n):
+                g = interaction(ax, ay, az, bodies[s, 0], bodies[s, 1], bodies[s, 2], bodies[s, 3], softening_sq)
+                h = interaction(bx, by, bz, bodies[s, 0], bodies[s, 1], bodies[s, 2], bodies[s, 3], softening_sq)
+                sa0 += g[0]
+                sa1 += g[1]
+                sa2 += g[2]
+                sb0 += h[0]
+                sb1 += h[1]
+                sb2 += h[2]
+        else:
+            for base in range(0, n, tile):
+                for c in range(4):
+                    staged[t, c] = bodies[base + t, c] if base + t < n else float32(0)
+                cuda.syncthreads()
+                for s in range(tile):
+                    g = interaction(ax, ay, az, staged[s, 0], staged[s, 1], staged[s, 2], staged[s, 3],
+                                    softening_sq)
+                    h = interaction(bx, by, bz, staged[s, 0], staged[s, 1], staged[s, 2], staged[s, 3],
+                                    softening_sq)
+                    sa0 += g[0]
+                    sa1 += g[1]
+                    sa2 += g[2]
+                    sb0 += h[0]
+                    sb1 += h[1]
+                    sb2 += h[2]
+                cuda.syncthreads()
+        if a < n:
+            acc[a, 0], acc[a, 1], acc[a, 2] = sa0, sa1, sa2
+        if b < n:
+            acc[b, 0], acc[b, 1], acc[b, 2] = sb0, sb1, sb2
+
+    return kernel
+
+
+def first_warp_computes_the_block(tile):
+    """The whole block stages each tile, then the first warp computes all 2P destinations of the block (2P / 32
+    per lane) while the other warps wait at the barrier; with P <= 32 the block is one warp anyway."""
+    lanes = min(tile, 32)  # the first warp's threads
+    per_lane = -(-2 * tile // lanes)
+
+    @cuda.jit
+    def kernel(bodies, softening_sq, acc):
+        staged = cuda.shared.array((tile, 4), float32)
+        sums = cuda.local.array((per_lane, 3), float32)
+        mine = cuda.local.array((per_lane, 3), float32)
+        t = cuda.threadIdx.x
+        n = bodies.shape[0]
+        first = 2 * tile * cuda.blockIdx.x
+        for j in range(per_lane):
+            d = first + t + lanes * j
+            for c in range(3):
+                sums[j, c] = float32(0)
+                mine[j, c] = bodies[d, c] if t < lanes and t + lanes * j < 2 * tile and d < n else float32(0)
+        for base in range(0, n, tile):
+            for c in range(4):
+                staged[t, c] = bodies[base + t, c] if base + t < n else float32(0)
+            cuda.syncthreads()
+            if t < lanes:
+                for j in range(per_lane):
+                    k = t + lanes * j
+                    d = first + k
+                    if k < 2 * tile and d < n:
+                        for s in range(tile):
+                            g = interaction(mine[j, 0], mine[j, 1], mine[j, 2], staged[s, 0], staged[s, 1],
+                                            staged[s, 2], staged[s, 3], softening_sq)
+                            sums[j, 0] += g[0]
+                            sums[j, 1] += g[1]
+                            sums[j, 2] += g[2]
+            cuda.syncthreads()
+        if t < lanes:
+            for j in range(per_lane):
+                k = t + lanes * j
+                d = first + k
+                if k < 2 * tile and d < n:
+                    acc[d, 0], acc[d, 1], acc[d, 2] = sums[j, 0], sums[j, 1], sums[j, 2]
+
+    return kernel
+
+
+#: Graded on every seed: what catches them is drawn at grading time.
+WRONG_ON_SOME_CONFIGURATIONS = [tiled_only_up_to_512_bodies, first_warp_computes_the_block]
+
+
 # ----------------------------------------------------------------------------- right, written differently
 def adjacent_pair_reverse_order(tile):
     """Thread t owns bodies 2t and 2t + 1 of its block; the tile is read from its last record down."""
@@ -349,7 +456,16 @@ def test_a_wrong_technique_with_right_results_earns_at_most_half(factory):
     assert any(o.technique and not o.passed for o in result.outcomes), str(result)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("factory", WRONG_ON_SOME_CONFIGURATIONS, ids=lambda f: f.__name__)
+def test_the_technique_only_on_small_sizes_or_in_one_warp_earns_at_most_half(factory, seed):
+    result = grade(factory, seed)
+    assert result.points <= POINTS / 2, str(result)
+    assert any(o.technique and not o.passed for o in result.outcomes), str(result)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("factory", RIGHT, ids=lambda f: f.__name__)
-def test_the_technique_written_differently_earns_full_marks(factory):
-    result = grade(factory)
+def test_the_technique_written_differently_earns_full_marks(factory, seed):
+    result = grade(factory, seed)
     assert result.points == POINTS, str(result)

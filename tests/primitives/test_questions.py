@@ -59,3 +59,19 @@ def test_the_library_kernels_are_refused():
 def test_up_sweep_wavefronts():
     assert up_sweep_wavefronts(1, 32) == 2 and up_sweep_wavefronts(16, 32) == 32
     assert up_sweep_wavefronts(1, 1) == 1 and up_sweep_wavefronts(32, 32) == wavefronts(32 * (2 * np.arange(32) + 2) - 1)
+
+
+def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
+    """measure(make_kernel, n, block) is called on the lesson's Blelloch kernels and on sizes drawn at grading
+    time: a pasted ratio, or the student's own kernel whatever is given, fails, and caps q3."""
+    make = _answer("right", "ps9_q1_answer", "make_coarse_scan_kernel")
+    ways = _answer("right", "ps9_q3_answer", "worst_ways")
+    measure = _answer("right", "ps9_q3_answer", "measure")
+    answer = {"kernel": make, "worst_ways": ways}
+    assert grade("ps9.q3", {**answer, "measure": measure}).points == 2
+    cheats = {"pasted": lambda make_kernel, n, block: 1.0,
+              "always its own kernel": lambda make_kernel, n, block: measure(make, n, block)}
+    for what, cheat in cheats.items():
+        result = grade("ps9.q3", {**answer, "measure": cheat})
+        said = " ".join(str(result).split())
+        assert result.points == 1 and any(o.technique and not o.passed for o in result.outcomes), (what, said)

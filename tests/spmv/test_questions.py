@@ -89,8 +89,33 @@ def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
     fixed = spmv.as_csr(spmv.power_law_rows(48, 10.0, 2.0, seed=5), np.float32)
     pasted = {2: 300, 4: 250, 8: 240, 16: 260, 32: 330}
     cheats = {"pasted": lambda make_kernel, A, lanes: pasted[lanes],
-              "always its own kernel on the fixed matrix": lambda make_kernel, A, lanes: measure(make, fixed, lanes)}
+              "always its own kernel on the fixed matrix": lambda make_kernel, A, lanes: measure(make, fixed, lanes),
+              "the kernel given, always on the fixed matrix": lambda make_kernel, A, lanes: measure(make_kernel, fixed,
+                                                                                                  lanes),
+              "a model of its own (3 sectors per warp step)": lambda make_kernel, A, lanes: 3 * predict(
+                  np.diff(A.indptr).astype(np.int64), lanes)}
     for what, cheat in cheats.items():
         result = grade("ps2.q2", {**answer, "measure": cheat})
         said = " ".join(str(result).split())
-        assert result.points == 1.5 and "but the course's profiler measures" in said, (what, said)
+        # The measurement part scores 0, and the question at most half: a number not measured is not the work.
+        assert result.points == 1 and result.capped and "but the course's profiler measures" in said, (what, said)
+
+
+def test_q3_the_ratio_is_measured_on_the_matrix_given_and_k_follows_from_it():
+    """measure_ratio(A) is called on matrices drawn at grading time and compared with the grader's own profile of
+    the same two launches: the lesson's 3, a ratio pasted from one matrix, or one matrix measured whatever is given
+    scores 0 there and caps q3 at half; choose_k at the measured ratio is judged at the grader's ratio."""
+    measure = _answer("right", "ps2_q3_answer", "measure_ratio")
+    answer = {"hyb_cost": _answer("right", "ps2_q3_answer", "hyb_cost"),
+              "choose_k": _answer("right", "ps2_q3_answer", "choose_k")}
+    result = grade("ps2.q3", {**answer, "measure_ratio": measure})
+    assert result.points == 2, str(result)
+    fixed = spmv.as_csr(spmv.power_law_rows(60, 8.0, 2.1, seed=1), np.float32)
+    pasted = measure(fixed)
+    cheats = {"the lesson's ratio": lambda A: 3.0, "pasted from one matrix": lambda A: pasted,
+              "one matrix measured, whatever is given": lambda A: measure(fixed)}
+    for what, cheat in cheats.items():
+        result = grade("ps2.q3", {**answer, "measure_ratio": cheat})
+        said = " ".join(str(result).split())
+        assert result.points <= 1 and any(o.technique and not o.passed for o in result.outcomes), (what, said)
+        assert "but the course's profiler measures" in said, (what, said)

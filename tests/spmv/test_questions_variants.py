@@ -14,8 +14,12 @@ POINTS = 6
 FULL = 0xFFFFFFFF
 
 
-def grade(factory):
-    return run_tests(get_question("ps2.q1"), factory, hidden=True, seed=5)
+#: Grading seeds: the hidden technique test draws its L, blocks and matrices from each.
+SEEDS = (5, 6)
+
+
+def grade(factory, seed=5):
+    return run_tests(get_question("ps2.q1"), factory, hidden=True, seed=seed)
 
 
 # ----------------------------------------------------------------------------- wrong techniques
@@ -147,8 +151,103 @@ def every_lane_reads_the_bounds(lanes):
     return kernel
 
 
+# The technique only where the visible test looks (L = 8 and 16, blocks of several warps).
+def _subwarp(lanes):
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        inside = row < y.shape[0]
+        lo = hi = 0
+        if lane == 0 and inside:
+            lo = indptr[row]
+            hi = indptr[row + 1]
+        leader = cuda.laneid - lane
+        lo = cuda.shfl_sync(FULL, lo, leader)
+        hi = cuda.shfl_sync(FULL, hi, leader)
+        s = float32(0.0)
+        k = lo + lane
+        while k < hi:
+            s += x[indices[k]] * data[k]
+            k += lanes
+        step = lanes // 2
+        while step >= 1:
+            s += cuda.shfl_down_sync(FULL, s, step)
+            step //= 2
+        if lane == 0 and inside:
+            y[row] = s
+
+    return kernel
+
+
+@cuda.jit
+def _one_thread_per_row(indptr, indices, data, x, y):
+    row = cuda.grid(1)
+    if row < y.shape[0]:
+        total = float32(0.0)
+        for j in range(indptr[row], indptr[row + 1]):
+            total += data[j] * x[indices[j]]
+        y[row] = total
+
+
+def lanes_only_from_eight(lanes):
+    """The sub-warp kernel for L >= 8; for fewer lanes, lane 0 of each group walks its row."""
+    if lanes >= 8:
+        return _subwarp(lanes)
+
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        if g % lanes == 0 and row < y.shape[0]:
+            total = float32(0.0)
+            for j in range(indptr[row], indptr[row + 1]):
+                total += data[j] * x[indices[j]]
+            y[row] = total
+
+    return kernel
+
+
+def lanes_only_in_blocks_of_several_warps(lanes):
+    """Blocks of one warp: lane 0 of each group walks its row; larger blocks: the sub-warp technique."""
+    @cuda.jit
+    def kernel(indptr, indices, data, x, y):
+        g = cuda.grid(1)
+        row = g // lanes
+        lane = g % lanes
+        inside = row < y.shape[0]
+        if cuda.blockDim.x == 32:
+            if lane == 0 and inside:
+                total = float32(0.0)
+                for j in range(indptr[row], indptr[row + 1]):
+                    total += data[j] * x[indices[j]]
+                y[row] = total
+            return
+        lo = hi = 0
+        if lane == 0 and inside:
+            lo = indptr[row]
+            hi = indptr[row + 1]
+        leader = cuda.laneid - lane
+        lo = cuda.shfl_sync(FULL, lo, leader)
+        hi = cuda.shfl_sync(FULL, hi, leader)
+        s = float32(0.0)
+        k = lo + lane
+        while k < hi:
+            s += x[indices[k]] * data[k]
+            k += lanes
+        step = lanes // 2
+        while step >= 1:
+            s += cuda.shfl_down_sync(FULL, s, step)
+            step //= 2
+        if lane == 0 and inside:
+            y[row] = s
+
+    return kernel
+
+
 WRONG = [thread_per_row, shared_tree, lane0_gathers_serially, blocked_split, atomics_into_y,
-         every_lane_reads_the_bounds]
+         every_lane_reads_the_bounds, lanes_only_from_eight, lanes_only_in_blocks_of_several_warps]
 
 
 # ----------------------------------------------------------------------------- right, written differently
@@ -241,14 +340,16 @@ def last_lane_stores(lanes):
 RIGHT = [broadcast_bounds, xor_with_for_loops, last_lane_stores]
 
 
+@pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("factory", WRONG, ids=lambda f: f.__name__)
-def test_a_wrong_technique_with_right_results_earns_at_most_half(factory):
-    result = grade(factory)
+def test_a_wrong_technique_with_right_results_earns_at_most_half(factory, seed):
+    result = grade(factory, seed)
     assert result.points <= POINTS / 2, str(result)
     assert any(o.technique and not o.passed for o in result.outcomes), str(result)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("factory", RIGHT, ids=lambda f: f.__name__)
-def test_the_technique_written_differently_earns_full_marks(factory):
-    result = grade(factory)
+def test_the_technique_written_differently_earns_full_marks(factory, seed):
+    result = grade(factory, seed)
     assert result.points == POINTS, str(result)

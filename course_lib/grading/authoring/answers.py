@@ -179,16 +179,17 @@ def measurement(what: str = "measure") -> _Spec:
     It may (and should) call the course's tools (``course_lib.sim.profile``...): the grader calls
     it and compares its numbers with its own measurement
     (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`). It may not reach the
-    course's cost models (``course_lib.<unit>.model``, imported anywhere in its code): a model predicts,
-    it does not measure (cause ``"library"``: the question counts at most half).
+    course's cost models (``course_lib.<unit>.model``), the questions' own code (``course_lib.<unit>.questions``)
+    or the grading package, imported anywhere in its code: a model predicts and the grader's figure is the
+    answer; neither measures (cause ``"library"``: the question counts at most half).
     """
     def validate(value, name):
         if not callable(value) or isinstance(value, type):
             raise fail(f"{name} must be a function of the parameter measured, e.g. def {name}(tile): ...", "answer")
         models = model_uses(value)
         if models:
-            raise fail(f"{name} returns what the course's model {', '.join(models)} predicts, not a measurement; "
-                       "measure it (with the profiler or record())", "library")
+            raise fail(f"{name} uses {', '.join(models)}: a model's prediction or the grader's own figure, not a "
+                       "measurement; measure it (with the profiler or record())", "library")
         return value
 
     return _Spec(what, validate)

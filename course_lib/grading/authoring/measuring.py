@@ -21,7 +21,8 @@ YOURS = "your kernel"
 
 
 def kernel_measurement_test(name: str, points: float, *, key: str, kernel_key: str, decoys: dict, configs, launch,
-                            measure, arguments=None, rtol: float = 0.01, hint: str = "", hints=None):
+                            measure, arguments=None, rtol: float = 0.01, caps: bool = False, hint: str = "",
+                            hints=None):
     """The student's ``measure(kernel, *config)``, called on their kernel and on the grader's decoys.
 
     Parameters
@@ -46,6 +47,10 @@ def kernel_measurement_test(name: str, points: float, *, key: str, kernel_key: s
         ``measure(metrics, config) -> float`` from the profile's totals (grader side).
     rtol : float
         Relative difference allowed between the student's number and the grader's.
+    caps : bool
+        A failure caps the question at its technique cap (``technique=True``): a number that was pasted,
+        modelled or measured on another kernel or problem than the one given is not a measurement, so the
+        question counts at most half, not only this test's points.
     """
     if not decoys:
         raise ValueError(f"test {name!r}: give at least one decoy kernel")
@@ -90,7 +95,7 @@ def kernel_measurement_test(name: str, points: float, *, key: str, kernel_key: s
                            f"(allowed difference {rtol:.0%}){more}", "measure")
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=False, hint=hint, hints=hints,
-                 technique=False)
+                 technique=caps)
 
 
 def best_parameter_test(name: str, points: float, *, key: str, params, launch, measure, best=min, hint: str = "",

@@ -156,8 +156,10 @@ def _scan_code(code, globals_, cells, seen, found, forbidden_names, allowed=()):
             source = _imported(path) if isinstance(path, str) else _MISSING
             source = current if source is _MISSING else source
             current = getattr(source, name, _MISSING) if isinstance(source, types.ModuleType) else _MISSING
-            if isinstance(found, _Found) and isinstance(path, str) and path.split(".")[0] == _PACKAGE:
-                found.modules.add(f"{path}.{name}")  # from course_lib.unit import model (loaded or not)
+            if isinstance(found, _Found) and isinstance(path, str) and path.split(".")[0] == _PACKAGE and \
+                    not path.endswith(f".{name}") and f".{name}." not in f"{path}.":
+                # from course_lib.unit import model (loaded or not); not the steps of `import a.b.c as m`
+                found.modules.add(f"{path}.{name}")
             path = f"{path}.{name}"
         elif op in ("LOAD_GLOBAL", "LOAD_NAME"):
             current = globals_.get(name, getattr(builtins, name, _MISSING))
@@ -207,20 +209,39 @@ class _Found(set):
 
 
 def model_uses(func) -> list:
-    """The course's cost models (``course_lib.<unit>.model``) that ``func`` reaches: their functions called,
-    or the module imported anywhere in the answer's code (inside a function too).
+    """The course's modules that compute what a measurement should find, reached by ``func``: the cost
+    models (``course_lib.<unit>.model``), the questions' own judges (``course_lib.<unit>.questions``) and the
+    grading package (``course_lib.grading...``): their functions called, or the module imported anywhere in the
+    answer's code (inside a function too).
 
     A measuring function may use the course's tools (the profiler, ``record()``), but a figure it
-    returns from a model predicts, it does not measure.
+    returns from a model predicts, and one from the grader's own measurement copies the answer: neither
+    measures.
 
     Returns
     -------
     list of str
-        The models' module names, sorted (empty if none).
+        The modules' names, sorted (empty if none).
     """
     found = _Found()
     _library_uses(func, set(), found, frozenset(), allowed=())
-    return sorted(m for m in found.modules if m.split(".")[0] == _PACKAGE and m.rsplit(".", 1)[-1] == "model")
+    return sorted({_module_holding_answers(m) for m in found.modules} - {None})
+
+
+def _module_holding_answers(name: str):
+    """The module of ``name`` (a module, or an object imported from one) if it is a model, a questions module
+    or part of the grading package; else None."""
+    parts = name.split(".")
+    if parts[0] != _PACKAGE:
+        return None
+    for i, part in enumerate(parts[1:3], start=1):
+        if part in ("model", "questions"):
+            return ".".join(parts[:i + 1])
+    if parts[1:2] == ["grading"]:
+        while len(parts) > 2 and ".".join(parts) not in sys.modules:  # `from module import function`
+            parts = parts[:-1]
+        return ".".join(parts)
+    return None
 
 
 def library_uses(func, *, allowed=(), forbidden_names=()) -> set:

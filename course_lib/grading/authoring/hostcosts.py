@@ -1,0 +1,94 @@
+"""What a student's host program costs: launches and copies (``record()``) and device allocations, measured around
+one call, and the judge that caps a host loop whose costs grow with its iterations.
+
+The questions that ask for host orchestration (``ps5.q3``, ``ps6.q3``, ``ps7.q3``, ``ps8.q3``) run the student's
+function under :func:`counted_call` and compare the counts with the bounds of the technique
+(:func:`judge_bounded`): a loop that copies back, allocates or launches per iteration (or per element) exceeds them.
+"""
+
+from __future__ import annotations
+
+from numba import cuda
+
+from .buffers import fail
+
+#: The ``numba.cuda`` functions that allocate device memory (``to_device(..., to=array)`` copies into an existing
+#: array and does not allocate).
+ALLOCATING = ("device_array", "device_array_like", "to_device")
+
+
+class CountedAllocations:
+    """Counts the device allocations made through ``numba.cuda`` (:data:`ALLOCATING`) while open; the module's
+    functions are restored on exit.
+
+    Attributes
+    ----------
+    count : int
+        Allocations made so far.
+    """
+
+    def __enter__(self):
+        self.count, self._saved = 0, {name: getattr(cuda, name) for name in ALLOCATING}
+        for name, original in self._saved.items():
+            setattr(cuda, name, self._counting(name, original))
+        return self
+
+    def _counting(self, name, original):
+        def counted(*args, **kwargs):
+            if not (name == "to_device" and kwargs.get("to") is not None):
+                self.count += 1
+            return original(*args, **kwargs)
+        return counted
+
+    def __exit__(self, *exc):
+        for name, original in self._saved.items():
+            setattr(cuda, name, original)
+        return False
+
+
+def counted_call(function, *args):
+    """Call ``function(*args)`` under ``record()`` and :class:`CountedAllocations`.
+
+    Returns
+    -------
+    out : object
+        What the function returned.
+    counts : dict
+        ``launches``, ``copies`` (host to device, device to host and device to device), ``HtoD_count``,
+        ``DtoH_count``, ``HtoD_bytes``, ``DtoH_bytes`` and ``allocations``, all int, and ``kernels``, the name of
+        each kernel launched, in order (tuple of str).
+    """
+    from ...sim import record
+
+    with record() as log, CountedAllocations() as allocations:
+        out = function(*args)
+    summary = log.summary()
+    counts = {"launches": summary["launches"],
+              "copies": summary["HtoD_count"] + summary["DtoH_count"] + summary.get("DtoD_count", 0),
+              **{key: summary[key] for key in ("HtoD_count", "DtoH_count", "HtoD_bytes", "DtoH_bytes")},
+              "allocations": allocations.count, "kernels": tuple(launch.kernel for launch in log.launches)}
+    return out, counts
+
+
+def judge_bounded(measured, label):
+    """Raise the technique failure of the first count above its bound.
+
+    Parameters
+    ----------
+    measured : iterable of (str, number, number, str)
+        ``(what, value, most, why)``: what was counted (it names the failure), the count, the technique's bound
+        and why the bound holds.
+    label : str
+        The run, for the message (``"for 12 elements"``).
+
+    Raises
+    ------
+    course_lib.grading.model.TestFailure
+        Cause ``"technique"``, public, with ``measurement`` set (measured value and the bound).
+    """
+    for what, value, most, why in measured:
+        if int(value) > most:
+            failure = fail(f"{int(value)} {what} {label}; the technique needs at most {int(most)} ({why})",
+                           "technique", public=True)
+            failure.measurement = {"measured": float(value), "low": 0.0, "high": float(most), "unit": what}
+            raise failure
