@@ -485,3 +485,34 @@ def check_source(source, n_vertices: int) -> int:
     if s >= n_vertices:
         raise ValueError(f"source {s} is out of range for a graph of {n_vertices} vertices (0..{n_vertices - 1})")
     return s
+
+
+# ----------------------------------------------------------------------------- vertex sets, bit-packed
+#: Vertices per word of a bit-packed vertex set.
+WORD_BITS = 32
+
+
+def pack_bits(flags):
+    """Bit-pack a vertex set: bit ``v % 32`` of word ``v // 32`` is set for each vertex ``v`` in it.
+
+    Parameters
+    ----------
+    flags : array of shape (V,)
+        Non-zero for the vertices in the set.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint32 of shape (ceil(V / 32),).
+    """
+    flags = np.asarray(flags).astype(bool)
+    words = -(-flags.size // WORD_BITS)
+    padded = np.zeros(words * WORD_BITS, bool)
+    padded[:flags.size] = flags
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
+
+
+def unpack_bits(words, n):
+    """The vertex flags (uint8 of shape (n,)) of bit-packed ``words`` (see :func:`pack_bits`)."""
+    as_bytes = np.ascontiguousarray(np.asarray(words, np.uint32).astype("<u4")).view(np.uint8)
+    return np.unpackbits(as_bytes, bitorder="little")[:n].astype(np.uint8)

@@ -54,7 +54,7 @@ from ..grading.authoring.harness import (Answer, Launch, calls_test, choice, fai
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_most, signature_test
 from . import data
-from .data import Graph, as_graph
+from .data import WORD_BITS, Graph, as_graph, pack_bits, unpack_bits  # noqa: F401  (vertex sets, bit-packed)
 from .reference import bfs_reference, parent_tree_problems
 
 PROBLEM_SET = "ps3"
@@ -70,35 +70,6 @@ def measure_graph():
 
 
 # ----------------------------------------------------------------------------- q1
-WORD_BITS = 32
-
-
-def pack_bits(flags):
-    """Bit-pack a vertex set: bit ``v % 32`` of word ``v // 32`` is set for each vertex ``v`` in it.
-
-    Parameters
-    ----------
-    flags : array of shape (V,)
-        Non-zero for the vertices in the set.
-
-    Returns
-    -------
-    numpy.ndarray
-        uint32 of shape (ceil(V / 32),).
-    """
-    flags = np.asarray(flags).astype(bool)
-    words = -(-flags.size // WORD_BITS)
-    padded = np.zeros(words * WORD_BITS, bool)
-    padded[:flags.size] = flags
-    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
-
-
-def unpack_bits(words, n):
-    """The vertex flags (uint8 of shape (n,)) of bit-packed ``words`` (see :func:`pack_bits`)."""
-    as_bytes = np.ascontiguousarray(np.asarray(words, np.uint32).astype("<u4")).view(np.uint8)
-    return np.unpackbits(as_bytes, bitorder="little")[:n].astype(np.uint8)
-
-
 def graph_case(graph, source, directed):
     """``inputs`` data: the in-neighbour CSR the step reads, the out-CSR the judge checks, and the source."""
     g = as_graph(graph, directed=directed)

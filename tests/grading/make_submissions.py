@@ -178,7 +178,7 @@ def _setup_plus(extra: str) -> str:
 def notebooks() -> dict:
     """File name -> notebook (or bytes, for the files that are not notebooks)."""
     wrong_q2 = ("MEASURE_N = 64\nMEASURE_TILES = (4, 8, 16)\n\n\ndef predicted_bytes(n, tile):\n    return n * n * 16\n\n\n"
-                "def measure(tile):\n    return 16.0\n")
+                "def measure(make_kernel, n, tile):\n    return 16.0\n")
     wrong_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
                 "    return max_threads_per_block\n")
     solution_q2 = next(c.source for c in nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4).cells

@@ -14,10 +14,10 @@ from course_lib.grading.results.details import (OLDER_OUTCOME_FIELDS, OUTCOME_FI
 from course_lib.grading.results.report import rows_of, write_grades
 
 Q1 = get_question("ps1.q1")
-(SIGNATURE,) = [t for t in Q1.tests if t.technique and getattr(t.judge, "features", None)]
-(HIDDEN,) = [t for t in Q1.tests if t.hidden]
+SIGNATURE = [t for t in Q1.tests if t.technique and getattr(t.judge, "features", None)][0]  # the visible one
+(HIDDEN,) = [t for t in Q1.tests if t.hidden and not t.technique]  # the hidden result test
 FEATURES = [f.name for f in SIGNATURE.judge.features]
-LOADS, SHARED, PER_REQUEST, BARRIERS, SPAN, ATOMICS = FEATURES
+LOADS, SHARED, PER_REQUEST, BARRIERS, SPAN, WARP_SHARE, ATOMICS = FEATURES
 
 
 def _miss(*lines):
@@ -94,7 +94,7 @@ def test_census_of_a_synthetic_class(tmp_path):
     (technique,) = entry.techniques
     test, measured, passed, features = technique
     assert (test, measured, passed) == (SIGNATURE.name, 9, 4)  # "wrong" did not get to the measurement
-    assert dict(features) == {LOADS: 7, SHARED: 7, PER_REQUEST: 8, BARRIERS: 7, SPAN: 8, ATOMICS: 8}
+    assert dict(features) == {LOADS: 7, SHARED: 7, PER_REQUEST: 8, BARRIERS: 7, SPAN: 8, WARP_SHARE: 9, ATOMICS: 8}
     assert dict(entry.wrong) == {
         "no reuse: inputs loaded again from global memory": 2,
         "no shared-memory staging: every thread reads its inputs from global memory": 2,
