@@ -84,6 +84,7 @@ def test_a_worker_without_namespaces_gets_its_own_verified_copy(compiled):
 
 
 def test_lazy_bytecode_is_built_once_and_only_when_asked(monkeypatch):
+    monkeypatch.delenv(bc.SHARED_ENV, raising=False)
     calls = []
     monkeypatch.setattr(bc.Bytecode, "build", classmethod(lambda cls, ps: calls.append(ps) or None))
     notes = []
@@ -97,3 +98,70 @@ def test_lazy_bytecode_is_built_once_and_only_when_asked(monkeypatch):
 def test_the_solution_notebooks_imports_are_primed_too():
     names = bc.solution_imports("ps7")
     assert "course_lib.cellsim.questions" in names and "numpy" in names
+
+
+def test_a_shared_folder_is_used_while_intact_and_never_once_changed(compiled, monkeypatch):
+    """Runs started with FOLDER#SHA256 use that folder; a changed file or index, or a wrong digest, and a run
+    compiles its own (the value came from the caller, so nothing on the disk can make a run trust a change)."""
+    import course_lib.grading.running.worker as worker
+
+    value = compiled.share()
+    folder, _, digest = value.rpartition("#")
+    assert folder == compiled.folder and len(digest) == 64
+    given = bc.Bytecode.shared(value)
+    assert given is not None and given.digests == compiled.digests and not given.owned
+    given.close()  # a run never deletes the folder it was given
+    assert os.path.isdir(compiled.folder) and compiled.intact()
+
+    assert bc.Bytecode.shared(f"{folder}#{'0' * 64}") is None
+    assert bc.Bytecode.shared(f"{folder}-missing#{digest}") is None
+    relative = _pyc_of(compiled, worker.__file__)
+    path = os.path.join(compiled.folder, relative)
+    with open(path, "rb") as fh:
+        original = fh.read()
+    try:
+        with open(path, "ab") as fh:
+            fh.write(b"forged")
+        assert bc.Bytecode.shared(value) is None
+        builds, notes = [], []
+        monkeypatch.setattr(bc.Bytecode, "build", classmethod(lambda cls, ps: builds.append(ps) or None))
+        monkeypatch.setenv(bc.SHARED_ENV, value)
+        lazy = bc.LazyBytecode("ps1", notes.append)
+        assert lazy.get() is None and builds == ["ps1"]
+        assert bc.SHARED_ENV in notes[0] and "changed" in notes[0]
+    finally:
+        with open(path, "wb") as fh:
+            fh.write(original)
+    # An index rewritten to match a forged file has another digest than the caller's.
+    index = compiled.folder + ".json"
+    with open(index, "rb") as fh:
+        saved = fh.read()
+    try:
+        with open(index, "wb") as fh:
+            fh.write(saved.replace(b'"', b'"', 1) + b" ")
+        assert bc.Bytecode.shared(value) is None
+    finally:
+        with open(index, "wb") as fh:
+            fh.write(saved)
+    monkeypatch.setenv(bc.SHARED_ENV, value)
+    lazy = bc.LazyBytecode("ps1")
+    assert lazy.get() is not None and lazy.get().folder == compiled.folder
+    lazy.close()
+    assert compiled.intact()
+
+
+def test_one_build_serves_several_problem_sets():
+    import course_lib.cellsim.questions as ps7_questions
+    import course_lib.nbody.questions as ps1_questions
+
+    built = bc.Bytecode.build(["ps1", "ps7"])
+    try:
+        assert built is not None
+        for module in (ps1_questions, ps7_questions):
+            assert _pyc_of(built, module.__file__), module.__name__
+        value = built.share()
+        assert os.path.exists(built.folder + ".json")
+    finally:
+        built.close()
+    assert not os.path.exists(built.folder) and not os.path.exists(built.folder + ".json")
+    assert bc.Bytecode.shared(value) is None

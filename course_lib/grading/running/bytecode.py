@@ -16,18 +16,31 @@ copy, made by :meth:`Bytecode.install` from files whose digest still matches (a 
 is left out, and that module is compiled from source as before). Python checks every ``.pyc``
 against its source's modification time and size, so a course file changed since is compiled
 from source too. Bytecode is the compiled form of the same source: grades do not change.
+
+Several runs may share one folder (a test suite's runs, an instructor grading every problem set
+in turn): :meth:`Bytecode.build` for several problem sets, then :meth:`Bytecode.share` writes its
+digests beside it and returns ``FOLDER#SHA256``, the digest of that index. A run started with
+that value in :data:`SHARED_ENV` uses the folder when the index still has that digest and every
+file still has its digest (:meth:`Bytecode.shared`), and compiles its own otherwise: a file changed
+between runs is never used, since the value the run trusts came from its caller, not from the disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
-__all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES"]
+__all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES", "SHARED_ENV"]
+
+#: Environment variable of a grading run: ``FOLDER#SHA256`` from :meth:`Bytecode.share`, a folder built
+#: beforehand that the run uses instead of compiling its own.
+SHARED_ENV = "COURSE_GRADING_BYTECODE"
 
 #: Modules a worker imports while it grades (beyond those its start imports), compiled by the priming run too.
 PRIMED_MODULES = ("course_lib.grading.running.worker", "course_lib.grading.authoring.harness",
@@ -53,21 +66,23 @@ class Bytecode:
         ``relative path -> sha256`` of every file, recorded right after the priming run.
     """
 
-    def __init__(self, folder: str, digests: dict):
-        self.folder, self.digests = folder, dict(digests)
+    def __init__(self, folder: str, digests: dict, owned: bool = True):
+        self.folder, self.digests, self.owned = folder, dict(digests), owned
 
     @classmethod
-    def build(cls, problem_set: str, timeout: float = 300.0) -> "Bytecode | None":
+    def build(cls, problem_set, timeout: float = 300.0) -> "Bytecode | None":
         """Compile what a worker of ``problem_set`` imports; None when the priming run fails (workers then
         compile from source, as without this).
 
         Parameters
         ----------
-        problem_set : str
-            e.g. ``"ps1"``: its questions module is imported too.
+        problem_set : str or sequence of str
+            e.g. ``"ps1"``: its questions module and its solution's imports are compiled too (for each
+            problem set, given several).
         timeout : float
             Seconds the priming run may take.
         """
+        problem_sets = [problem_set] if isinstance(problem_set, str) else list(problem_set)
         from .client import _environment
 
         folder = tempfile.mkdtemp(prefix="course-grading-bytecode-")
@@ -77,7 +92,7 @@ class Bytecode:
             env = _environment(work)
             env["PYTHONPYCACHEPREFIX"] = folder
             env.pop("PYTHONDONTWRITEBYTECODE", None)  # this run is the one that writes it
-            done = subprocess.run([sys.executable, "-m", "course_lib.grading.running.bytecode", problem_set], env=env,
+            done = subprocess.run([sys.executable, "-m", "course_lib.grading.running.bytecode", *problem_sets], env=env,
                                   cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, timeout=timeout)
             if done.returncode != 0:
@@ -130,14 +145,46 @@ class Bytecode:
                 seen += 1
         return seen == len(self.digests)
 
+    def share(self) -> str:
+        """Write the digests beside the folder (``FOLDER.json``) and return ``FOLDER#SHA256`` (that file's
+        digest), the value of :data:`SHARED_ENV` for the runs that are to use this folder."""
+        index = json.dumps(sorted(self.digests.items())).encode()
+        tmp = f"{self.folder}.json.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(index)
+        os.replace(tmp, self.folder + ".json")
+        return f"{self.folder}#{hashlib.sha256(index).hexdigest()}"
+
+    @classmethod
+    def shared(cls, value: str) -> "Bytecode | None":
+        """The folder that :meth:`share` named by ``value``, when its index still has the digest in ``value``
+        and every file its recorded digest (:meth:`intact`); None otherwise. The run does not delete it."""
+        folder, _, digest = value.rpartition("#")
+        if not folder or not os.path.isdir(folder) or os.path.islink(folder):
+            return None
+        try:
+            with open(folder + ".json", "rb") as fh:
+                index = fh.read()
+            if hashlib.sha256(index).hexdigest() != digest:
+                return None
+            digests = dict(json.loads(index))
+        except (OSError, ValueError, TypeError):
+            return None
+        found = cls(folder, digests, owned=False)
+        return found if found.intact() else None
+
     def close(self) -> None:
-        """Delete the folder."""
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """Delete the folder (and the index :meth:`share` wrote), unless it was given by :meth:`shared`."""
+        if self.owned:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.unlink(self.folder + ".json")
 
 
 class LazyBytecode:
     """A run's :class:`Bytecode`, built when the first worker asks for it (a run that starts no worker pays
-    nothing), once for all threads; :meth:`get` returns None when it could not be built."""
+    nothing), once for all threads; :meth:`get` returns None when it could not be built. With
+    :data:`SHARED_ENV` set, the folder it names is used instead, if it is intact (:meth:`Bytecode.shared`)."""
 
     def __init__(self, problem_set: str, log=None):
         import threading
@@ -149,7 +196,14 @@ class LazyBytecode:
         with self._lock:
             if not self._built:
                 self._built = True
-                self._bytecode = Bytecode.build(self.problem_set)
+                given = os.environ.get(SHARED_ENV)
+                if given:
+                    self._bytecode = Bytecode.shared(given)
+                    if self._bytecode is None:
+                        self.log(f"the bytecode named by {SHARED_ENV} is missing or changed since it was built: "
+                                 "this run compiles its own")
+                if self._bytecode is None:
+                    self._bytecode = Bytecode.build(self.problem_set)
                 if self._bytecode is None:
                     self.log("the workers' bytecode could not be compiled beforehand: each worker compiles its "
                              "modules itself")
@@ -190,20 +244,22 @@ def solution_imports(problem_set: str) -> list:
     return sorted(set(names))
 
 
-def _prime(problem_set: str) -> int:
-    """The priming run: import what a worker imports, and start the typing process (it compiles its own)."""
+def _prime(*problem_sets: str) -> int:
+    """The priming run: import what a worker of each problem set imports, and start the typing process
+    (it compiles its own)."""
     import importlib
 
     import course_lib  # noqa: F401  (chooses the backend, as in a worker)
 
     from ..core import questions_of
 
-    for name in (*PRIMED_MODULES, *solution_imports(problem_set)):
-        try:
-            importlib.import_module(name)
-        except ImportError:  # an optional one (IPython): a worker without it does not import it either
-            pass
-    questions_of(problem_set)
+    for problem_set in problem_sets:
+        for name in (*PRIMED_MODULES, *solution_imports(problem_set)):
+            try:
+                importlib.import_module(name)
+            except ImportError:  # an optional one (IPython): a worker without it does not import it either
+                pass
+        questions_of(problem_set)
     from ... import device
 
     if device.is_simulator():
@@ -215,4 +271,4 @@ def _prime(problem_set: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_prime(sys.argv[1]))
+    sys.exit(_prime(*sys.argv[1:]))

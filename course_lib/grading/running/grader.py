@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bytecode import LazyBytecode
+from .bytecode import SHARED_ENV, LazyBytecode
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
 from ..core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
                    quiet_floats, score, test_rng)
@@ -374,8 +374,8 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
     stopping().clear()
     lock = threading.Lock()
     # Compiled once for the whole run (seconds of CPU that every worker spent compiling the same modules);
-    # for one submission it would only move that time, not save it.
-    bytecode = LazyBytecode(problem_set, log) if len(submissions) > 1 else None
+    # for one submission it would only move that time, not save it, unless the caller built it for several runs.
+    bytecode = LazyBytecode(problem_set, log) if len(submissions) > 1 or os.environ.get(SHARED_ENV) else None
 
     def finish(submission: Submission, results) -> None:
         with lock:
