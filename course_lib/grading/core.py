@@ -166,7 +166,7 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
         result.error = _student_error(exc)
         return result
     hidden_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
-    timed_out = ""
+    timed_out = ""  # why the remaining tests are not run: a timeout, or a kernel that hung
     for test in tests:
         rng = test_rng(test, hidden_seed)
         start = time.perf_counter()
@@ -190,10 +190,21 @@ def run_tests(question: Question, answer, *, hidden: bool = False, seed: int | N
             outcome = failed_outcome(test, timed_out, reveals_nothing=True, hint=False)
         except Exception as exc:
             outcome = failed_outcome(test, _student_error(exc), exception=type(exc).__name__)
+            if type(exc).__name__ == HUNG:
+                timed_out = HUNG_REASON
         outcome.seconds = time.perf_counter() - start
         result.outcomes.append(outcome)
     score(question, result, len(tests))
     return result
+
+
+#: The simulator's error for a launch in which no block makes progress (:class:`course_lib.sim.HangError`).
+HUNG = "HangError"
+#: Why a question's tests after one whose kernel hung are not run: on a GPU that kernel never returns, the
+#: grader's time limit stops its process and the question's remaining tests do not run, so the simulator's
+#: graders do the same (the same score wherever the kernel runs, and no second wait for the same hang).
+HUNG_REASON = ("the kernel hung in an earlier test of this question (HangError: no thread of any block exited or "
+               "passed a barrier); on a GPU it would never return, and the grader's time limit would stop it")
 
 
 NOT_ANSWERED = "not answered yet (NotImplementedError)"

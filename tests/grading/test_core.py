@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from course_lib import device
 from course_lib.grading import Question, Test, TestFailure, compare_arrays, get_question, run_tests
 from course_lib.grading.catalog import manifest
 from course_lib.grading.core import HIDDEN_FAILURE
@@ -164,6 +165,34 @@ def test_check_stops_a_test_that_runs_too_long():
     assert result.points == 0
     assert result.outcomes[0].message.startswith("timed out after 0.5 s (an infinite loop or a deadlock?)")
     assert "Hint" not in result.outcomes[0].message and result.outcomes[1].message.startswith("not run: timed out")
+
+
+@pytest.mark.skipif(not device.is_simulator(), reason="the kernel spins forever on a GPU; the simulator stops it")
+def test_a_kernel_that_hangs_ends_its_question_as_a_gpus_timeout_would(monkeypatch):
+    """The simulator stops a launch in which no block progresses (HangError); on a GPU it never returns and the
+    grader's time limit stops the process: either way the question's later tests are not run."""
+    from numba import cuda
+
+    from course_lib.grading.core import HUNG_REASON
+    from course_lib.sim import HangError, _engine
+
+    monkeypatch.setattr(_engine, "HANG_SECONDS", 0.5)
+
+    @cuda.jit
+    def spins(flag):
+        while flag[0] == 0:  # no thread ever sets it
+            pass
+
+    def launch(answer, data):
+        answer[1, 1](np.zeros(1, np.int32))
+
+    calls = []
+    q = Question("ps0.q6", "hangs", 2, (_test("hangs", produce=launch), _test("after", produce=lambda a, d: calls.append(1))))
+    result = run_tests(q, spins)
+    assert result.points == 0 and calls == []
+    assert "HangError" in result.outcomes[0].message
+    assert " ".join(result.outcomes[1].message.split()) == f"not run: {HUNG_REASON}"
+    assert issubclass(HangError, RuntimeError)
 
 
 def test_package_exports_every_public_name_of_core():

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from course_lib.grading.results import report
+from course_lib.grading.results.details import outcomes_path, read_outcomes
 from course_lib.grading.running import grader, manifest, sandbox
 from course_lib.grading.core import HIDDEN_FAILURE, QuestionResult, questions_of
 from course_lib.grading.protocol import ProtocolError, Unsupported, decode, encode
@@ -58,7 +59,7 @@ def _forged_bytecode():
     return [p for p in (ROOT / "course_lib").rglob("*.pyc") if hostile.PERSIST_MARK.encode() in p.read_bytes()]
 
 
-def _assert_classic_rows(rows, feedback, points, reason):
+def _assert_classic_rows(rows, feedback, points, reason, tests_of):
     """The grader's ordinary failures (the submissions of make_submissions.py)."""
     for student in ("solution", "different"):
         assert points(student) == [6, 2, 2], [reason(student, q) for q in ("ps1.q1", "ps1.q2", "ps1.q3")]
@@ -84,6 +85,10 @@ def _assert_classic_rows(rows, feedback, points, reason):
         why = reason(student, question)
         assert rows[student, question]["points"] == "0"
         assert "HangError: no thread of any block" in why or f"timed out after {TIMEOUT} s" in why, why
+    # On a GPU the hung kernel never returns and the time limit stops it; either way q1's later tests are not run.
+    for student in ("infinite_kernel", "deadlock"):
+        messages = [r["message"] for r in tests_of(student, "ps1.q1")]
+        assert messages[1:] and all(m.startswith("not run: ") for m in messages[1:]), messages
     assert rows["infinite_python", "ps1.q3"]["points"] == "0"
     assert f"timed out after {TIMEOUT} s" in reason("infinite_python", "ps1.q3")
     # q2 measures the q1 kernel: its measurement times out too; a fresh process grades the rest
@@ -221,7 +226,12 @@ def test_every_submission_and_every_attack_in_one_run(tmp_path, mode, course_man
 
         _assert_hostile_rows(rows, feedback, points, reason, box.kind)
         if classic:
-            _assert_classic_rows(rows, feedback, points, reason)
+            outcomes = read_outcomes(outcomes_path(out))
+
+            def tests_of(student, question):
+                return [r for r in outcomes if r["student"] == student and r["question"] == question]
+
+            _assert_classic_rows(rows, feedback, points, reason, tests_of)
         assert len(list(feedback.iterdir())) == len(students)
         for path in feedback.iterdir():
             for block in path.read_text().split("- "):

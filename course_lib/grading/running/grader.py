@@ -47,8 +47,8 @@ import numpy as np
 
 from .bytecode import SHARED_ENV, LazyBytecode
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
-from ..core import (NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome, failed_outcome, questions_of,
-                   quiet_floats, score, test_rng)
+from ..core import (HUNG, HUNG_REASON, NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome,
+                    failed_outcome, questions_of, quiet_floats, score, test_rng)
 from ..results.details import (configuration_of, measurement_of, read_outcomes, outcome_rows, outcomes_path,
                                write_outcomes)
 from .manifest import CourseState, default_path, verify
@@ -63,6 +63,14 @@ __all__ = ["FIELDS", "GradeOptions", "WorkerFault", "answer_specs", "grade", "gr
 #: Why a notebook that changed the grading machinery gets nothing (followed by what it changed).
 TAMPERED = ("refused for tampering: the notebook changed the grading machinery or the course's files, "
             "which a notebook must not do")
+
+
+class _Hung(Exception):
+    """A test whose kernel hung (the simulator's HangError): its outcome, and the question stops there."""
+
+    def __init__(self, outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
 
 
 class _Tampered(Exception):
@@ -100,15 +108,17 @@ def _grade_question(worker: Worker, question: Question, answer: dict | None, cel
         result.error = f"the submission's process broke the grading protocol ({exc})"
         return result, False
     tests = question.visible() + question.hidden()
-    fault = None
+    fault = stopped = None
     for test in tests:
         index = next(i for i, t in enumerate(question.tests) if t is test)
         start = time.perf_counter()
-        if fault:
-            outcome = failed_outcome(test, f"not run: {fault}", reveals_nothing=True)
+        if fault or stopped:
+            outcome = failed_outcome(test, f"not run: {fault or stopped}", reveals_nothing=True)
         else:
             try:
                 outcome = _run_test(worker, question, index, test, info, seed, options)
+            except _Hung as exc:  # the worker is fine; the question's remaining tests are not run (core.HUNG_REASON)
+                outcome, stopped = exc.outcome, HUNG_REASON
             except WorkerFault as exc:
                 fault = exc.reason
                 outcome = failed_outcome(test, exc.reason, reveals_nothing=True, hint=False)
@@ -152,7 +162,12 @@ def _run_steps(worker: Worker, question: Question, index: int, test, info: dict,
         if event == "failed":
             return failed_outcome(test, message)
         if event == "raised":
-            return failed_outcome(test, message, exception=clean_text(str(reply.get("exception", "Exception")))[:100])
+            exception = clean_text(str(reply.get("exception", "Exception")))[:100]
+            outcome = failed_outcome(test, message, exception=exception)
+            if exception == HUNG:
+                outcome.config = drawn.get("config", "")
+                raise _Hung(outcome)
+            return outcome
         raise ProtocolError(f"unexpected reply {clean_text(str(event))[:50]!r}")
     except TestFailure as exc:
         outcome = failed_outcome(test, clean_text(str(exc)), reveals_nothing=getattr(exc, "public", False),
@@ -162,7 +177,7 @@ def _run_steps(worker: Worker, question: Question, index: int, test, info: dict,
     except ProtocolError as exc:
         return failed_outcome(test, f"the submission's process broke the grading protocol ({exc})",
                               reveals_nothing=True, hint=False)
-    except (WorkerFault, _Tampered):
+    except (WorkerFault, _Tampered, _Hung):
         raise
     except Exception as exc:  # a judge choking on outputs of an unexpected type or shape
         return failed_outcome(test, f"outputs of an unexpected type or shape ({type(exc).__name__})")
