@@ -19,7 +19,7 @@ import make_fixtures  # noqa: E402
 
 def _kernel(fixture):
     namespace = {"cuda": cuda, "np": np, "bfs": bfs}
-    exec(make_fixtures.answer_cell("ps3", fixture, "ps3_q1_answer"), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps3", fixture, "ps3_q1_answer"), namespace)
     return namespace["bottom_up_step"]
 
 
@@ -92,7 +92,7 @@ def _q2_function(name):
     from course_lib.sim import profile
 
     namespace = {"cuda": cuda, "np": np, "bfs": bfs, "profile": profile, "pack_bits": pack_bits}
-    exec(make_fixtures.answer_cell("ps3", "right", "ps3_q2_answer"), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps3", "right", "ps3_q2_answer"), namespace)
     return namespace[name]
 
 

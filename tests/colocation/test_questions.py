@@ -23,7 +23,7 @@ import make_fixtures  # noqa: E402
 def _namespace(fixture, *grade_ids):
     namespace = {"cuda": cuda, "int32": int32, "np": np, "math": math, "co": co, "profile": profile}
     for grade_id in grade_ids:
-        exec(make_fixtures.answer_cell("ps8", fixture, grade_id), namespace)
+        make_fixtures.run_cell(make_fixtures.answer_cell("ps8", fixture, grade_id), namespace)
     return namespace
 
 

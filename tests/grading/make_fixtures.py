@@ -14,10 +14,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # loaded by path, or run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from tests.grading.fixtures import FIXTURES, UNTOUCHED, Fixture, answer_cell, fixtures, notebook, write  # noqa: E402
+from tests.grading.fixtures import (FIXTURES, UNTOUCHED, Fixture, answer_cell, fixtures, notebook, run_cell,  # noqa: E402
+                                   write)
 from tests.grading.fixtures._common import edit  # noqa: E402
 
-__all__ = ["FIXTURES", "ROOT", "UNTOUCHED", "Fixture", "answer_cell", "edit", "fixtures", "notebook", "write"]
+__all__ = ["FIXTURES", "ROOT", "UNTOUCHED", "Fixture", "answer_cell", "edit", "fixtures", "notebook", "run_cell", "write"]
 
 if __name__ == "__main__":
     for written in write(sys.argv[1], sys.argv[2]):

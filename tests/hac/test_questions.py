@@ -24,7 +24,7 @@ import make_fixtures  # noqa: E402
 def _answers(source):
     """The functions an answer cell defines, run as the notebook runs them."""
     namespace = {"cuda": cuda, "np": np, "hac": hac}
-    exec("from numba import float32, int64\n" + source, namespace)
+    make_fixtures.run_cell("from numba import float32, int64\n" + source, namespace)
     return namespace
 
 

@@ -27,15 +27,15 @@ import make_fixtures  # noqa: E402
 def _kernel(fixture):
     """The q1 kernel of a PS6 fixture (tests/grading/make_fixtures.py), compiled as the notebook does."""
     namespace = {"cuda": cuda, "float64": float64, "int32": int32, "np": np}
-    exec(make_fixtures.answer_cell("ps6", fixture, "ps6_q1_answer"), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps6", fixture, "ps6_q1_answer"), namespace)
     return namespace["minibatch_gemm_kernel"]
 
 
 def _no_permutation():
     """Wrong: the solution with the permutation forgotten (reads samples in order from start)."""
     namespace = {"cuda": cuda, "float64": float64, "int32": int32, "np": np}
-    exec(make_fixtures.edit("ps6", "ps6_q1_answer", ("Xt[source_rows[row], k]", "Xt[start + sample, k]")),
-         namespace)
+    forgotten = make_fixtures.edit("ps6", "ps6_q1_answer", ("Xt[source_rows[row], k]", "Xt[start + sample, k]"))
+    make_fixtures.run_cell(forgotten, namespace)
     return namespace["minibatch_gemm_kernel"]
 
 
@@ -105,8 +105,8 @@ def _q2():
     from course_lib.sim import profile
 
     namespace = {"np": np, "ica": ica, "profile": profile, "cuda": cuda, "float64": float64, "int32": int32}
-    exec(make_fixtures.answer_cell("ps6", "right", "ps6_q1_answer"), namespace)
-    exec(make_fixtures.answer_cell("ps6", "right", "ps6_q2_answer"), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps6", "right", "ps6_q1_answer"), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps6", "right", "ps6_q2_answer"), namespace)
     return namespace
 
 

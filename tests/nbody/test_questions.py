@@ -25,8 +25,8 @@ def _factory(fixture, grade_id="ps1_q1_answer", name="make_two_body_kernel"):
 
     namespace = {"cuda": cuda, "float32": float32, "nbody": nbody, "np": np, "math": math, "profile": profile}
     if grade_id != "ps1_q1_answer":
-        exec(make_fixtures.answer_cell("ps1", fixture, "ps1_q1_answer"), namespace)
-    exec(make_fixtures.answer_cell("ps1", fixture, grade_id), namespace)
+        make_fixtures.run_cell(make_fixtures.answer_cell("ps1", fixture, "ps1_q1_answer"), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps1", fixture, grade_id), namespace)
     return namespace[name]
 
 

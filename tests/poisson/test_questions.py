@@ -26,7 +26,7 @@ import make_fixtures  # noqa: E402
 def _answers(fixture):
     namespace = {"cuda": cuda, "float32": float32, "np": np, "poisson": poisson, "profile": profile}
     for grade_id in ("ps4_q1_answer", "ps4_q2_answer", "ps4_q3_answer"):
-        exec(make_fixtures.answer_cell("ps4", fixture, grade_id), namespace)
+        make_fixtures.run_cell(make_fixtures.answer_cell("ps4", fixture, grade_id), namespace)
     return namespace
 
 

@@ -22,7 +22,7 @@ def _answer(fixture, grade_id, name):
 
     namespace = {"cuda": cuda, "float32": float32, "int32": int32, "np": np, "primitives": primitives,
                  "profile": profile}
-    exec(make_fixtures.answer_cell("ps9", fixture, grade_id), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps9", fixture, grade_id), namespace)
     return namespace[name]
 
 

@@ -21,7 +21,7 @@ def _answer(fixture, grade_id="ps2_q1_answer", name="make_subwarp_kernel"):
     from course_lib.sim import profile
 
     namespace = {"cuda": cuda, "float32": float32, "int32": int32, "np": np, "spmv": spmv, "profile": profile}
-    exec(make_fixtures.answer_cell("ps2", fixture, grade_id), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps2", fixture, grade_id), namespace)
     return namespace[name]
 
 
