@@ -39,6 +39,7 @@ import functools
 import numpy as np
 
 from . import _convert, _engine, _intrinsics, _launch, _typed_ops, _typing, _uninit
+from ._marks import _FAIR
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
 
@@ -180,8 +181,10 @@ def _device_call(stock_call):
             args = convert(argtypes, args)
         if self._device or on_carrier():  # a call from kernel code (or a device function from host code)
             fn = self.fn
-            if swapped.get(id(fn.__globals__)):
-                return fair(fn)(*args)  # its globals already hold the launch's simulated cuda module
+            if swapped.get(id(fn.__globals__)):  # its globals already hold the launch's simulated cuda module
+                # fair(fn)'s copy, kept on fn, read here: this runs for every device-function call of a kernel.
+                ticking = getattr(fn, _FAIR, None)
+                return (ticking or fair(fn))(*args)
             if on_carrier():  # kernel code: swapped until the launch ends (_engine.hold_device_globals)
                 hold(fn, kernel._kernel_context)
                 return fair(fn)(*args)  # loops of device functions tick too

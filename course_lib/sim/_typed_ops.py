@@ -161,6 +161,19 @@ def _make_int(pyop, result, name, python_ints=False, operand=None):
 
         return impl
 
+    if not dividing and name not in ("neg", "pos", "invert"):
+        # The common case (a + b, i * n of array indices), without the list and the division checks.
+        def impl(a, b):
+            r = pyop(int(a), int(b))
+            if type(r) is not int:  # e.g. int ** negative int
+                return np.float64(r)
+            r &= mask
+            if signed and r >= half:
+                r -= 1 << bits
+            return ctor(r)
+
+        return impl
+
     def impl(*operands):
         values = [int(v) for v in operands]
         if dividing and signed and values[1] == -1 and values[0] == -half:
@@ -213,7 +226,7 @@ def _make(name, given, pytypes):
             c0 = casts[0]
             return pyop if pytypes[0] is c0 is out else (lambda a: out(pyop(c0(a))))
         c0, c1 = casts
-        if pytypes[0] is c0 and pytypes[1] is c1 and c0 is c1 is out and name in ("add", "sub", "mul"):
+        if pytypes[0] is c0 and pytypes[1] is c1 and c0 is c1 is out and name in ("add", "sub", "mul", "truediv"):
             return pyop  # NumPy computes float32 op float32 in float32, float64 op float64 in float64, as numba
         return lambda a, b: out(pyop(c0(a), c1(b)))
     if name.startswith("math."):
@@ -226,7 +239,7 @@ def _make(name, given, pytypes):
             if fname in ("gamma", "lgamma"):
                 pass  # no NumPy ufunc; math's, with the poles of CUDA's tgamma/lgamma (_at_pole)
             elif ufunc is not None and all(isinstance(t, types.Float) for t in args):
-                return lambda *operands: out(ufunc(*(c(v) for c, v in zip(casts, operands))))
+                return _ufunc_impl(ufunc, casts, pytypes, out)
             fn = getattr(math, fname)
 
             def impl(*operands):
@@ -249,8 +262,38 @@ def _make(name, given, pytypes):
                 return lambda a: _convert.convert(float(ufunc(np.float64(a))), dtype)
             return lambda *operands: ctor(fn(*(c(v) for c, v in zip(casts, operands))))
         if isinstance(result, types.Boolean) and ufunc is not None:
+            if len(casts) == 1:
+                c0 = casts[0]
+                return lambda a: bool(ufunc(c0(a)))
             return lambda *operands: bool(ufunc(*(c(v) for c, v in zip(casts, operands))))
     return None
+
+
+def _ufunc_impl(ufunc, casts, pytypes, out):
+    """``out(ufunc(*casts(operands)))``: a ``math`` function of floats computed by NumPy in their precision.
+
+    A ``math.sqrt`` of a float32 runs in every inner loop of some kernels: the usual one- and two-operand
+    cases skip the casts (and the final conversion) that would only copy a scalar of the right type.
+    """
+    if len(casts) == 1:
+        c0 = casts[0]
+        if pytypes[0] is c0:
+            def impl(a):
+                r = ufunc(a)
+                return r if type(r) is out else out(r)
+
+            return impl
+        return lambda a: out(ufunc(c0(a)))
+    if len(casts) == 2:
+        c0, c1 = casts
+        if pytypes[0] is c0 and pytypes[1] is c1:
+            def impl(a, b):
+                r = ufunc(a, b)
+                return r if type(r) is out else out(r)
+
+            return impl
+        return lambda a, b: out(ufunc(c0(a), c1(b)))
+    return lambda *operands: out(ufunc(*(c(v) for c, v in zip(casts, operands))))
 
 
 def _at_pole(fname, values):
@@ -277,12 +320,12 @@ def _impl(name, operands):
         pass
     given = tuple(_scalar_type(type(v)) for v in operands)
     impl = None if any(t is None for t in given) else _make(name, given, tuple(map(type, operands)))
-    if _flushing and impl is not None and any(t is np.float32 for t in key[1:]):
-        fast = _FTZ_OPS if _flushing == _STRICT else _FTZ_RESULTS
-        impl = fast.get(name) if key[1:] == (np.float32, np.float32) else None
+    if _flushing == _STRICT and impl is not None and any(t is np.float32 for t in key[1:]):
+        impl = _FTZ_OPS.get(name) if key[1:] == (np.float32, np.float32) else None
         if impl is None:
-            made = _make(name, given, tuple(map(type, operands)))
-            impl = _flushed(made) if _flushing == _STRICT else _result_flushed(made)
+            impl = _flushed(_make(name, given, tuple(map(type, operands))))
+    elif _flushing and impl is not None and key[1:] == (np.float32, np.float32) and name in _FTZ_OPS:
+        impl = _PYOPS[name]  # NumPy's float32 operation; binop flushes a subnormal result
     _impls[key] = impl
     return impl
 
@@ -322,17 +365,6 @@ def _flushed(impl):
     return flushed
 
 
-def _result_flushed(impl):
-    """``impl`` with its float32 result flushed (its operands cannot be subnormal: see :func:`_ftz_result`)."""
-    tiny, flush = _TINY32, _flush
-
-    def flushed(*operands):
-        r = impl(*operands)
-        return flush(r) if type(r) is np.float32 and -tiny < r < tiny else r
-
-    return flushed
-
-
 def _ftz_op(pyop):
     """float32 ``pyop`` as its ``.ftz`` instruction: computed on Python floats (a float32 sum, difference,
     product or quotient rounded to float64 and then to float32 is correctly rounded: 53 >= 2 * 24 + 2),
@@ -358,24 +390,7 @@ def _ftz_op(pyop):
 
 _FTZ_OPS = {name: _ftz_op(_PYOPS[name]) for name in ("add", "sub", "mul", "truediv")}
 _TINY = np.float32(_TINY32)
-
-
-def _ftz_result(pyop):
-    """float32 ``pyop`` as its ``.ftz`` instruction when no operand can be subnormal (every float32 a
-    fastmath kernel computes is flushed, and its arguments hold none: :class:`flushing_subnormals`):
-    only the result is flushed."""
-    tiny, zero, f32 = _TINY, math.copysign, np.float32
-
-    def op(a, b):
-        r = pyop(a, b)
-        if abs(r) < tiny and r != 0:
-            return f32(zero(0.0, float(r)))
-        return r
-
-    return op
-
-
-_FTZ_RESULTS = {name: _ftz_result(_PYOPS[name]) for name in ("add", "sub", "mul", "truediv")}
+_copysign = math.copysign
 _STRICT = 2  # _flushing when the launch's arguments hold float32 subnormals: operands are flushed too
 
 
@@ -404,23 +419,37 @@ class flushing_subnormals:
 
 
 def binop(name, a, b):
-    """``a <op> b`` computed as numba computes it for the operands' types (``name``: e.g. ``"mul"``)."""
+    """``a <op> b`` computed as numba computes it for the operands' types (``name``: e.g. ``"mul"``).
+
+    Under ``fastmath=True`` a float32 result below the normal range is flushed here, not by a wrapper
+    around the operation: no operand can be subnormal then (every float32 a fastmath kernel computes is
+    flushed, and its arguments hold none: :class:`flushing_subnormals`), and this runs for every operator
+    of a kernel's inner loop. (Where the arguments hold subnormals, ``_impls`` flushes the operands too.)
+    """
     impl = _impls.get((name, type(a), type(b)), _impls)
     if impl is _impls:
         impl = _impl(name, (a, b))
     if impl is None:
         return _PYOPS[name](a, b)
+    if _flushing:
+        r = impl(a, b)
+        if type(r) is _F32 and abs(r) < _TINY and r != 0:  # add.ftz.f32 ...: a zero of the result's sign
+            return _F32(_copysign(0.0, float(r)))
+        return r
     return impl(a, b)
 
 
 def unop(name, a):
-    """``-a``, ``+a`` or ``~a`` computed as numba computes it for the operand's type."""
+    """``-a``, ``+a`` or ``~a`` computed as numba computes it for the operand's type (flushed as in :func:`binop`)."""
     impl = _impls.get((name, type(a)), _impls)
     if impl is _impls:
         impl = _impl(name, (a,))
     if impl is None:
         return _PYOPS[name](a)
-    return impl(a)
+    r = impl(a)
+    if _flushing and type(r) is _F32 and abs(r) < _TINY and r != 0:
+        return _F32(_copysign(0.0, float(r)))
+    return r
 
 
 def _fma32(x, y, z):
@@ -531,31 +560,41 @@ _INT64 = np.dtype(np.int64)
 CONVERTERS = frozenset({"int", "float", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
                         "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc", "uintc", "float_", "double",
                         "single", "int_", "uint"})
-_converters: dict = {}
 
 
 def _converter(fn):
     """The NumPy dtype a call of ``fn`` converts to (``int`` -> int64, ``numba.float32`` -> float32), or None."""
-    try:
-        return _converters[fn]
-    except (KeyError, TypeError):
-        pass
-    dtype = None
     if fn is int:
-        dtype = np.dtype(np.int64)
-    elif fn is float:
-        dtype = np.dtype(np.float64)
-    elif isinstance(fn, type) and issubclass(fn, (np.integer, np.floating)):
-        dtype = np.dtype(fn)
+        return np.dtype(np.int64)
+    if fn is float:
+        return np.dtype(np.float64)
+    if isinstance(fn, type) and issubclass(fn, (np.integer, np.floating)):
+        return np.dtype(fn)
+    types = _numba_types()
+    if isinstance(fn, types.Integer) or (isinstance(fn, types.Float) and fn.bitwidth >= 32):
+        return np.dtype(str(fn))
+    return None
+
+
+_CONVERSION, _ROUND, _MATH, _OTHER = range(4)
+#: id(fn) -> (fn, kind, detail, converts to a float) of every function call() was given. Keyed by id: numba's
+#: types (``float32(x)``) hash in Python, and call() runs for every conversion and ``math`` call of a kernel.
+_call_kinds: dict = {}
+
+
+def _call_kind(fn):
+    """What :func:`call` does with ``fn``: (fn, kind, dtype or the ``math`` operator name, float dtype)."""
+    dtype = _converter(fn)
+    if dtype is not None:
+        entry = (fn, _CONVERSION, dtype, dtype.kind == "f")
+    elif fn is round:
+        entry = (fn, _ROUND, None, False)
+    elif getattr(fn, "__module__", None) == "math":
+        entry = (fn, _MATH, "math." + fn.__name__, False)
     else:
-        types = _numba_types()
-        if isinstance(fn, types.Integer) or (isinstance(fn, types.Float) and fn.bitwidth >= 32):
-            dtype = np.dtype(str(fn))
-    try:
-        _converters[fn] = dtype
-    except TypeError:
-        pass
-    return dtype
+        entry = (fn, _OTHER, None, False)
+    _call_kinds[id(fn)] = entry  # holds fn: its id is not reused while the entry stands
+    return entry
 
 
 def _round_ndigits(x, ndigits):
@@ -583,30 +622,46 @@ def _round_ndigits(x, ndigits):
 def call(fn, *args):
     """``fn(*args)``; a function of the ``math`` module, and ``round(x, ndigits)`` of a float, are
     computed in the types numba gives them."""
-    if len(args) == 1:
-        dtype = _converter(fn)
-        if dtype is not None and isinstance(args[0], (int, float, np.integer, np.floating)):
-            converted = _convert.convert(args[0], dtype)
-            if _flushing and type(converted) is np.float32:
-                converted = _flush(converted)  # fastmath: cvt.rn.ftz.f32.f64
-            return int(converted) if fn is int else (float(converted) if fn is float else converted)
-    if fn is round:
+    entry = _call_kinds.get(id(fn))
+    if entry is None or entry[0] is not fn:
+        entry = _call_kind(fn)
+    kind = entry[1]
+    if kind == _MATH and args:
+        name = entry[2]
+        impl = _impls.get((name, type(args[0])) if len(args) == 1 else (name, *map(type, args)), _impls)
+        if impl is _impls:
+            impl = _impl(name, args)
+        if impl is None:
+            return fn(*args)
+        r = impl(*args)
+        if _flushing and type(r) is _F32 and abs(r) < _TINY and r != 0:  # fastmath (see binop)
+            return _F32(_copysign(0.0, float(r)))
+        return r
+    if kind == _CONVERSION and len(args) == 1:
+        value = args[0]
+        vt = type(value)
+        if vt is int and fn is int and _INT64_MIN <= value <= _INT64_MAX:
+            return value  # int(i) of an index: itself, as _convert.convert gives it
+        if entry[3] and (vt is _F32 or vt is float or vt is _F64_TYPE):
+            converted = entry[2].type(value)  # _convert.convert of a float to a float type, inlined
+        elif isinstance(value, (int, float, np.integer, np.floating)):
+            converted = _convert.convert(value, entry[2])
+        else:
+            return fn(*args)
+        if _flushing and type(converted) is _F32 and abs(converted) < _TINY and converted != 0:
+            converted = _F32(_copysign(0.0, float(converted)))  # fastmath: cvt.rn.ftz.f32.f64
+        return int(converted) if fn is int else (float(converted) if fn is float else converted)
+    if kind == _ROUND:
         if len(args) == 1 and isinstance(args[0], (float, np.floating)):
             # cvt.rni.s64.f64 (compile_ptx): half to even, saturating, NaN giving 0.
             return int(_convert.convert(float(np.rint(np.float64(args[0]))), _INT64))
         if len(args) == 2 and isinstance(args[0], (float, np.floating)) \
                 and isinstance(args[1], (int, np.integer)) and not isinstance(args[1], bool):
             return _round_ndigits(args[0], int(args[1]))
-        return fn(*args)
-    if getattr(fn, "__module__", None) != "math" or not args:
-        return fn(*args)
-    name = "math." + fn.__name__
-    impl = _impls.get((name, *map(type, args)), _impls)
-    if impl is _impls:
-        impl = _impl(name, args)
-    if impl is None:
-        return fn(*args)
-    return impl(*args)
+    return fn(*args)
+
+
+_INT64_MIN, _INT64_MAX, _F64_TYPE = -(1 << 63), (1 << 63) - 1, np.float64
 
 
 class _Quiet:
@@ -617,9 +672,10 @@ class _Quiet:
     _depth = threading.local()  # nested calls (a kernel calling device functions) set it once
 
     def __enter__(self):
-        depth = getattr(self._depth, "n", 0)
-        self._depth.n = depth + 1
-        if depth:
+        depth = self._depth
+        n = getattr(depth, "n", 0)
+        depth.n = n + 1
+        if n:  # every device-function call of a kernel comes here: nothing else to do
             self.saved = None
             return
         saved = np.geterr()
@@ -635,6 +691,7 @@ class _Quiet:
 
 
 def quiet():
+    """A context in which floating-point errors give inf/NaN silently (see :class:`_Quiet`)."""
     return _Quiet()
 
 
@@ -648,7 +705,8 @@ _CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: 
 
 def typed_copy_names() -> dict:
     """Names the rewritten code refers to, and their values."""
-    return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: quiet, _FMA: muladd, _CMP: _convert.compare,
+    # _Quiet itself rather than quiet(): one call fewer for every device-function call.
+    return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: _Quiet, _FMA: muladd, _CMP: _convert.compare,
             _STORE: _convert.store}
 
 
