@@ -119,6 +119,16 @@ def _make_int(pyop, result, name, python_ints=False, operand=None):
     if python_ints and not dividing:
         low, high = -half, half
 
+        if name != "pos":
+            def impl(a, b):  # i * n + j of indices: two operands, without a tuple of them
+                r = pyop(a, b)
+                if low <= r < high:
+                    return r
+                r &= mask
+                return r - (1 << bits) if r >= half else r
+
+            return impl
+
         def impl(*operands):
             r = pyop(*operands)
             if low <= r < high:
@@ -335,6 +345,12 @@ _TINY32 = 2.0**-126
 _plain_impls = _impls
 _ftz_impls: dict = {}
 _ftz_strict_impls: dict = {}
+#: binop's copy of ``_impls``, by name, then by operand types: three lookups of hashes Python keeps cost less
+#: than hashing a new ``(name, type, type)`` tuple, for every operator a kernel runs. One per ``_impls``.
+_binops: dict = {}
+_plain_binops = _binops
+_ftz_binops: dict = {}
+_ftz_strict_binops: dict = {}
 _flushing = False
 
 
@@ -406,15 +422,17 @@ class flushing_subnormals:
         self.on = _STRICT if on and any(_has_subnormals(a) for a in args) else bool(on)
 
     def __enter__(self):
-        global _impls, _flushing
-        self.saved = (_impls, _flushing)
-        if self.on:
-            _impls, _flushing = (_ftz_strict_impls if self.on == _STRICT else _ftz_impls), self.on
+        global _impls, _binops, _flushing
+        self.saved = (_impls, _binops, _flushing)
+        if self.on == _STRICT:
+            _impls, _binops, _flushing = _ftz_strict_impls, _ftz_strict_binops, self.on
+        elif self.on:
+            _impls, _binops, _flushing = _ftz_impls, _ftz_binops, self.on
         return self
 
     def __exit__(self, *exc):
-        global _impls, _flushing
-        _impls, _flushing = self.saved
+        global _impls, _binops, _flushing
+        _impls, _binops, _flushing = self.saved
         return False
 
 
@@ -426,9 +444,11 @@ def binop(name, a, b):
     flushed, and its arguments hold none: :class:`flushing_subnormals`), and this runs for every operator
     of a kernel's inner loop. (Where the arguments hold subnormals, ``_impls`` flushes the operands too.)
     """
-    impl = _impls.get((name, type(a), type(b)), _impls)
-    if impl is _impls:
+    try:
+        impl = _binops[name][type(a)][type(b)]
+    except KeyError:
         impl = _impl(name, (a, b))
+        _binops.setdefault(name, {}).setdefault(type(a), {})[type(b)] = impl
     if impl is None:
         return _PYOPS[name](a, b)
     if _flushing:
@@ -470,10 +490,43 @@ _frexp, _nextafter, _TWO53 = math.frexp, math.nextafter, float(2**53)
 
 
 def _fma64(x, y, z):
-    """``fma.rn.f64``: x * y + z rounded once (exact integer arithmetic; int / int rounds correctly)."""
+    """``fma.rn.f64``: x * y + z rounded once.
+
+    Usually in floats: Dekker's exact product (``x * y == p + e``, Veltkamp's split) and Knuth's TwoSum
+    (``p + z == s + t``) give the exact result as ``s + (t + e)``; where ``t + e`` is itself exact (one
+    more TwoSum leaves no error), the float addition of ``s`` and ``t + e`` rounds it once. Both are exact
+    for operands whose partial products neither overflow nor underflow (the bounds checked); the other
+    cases take exact integer arithmetic (:func:`_fma64_exact`).
+    """
     p = x * y
     if p - p != 0.0 or z - z != 0.0:
         return np.float64(p + z)
+    if _DEKKER_LOW < abs(x) < _DEKKER_HIGH and _DEKKER_LOW < abs(y) < _DEKKER_HIGH and abs(z) < _DEKKER_HIGH:
+        c = _SPLITTER * x
+        xh = c - (c - x)
+        xl = x - xh
+        c = _SPLITTER * y
+        yh = c - (c - y)
+        yl = y - yh
+        e = xl * yl - (((p - xh * yh) - xl * yh) - xh * yl)  # x * y - p, exactly
+        s = p + z
+        v = s - p
+        t = (p - (s - v)) + (z - v)  # p + z - s, exactly
+        u = t + e
+        v = u - t
+        if (t - (u - v)) + (e - v) == 0.0:  # u == t + e exactly: x * y + z == s + u
+            r = s + u
+            return np.float64(r if r != 0.0 else p + z)  # an exact zero as _fma64_exact gives it
+    return _fma64_exact(x, y, z, p)
+
+
+#: Veltkamp's splitter for doubles (2**27 + 1), and the magnitudes within which Dekker's product is exact:
+#: no partial product overflows (|x|, |y| < 2**450) or falls below the normal range (|x|, |y| > 2**-450).
+_SPLITTER, _DEKKER_LOW, _DEKKER_HIGH = 134217729.0, 2.0**-450, 2.0**450
+
+
+def _fma64_exact(x, y, z, p):
+    """:func:`_fma64` in exact integer arithmetic (int / int rounds correctly); ``p`` is ``x * y``."""
     n1, d1 = x.as_integer_ratio()
     n2, d2 = y.as_integer_ratio()
     n3, d3 = z.as_integer_ratio()
@@ -577,22 +630,23 @@ def _converter(fn):
 
 
 _CONVERSION, _ROUND, _MATH, _OTHER = range(4)
-#: id(fn) -> (fn, kind, detail, converts to a float) of every function call() was given. Keyed by id: numba's
+#: id(fn) -> (fn, kind, detail, float scalar type) of every function call() was given. Keyed by id: numba's
 #: types (``float32(x)``) hash in Python, and call() runs for every conversion and ``math`` call of a kernel.
 _call_kinds: dict = {}
 
 
 def _call_kind(fn):
-    """What :func:`call` does with ``fn``: (fn, kind, dtype or the ``math`` operator name, float dtype)."""
+    """What :func:`call` does with ``fn``: (fn, kind, dtype or the ``math`` operator name, the scalar type of a
+    float dtype or None)."""
     dtype = _converter(fn)
     if dtype is not None:
-        entry = (fn, _CONVERSION, dtype, dtype.kind == "f")
+        entry = (fn, _CONVERSION, dtype, dtype.type if dtype.kind == "f" else None)
     elif fn is round:
-        entry = (fn, _ROUND, None, False)
+        entry = (fn, _ROUND, None, None)
     elif getattr(fn, "__module__", None) == "math":
-        entry = (fn, _MATH, "math." + fn.__name__, False)
+        entry = (fn, _MATH, "math." + fn.__name__, None)
     else:
-        entry = (fn, _OTHER, None, False)
+        entry = (fn, _OTHER, None, None)
     _call_kinds[id(fn)] = entry  # holds fn: its id is not reused while the entry stands
     return entry
 
@@ -642,8 +696,9 @@ def call(fn, *args):
         vt = type(value)
         if vt is int and fn is int and _INT64_MIN <= value <= _INT64_MAX:
             return value  # int(i) of an index: itself, as _convert.convert gives it
-        if entry[3] and (vt is _F32 or vt is float or vt is _F64_TYPE):
-            converted = entry[2].type(value)  # _convert.convert of a float to a float type, inlined
+        to_float = entry[3]
+        if to_float is not None and (vt is _F32 or vt is float or vt is _F64_TYPE):
+            converted = to_float(value)  # _convert.convert of a float to a float type, inlined
         elif isinstance(value, (int, float, np.integer, np.floating)):
             converted = _convert.convert(value, entry[2])
         else:
@@ -664,29 +719,36 @@ def call(fn, *args):
 _INT64_MIN, _INT64_MAX, _F64_TYPE = -(1 << 63), (1 << 63) - 1, np.float64
 
 
+class _Depth(threading.local):
+    """The depth of nested :class:`_Quiet` contexts of the running OS thread."""
+
+    n = 0
+
+
 class _Quiet:
     """Floating-point overflow, underflow, invalid operations and division by zero give
     inf/NaN silently, as on a GPU (a launch that raises on division by zero keeps raising)."""
 
     __slots__ = ("saved",)
-    _depth = threading.local()  # nested calls (a kernel calling device functions) set it once
+    _depth = _Depth()  # nested calls (a kernel calling device functions) set it once
 
     def __enter__(self):
         depth = self._depth
-        n = getattr(depth, "n", 0)
+        n = depth.n
         depth.n = n + 1
-        if n:  # every device-function call of a kernel comes here: nothing else to do
+        if n:
             self.saved = None
             return
-        saved = np.geterr()
-        self.saved = saved
-        np.seterr(over="ignore", under="ignore", invalid="ignore",
-                  divide="raise" if saved["divide"] == "raise" else "ignore")
+        # np.errstate rather than np.seterr and back: half the cost, paid by every simulated thread.
+        divide = "raise" if np.geterr()["divide"] == "raise" else "ignore"
+        state = np.errstate(over="ignore", under="ignore", invalid="ignore", divide=divide)
+        state.__enter__()
+        self.saved = state
 
     def __exit__(self, *exc):
         self._depth.n -= 1
         if self.saved is not None:
-            np.seterr(**self.saved)
+            self.saved.__exit__(None, None, None)
         return False
 
 
@@ -840,14 +902,32 @@ def rewrite(fdef):
 
 
 def wrap_quiet(fdef):
-    """The body of ``fdef`` (after its docstring) inside ``with quiet():``, in place."""
+    """The body of ``fdef`` (after its docstring) inside ``with quiet():``, in place.
+
+    A device function called by a kernel runs inside its kernel's ``quiet()`` already, where a nested one
+    changes nothing: the body is also kept unwrapped, run when the thread is quiet already (the ``with``
+    would cost more than a short device function's body, called in a kernel's inner loop)::
+
+        if __course_quiet__._depth.n:
+            <body>
+        else:
+            with __course_quiet__():
+                <body>
+    """
     if not enabled():
         return fdef
     body = fdef.body
     first = 1 if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None),
                                                                          ast.Constant) else 0
     if len(body) > first:
+        import copy
+
         with_ = ast.With([ast.withitem(ast.Call(ast.Name(_QUIET, ast.Load()), [], []), None)], body[first:])
         ast.copy_location(with_, body[first])
-        fdef.body = body[:first] + [with_]
+        # (the depth read through _Quiet: copies are pickled with their kernel, and _Quiet by reference)
+        depth = ast.Attribute(ast.Name(_QUIET, ast.Load()), "_depth", ast.Load())
+        quiet_already = ast.Attribute(depth, "n", ast.Load())
+        if_ = ast.If(quiet_already, copy.deepcopy(body[first:]), [with_])
+        ast.copy_location(if_, body[first])
+        fdef.body = body[:first] + [if_]
     return fdef
