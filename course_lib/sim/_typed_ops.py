@@ -171,10 +171,20 @@ def _make_int(pyop, result, name, python_ints=False, operand=None):
 
         return impl
 
-    if not dividing and name not in ("neg", "pos", "invert"):
-        # The common case (a + b, i * n of array indices), without the list and the division checks.
+    if name not in ("neg", "pos", "invert"):
+        # Two operands (i * n + j, i // 32 of indices): without a list and a tuple of them.
         def impl(a, b):
-            r = pyop(int(a), int(b))
+            a, b = int(a), int(b)
+            if dividing:
+                if signed and b == -1 and a == -half:
+                    return ctor(0)  # numba's int_divmod_signed: MIN // -1 and MIN % -1 give 0, not a trap
+                if b == 0:
+                    # numba-cuda's "numpy" error model gives 0 (numba/cuda/cpython/numbers.py, _int_divmod_impl);
+                    # a debug=True launch (the "python" error model) raises, as its launches here do.
+                    if np.geterr()["divide"] == "raise":
+                        raise ZeroDivisionError("integer division or modulo by zero")
+                    return ctor(0)
+            r = pyop(a, b)
             if type(r) is not int:  # e.g. int ** negative int
                 return np.float64(r)
             r &= mask
@@ -184,19 +194,8 @@ def _make_int(pyop, result, name, python_ints=False, operand=None):
 
         return impl
 
-    def impl(*operands):
-        values = [int(v) for v in operands]
-        if dividing and signed and values[1] == -1 and values[0] == -half:
-            return ctor(0)  # numba's int_divmod_signed: MIN // -1 and MIN % -1 give 0, not a trap
-        if dividing and values[1] == 0:
-            # numba-cuda's "numpy" error model gives 0 (numba/cuda/cpython/numbers.py, _int_divmod_impl);
-            # a debug=True launch (the "python" error model) raises, as its launches here do.
-            if np.geterr()["divide"] == "raise":
-                raise ZeroDivisionError("integer division or modulo by zero")
-            return ctor(0)
-        r = pyop(*values)
-        if type(r) is not int:  # e.g. int ** negative int
-            return np.float64(r)
+    def impl(a):  # -a, +a, ~a in the result's width
+        r = pyop(int(a))
         r &= mask
         if signed and r >= half:
             r -= 1 << bits
