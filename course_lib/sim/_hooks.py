@@ -137,11 +137,33 @@ def _warp_methods():
     return methods
 
 
+def _kernel_array_getitem():
+    """``FakeWithinKernelCUDAArray.__getitem__`` (an array argument indexed in kernel code) reading an element
+    in one call: the stock one makes three Python calls per element (itself, ``FakeCUDAArray.__getitem__``
+    and ``__wrap_if_fake``), in the inner loop of most kernels. Slices and records go the stock way."""
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray, FakeWithinKernelCUDAArray
+
+    ndarray, void = np.ndarray, np.void
+
+    def __getitem__(self, idx):
+        item = self._item
+        if type(item) is FakeCUDAArray:
+            value = item._ary[idx]
+            if type(value) is not ndarray and type(value) is not void:
+                return value  # what FakeCUDAArray.__getitem__ returns for an element, not wrapped
+        value = item.__getitem__(idx)
+        return FakeWithinKernelCUDAArray(value) if isinstance(value, FakeCUDAArray) else value
+
+    return __getitem__
+
+
 def _class_methods():
     """(class, name, replacement) of the other simulator classes the hooks change."""
     from numba.cuda.simulator import api, kernel, kernelapi
+    from numba.cuda.simulator.cudadrv import devicearray
 
     return [
+        (devicearray.FakeWithinKernelCUDAArray, "__getitem__", _kernel_array_getitem()),
         (kernelapi.GridGroup, "sync", grid_sync),
         (kernel.FakeOverload, "max_cooperative_grid_blocks", max_cooperative_grid_blocks),
         (api.Event, "__init__", _intrinsics.event_init),
@@ -357,6 +379,11 @@ def verify():
             problems.append(f"numba.cuda.simulator.kernel.{name} is gone")
     if not isinstance(getattr(kernelapi, "_swap_refcount", None), dict):
         problems.append("numba.cuda.simulator.kernelapi._swap_refcount is gone")
+    from numba.cuda.simulator.cudadrv import devicearray
+
+    within = getattr(devicearray, "FakeWithinKernelCUDAArray", None)
+    if not callable(getattr(within, "__getitem__", None)) or not hasattr(devicearray, "FakeCUDAArray"):
+        problems.append("devicearray.FakeWithinKernelCUDAArray.__getitem__ is gone")
     if not hasattr(kernelapi, "FakeCUDAShared") or not hasattr(kernelapi, "FakeCUDAAtomic"):
         problems.append("FakeCUDAShared / FakeCUDAAtomic are gone")
     if not callable(getattr(getattr(kernelapi, "GridGroup", None), "sync", None)):
