@@ -729,10 +729,12 @@ class _Quiet:
     inf/NaN silently, as on a GPU (a launch that raises on division by zero keeps raising)."""
 
     __slots__ = ("saved",)
-    _depth = _Depth()  # nested calls (a kernel calling device functions) set it once
+    # Nested calls (a kernel calling device functions) set it once. Not named with a leading underscore: the
+    # rewritten copies of device functions read it, and graded launches refuse kernels reading such attributes.
+    nesting = _Depth()
 
     def __enter__(self):
-        depth = self._depth
+        depth = self.nesting
         n = depth.n
         depth.n = n + 1
         if n:
@@ -745,7 +747,7 @@ class _Quiet:
         self.saved = state
 
     def __exit__(self, *exc):
-        self._depth.n -= 1
+        self.nesting.n -= 1
         if self.saved is not None:
             self.saved.__exit__(None, None, None)
         return False
@@ -907,7 +909,7 @@ def wrap_quiet(fdef):
     changes nothing: the body is also kept unwrapped, run when the thread is quiet already (the ``with``
     would cost more than a short device function's body, called in a kernel's inner loop)::
 
-        if __course_quiet__._depth.n:
+        if __course_quiet__.nesting.n:
             <body>
         else:
             with __course_quiet__():
@@ -924,7 +926,7 @@ def wrap_quiet(fdef):
         with_ = ast.With([ast.withitem(ast.Call(ast.Name(_QUIET, ast.Load()), [], []), None)], body[first:])
         ast.copy_location(with_, body[first])
         # (the depth read through _Quiet: copies are pickled with their kernel, and _Quiet by reference)
-        depth = ast.Attribute(ast.Name(_QUIET, ast.Load()), "_depth", ast.Load())
+        depth = ast.Attribute(ast.Name(_QUIET, ast.Load()), "nesting", ast.Load())
         quiet_already = ast.Attribute(depth, "n", ast.Load())
         if_ = ast.If(quiet_already, copy.deepcopy(body[first:]), [with_])
         ast.copy_location(if_, body[first])

@@ -437,6 +437,24 @@ def test_graded_launches_refuse_what_the_typing_cannot_judge(monkeypatch):
     assert _typing.required()
     add_one[1, 32](np.zeros(4, np.int32))  # an ordinary kernel runs as before
 
+    from course_lib.nbody.kernels import interaction
+
+    def make_kernel():
+        @cuda.jit(fastmath=True)
+        def calls_a_course_device_function(out):
+            i = cuda.threadIdx.x
+            ax, ay, az = interaction(out[i], out[i], out[i], float32(0), float32(0), float32(0), float32(1),
+                                     float32(0.01))
+            out[i] = ax
+        return calls_a_course_device_function
+
+    # ... and so does one calling a device function of the course: plainly, and under the profiler and the
+    # checker, whose rewritten copies of that function read the simulator's own state, not the kernel.
+    values = np.arange(4, dtype=np.float32)
+    make_kernel()[1, 4](values.copy())
+    assert profile(make_kernel(), 1, 4, values.copy()).total.global_load_bytes == 12 * 4
+    assert check(make_kernel(), 1, 4, values.copy()).ok
+
     @cuda.jit
     def reads_internals(out):
         out[0] = len(add_one.py_func.__globals__)
