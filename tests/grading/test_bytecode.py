@@ -165,3 +165,20 @@ def test_one_build_serves_several_problem_sets():
         built.close()
     assert not os.path.exists(built.folder) and not os.path.exists(built.folder + ".json")
     assert bc.Bytecode.shared(value) is None
+
+
+def test_grade_submission_uses_the_shared_folder_when_given_none(compiled, monkeypatch):
+    """One submission graded from Python (Gradescope, PrairieLearn, the tests) uses the caller's shared folder,
+    while it is intact; without the variable, or with a changed folder, none (workers compile from source)."""
+    from course_lib.grading.reporting.release import student_path
+    from course_lib.grading.running import grader
+
+    given = []
+    monkeypatch.setattr(grader, "_grade_cells", lambda *args: given.append(args[-1]) or [])
+    monkeypatch.delenv(bc.SHARED_ENV, raising=False)
+    grader.grade_submission(student_path("ps1"), "ps1", 1)
+    monkeypatch.setenv(bc.SHARED_ENV, compiled.share())
+    grader.grade_submission(student_path("ps1"), "ps1", 1)
+    monkeypatch.setenv(bc.SHARED_ENV, f"{compiled.folder}#{'0' * 64}")
+    grader.grade_submission(student_path("ps1"), "ps1", 1)
+    assert given[0] is None and given[1].folder == compiled.folder and not given[1].owned and given[2] is None

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bytecode import SHARED_ENV, LazyBytecode
+from .bytecode import SHARED_ENV, Bytecode, LazyBytecode
 from .client import GradeOptions, MachineTrouble, Worker, WorkerFault, kill_all, stopping
 from ..core import (HUNG, HUNG_REASON, NOT_ANSWERED, Question, QuestionResult, TestFailure, TestOutcome,
                     failed_outcome, questions_of, quiet_floats, score, test_rng)
@@ -247,8 +247,9 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
     sandbox : Sandbox, optional
         Where workers run (default: :func:`~course_lib.grading.running.sandbox.resolve` ``("auto")``).
     bytecode : Bytecode or LazyBytecode, optional
-        The run's trusted bytecode (:mod:`course_lib.grading.running.bytecode`); without it the worker
-        compiles every module it imports from source.
+        The run's trusted bytecode (:mod:`course_lib.grading.running.bytecode`); without it, the folder
+        named by ``COURSE_GRADING_BYTECODE`` if that is set and intact, else the worker compiles every
+        module it imports from source.
 
     Raises
     ------
@@ -258,6 +259,8 @@ def grade_submission(submission, problem_set: str, seed: int, options: GradeOpti
     questions = questions_of(problem_set)
     specs = specs or answer_specs(problem_set)
     sandbox = sandbox or resolve("auto")
+    if bytecode is None and os.environ.get(SHARED_ENV):
+        bytecode = Bytecode.shared(os.environ[SHARED_ENV])  # None when changed: compiled from source
     if not isinstance(submission, Submission):
         path = Path(submission)
         submission = read_submissions([path], {path: path.stem}, int(options.max_file_mb * 2**20))[0]
