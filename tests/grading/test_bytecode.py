@@ -1,6 +1,7 @@
 """The run's trusted bytecode (course_lib.grading.running.bytecode): built once, handed to workers read-only or
 verified."""
 
+import contextlib
 import os
 
 import pytest
@@ -40,7 +41,10 @@ def test_build_compiles_what_a_worker_and_its_typing_process_import(compiled):
     assert compiled.intact()
 
 
-def test_a_changed_file_is_left_out_of_a_copy(compiled, tmp_path):
+@contextlib.contextmanager
+def _forged_worker_bytecode(compiled):
+    """The worker module's bytecode in the folder with bytes appended, put back afterwards; yields its path
+    relative to the folder."""
     import course_lib.grading.running.worker as worker
 
     relative = _pyc_of(compiled, worker.__file__)
@@ -50,6 +54,14 @@ def test_a_changed_file_is_left_out_of_a_copy(compiled, tmp_path):
     try:
         with open(path, "ab") as fh:
             fh.write(b"forged")
+        yield relative
+    finally:
+        with open(path, "wb") as fh:
+            fh.write(original)
+
+
+def test_a_changed_file_is_left_out_of_a_copy(compiled, tmp_path):
+    with _forged_worker_bytecode(compiled) as relative:
         assert not compiled.intact()
         copied = compiled.install(str(tmp_path))
         assert copied == len(compiled.digests) - 1
@@ -57,9 +69,6 @@ def test_a_changed_file_is_left_out_of_a_copy(compiled, tmp_path):
         other = next(r for r in compiled.digests if r != relative)
         with open(os.path.join(compiled.folder, other), "rb") as fh:
             assert (tmp_path / other).read_bytes() == fh.read()
-    finally:
-        with open(path, "wb") as fh:
-            fh.write(original)
     assert compiled.intact()
 
 
@@ -103,8 +112,6 @@ def test_the_solution_notebooks_imports_are_primed_too():
 def test_a_shared_folder_is_used_while_intact_and_never_once_changed(compiled, monkeypatch):
     """Runs started with FOLDER#SHA256 use that folder; a changed file or index, or a wrong digest, and a run
     compiles its own (the value came from the caller, so nothing on the disk can make a run trust a change)."""
-    import course_lib.grading.running.worker as worker
-
     value = compiled.share()
     folder, _, digest = value.rpartition("#")
     assert folder == compiled.folder and len(digest) == 64
@@ -115,13 +122,7 @@ def test_a_shared_folder_is_used_while_intact_and_never_once_changed(compiled, m
 
     assert bc.Bytecode.shared(f"{folder}#{'0' * 64}") is None
     assert bc.Bytecode.shared(f"{folder}-missing#{digest}") is None
-    relative = _pyc_of(compiled, worker.__file__)
-    path = os.path.join(compiled.folder, relative)
-    with open(path, "rb") as fh:
-        original = fh.read()
-    try:
-        with open(path, "ab") as fh:
-            fh.write(b"forged")
+    with _forged_worker_bytecode(compiled):
         assert bc.Bytecode.shared(value) is None
         builds, notes = [], []
         monkeypatch.setattr(bc.Bytecode, "build", classmethod(lambda cls, ps: builds.append(ps) or None))
@@ -129,9 +130,6 @@ def test_a_shared_folder_is_used_while_intact_and_never_once_changed(compiled, m
         lazy = bc.LazyBytecode("ps1", notes.append)
         assert lazy.get() is None and builds == ["ps1"]
         assert bc.SHARED_ENV in notes[0] and "changed" in notes[0]
-    finally:
-        with open(path, "wb") as fh:
-            fh.write(original)
     # An index rewritten to match a forged file has another digest than the caller's.
     index = compiled.folder + ".json"
     with open(index, "rb") as fh:
