@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -469,6 +470,7 @@ def probe_unit(unit: str, out_dir=None) -> Path:
         try:
             rows, notes = RUNNERS[unit]()
         except Exception as exc:  # one unit's failure must not cost the others their measurement
+            traceback.print_exc()  # the log keeps where it failed; the JSON keeps what failed
             rows, notes = [], [f"the probe of {unit} failed: {type(exc).__name__}: {exc}"]
     results.update(rows=rows, notes=notes, sm_clock=clock.summary(), seconds=time.perf_counter() - start, quick=False)
     results["load_average_end"] = list(os.getloadavg())
