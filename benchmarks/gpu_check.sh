@@ -7,7 +7,7 @@
 #      time left of TOTAL_SECONDS;
 #   3. optionally, full unit benchmarks, `python -m course_lib.bench <unit> --gpu`, one after the other.
 # Every stage has a time limit, so the run ends on time with what it measured; logs and results go
-# into LOG_DIR (env.txt, probe.log, pytest.log, bench_<unit>.log, the results' JSON, and results.tgz of all).
+# into LOG_DIR (env.txt, probe.log, pytest.log, failures.txt (each failure's traceback as it happens), bench_<unit>.log, the results' JSON, and results.tgz of all).
 #
 # Usage: benchmarks/gpu_check.sh LOG_DIR [TOTAL_SECONDS] [UNIT[:SECONDS] ...]
 #   TOTAL_SECONDS (default 690) bounds the probe and the suite together; the probe gets at most 510 s
@@ -54,7 +54,7 @@ tail -n 12 "$log/probe.log"
 # refuses xdist with a warning (an error here), so it is left out.
 test_seconds=$(( total_seconds - ($(date +%s) - started) ))
 [ "$test_seconds" -ge 60 ] || test_seconds=60
-timeout -k 10 "$test_seconds" "$py" -m pytest tests solutions lessons -n 12 -v -rfEs --timeout 300 \
+COURSE_FAILURES_FILE="$log/failures.txt" timeout -k 10 "$test_seconds" "$py" -m pytest tests solutions lessons -n 12 -v -rfEs --timeout 300 \
   -p xdist -p no:benchmark --durations=25 > "$log/pytest.log" 2>&1
 echo "pytest exit $? (124: stopped at its ${test_seconds} s limit)" | tee -a "$log/pytest.log"
 grep -E '(FAILED|ERROR) ' "$log/pytest.log" | sed 's/^\[gw[0-9]*\] *\[ *[0-9]*%\] *//' | sort -u | head -n 80
