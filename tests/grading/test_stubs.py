@@ -92,3 +92,19 @@ def test_a_region_at_the_end_of_a_function_is_checked_against_that_function_only
     leaking = "### BEGIN SOLUTION\nflags = 1\n### END SOLUTION\nflags = 2\n"
     with pytest.raises(ValueError, match="rebinds 'flags'"):
         check_no_shadowing(nbformat.v4.new_notebook(cells=[_solution_cell(leaking)]))
+
+
+def test_fixtures_leave_out_explorations_and_keep_answers():
+    """The fixtures' notebooks drop the solution's top-level explorations (their stub is only a comment), as the
+    released problem set does, and keep every answer region and its stub-initialised names."""
+    from tests.grading.fixtures import without_exploration
+
+    source = ("def f(n):\n    ### BEGIN SOLUTION\n    return n\n    ### END SOLUTION\n\n"
+              "### BEGIN SOLUTION\n# STUB: best = None  # your pick\nbest = 3\n### END SOLUTION\n"
+              "### BEGIN SOLUTION\n# STUB: # f(3) against f(4): the same?\nfor n in (3, 4):\n    print(f(n))\n"
+              "### END SOLUTION\nprint('after')\n")
+    assert without_exploration(source) == (
+        "def f(n):\n    ### BEGIN SOLUTION\n    return n\n    ### END SOLUTION\n\n"
+        "### BEGIN SOLUTION\n# STUB: best = None  # your pick\nbest = 3\n### END SOLUTION\n"
+        "# f(3) against f(4): the same?\nprint('after')\n")
+    assert without_exploration("x = 1") == "x = 1"
