@@ -25,6 +25,11 @@ import os
 import sys
 from collections import Counter
 
+# jsonschema (through nbformat) imports rfc3987_syntax where it is installed (JupyterLab's jupyter-events needs
+# it), and that module builds a Lark grammar as it is imported: about a second of every command's start, paid by
+# each grading run. Only jsonschema's "iri" format check uses it, and nothing here checks formats.
+sys.modules.setdefault("rfc3987_syntax", None)
+
 from .catalog import problem_set_id
 from .reporting.release import release
 
