@@ -157,12 +157,41 @@ def _kernel_array_getitem():
     return __getitem__
 
 
+def _shared_array():
+    """``FakeCUDAShared.array``, the stock allocator of ``cuda.shared.array`` outside the race checker and
+    profiler, naming an allocation by its caller's file and line as the stock one does, read from the caller's
+    frame alone: the stock one calls ``traceback.extract_stack``, which reads every frame of the stack and its
+    source line, for every thread of every block (a third of a barrier-heavy kernel's time)."""
+    import sys
+
+    from numba.cuda import types  # the stock allocator's imports
+    from numba.cuda.np import numpy_support
+
+    def array(self, shape, dtype, alignment=None):
+        if alignment is not None:
+            raise RuntimeError("Array alignment is not supported in cudasim")
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        if shape == 0:  # dynamic shared memory: every request is a view of the launch's one buffer
+            count = self._dynshared_size // dtype.itemsize
+            return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
+        frame = sys._getframe(1)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
+        found = self._allocations.get(caller)
+        if found is None:
+            found = self._allocations[caller] = np.empty(shape, dtype)
+        return found
+
+    return array
+
+
 def _class_methods():
     """(class, name, replacement) of the other simulator classes the hooks change."""
     from numba.cuda.simulator import api, kernel, kernelapi
     from numba.cuda.simulator.cudadrv import devicearray
 
     return [
+        (kernelapi.FakeCUDAShared, "array", _shared_array()),
         (devicearray.FakeWithinKernelCUDAArray, "__getitem__", _kernel_array_getitem()),
         (kernelapi.GridGroup, "sync", grid_sync),
         (kernel.FakeOverload, "max_cooperative_grid_blocks", max_cooperative_grid_blocks),

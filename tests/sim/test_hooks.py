@@ -94,3 +94,31 @@ def test_a_device_function_of_another_module_sees_the_simulated_cuda_until_the_l
     with pytest.raises(ValueError):
         fill[1, 8](out, True)
     assert other.cuda is cuda and not _engine._held_swaps
+
+
+def test_shared_arrays_are_named_by_their_line_without_reading_the_whole_stack(monkeypatch):
+    """Two ``cuda.shared.array`` lines are two arrays, shared by the threads of a block and fresh in each block,
+    and naming them reads the caller's frame only (the stock allocator read every frame's source line)."""
+    import traceback
+
+    import numpy as np
+    from numba import int32
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the whole stack was read")
+
+    monkeypatch.setattr(traceback, "extract_stack", refused)
+
+    @cuda.jit
+    def two_arrays(out):
+        first = cuda.shared.array(4, int32)
+        second = cuda.shared.array(4, int32)
+        t = cuda.threadIdx.x
+        first[t] = t + 1
+        second[t] = 10 * (t + 1)
+        cuda.syncthreads()
+        out[cuda.blockIdx.x, t] = first[3 - t] + second[3 - t]  # another thread's elements: one array per block
+
+    out = np.zeros((2, 4), np.int32)
+    two_arrays[2, 4](out)
+    assert out.tolist() == [[44, 33, 22, 11]] * 2
