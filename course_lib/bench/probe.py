@@ -183,21 +183,31 @@ def _nvidia_smi_clock():
 
 
 def _split_row(variant, call, *, calls=1, **extra):
-    """End to end of ``call()`` and the split of its wall time (see :mod:`course_lib.bench.split`)."""
+    """End to end of ``call()``, timed plain, and the split of its wall time (see :mod:`course_lib.bench.split`).
+
+    The split costs the host time at every launch (two CUDA events made and recorded around it), so its wall
+    time is longer than the call's: the row's ``seconds`` and ``plain_wall_seconds`` are a plain run's, per
+    call; ``wall_seconds`` and its parts are the split run's, and ``split_overhead_seconds`` is the difference.
+    """
     from numba import cuda
 
     from .split import split
 
-    call()  # warm up (compilation)
-    cuda.synchronize()
-    with split() as s:
+    def timed():
         t0 = time.perf_counter()
         for _ in range(calls):
             call()
         cuda.synchronize()
-        wall = time.perf_counter() - t0
+        return time.perf_counter() - t0
+
+    call()  # warm up (compilation)
+    cuda.synchronize()
+    plain = timed()
+    with split() as s:
+        wall = timed()
     row = {"variant": variant, **s.report(wall, calls), **extra}
-    row["seconds"] = row["wall_seconds"]
+    row["plain_wall_seconds"] = row["seconds"] = plain / calls
+    row["split_overhead_seconds"] = (wall - plain) / calls
     return row
 
 
