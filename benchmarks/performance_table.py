@@ -1,11 +1,11 @@
-"""``python benchmarks/performance_table.py``: the README's performance table, from the committed runs.
+"""``python benchmarks/performance_table.py``: the manual's performance table (``docs/benchmarks.md``), from the committed runs.
 
 Reads every results file in ``benchmarks/results/`` (CPU-only runs ``<unit>_cpu-only*_<date>.json``
 and GPU runs alike) and prints one Markdown row per peer row that was timed paired with the
 course (it has ``ratio_to_course``): the unit, the size, the course's median seconds (the
 peer's median over the ratio), the peer's, the ratio of the medians with the range of the
 per-round ratios, the load average recorded with the run, and the machine, date and file.
-Nothing is typed in by hand: the README's table is this script's output.
+Nothing is typed in by hand: that page's table is this script's output.
 """
 
 from __future__ import annotations

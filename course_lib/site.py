@@ -6,7 +6,9 @@ One command builds it (Sphinx with MyST-NB; no network needed, MathJax ships wit
     python -m course_lib.site build            # writes _site/html/index.html
     python -m course_lib.site build --out DIR --executed DIR_OF_EXECUTED_NOTEBOOKS
 
-Every ``lessons/NN_*.ipynb`` is picked up automatically, in the order of its number.
+Every ``lessons/NN_*.ipynb`` is picked up automatically, in the order of its number, and the
+manual's pages (``docs/*.md``: for students, for instructors, the simulator, benchmarks and GPU
+runs, testing) follow them, in the order of :data:`MANUAL`.
 Lessons are executed first (with nbclient, in Numba's CUDA simulator unless
 ``--backend gpu``), or taken already executed from ``--executed``, which the test suite
 uses so that each lesson runs once. Widgets cannot run without a kernel: each one is
@@ -34,8 +36,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["build", "execute_lesson", "find_lessons", "lesson_title", "main", "notebook_client", "staticize_widgets",
-           "wait_in_slices"]
+__all__ = ["MANUAL", "build", "execute_lesson", "find_lessons", "find_manual", "lesson_title", "main",
+           "notebook_client", "staticize_widgets", "wait_in_slices"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _LESSON = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb$")
@@ -49,6 +51,24 @@ def find_lessons(lessons_dir: str | os.PathLike | None = None) -> list[Path]:
     if not folder.is_dir():
         raise ValueError(f"lessons_dir: {folder} is not a folder")
     return sorted(p for p in folder.iterdir() if _LESSON.match(p.name))
+
+
+#: The manual's pages (``docs/NAME.md``), in the site's order.
+MANUAL = ("students", "instructors", "simulator", "benchmarks", "testing")
+
+
+def find_manual(docs_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The manual's pages ``docs/NAME.md`` of :data:`MANUAL`, in order; an empty list where ``docs_dir`` is absent
+    (an installed package without the repository). A page of the folder missing from :data:`MANUAL`, or the
+    reverse, is an error: the site would lose it silently."""
+    folder = Path(docs_dir) if docs_dir is not None else ROOT / "docs"
+    if not folder.is_dir():
+        return []
+    present = {p.stem for p in folder.glob("*.md")}
+    if present != set(MANUAL):
+        raise ValueError(f"{folder}: the manual's pages are {sorted(present)}, the site lists {list(MANUAL)} "
+                         "(course_lib.site.MANUAL)")
+    return [folder / f"{name}.md" for name in MANUAL]
 
 
 def lesson_title(nb) -> str:
@@ -303,6 +323,11 @@ _CSS = """\
 .course-widget-snapshot div, .course-widget-snapshot pre { min-width: 0; max-width: 100%; }
 /* The theme sizes a table's wrapper at 100 % of the column plus its padding: count the padding inside. */
 [role=main] .table-wrapper.container { box-sizing: border-box; }
+/* A table of the text (the manual's tables of runs and commands) wraps its words, code included, to the column. */
+article table.docutils:not(.cell_output table) { width: 100%; }
+article table.docutils:not(.cell_output table) td, article table.docutils:not(.cell_output table) th {
+  overflow-wrap: anywhere; }
+article table.docutils:not(.cell_output table) code { white-space: normal; overflow-wrap: anywhere; }
 /* A display formula a few pixels wider than a phone's column: set it smaller rather than scroll it. */
 @media (max-width: 480px) {
   .math-wrapper { font-size: 90%; }
@@ -319,8 +344,9 @@ _INDEX = '''\
 A course on GPU computing with `numba.cuda`: each unit is a lesson notebook, a problem set that grades itself,
 and the companion library `course_lib`. These pages are the lessons **with the outputs of one run in Numba's
 CUDA simulator** ({date}, {backend}). The simulator shows what kernels *do* (results, races, memory sectors,
-bank conflicts, divergence), not how fast they run: no figure on these pages is a GPU timing. To run the lessons
-yourself, or on a GPU, see the repository's README (Quickstart, and "On a GPU machine or Colab").
+bank conflicts, divergence), not how fast they run: no figure in a lesson's simulator output is a GPU timing;
+GPU figures come from committed runs on a real GPU, labelled with device and date. To run the lessons yourself, or
+on a GPU, see the manual's page for students; instructors will find grading in the manual too.
 
 Widgets (explorers) appear here as static snapshots; they are interactive in a running notebook. A quiz shows
 its choices and a "Show the answer" box to open once you have chosen.
@@ -331,11 +357,19 @@ its choices and a "Show the answer" box to open once you have chosen.
 
 {entries}
 ```
+
+```{{toctree}}
+:maxdepth: 1
+:caption: Manual
+
+{manual}
+```
 '''
 
 
 def build(out: str | os.PathLike = "_site", *, executed: str | os.PathLike | None = None,
-          lessons_dir: str | os.PathLike | None = None, backend: str = "sim", quiet: bool = True) -> Path:
+          lessons_dir: str | os.PathLike | None = None, docs_dir: str | os.PathLike | None = None,
+          backend: str = "sim", quiet: bool = True) -> Path:
     """Build the site and return the folder holding ``index.html``.
 
     Parameters
@@ -348,6 +382,8 @@ def build(out: str | os.PathLike = "_site", *, executed: str | os.PathLike | Non
         there are executed now.
     lessons_dir : path, optional
         Where the lessons are (default: the repository's ``lessons/``).
+    docs_dir : path, optional
+        Where the manual's pages are (default: the repository's ``docs/``; none where it is absent).
     backend : {"sim", "gpu", "auto"}
         Backend for lessons executed now.
     quiet : bool
@@ -382,12 +418,16 @@ def build(out: str | os.PathLike = "_site", *, executed: str | os.PathLike | Non
         staticize_widgets(nb)
         nbformat.write(nb, src / path.name)
         entries.append(path.stem)
+    manual = []
+    for page in find_manual(docs_dir):
+        shutil.copyfile(page, src / page.name)
+        manual.append(page.stem)
     (src / "conf.py").write_text(_CONF.format())
     (src / "_static").mkdir()
     (src / "_static" / "course.css").write_text(_CSS)
     stamp = datetime.date.today().isoformat()
     (src / "index.md").write_text(_INDEX.format(date=stamp, backend="simulator" if backend == "sim" else backend,
-                                                entries="\n".join(entries)))
+                                                entries="\n".join(entries), manual="\n".join(manual)))
     if html_dir.exists():
         shutil.rmtree(html_dir)
     args = ["-W", "--keep-going", "-b", "html", "-d", str(out / "doctrees"), str(src), str(html_dir)]

@@ -16,6 +16,7 @@ browser (no browser is downloaded).
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -188,6 +189,17 @@ def test_site_has_a_page_per_lesson_and_every_figure(built_site):
         for src in re.findall(r'<img[^>]+src="([^"]+)"', page.read_text()):
             if not src.startswith("data:"):
                 assert (page.parent / src).exists(), f"{page.name}: missing image {src}"
+
+
+def test_site_has_a_page_per_page_of_the_manual(built_site):
+    """Is every page of the manual (docs/) on the site, linked from the index, titled as its Markdown?"""
+    pages = _pages(built_site)
+    index = pages["index"].read_text()
+    for page in site.find_manual():
+        assert page.stem in pages, f"no page for docs/{page.name}"
+        assert f'href="{page.stem}.html"' in index, f"the index does not link {page.stem}"
+        title = page.read_text().splitlines()[0][2:]
+        assert html.escape(title, quote=False) in pages[page.stem].read_text()
 
 
 def test_widgets_become_static_snapshots(built_site):

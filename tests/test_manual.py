@@ -1,0 +1,57 @@
+"""The README is the door and the manual is the site: a short README with the two commands and a map, the
+manual's pages in ``docs/``, each on the course site (``course_lib.site.MANUAL``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from course_lib import site
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+#: The README's two commands, verbatim: open the course, and install and test it (``.ci/run`` runs the second).
+OPEN_THE_COURSE = 'python -m pip install -e ".[cu13]" && python -m jupyter lab'
+RUN_THE_TESTS = ('python -m pip install -c requirements/lock.txt -e ".[cu13,test]" && '
+                 "python -m pytest -n 2 --dist loadfile --durations=30")
+
+
+def test_the_readme_is_short_and_holds_the_two_commands():
+    assert len(README.splitlines()) <= 200, "the README is the door: the manual goes to docs/ (the course site)"
+    blocks = re.findall(r"```bash\n(.*?)\n```", README, flags=re.S)
+    assert OPEN_THE_COURSE in blocks and RUN_THE_TESTS in blocks
+    assert README.split("<!-- test-command", 1)[1].splitlines()[2] == RUN_THE_TESTS
+
+
+def test_the_readme_links_every_page_of_the_manual_and_the_site_lists_them():
+    pages = site.find_manual()
+    assert [p.stem for p in pages] == list(site.MANUAL)
+    linked = re.findall(r"\]\((docs/[a-z_]+\.md)\)", README)
+    assert sorted(linked) == sorted(f"docs/{p.name}" for p in pages)
+    for page in pages:
+        assert page.read_text().startswith("# "), f"{page.name}: a page starts with its title"
+
+
+def test_a_page_missing_from_the_sites_list_is_an_error(tmp_path):
+    for name in site.MANUAL:
+        (tmp_path / f"{name}.md").write_text(f"# {name}\n")
+    assert [p.stem for p in site.find_manual(tmp_path)] == list(site.MANUAL)
+    (tmp_path / "extra.md").write_text("# Extra\n")
+    with pytest.raises(ValueError, match="extra"):
+        site.find_manual(tmp_path)
+    assert site.find_manual(tmp_path / "absent") == []
+
+
+def test_every_path_the_readme_and_the_manual_name_exists():
+    """A lesson, problem set or file named in backticks (``lessons/03_bfs.ipynb``) is there."""
+    texts = {"README.md": README} | {f"docs/{p.name}": p.read_text() for p in site.find_manual()}
+    missing = []
+    for name, text in texts.items():
+        for path in re.findall(r"`((?:lessons|problem_sets|solutions|docs|benchmarks)/[A-Za-z0-9_./-]+\.(?:ipynb|md|py|sh))`",
+                               text):
+            if not (ROOT / path).exists():
+                missing.append(f"{name}: {path}")
+    assert not missing, missing
