@@ -7,7 +7,7 @@ __all__ = ["UNITS"]
 UNITS = {
     "sim": "lessons/00_seeing_the_gpu.ipynb",
     "nbody": "lessons/01_nbody.ipynb",
-    "primitives": "lessons/01_primitives.ipynb",
+    "primitives": "lessons/09_primitives.ipynb",
     "spmv": "lessons/02_spmv.ipynb",
     "bfs": "lessons/03_bfs.ipynb",
     "poisson": "lessons/04_poisson.ipynb",

@@ -6,7 +6,7 @@ One command builds it (Sphinx with MyST-NB; no network needed, MathJax ships wit
     python -m course_lib.site build            # writes _site/html/index.html
     python -m course_lib.site build --out DIR --executed DIR_OF_EXECUTED_NOTEBOOKS
 
-Every ``lessons/NN_*.ipynb`` is picked up automatically, in the order of its number, and the
+Every ``lessons/NN_*.ipynb`` is picked up automatically, in teaching order (:func:`find_lessons`), and the
 manual's pages (``docs/*.md``: for students, for instructors, the simulator, benchmarks and GPU
 runs, testing) follow them, in the order of :data:`MANUAL`.
 Lessons are executed first (with nbclient, in Numba's CUDA simulator unless
@@ -46,11 +46,19 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def find_lessons(lessons_dir: str | os.PathLike | None = None) -> list[Path]:
-    """Every lesson notebook ``NN_name.ipynb`` of ``lessons_dir`` (default: the repository's), in order."""
+    """Every lesson notebook ``NN_name.ipynb`` of ``lessons_dir`` (default: the repository's), in teaching order.
+
+    The course's lessons come in the order of :data:`course_lib.UNITS` (the primitives, lesson 09, are taught
+    right after lesson 01); any other lesson follows, in the order of its number.
+    """
+    from course_lib._units import UNITS
+
     folder = Path(lessons_dir) if lessons_dir is not None else ROOT / "lessons"
     if not folder.is_dir():
         raise ValueError(f"lessons_dir: {folder} is not a folder")
-    return sorted(p for p in folder.iterdir() if _LESSON.match(p.name))
+    teaching = [Path(path).name for path in UNITS.values()]
+    found = [p for p in folder.iterdir() if _LESSON.match(p.name)]
+    return sorted(found, key=lambda p: (teaching.index(p.name) if p.name in teaching else len(teaching), p.name))
 
 
 #: The manual's pages (``docs/NAME.md``), in the site's order.

@@ -55,3 +55,18 @@ def test_every_path_the_readme_and_the_manual_name_exists():
             if not (ROOT / path).exists():
                 missing.append(f"{name}: {path}")
     assert not missing, missing
+
+
+def test_lessons_are_numbered_once_each_and_the_site_keeps_the_teaching_order():
+    from course_lib import UNITS
+
+    lessons = site.find_lessons()
+    numbers = [p.name[:2] for p in lessons]
+    assert len(set(numbers)) == len(numbers), f"two lessons share a number: {sorted(numbers)}"
+    assert [f"lessons/{p.name}" for p in lessons] == [path for path in UNITS.values()]
+    # Each lesson's title carries its file's number ("# Lesson 9: ..." in 09_primitives.ipynb).
+    import nbformat
+
+    for path in lessons:
+        title = site.lesson_title(nbformat.read(path, as_version=4))
+        assert re.match(rf"Lesson {int(path.name[:2])}\b", title), (path.name, title)

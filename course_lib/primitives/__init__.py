@@ -1,4 +1,4 @@
-"""The primitives (``lessons/01_primitives.ipynb``): reduce, scan, segmented scan, compaction, histogram.
+"""The primitives (``lessons/09_primitives.ipynb``): reduce, scan, segmented scan, compaction, histogram.
 
 Taught before the units that lean on them (SpMV's segmented reduction, BFS's frontier compaction,
 the cell simulator's level-by-level compaction and histograms): the tree reduction, the

@@ -1,4 +1,4 @@
-"""Reference CUDA kernels of the primitives unit, taught in ``lessons/01_primitives.ipynb``.
+"""Reference CUDA kernels of the primitives unit, taught in ``lessons/09_primitives.ipynb``.
 
 Every kernel works on one tile of the input per block and leaves what crosses blocks to a
 second pass (:func:`add_block_offsets_kernel`, or the host), as the lesson's host loop shows:
@@ -30,7 +30,7 @@ __all__ = ["BANKS", "BLOCKS", "add_block_offsets_kernel", "add_segment_carries_k
            "conflict_free", "hillis_steele_scan_kernel", "histogram_atomic_kernel", "histogram_private_kernel",
            "keep_flags_kernel", "scatter_kept_kernel", "segmented_scan_kernel"]
 
-LESSON = "lessons/01_primitives.ipynb"
+LESSON = "lessons/09_primitives.ipynb"
 #: Shared-memory banks of 4 bytes (every CUDA GPU since compute capability 2.0).
 BANKS = 32
 #: Threads per block the factories accept: powers of two, so that the trees are full.
