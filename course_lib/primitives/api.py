@@ -15,14 +15,16 @@ from numba import cuda
 
 from .. import device
 from .._validate import check_array, check_block, check_choice, check_flag, check_float, check_int
-from . import kernels
+from . import kernels, warp
 from .cpu import compact_cpu, histogram_cpu, reduce_cpu, scan_cpu, segmented_scan_cpu
 
-__all__ = ["HISTOGRAM_METHODS", "REDUCE_METHODS", "SCAN_METHODS", "compact", "default_block", "histogram",
+__all__ = ["HISTOGRAM_METHODS", "REDUCE_GRID", "REDUCE_METHODS", "SCAN_METHODS", "compact", "default_block", "histogram",
            "reduce", "scan", "segmented_scan"]
 
-SCAN_METHODS = ("blelloch_padded", "blelloch", "hillis_steele", "cpu")
-REDUCE_METHODS = ("tree", "cpu")
+SCAN_METHODS = ("blelloch_padded", "blelloch", "hillis_steele", "warp", "cpu")
+REDUCE_METHODS = ("tree", "warp", "cpu")
+#: Blocks of the grid-stride reduction's first launch, whatever n: enough to fill a large GPU (132 SMs x 8).
+REDUCE_GRID = 1024
 HISTOGRAM_METHODS = ("private", "atomic", "cpu")
 _DTYPES = (np.float32, np.int32)
 
@@ -51,16 +53,16 @@ def _device_scan(d_x, method, block, dtype):
     """Exclusive scan of a device array, on the device (recursing on the tiles' totals)."""
     n = d_x.shape[0]
     d_out = cuda.device_array(n, dtype)
-    if method == "hillis_steele":
+    if method in ("hillis_steele", "warp"):  # inclusive within the tile
         per_block = block
-        kernel = kernels.hillis_steele_scan_kernel(block, dtype)
+        kernel = (kernels.hillis_steele_scan_kernel if method == "hillis_steele" else warp.warp_scan_kernel)(block, dtype)
     else:
         per_block = 2 * block
         kernel = kernels.blelloch_scan_kernel(block, dtype, method == "blelloch_padded")
     tiles = -(-n // per_block)
     d_sums = cuda.device_array(tiles, dtype)
     kernel[tiles, block](d_x, d_out, d_sums)
-    if method == "hillis_steele":  # inclusive within the tile: shift to exclusive (out - x)
+    if per_block == block:  # inclusive within the tile: shift to exclusive (out - x)
         _subtract[-(-n // block), block](d_out, d_x)
     if tiles > 1:
         d_offsets = _device_scan(d_sums, method, block, dtype)
@@ -81,9 +83,10 @@ def scan(x, *, method: str = "blelloch_padded", inclusive: bool = False, block: 
     Parameters
     ----------
     x : array_like of shape (n,), float32 or int32
-    method : {"blelloch_padded", "blelloch", "hillis_steele", "cpu"}
+    method : {"blelloch_padded", "blelloch", "hillis_steele", "warp", "cpu"}
         The work-efficient scan with or without the bank-conflict padding, the step-efficient
-        scan, or ``numpy.cumsum``.
+        scan, the hybrid scan of warp shuffles (:func:`~course_lib.primitives.warp.warp_scan_kernel`,
+        two barriers per block), or ``numpy.cumsum``.
     inclusive : bool
         ``out[i]`` includes ``x[i]`` (default: exclusive, ``out[0] = 0``).
     block : int, optional
@@ -108,13 +111,23 @@ def scan(x, *, method: str = "blelloch_padded", inclusive: bool = False, block: 
 
 def reduce(x, *, method: str = "tree", block: int | None = None):
     """Sum of ``x`` (shape (n,), float32 or int32), by tree reduction per block, then of the partial
-    sums until one is left (``"tree"``), or by NumPy (``"cpu"``). Returns a scalar of the dtype of ``x``."""
+    sums until one is left (``"tree"``, a launch per level), by a grid-stride loop and warp shuffles
+    (``"warp"``, :func:`~course_lib.primitives.warp.warp_reduce_kernel`: two launches whatever n), or by NumPy
+    (``"cpu"``). Returns a scalar of the dtype of ``x``."""
     x = _values(x)
     method = check_choice(method, "method", REDUCE_METHODS)
     block = _block(block)
     if method == "cpu" or x.size == 0:
         return reduce_cpu(x)
     d_values = cuda.to_device(np.ascontiguousarray(x))
+    if method == "warp":
+        kernel = warp.warp_reduce_kernel(block, _dtype_name(x))
+        blocks = min(-(-x.size // block), REDUCE_GRID)
+        d_partial = cuda.device_array(blocks, x.dtype)
+        kernel[blocks, block](d_values, d_partial)
+        d_total = cuda.device_array(1, x.dtype)
+        kernel[1, block](d_partial, d_total)
+        return d_total.copy_to_host()[0]
     kernel = kernels.block_reduce_kernel(block, _dtype_name(x))
     while d_values.shape[0] > 1:
         tiles = -(-d_values.shape[0] // block)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels
+from . import kernels, warp
 
 __all__ = ["MEASURED", "measure_scan"]
 
@@ -22,6 +22,8 @@ MEASURED = {
     "hillis_steele": ("value += buffers[source * block + t - offset]",),
     "blelloch": ("temp[right] += temp[left]", "temp[right] += carried"),
     "blelloch_padded": ("temp[right] += temp[left]", "temp[right] += carried"),
+    "warp_reduce": ("acc += cuda.shfl_down_sync(FULL_MASK, acc, offset)",),
+    "warp_scan": ("value += below", "total += below"),
 }
 
 
@@ -30,7 +32,7 @@ def measure_scan(method: str, n: int, block: int = 32, seed: int = 0) -> dict:
 
     Parameters
     ----------
-    method : {"reduce", "hillis_steele", "blelloch", "blelloch_padded"}
+    method : {"reduce", "hillis_steele", "blelloch", "blelloch_padded", "warp_reduce", "warp_scan"}
     n : int
         Values; keep it small (a few hundred): every simulated thread is traced.
     block : int
@@ -52,13 +54,18 @@ def measure_scan(method: str, n: int, block: int = 32, seed: int = 0) -> dict:
     x = np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32)
     if method == "reduce":
         kernel, per_block = kernels.block_reduce_kernel(block), block
+    elif method == "warp_reduce":  # one tile per block here, to compare with the tree (the kernel takes any grid)
+        kernel, per_block = warp.warp_reduce_kernel(block), block
+    elif method == "warp_scan":
+        kernel, per_block = warp.warp_scan_kernel(block), block
     elif method == "hillis_steele":
         kernel, per_block = kernels.hillis_steele_scan_kernel(block), block
     else:
         kernel, per_block = kernels.blelloch_scan_kernel(block, "float32", method == "blelloch_padded"), 2 * block
     tiles = max(1, -(-n // per_block))
-    out = np.zeros(tiles if method == "reduce" else n, np.float32)
-    args = (x, out) if method == "reduce" else (x, out, np.zeros(tiles, np.float32))
+    reduces = method in ("reduce", "warp_reduce")
+    out = np.zeros(tiles if reduces else n, np.float32)
+    args = (x, out) if reduces else (x, out, np.zeros(tiles, np.float32))
     report = profile(kernel, tiles, block, *args)
     adds = sum(report.line(text).active_lanes for text in MEASURED[method])
     total = report.total
