@@ -36,8 +36,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["MANUAL", "build", "execute_lesson", "find_lessons", "find_manual", "lesson_title", "main",
-           "notebook_client", "staticize_widgets", "wait_in_slices"]
+__all__ = ["MANUAL", "PRINTED_LINE_WIDTH", "build", "execute_lesson", "find_lessons", "find_manual", "lesson_title",
+           "main", "notebook_client", "staticize_widgets", "wait_in_slices", "wrap_printed_text"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _LESSON = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb$")
@@ -262,6 +262,45 @@ def _widget_html(model_id: str, state: dict, depth: int = 0) -> str:
     return f"<div>{label}</div>" if label else ""
 
 
+#: Longest printed line the site keeps as it is, in characters: the column holds about 110 of its monospace font.
+PRINTED_LINE_WIDTH = 110
+
+
+def wrap_printed_text(nb, width: int = PRINTED_LINE_WIDTH) -> int:
+    """Wrap every line a cell printed (stream outputs, plain-text results) that is longer than ``width``, at spaces,
+    keeping its indentation; return how many lines were wrapped.
+
+    A sentence printed on one line would otherwise be one scrolling line thousands of pixels long on a page; tables
+    and aligned figures, shorter than ``width``, keep their layout. A word longer than ``width`` (a path, a long
+    number) is left whole rather than broken.
+    """
+    import textwrap
+
+    def wrap(text: str) -> tuple[str, int]:
+        lines, wrapped = [], 0
+        for line in text.split("\n"):
+            if len(line) <= width:
+                lines.append(line)
+                continue
+            indent = line[:len(line) - len(line.lstrip(" "))]
+            lines.extend(textwrap.wrap(line, width=width, subsequent_indent=indent + "  ", break_long_words=False,
+                                       break_on_hyphens=False) or [line])
+            wrapped += 1
+        return "\n".join(lines), wrapped
+
+    total = 0
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.get("output_type") == "stream":
+                output["text"], n = wrap("".join(output["text"]))
+                total += n
+            elif "text/plain" in output.get("data", {}) and "text/html" not in output["data"] \
+                    and not any(key.startswith("image/") for key in output["data"]):
+                output["data"]["text/plain"], n = wrap("".join(output["data"]["text/plain"]))
+                total += n
+    return total
+
+
 def staticize_widgets(nb) -> int:
     """Replace every widget output of an executed notebook by a static HTML snapshot.
 
@@ -424,6 +463,7 @@ def build(out: str | os.PathLike = "_site", *, executed: str | os.PathLike | Non
             nb = execute_lesson(path, backend=backend)
         lesson_title(nb)  # every page needs a title
         staticize_widgets(nb)
+        wrap_printed_text(nb)
         nbformat.write(nb, src / path.name)
         entries.append(path.stem)
     manual = []

@@ -70,3 +70,19 @@ def test_lessons_are_numbered_once_each_and_the_site_keeps_the_teaching_order():
     for path in lessons:
         title = site.lesson_title(nbformat.read(path, as_version=4))
         assert re.match(rf"Lesson {int(path.name[:2])}\b", title), (path.name, title)
+
+
+def test_printed_paragraphs_wrap_to_the_sites_column_and_tables_keep_their_layout():
+    import nbformat
+
+    sentence = " ".join(["word"] * 1200)  # a paragraph printed on one line: about 6,000 characters
+    table = "  name          1.23 ms   4.56 GB/s"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(...)")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{sentence}\n{table}\n"),
+                           nbformat.v4.new_output("execute_result", data={"text/plain": "  " + sentence})]
+    assert site.wrap_printed_text(nb) == 2
+    printed = nb.cells[0].outputs[0]["text"].split("\n")
+    assert max(map(len, printed)) <= site.PRINTED_LINE_WIDTH and table in printed
+    assert " ".join(printed).split() == (sentence + " " + table).split()  # nothing lost, nothing added
+    result = nb.cells[0].outputs[1]["data"]["text/plain"].split("\n")
+    assert all(line.startswith("  ") and len(line) <= site.PRINTED_LINE_WIDTH for line in result)
