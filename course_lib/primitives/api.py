@@ -137,28 +137,34 @@ def reduce(x, *, method: str = "tree", block: int | None = None):
     return d_values.copy_to_host()[0]
 
 
+def _device_segmented_scan(d_x, d_heads, block):
+    """Inclusive segmented scan of device arrays, on the device: each tile, then the tiles' tails (a segmented scan
+    of their own, recursively) carried into the tiles their segments reach."""
+    n = d_x.shape[0]
+    tiles = -(-n // block)
+    d_out, d_reached = cuda.device_array(n, np.float32), cuda.device_array(n, np.int32)
+    kernels.segmented_scan_kernel(block)[tiles, block](d_x, d_heads, d_out, d_reached)
+    if tiles > 1:
+        d_tails, d_stopped = cuda.device_array(tiles, np.float32), cuda.device_array(tiles, np.int32)
+        kernels.tile_tails_kernel[-(-tiles // block), block](d_out, d_reached, np.int32(block), d_tails, d_stopped)
+        d_flowing = _device_segmented_scan(d_tails, d_stopped, block)  # what flows out of tiles 0..b
+        d_carries = cuda.device_array(tiles, np.float32)
+        kernels.shift_right_kernel[-(-tiles // block), block](d_flowing, d_carries)  # what flows into tile b
+        kernels.add_segment_carries_kernel[tiles, block](d_out, d_reached, d_carries, np.int32(block))
+    return d_out
+
+
 def segmented_scan(x, heads, *, method: str = "gpu", block: int | None = None) -> np.ndarray:
     """Inclusive scan of float32 ``x`` (shape (n,)) restarting at every element where ``heads`` (int32, (n,))
-    is non-zero. ``method="gpu"`` scans each tile on the device and carries the tiles' tails across
-    (the carries are computed on the host: one value per tile); ``"cpu"`` uses ``numpy.cumsum``."""
+    is non-zero. ``method="gpu"`` scans each tile on the device and carries the tiles' tails across, on the
+    device too (the tails' own segmented scan, recursively: one copy in, one out); ``"cpu"`` uses ``numpy.cumsum``."""
     x = check_array(x, "x", ndim=1, dtype=np.float32, finite=True)
     heads = check_array(heads, "heads", ndim=1, shape=x.shape, dtype=np.int32)
     method = check_choice(method, "method", ("gpu", "cpu"))
     block = _block(block)
     if method == "cpu" or x.size == 0:
         return segmented_scan_cpu(x, heads)
-    n, tiles = x.size, -(-x.size // block)
-    d_x, d_heads = cuda.to_device(x), cuda.to_device(heads)
-    d_out, d_reached = cuda.device_array(n, np.float32), cuda.device_array(n, np.int32)
-    kernels.segmented_scan_kernel(block)[tiles, block](d_x, d_heads, d_out, d_reached)
-    if tiles > 1:
-        last = np.minimum(np.arange(1, tiles + 1) * block, n) - 1
-        tails, reached = d_out.copy_to_host()[last], d_reached.copy_to_host()[last]
-        carries = np.zeros(tiles, np.float32)
-        for b in range(1, tiles):  # what flows out of tile b - 1: its tail, plus its own carry if no head stopped it
-            carries[b] = tails[b - 1] + (carries[b - 1] if reached[b - 1] else 0)
-        kernels.add_segment_carries_kernel[tiles, block](d_out, d_reached, cuda.to_device(carries), np.int32(block))
-    return d_out.copy_to_host()
+    return _device_segmented_scan(cuda.to_device(x), cuda.to_device(heads), block).copy_to_host()
 
 
 def compact(x, threshold: float, *, method: str = "blelloch_padded", block: int | None = None) -> np.ndarray:

@@ -28,7 +28,8 @@ from ..registry import course_kernel, register_kernel
 
 __all__ = ["BANKS", "BLOCKS", "add_block_offsets_kernel", "add_segment_carries_kernel", "blelloch_scan_kernel", "block_reduce_kernel",
            "conflict_free", "hillis_steele_scan_kernel", "histogram_atomic_kernel", "histogram_private_kernel",
-           "keep_flags_kernel", "scatter_kept_kernel", "segmented_scan_kernel"]
+           "keep_flags_kernel", "scatter_kept_kernel", "segmented_scan_kernel", "shift_right_kernel",
+           "tile_tails_kernel"]
 
 LESSON = "lessons/09_primitives.ipynb"
 #: Shared-memory banks of 4 bytes (every CUDA GPU since compute capability 2.0).
@@ -288,6 +289,29 @@ def add_segment_carries_kernel(out, reached, carries, per_block):
     i = cuda.grid(1)
     if i < out.shape[0] and reached[i] != 0:
         out[i] += carries[i // per_block]
+
+
+@course_kernel("void(float32[::1], int32[::1], int32, float32[::1], int32[::1])", lesson=LESSON,
+               example=lambda: (1, 32, (np.ones(50, np.float32), (np.arange(50) < 40).astype(np.int32), np.int32(32),
+                                        np.zeros(2, np.float32), np.zeros(2, np.int32))))
+def tile_tails_kernel(out, reached, per_block, tails, stopped):
+    """The value-flag pair each tile of a segmented scan passes on: ``tails[b]`` its last scanned value,
+    ``stopped[b]`` 1 where a head inside tile b stops what came from the left. Their segmented scan,
+    shifted by one tile, is every tile's carry, so the carries are computed on the device too."""
+    b = cuda.grid(1)
+    if b < tails.shape[0]:
+        last = min((b + 1) * per_block, out.shape[0]) - 1
+        tails[b] = out[last]
+        stopped[b] = 1 - reached[last]
+
+
+@course_kernel("void(float32[::1], float32[::1])", lesson=LESSON,
+               example=lambda: (1, 32, (np.arange(5, dtype=np.float32), np.zeros(5, np.float32))))
+def shift_right_kernel(src, dst):
+    """``dst[0] = 0``, ``dst[i] = src[i - 1]``: an inclusive scan's result made exclusive."""
+    i = cuda.grid(1)
+    if i < dst.shape[0]:
+        dst[i] = src[i - 1] if i > 0 else 0
 
 
 # --------------------------------------------------------------------------- stream compaction

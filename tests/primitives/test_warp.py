@@ -64,3 +64,18 @@ def test_the_hybrid_scan_passes_two_barriers_and_the_warp_reduce_one():
         assert measure_scan("warp_scan", 2 * block, block=block)["barriers_per_block"] == 2
         assert measure_scan("warp_reduce", 2 * block, block=block)["barriers_per_block"] == 1
     assert measure_scan("reduce", 256, block=128)["barriers_per_block"] == 7
+
+
+def test_the_segmented_scan_carries_on_the_device():
+    """Tiles' carries by their own segmented scan on the device (recursively): one copy in per input, one out."""
+    from course_lib.sim import record
+
+    for n, block in [(33, 32), (100, 32), (1100, 32)]:  # 1100 values: 35 tiles, whose tails need a second level
+        x = primitives.random_values(n, seed=n)
+        heads = primitives.segment_heads(n, 7.0, seed=n)
+        heads[[n // 2, n - 1]] = [0, 0]  # a segment crossing tiles
+        with record() as log:
+            out = primitives.segmented_scan(x, heads, block=block)
+        assert np.allclose(out, primitives.segmented_scan_reference(x, heads), atol=1e-4), n
+        s = log.summary()
+        assert (s["HtoD_count"], s["DtoH_count"]) == (2, 1), (n, s)
