@@ -65,7 +65,8 @@ import numpy as np
 
 from .._docs import fill_doc
 from ._kernel_refs import _globals_fingerprint, graded_refusal, unreproducible_global
-from ._typed_ops import binop, call, launch_ops, quiet, rewrite, typed_copy_names, unop, wrap_quiet
+from ._typed_ops import binop, call, launch_ops, unop
+from ._typed_rewrite import quiet, rewrite, typed_copy_names, wrap_quiet
 from ._typing_base import ENV_SWITCH, argument_type, convert_arguments, enabled, signature_argtypes
 
 __all__ = ["ENV_SWITCH", "FLOAT64_FIX", "GPUTypingError", "KernelTyping", "argument_type", "before_launch", "binop",
