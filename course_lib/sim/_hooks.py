@@ -123,9 +123,10 @@ def grid_sync(self):
     _current().grid_sync(_engine._caller_line(2))
 
 
-def max_cooperative_grid_blocks(self, blockdim):
-    """Largest cooperative grid of blocks of ``blockdim`` threads on the simulated GPU."""
-    return _engine.max_cooperative_grid_blocks(blockdim)
+def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+    """Largest cooperative grid of blocks of ``blockdim`` threads (and ``dynsmemsize`` bytes of dynamic
+    shared memory) on the simulated GPU, with numba-cuda's signature."""
+    return _engine.max_cooperative_grid_blocks(blockdim, dynsmemsize)
 
 
 @functools.lru_cache(maxsize=None)

@@ -147,7 +147,7 @@ def _cache_dir():
 
 
 #: Changes when KernelTyping gains a field, so that older cached answers are not read as complete.
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 
 
 def _key(fn, argtypes, debug):

@@ -137,22 +137,57 @@ def _analyse(cres, argtypes):
     return out
 
 
+#: Errors of the machine, not of the kernel: a driver, NVVM or NVRTC that cannot be loaded (ImportError
+#: subclasses in numba-cuda: CudaSupportError, NvvmSupportError, NvrtcSupportError), a file missing.
+_ENVIRONMENT_ERRORS = (ImportError, OSError)
+
+
+class _TypingDevice:
+    """What numba-cuda's compiler asks of "the current device" while it types: its compute capability.
+
+    Overloads of NumPy functions (``np.zeros``) and device functions called by a kernel are compiled for
+    ``get_current_device().compute_capability``, which needs a driver; the kernel itself is typed for
+    cc 8.0 here, and so are they. Without this, such kernels failed with "CUDA driver library cannot be
+    found" and were run untyped, although numba-cuda refuses some of them (``np.zeros`` in a kernel:
+    "No implementation of function Function(<built-in function zeros>)").
+    """
+
+    compute_capability = (8, 0)
+
+
+def _without_driver():
+    """Answer numba-cuda's ``get_current_device()`` with :class:`_TypingDevice` in this process (the typing
+    process has no GPU, and lowers for cc 8.0 only)."""
+    import sys as _sys
+
+    for name in ("numba.cuda.dispatcher", "numba.cuda.compiler", "numba.cuda.memory_management.nrt"):
+        module = _sys.modules.get(name)
+        if module is None:
+            try:
+                module = __import__(name, fromlist=["_"])
+            except Exception:
+                continue
+        if hasattr(module, "get_current_device"):
+            module.get_current_device = _TypingDevice
+
+
 def _serve():  # pragma: no cover - runs in the child
     from course_lib import device
 
     device.configure(force="gpu")
     try:
-        from numba.core import errors
+        from numba.core import errors, types
         from numba.cuda.compiler import compile_cuda
     except Exception:
         compile_cuda = None
     from ._transport import _lookup
 
-    if compile_cuda is not None:  # warm numba's typing and lowering up while the parent gets on with its work
-        try:
+    if compile_cuda is not None:
+        _without_driver()
+        try:  # warm numba's typing and lowering up while the parent gets on with its work
             from numba.core import types
 
-            compile_cuda(_warm_up, None, (types.float32[::1],), cc=(8, 0))
+            compile_cuda(_warm_up, types.void, (types.float32[::1],), cc=(8, 0))
         except Exception:
             pass
     inp, outp = sys.stdin.buffer, sys.stdout.buffer
@@ -170,12 +205,17 @@ def _serve():  # pragma: no cover - runs in the child
                 reply = {"unavailable": "numba-cuda's compiler cannot be loaded"}
             else:
                 try:
-                    cres = compile_cuda(py_func, None, request["argtypes"], debug=request["debug"], cc=(8, 0))
+                    # A kernel is compiled for a void return, as numba-cuda's _Kernel compiles it (a kernel
+                    # returning a value fails: "No conversion from Literal[int](5) to none").
+                    cres = compile_cuda(py_func, types.void, request["argtypes"], debug=request["debug"], cc=(8, 0))
                     reply = {"typing": _analyse(cres, request["argtypes"])}
-                except errors.NumbaError as err:
-                    reply = {"typing": KernelTyping(error=str(err).strip())}
-                except Exception as err:  # this kernel needs more than typing can give without a GPU
+                except _ENVIRONMENT_ERRORS as err:  # needs a driver or a library this machine lacks
                     reply = {"typing": KernelTyping(untypable=f"{type(err).__name__}: {str(err).strip()}")}
+                except Exception as err:  # numba-cuda refuses the kernel: typing, lowering, or its own checks
+                    text = str(err).strip()
+                    if not isinstance(err, errors.NumbaError):
+                        text = f"{type(err).__name__}: {text}"
+                    reply = {"typing": KernelTyping(error=text)}
         except Exception as err:  # anything else: the parent runs without static typing
             reply = {"unavailable": f"{type(err).__name__}: {err}"}
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
