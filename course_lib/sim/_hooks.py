@@ -98,16 +98,6 @@ def lanemask_lt(self):
     return np.uint32((1 << _current().v.lane) - 1)
 
 
-def popc(self, val):
-    """Simulated ``cuda.popc``: set bits of the value's two's-complement pattern.
-
-    The stock simulator counts the ones of ``bin(val)``, which is wrong for negative
-    values (an int32 ballot with lane 31 set, say): -1 has 32 set bits on a GPU, not 1.
-    """
-    width = np.dtype(val.dtype).itemsize * 8 if isinstance(val, np.integer) else 64
-    return bin(int(val) & ((1 << width) - 1)).count("1")
-
-
 def _shared(self):
     """``cuda.shared`` of the running block (each block has its own shared memory)."""
     import threading
@@ -132,7 +122,7 @@ def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
 @functools.lru_cache(maxsize=None)
 def _warp_methods():
     methods = {name: _collective(name) for name in _WARP_NAMES if name.endswith("_sync")}
-    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt, popc=popc,
+    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt, popc=_intrinsics.popc,
                    fma=_intrinsics.fma, cbrt=_intrinsics.cbrt, brev=_intrinsics.brev, clz=_intrinsics.clz,
                    ffs=_intrinsics.ffs, shared=property(_shared))
     return methods

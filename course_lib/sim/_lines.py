@@ -123,7 +123,7 @@ def _rewrite(fn, counter, tick):
     fdef.decorator_list = []
     ast.increment_lineno(tree, start - 1)
     filename = code.co_filename
-    _typed_rewrite.rewrite(fdef)  # arithmetic in numba's types (before the counters, which stay plain Python)
+    _typed_rewrite.rewrite(fdef, code)  # arithmetic in numba's types (before the counters, which stay plain Python)
     _Insert(filename, counter, tick is not None).generic_visit(fdef)
     _typed_rewrite.wrap_quiet(fdef)
     # The copy is compiled inside a factory whose parameters are the original's free

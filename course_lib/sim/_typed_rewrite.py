@@ -17,7 +17,7 @@ from . import _convert
 from ._typed_ops import _AST_OPS, _MATH_NAMES, CONVERTERS, binop, call, muladd, unop
 from ._typing_base import enabled
 
-__all__ = ["TypedOps", "quiet", "rewrite", "typed_copy_names", "wrap_quiet"]
+__all__ = ["TypedOps", "as_unified", "quiet", "rewrite", "typed_copy_names", "unified_assignments", "wrap_quiet"]
 
 
 class _Depth(threading.local):
@@ -63,7 +63,27 @@ def quiet():
 # ---------------------------------------------------------------------------------------------
 # The source rewrite (applied by course_lib.sim._lines to every recompiled kernel)
 # ---------------------------------------------------------------------------------------------
+#: Code of a kernel -> ``{(line, variable): numba type}`` of the assignments converted where paths merge
+#: (:attr:`course_lib.sim._typing.KernelTyping.unified`), set by the static typing before its launch.
+unified_assignments: dict = {}
+
+
+def as_unified(value, name):
+    """``value`` converted to the NumPy dtype ``name`` of the type numba unified its variable to (an int64 stays
+    a Python int, the simulator's int64; a bool becomes an integer or float; a number a complex)."""
+    dtype = _DTYPES.get(name) or _DTYPES.setdefault(name, np.dtype(name))
+    if dtype == _INT64 and type(value) is int:
+        return value
+    if dtype.kind == "c":
+        return dtype.type(value)
+    converted = _convert.convert(bool(value) if isinstance(value, np.bool_) else value, dtype)
+    return int(converted) if dtype == _INT64 else converted
+
+
+_INT64 = np.dtype(np.int64)
+_DTYPES: dict = {}
 _BINOP, _UNOP, _CALL, _QUIET = "__course_binop__", "__course_unop__", "__course_call__", "__course_quiet__"
+_AS = "__course_as__"
 _FMA, _CMP, _STORE = "__course_fma__", "__course_cmp__", "__course_store__"
 _CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
@@ -72,7 +92,7 @@ def typed_copy_names() -> dict:
     """Names the rewritten code refers to, and their values."""
     # _Quiet itself rather than quiet(): one call fewer for every device-function call.
     return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: _Quiet, _FMA: muladd, _CMP: _convert.compare,
-            _STORE: _convert.store}
+            _STORE: _convert.store, _AS: as_unified}
 
 
 def _small_int(node):
@@ -113,7 +133,28 @@ def _load(node):
 
 
 class TypedOps(ast.NodeTransformer):
-    """Arithmetic through :func:`binop`/:func:`unop`/:func:`call`; the body inside ``with quiet():``."""
+    """Arithmetic through :func:`binop`/:func:`unop`/:func:`call`; the body inside ``with quiet():``.
+
+    ``unified``: ``{(line, variable): numba type}`` of the assignments whose value is converted to the type
+    numba-cuda unifies the variable to where paths merge (see :data:`unified_assignments`).
+    """
+
+    def __init__(self, unified=None):
+        super().__init__()
+        self.unified = unified or {}
+
+    def _as_unified(self, node, target, value):
+        """``value`` converted as numba-cuda converts it where the variable ``target`` merges, if it does."""
+        if not self.unified or not isinstance(target, ast.Name):
+            return value
+        nbtype = self.unified.get((node.lineno, target.id))
+        if nbtype is None:
+            return value
+        try:
+            name = np.dtype(str(nbtype)).name
+        except TypeError:
+            return value
+        return ast.copy_location(ast.Call(ast.Name(_AS, ast.Load()), [value, ast.Constant(name)], []), value)
 
     def _contracted(self, node, left, right, subtract):
         """``left +- right`` with a product on one side, as a fused multiply-add (:func:`muladd`)."""
@@ -157,6 +198,7 @@ class TypedOps(ast.NodeTransformer):
             value = ast.Call(ast.Name(_BINOP, ast.Load()), [ast.Constant(name), _load(target), node.value], [])
         if isinstance(target, ast.Subscript):
             value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), value], [])
+        value = self._as_unified(node, target, value)
         return ast.copy_location(ast.Assign([target], value), node)
 
     def visit_Assign(self, node):
@@ -165,6 +207,7 @@ class TypedOps(ast.NodeTransformer):
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             # a[i] = v stores v as a GPU does (a float into an integer array saturates: _convert.store)
             node.value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), node.value], [])
+        node.value = self._as_unified(node, target, node.value)
         return node
 
     def visit_Compare(self, node):
@@ -197,10 +240,12 @@ class TypedOps(ast.NodeTransformer):
         return node
 
 
-def rewrite(fdef):
-    """Arithmetic of the function definition ``fdef`` through numba's types, in place (:class:`TypedOps`)."""
+def rewrite(fdef, code=None):
+    """Arithmetic of the function definition ``fdef`` through numba's types, in place (:class:`TypedOps`);
+    ``code``: the original function's code, whose assignments numba-cuda converts where paths merge are
+    converted too (:data:`unified_assignments`)."""
     if enabled():
-        TypedOps().visit(fdef)
+        TypedOps(unified_assignments.get(code)).visit(fdef)
     return fdef
 
 

@@ -66,7 +66,8 @@ import numpy as np
 from .._docs import fill_doc
 from ._kernel_refs import _globals_fingerprint, graded_refusal, unreproducible_global
 from ._typed_ops import binop, call, launch_ops, unop
-from ._typed_rewrite import quiet, rewrite, typed_copy_names, wrap_quiet
+from ._intrinsics import launch_arg_types
+from ._typed_rewrite import quiet, rewrite, typed_copy_names, unified_assignments, wrap_quiet
 from ._typing_base import ENV_SWITCH, argument_type, convert_arguments, enabled, signature_argtypes
 
 __all__ = ["ENV_SWITCH", "FLOAT64_FIX", "GPUTypingError", "KernelTyping", "argument_type", "before_launch", "binop",
@@ -107,6 +108,13 @@ class KernelTyping:
     shared_bytes : int
         Bytes of static shared memory per block, as numba-cuda lowers the kernel's
         ``cuda.shared.array`` calls (its ``addrspace(3)`` globals, device functions included).
+    unified : dict
+        ``(line, variable) -> numba type``: assignments whose value numba converts to the type the
+        variable's versions unify to where paths merge (``v = 1`` on one path, ``v = 1.5`` on another:
+        float64); see :func:`course_lib.sim._typing_child._unified`.
+    intrinsic_args : dict
+        ``(line, name) -> numba type`` of the argument of ``cuda.clz``/``popc``/``ffs`` calls (int32 for
+        ``cuda.threadIdx.x``, which the simulator holds as a Python int).
     """
 
     error: str | None = None
@@ -116,12 +124,14 @@ class KernelTyping:
     array_dtypes: tuple = ()
     untypable: str | None = None
     shared_bytes: int = 0
+    unified: dict = field(default_factory=dict)
+    intrinsic_args: dict = field(default_factory=dict)
 
     def __reduce__(self):
         # Pickled by its fields: the default protocol would add __slotnames__ to the class, which the
         # grader's tamper check (course_lib.grading.running.tamper) rightly counts as a change of the machinery.
         return KernelTyping, (self.error, self.ops, self.float_lines, self.float64_details, self.array_dtypes,
-                              self.untypable, self.shared_bytes)
+                              self.untypable, self.shared_bytes, self.unified, self.intrinsic_args)
 
 
 _stats = {"typed": 0, "memory_hits": 0, "disk_hits": 0, "seconds": 0.0, "unavailable": 0}
@@ -147,7 +157,7 @@ def _cache_dir():
 
 
 #: Changes when KernelTyping gains a field, so that older cached answers are not read as complete.
-_CACHE_FORMAT = 3
+_CACHE_FORMAT = 4
 
 
 def _key(fn, argtypes, debug):
@@ -440,6 +450,15 @@ def before_launch(fn, args, debug=False):
         return None
     if typing.ops:
         launch_ops.update(typing.ops)
+    original = _original(fn)
+    if typing.intrinsic_args:
+        filename = original.__code__.co_filename
+        launch_arg_types.update(((filename, line, name), t) for (line, name), t in typing.intrinsic_args.items())
+    if unified_assignments.get(original.__code__, {}) != typing.unified:
+        unified_assignments[original.__code__] = typing.unified
+        from ._marks import _FAIR
+
+        getattr(original, "__dict__", {}).pop(_FAIR, None)  # its copy converts at the new assignments
     if typing.error:
         raise GPUTypingError(
             f"{_original(fn).__name__}({', '.join(str(argument_type(a)) for a in args)}) would not compile for a "

@@ -52,6 +52,41 @@ def _shared_bytes(library, seen=None):
     return total
 
 
+#: numba-cuda's bit intrinsics whose width follows the argument's numba type (course_lib.sim._intrinsics).
+_BIT_INTRINSICS = frozenset({"clz", "popc", "ffs"})
+_VERSION = re.compile(r"\.\d+$")
+
+
+def _unified(copies, defined_at, typemap, ir):
+    """``(line, variable) -> numba type`` of the assignments whose value numba-cuda converts where paths merge.
+
+    numba-cuda types each SSA version of a variable and unifies the versions that meet at a merge (a
+    phi node): ``v = 1`` on one path and ``v = 1.5`` on the other make the merged ``v`` a float64, and
+    lowering turns the phi into copies that convert (``v.2 = v``, float64 from Literal[int](1)) at the
+    end of each incoming path. The simulator converts the value where the incoming version is assigned
+    (its line, its variable) to the merged type; a use of the narrower value between that assignment and
+    the merge on the same path is the one case where this differs.
+    """
+    from numba.core import types
+
+    out = {}
+    for stmt in copies:
+        target, source = stmt.target.name, stmt.value.name
+        base = _VERSION.sub("", target)
+        if base.startswith(("$", "arg.")) or _VERSION.sub("", source) != base:
+            continue
+        to, frm = types.unliteral(typemap.get(target)), types.unliteral(typemap.get(source))
+        if to == frm or not all(isinstance(t, (types.Integer, types.Float, types.Boolean, types.Complex))
+                                for t in (to, frm)):
+            continue
+        origin = defined_at.get(source)
+        if origin is None or isinstance(origin.value, ir.Arg):
+            continue  # an argument: no assignment of the kernel's source to convert
+        key = (origin.loc.line, base)
+        out[key] = to if out.get(key, to) == to else None  # two merged types for one assignment: not converted
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def _analyse(cres, argtypes):
     """A :class:`KernelTyping` from numba's compile result (child side)."""
     from numba.core import types
@@ -71,11 +106,17 @@ def _analyse(cres, argtypes):
 
     # Operations on constants only (-math.inf, 2.0 * math.pi) are folded by the compiler: no instruction.
     definition = {}
+    defined_at = {}
     annotation = getattr(cres, "type_annotation", None)
+    copies = []
     for block in (getattr(annotation, "blocks", None) or {}).values():
         for stmt in block.body:
             if isinstance(stmt, ir.Assign):
                 definition.setdefault(stmt.target.name, stmt.value)
+                defined_at.setdefault(stmt.target.name, stmt)
+                if isinstance(stmt.value, ir.Var):
+                    copies.append(stmt)
+    out.unified = _unified(copies, defined_at, typemap, ir)
 
     def constant(name, depth=0):
         value = definition.get(name)
@@ -106,6 +147,12 @@ def _analyse(cres, argtypes):
             operands = (inst.value.name,)
         elif inst.op == "call":
             key = getattr(typemap.get(inst.func.name), "typing_key", None)  # math.sqrt itself, for math calls
+            if getattr(key, "__name__", None) in _BIT_INTRINSICS and len(sig.args) == 1 \
+                    and "cuda" in getattr(key, "__module__", ""):
+                where = (inst.loc.line, key.__name__)
+                argtype = sig.args[0]
+                # Two calls of one intrinsic on a line with different types: the line cannot tell them apart.
+                out.intrinsic_args[where] = argtype if out.intrinsic_args.get(where, argtype) == argtype else None
             if getattr(key, "__module__", None) == "math" and not inst.kws:
                 name = "math." + key.__name__
                 operands = tuple(v.name for v in inst.args)
