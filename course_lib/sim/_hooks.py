@@ -25,6 +25,7 @@ Three things of numba-cuda's simulator are changed, all reversibly:
    ``cuda.cg.this_grid().sync()`` is a grid barrier, ``max_cooperative_grid_blocks``
    reports the simulated GPU's limit, and events record timestamps; device arrays transpose
    into a copy and refuse a reshape that needs one, as numba-cuda's (:mod:`~course_lib.sim._device_arrays`);
+   ``numba.cuda.random`` seeds its generators in exact 64-bit arithmetic (:mod:`~course_lib.sim._xoroshiro`);
 3. for :func:`course_lib.sim.record` only, transfer and launch functions are wrapped
    for the duration of the ``with`` block (see :mod:`course_lib.sim._record`).
 
@@ -39,7 +40,7 @@ import functools
 
 import numpy as np
 
-from . import _convert, _device_arrays, _engine, _intrinsics, _launch, _typed_ops, _typing, _uninit
+from . import _convert, _device_arrays, _engine, _intrinsics, _launch, _typed_ops, _typing, _uninit, _xoroshiro
 from ._marks import _FAIR
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
@@ -199,6 +200,7 @@ def _class_methods():
         (kernelapi.FakeCUDAFp16, "hmax", _intrinsics.hmax),
         (kernelapi.FakeCUDAFp16, "hmin", _intrinsics.hmin),
         *_device_arrays.class_methods(),
+        *_xoroshiro.module_functions(),
     ]
 
 

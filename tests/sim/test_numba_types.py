@@ -102,3 +102,21 @@ def test_block_votes_truncate_a_wide_predicate_to_32_bits():
     assert out[0].tolist() == [1] * 4       # only 2**32 + 1 counts
     assert out[1].tolist() == [1] * 4
     assert out[2].tolist() == [1] * 4       # 2**32 + 1, 2**33 + 1, 2**32 + 2, 1: all nonzero in 32 bits
+
+
+def test_xoroshiro_states_are_seeded_without_warnings_and_bit_exact():
+    # SplitMix64 and xoroshiro128+ are defined modulo 2**64 (numba-cuda's random.py, after Vigna's C code):
+    # the first output of SplitMix64 from seed 0 is 0xE220A8397B1DCDAF. The simulator seeds in exact 64-bit
+    # arithmetic, with none of the NumPy overflow warnings of numba-cuda's object-mode seeding; the states of
+    # seed 1 are those numba-cuda's nopython seeding gives on the CPU (init_xoroshiro128p_states_cpu).
+    import warnings
+
+    from numba.cuda.random import create_xoroshiro128p_states
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        zero = create_xoroshiro128p_states(4, seed=0).copy_to_host()
+        one = create_xoroshiro128p_states(3, seed=1).copy_to_host()
+    assert int(zero[0]["s0"]) == int(zero[0]["s1"]) == 0xE220A8397B1DCDAF
+    assert [int(x) for x in one["s0"]] == [0x910A2DEC89025CC1, 0x73C19A5348FC9098, 0xB3D0CD6DDFA7A4C]
+    assert [int(x) for x in one["s1"]] == [0x910A2DEC89025CC1, 0x6C96C932F21D71EE, 0xD3C2C33E9B8E707A]
