@@ -11,7 +11,11 @@ a float32 is float64 in Python and float32 on a GPU. Two things put numba's typi
   and LLVM lowering, no NVVM, no GPU) for the numba types of the launch's arguments, in a
   child process where the simulator is off (a process running the simulator cannot load
   the real CUDA target). What would not compile for a GPU is refused with numba's own
-  message (:class:`GPUTypingError`), e.g. ``cuda.syncthreads_count(x > 0)`` with a bool.
+  message (:class:`GPUTypingError`), e.g. ``cuda.syncthreads_count(x > 0)`` with a bool, a kernel
+  that returns a value (compiled, as numba-cuda compiles kernels, for a void return) or calls
+  ``np.zeros``. Only a missing driver or library makes a kernel "untypable" (run with the runtime
+  typing alone): the typing process answers numba-cuda's questions about "the current device"
+  with compute capability 8.0, which it compiles for.
   The answer is cached per kernel source and argument types, in memory and on disk
   (``$XDG_CACHE_HOME/course_lib/sim-typing``), so a kernel is typed once, not per launch.
 * **Typed arithmetic while it runs.** The recompiled copy of every kernel and device
@@ -30,9 +34,13 @@ The static typing also tells which lines compute in float64 and which in float32
 whose arrays are float32, and :func:`course_lib.sim.profile` counts float64 operations
 apart from float32 ones.
 
-Limits: values carry the type of the operation that made them, so a variable that numba
-unifies across paths (float32 on one branch, float64 on the other) keeps each value's own
-type here; the builtins ``min``, ``max`` and ``abs``, and ``round`` with one argument, run as
+Where numba unifies a variable across paths (an int on one branch, a float on the other: a
+float64 after they meet), the assignments whose value it converts are converted where the
+kernel makes them (:attr:`KernelTyping.unified`, applied by :mod:`course_lib.sim._typed_rewrite`).
+
+Limits: that conversion is at the assignment, not where the paths meet (a use of the narrower
+value on the way differs), and in the kernel's own code only (a device function's variables keep
+each value's type); the builtins ``min``, ``max`` and ``abs``, and ``round`` with one argument, run as
 Python runs them; the float64 lines of :func:`float_ops` are the kernel's own (device functions
 are not listed).
 Kernels whose source cannot be read, or whose arguments numba cannot type, run with the
