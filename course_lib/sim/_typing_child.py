@@ -201,6 +201,11 @@ class _TypingDevice:
 
     compute_capability = (8, 0)
 
+    def __getattr__(self, name):
+        # Anything else needs a real device: the kernel counts as untypable (an ImportError, as numba-cuda's
+        # CudaSupportError), never as refused.
+        raise ImportError(f"the typing process has no GPU to answer get_current_device().{name}")
+
 
 def _without_driver():
     """Answer numba-cuda's ``get_current_device()`` with :class:`_TypingDevice` in this process (the typing
