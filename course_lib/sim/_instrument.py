@@ -310,6 +310,17 @@ class TracedArray:
         return f"<{self.space} array {self.name} {self._a.dtype}{list(self._shape)}>"
 
 
+def _bytewise_where_widths_meet(arrays):
+    """Arguments that are views of one allocation with different element sizes (or element starts that do not
+    line up) are compared byte by byte: a float32 view and a uint8 view of one buffer race where bytes overlap."""
+    layouts = {}
+    for array in arrays:
+        layouts.setdefault(array.alloc, set()).add((array.itemsize, array._base % array.itemsize))
+    for array in arrays:
+        if len(layouts[array.alloc]) > 1:
+            array.bytewise = True
+
+
 class _FieldSlot:
     """A record field of a traced array, as the observers see an access to it: its bytes (``itemsize``) in the
     array's allocation, compared byte by byte."""
@@ -596,6 +607,7 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0,
                             uninit = entry[1]
                     mem = TracedArray(ary, name, "global", observer, alloc, base, root, uninit)
                 fake_args.append(mem)
+            _bytewise_where_widths_meet([m for m in fake_args if isinstance(m, TracedArray)])
             with sim_kernel.swapped_cuda_module(fn, module):
                 _engine.observer, _engine.thread_order_rng = observer, rng
                 try:

@@ -104,3 +104,22 @@ def test_races_on_record_fields_are_reported_by_field():
     report = check(_fields_of_one_record, 1, 2, records, True)
     assert [p.kind for p in report.problems] == ["race"] and "records.y" in str(report.problems[0])
     assert check(_fields_of_one_record, 1, 2, np.zeros(1, _RECORD), False).ok  # x and y: disjoint bytes
+
+
+@cuda.jit
+def _float_and_byte_views(wide, narrow):
+    t = cuda.threadIdx.x
+    if t == 0:
+        wide[0] = 1.0  # bytes 0-3 of the buffer
+    else:
+        narrow[3] = 7  # byte 3 of the same buffer (or byte 7, for the view that starts at byte 4)
+
+
+@sim_only
+def test_a_race_between_device_array_views_of_different_widths_is_reported():
+    # Two views of one device allocation are one memory on a GPU (DeviceNDArray.view shares gpu_data).
+    from course_lib.sim import check
+
+    buffer = cuda.to_device(np.zeros(16, np.uint8))
+    assert [p.kind for p in check(_float_and_byte_views, 1, 2, buffer.view(np.float32), buffer).problems] == ["race"]
+    assert check(_float_and_byte_views, 1, 2, buffer.view(np.float32), buffer[4:]).ok
