@@ -28,17 +28,20 @@ Taught in ``lessons/00_seeing_the_gpu.ipynb``.
   simulation (see :mod:`course_lib.sim._intrinsics`).
 * **Numba's types.** Before a launch the kernel is typed by numba-cuda as for a GPU
   (:mod:`course_lib.sim._typing`): what would not compile is refused with Numba's
-  message, and arithmetic runs in the types Numba gives it (a ``0.0`` accumulator
-  summing float32 is float64, ``int32 * int32`` is int64, ``math.sqrt`` of a float32 is
-  float32), wrapping silently as on a GPU.
+  message before any thread runs, and arithmetic runs in the types Numba gives it (a ``0.0``
+  accumulator summing float32 is float64, ``int32 * int32`` is int64, ``math.sqrt`` of a
+  float32 is float32, a variable merged from an int and a float is float64), wrapping
+  silently as on a GPU.
 * **What a GPU refuses, and computes.** A launch a GPU refuses raises
   :class:`~course_lib.sim._launch.LaunchError` naming the limit (1,024 threads per block,
-  48 KB of shared memory, zero sizes, list arguments, calls matching no listed signature); the
+  48 KB of shared memory, zero sizes, NumPy integer sizes, list arguments, calls matching no listed
+  signature, a synchronising grid too large to be resident); the
   globals a kernel reads are frozen at its first launch (:mod:`course_lib.sim._launch`).
   Conversions, stores, comparisons, ``print`` (:mod:`course_lib.sim._convert`), integer
   corner cases, contraction into fused multiply-adds and ``fastmath`` flushing
   (:mod:`course_lib.sim._typed_ops`) follow the PTX numba-cuda emits.
-* :func:`check` reports races (shared and global memory; a plain access and an atomic
+* :func:`check` reports races (shared and global memory, byte by byte where views of several widths
+  or record fields meet; a plain access and an atomic
   race too; a ``cuda.threadfence()`` then an atomic releases earlier writes to the block
   whose atomic observes it, as in the PTX memory model), barriers not reached by the whole block, out-of-bounds indices, negative
   indices (which Numba wraps, on a GPU too), reads of never-written device memory and

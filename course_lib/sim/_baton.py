@@ -159,6 +159,18 @@ def _caller_line(depth=2):
 
 
 
+def _block_predicate(value):
+    """The predicate of ``syncthreads_count/and/or`` as numba-cuda passes it to ``bar.red``: an integer is
+    truncated to its low 32 bits (``compile_ptx`` of ``syncthreads_count(int64)``: ``ld.global.u32``,
+    ``setp.ne.u32``), so ``2**32`` counts as false; a bool is itself. (Warp votes test all 64 bits:
+    ``setp.ne.s64`` before ``vote.sync``.)"""
+    if type(value) is bool or isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return (int(value) & 0xFFFFFFFF) != 0
+    return value
+
+
 class _Abort(BaseException):
     """Unwinds a suspended simulated thread when its launch is abandoned."""
 
@@ -238,13 +250,13 @@ class Carrier(threading.Thread):
         self.manager.barrier(self, None, _caller_line(3))
 
     def syncthreads_count(self, value):
-        return self.manager.barrier(self, ("count", value), _caller_line(3))
+        return self.manager.barrier(self, ("count", _block_predicate(value)), _caller_line(3))
 
     def syncthreads_and(self, value):
-        return self.manager.barrier(self, ("and", value), _caller_line(3))
+        return self.manager.barrier(self, ("and", _block_predicate(value)), _caller_line(3))
 
     def syncthreads_or(self, value):
-        return self.manager.barrier(self, ("or", value), _caller_line(3))
+        return self.manager.barrier(self, ("or", _block_predicate(value)), _caller_line(3))
 
     def grid_sync(self, line):
         """``cuda.cg.this_grid().sync()``: wait until every thread of every block arrives."""

@@ -218,6 +218,9 @@ class _Checker(Observer):
             clock = 0
         rec = (v, v.epoch, v.clock, line, index, write, atomic is not None, v.grid_epoch, clock)
         shadow = self.shared_shadows[v.block] if array.space == "shared" else self.global_shadow
+        if array.bytewise:  # views of several widths reach this memory: compared byte by byte
+            self._access_bytes(array, offset, rec, shadow, knows)
+            return
         state = shadow.get(key)
         if state is None:
             shadow[key] = [rec, {}] if write else [None, {v: rec}]
@@ -240,6 +243,36 @@ class _Checker(Observer):
             state[1] = {}
         else:
             reads[v] = rec
+
+    def _access_bytes(self, array, offset, rec, shadow, knows):
+        """:meth:`access` of memory reached through views of several widths (dynamic shared memory, record
+        fields): each byte of the access has its own history, keyed ``(alloc, byte, None)``, so a float32
+        written at bytes 0-3 races with an int8 read of byte 2 and two fields of one record do not race.
+        One report per access, whichever bytes conflict."""
+        v, write, atomic = rec[0], rec[5], rec[6]
+        raced = {}
+        alloc = array.alloc
+        for byte in range(offset, offset + array.itemsize):
+            key = (alloc, byte, None)
+            state = shadow.get(key)
+            if state is None:
+                shadow[key] = [rec, {}] if write else [None, {v: rec}]
+                continue
+            last_write, reads = state
+            if last_write is not None and last_write[0] is not v and not (atomic and last_write[6]) \
+                    and _unordered(last_write, rec) and not (knows and knows.get(last_write[0], -1) >= last_write[8]):
+                raced.setdefault(last_write[3], last_write)
+            if write:
+                for read in reads.values():
+                    if read[0] is not v and not (atomic and read[6]) and _unordered(read, rec) \
+                            and not (knows and knows.get(read[0], -1) >= read[8]):
+                        raced.setdefault(read[3], read)
+                state[0] = rec
+                state[1] = {}
+            else:
+                reads[v] = rec
+        for first in raced.values():
+            self._race(array, first, rec)
 
     # Memory model -------------------------------------------------------------
     def fence(self, scope_block=False):

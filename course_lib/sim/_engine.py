@@ -55,6 +55,7 @@ Semantics, where the hardware leaves a choice:
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import threading
@@ -78,6 +79,11 @@ HANG_SECONDS = 5.0
 SIM_SM_COUNT = 1
 MAX_THREADS_PER_SM = 2048
 MAX_BLOCKS_PER_SM = 32
+#: Shared memory of the simulated SM, the most one block may use, and what the driver reserves per block
+#: (compute capability 9.0: 228 KB per SM, 227 KB per block, 1 KB reserved).
+MAX_SHARED_PER_SM = 228 * 1024
+MAX_SHARED_PER_BLOCK = 227 * 1024
+SHARED_RESERVED_PER_BLOCK = 1024
 
 __all__ = ["FULL_MASK", "WARP_SIZE", "BarrierError", "Carrier", "CooperativeLaunchError", "HangError",
            "ScheduledBlockManager", "VThread", "WarpError", "get_seed", "max_cooperative_grid_blocks", "run_grid",
@@ -92,21 +98,34 @@ class HangError(RuntimeError):
     """No block of a launch has made progress for :data:`HANG_SECONDS`: on a GPU it would hang."""
 
 
-def max_cooperative_grid_blocks(blockdim):
+def max_cooperative_grid_blocks(blockdim, dynsmemsize=0):
     """Largest grid of a cooperative launch with this block size on the simulated GPU.
 
-    As ``kernel.overloads[sig].max_cooperative_grid_blocks(blockdim)`` on a GPU: the blocks
-    that fit on the device at once (per SM, by threads and by blocks), times its SMs.
+    As ``kernel.overloads[sig].max_cooperative_grid_blocks(blockdim, dynsmemsize)`` on a GPU
+    (numba-cuda's ``_Kernel.max_cooperative_grid_blocks``): the blocks that fit on the device at
+    once (per SM, by threads, by blocks and by shared memory), times its SMs.
 
     Parameters
     ----------
     blockdim : int or tuple of int
+        Threads per block (a tuple for 2-D and 3-D blocks).
+    dynsmemsize : int, optional
+        Bytes of dynamic shared memory per block. A block holds it plus the 1 KB the driver
+        reserves per block (CUDA C++ Programming Guide, "Technical Specifications per Compute
+        Capability": 228 KB of shared memory per SM on compute capability 9.0, 1 KB reserved
+        per block); more than :data:`MAX_SHARED_PER_BLOCK` fits no block at all (0).
     """
     dims = blockdim if isinstance(blockdim, tuple) else (blockdim,)
     threads = math.prod(int(d) for d in dims)
     if threads <= 0:
         raise ValueError(f"block dimensions must be positive, got {blockdim!r}")
-    return min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // threads) * SIM_SM_COUNT
+    dynsmemsize = int(dynsmemsize)
+    if dynsmemsize < 0:
+        raise ValueError(f"dynamic shared memory must be a non-negative number of bytes, got {dynsmemsize!r}")
+    if threads > MAX_THREADS_PER_SM or dynsmemsize > MAX_SHARED_PER_BLOCK:
+        return 0
+    by_shared = MAX_SHARED_PER_SM // (dynsmemsize + SHARED_RESERVED_PER_BLOCK)
+    return min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // threads, by_shared) * SIM_SM_COUNT
 
 
 #: The observer of the running launch (a check or profile session), or None.
@@ -195,15 +214,47 @@ _collecting = None
 
 
 def _uses_grid_sync(fn):
-    """True if the code of ``fn`` (or a function nested in it) names ``this_grid``."""
-    codes = [getattr(fn, "__code__", None)]
-    while codes:
-        code = codes.pop()
-        if code is None:
-            continue
-        if "this_grid" in code.co_names:
+    """True if the code of ``fn``, a function nested in it, or a device function it reaches (by a global or
+    closure name, through a module attribute, from another device function) names ``this_grid``.
+
+    numba-cuda launches a kernel cooperatively when its compiled code (device functions linked in)
+    calls the grid-group intrinsic (``_Kernel.cooperative``); the launch of a grid too large to be
+    co-resident is then refused before any block runs (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
+    Cached per code object.
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    found = _grid_sync_codes.get(code)
+    if found is None:
+        found = _reaches_grid_sync(fn, set())
+        _grid_sync_codes[code] = found
+    return found
+
+
+#: Code object -> whether its function reaches ``this_grid`` (see :func:`_uses_grid_sync`).
+_grid_sync_codes: dict = {}
+
+
+def _reaches_grid_sync(fn, seen):
+    from ._kernel_refs import _device_python, _global_names, _referenced
+
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return False
+    seen.add(code)
+    names = _global_names(code)
+    if "this_grid" in names:
+        return True
+    for _, value in _referenced(fn):
+        dev = _device_python(value)
+        if dev is None and inspect.ismodule(value):  # `helpers.step(...)`: the module's device functions named
+            for attr in names:
+                inner = _device_python(getattr(value, attr, None))
+                if inner is not None and _reaches_grid_sync(inner, seen):
+                    return True
+        elif dev is not None and _reaches_grid_sync(dev, seen):
             return True
-        codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
     return False
 
 
@@ -251,9 +302,10 @@ def run_grid(f, grid_dim, block_dim, debug, args, module, order=None):
     """
     points = list(np.ndindex(*grid_dim)) if order is None else list(order)
     total = len(points)
-    limit = max(1, max_cooperative_grid_blocks(tuple(block_dim)))
+    dynshared = getattr(getattr(module, "_shared", None), "_dynshared_size", 0) or 0
+    limit = max(1, max_cooperative_grid_blocks(tuple(block_dim), min(dynshared, MAX_SHARED_PER_BLOCK)))
     if total > limit and _uses_grid_sync(getattr(f, "__course_rewritten__", f)):
-        raise _too_large(total, block_dim, limit)
+        raise _too_large(total, block_dim, limit)  # before any block runs, as cuLaunchCooperativeKernel refuses
     if order is None and thread_order_rng is None and order_rng is not None and total > 1:
         points = [points[i] for i in order_rng.permutation(total)]
     pending = deque(points)

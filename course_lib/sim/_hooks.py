@@ -23,7 +23,9 @@ Three things of numba-cuda's simulator are changed, all reversibly:
    (:mod:`~course_lib.sim._intrinsics`); ``cuda.shared`` answers with the running block's
    own allocator (blocks interleave: see :func:`~course_lib.sim._engine.run_grid`);
    ``cuda.cg.this_grid().sync()`` is a grid barrier, ``max_cooperative_grid_blocks``
-   reports the simulated GPU's limit, and events record timestamps;
+   reports the simulated GPU's limit, and events record timestamps; device arrays transpose
+   into a copy and refuse a reshape that needs one, as numba-cuda's (:mod:`~course_lib.sim._device_arrays`);
+   ``numba.cuda.random`` seeds its generators in exact 64-bit arithmetic (:mod:`~course_lib.sim._xoroshiro`);
 3. for :func:`course_lib.sim.record` only, transfer and launch functions are wrapped
    for the duration of the ``with`` block (see :mod:`course_lib.sim._record`).
 
@@ -38,7 +40,7 @@ import functools
 
 import numpy as np
 
-from . import _convert, _engine, _intrinsics, _launch, _typed_ops, _typing, _uninit
+from . import _convert, _device_arrays, _engine, _intrinsics, _launch, _typed_ops, _typing, _uninit, _xoroshiro
 from ._marks import _FAIR
 
 __all__ = ["install", "installed", "uninstall", "verify", "HookError", "PINNED_NUMBA_CUDA"]
@@ -98,16 +100,6 @@ def lanemask_lt(self):
     return np.uint32((1 << _current().v.lane) - 1)
 
 
-def popc(self, val):
-    """Simulated ``cuda.popc``: set bits of the value's two's-complement pattern.
-
-    The stock simulator counts the ones of ``bin(val)``, which is wrong for negative
-    values (an int32 ballot with lane 31 set, say): -1 has 32 set bits on a GPU, not 1.
-    """
-    width = np.dtype(val.dtype).itemsize * 8 if isinstance(val, np.integer) else 64
-    return bin(int(val) & ((1 << width) - 1)).count("1")
-
-
 def _shared(self):
     """``cuda.shared`` of the running block (each block has its own shared memory)."""
     import threading
@@ -123,15 +115,16 @@ def grid_sync(self):
     _current().grid_sync(_engine._caller_line(2))
 
 
-def max_cooperative_grid_blocks(self, blockdim):
-    """Largest cooperative grid of blocks of ``blockdim`` threads on the simulated GPU."""
-    return _engine.max_cooperative_grid_blocks(blockdim)
+def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+    """Largest cooperative grid of blocks of ``blockdim`` threads (and ``dynsmemsize`` bytes of dynamic
+    shared memory) on the simulated GPU, with numba-cuda's signature."""
+    return _engine.max_cooperative_grid_blocks(blockdim, dynsmemsize)
 
 
 @functools.lru_cache(maxsize=None)
 def _warp_methods():
     methods = {name: _collective(name) for name in _WARP_NAMES if name.endswith("_sync")}
-    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt, popc=popc,
+    methods.update(syncwarp=syncwarp, activemask=activemask, lanemask_lt=lanemask_lt, popc=_intrinsics.popc,
                    fma=_intrinsics.fma, cbrt=_intrinsics.cbrt, brev=_intrinsics.brev, clz=_intrinsics.clz,
                    ffs=_intrinsics.ffs, shared=property(_shared))
     return methods
@@ -159,8 +152,8 @@ def _kernel_array_getitem():
 
 def _shared_array():
     """``FakeCUDAShared.array``, the stock allocator of ``cuda.shared.array`` outside the race checker and
-    profiler, naming an allocation by its caller's file and line as the stock one does, read from the caller's
-    frame alone: the stock one calls ``traceback.extract_stack``, which reads every frame of the stack and its
+    profiler, naming an allocation by its call site (file, line and call instruction: the stock one names it by
+    line alone, and aliases two arrays declared on one line), read from the caller's frame alone: the stock one calls ``traceback.extract_stack``, which reads every frame of the stack and its
     source line, for every thread of every block (a third of a barrier-heavy kernel's time)."""
     import sys
 
@@ -176,7 +169,9 @@ def _shared_array():
             count = self._dynshared_size // dtype.itemsize
             return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
         frame = sys._getframe(1)
-        caller = (frame.f_code.co_filename, frame.f_lineno)
+        # The call site, not only its line: two cuda.shared.array calls on one line are two arrays on a GPU
+        # (two addrspace(3) globals); the offset of the call instruction tells them apart.
+        caller = (frame.f_code.co_filename, frame.f_lineno, frame.f_lasti)
         found = self._allocations.get(caller)
         if found is None:
             found = self._allocations[caller] = np.empty(shape, dtype)
@@ -204,6 +199,8 @@ def _class_methods():
         (kernelapi.FakeCUDAFp16, "hfloor", _intrinsics.hfloor),
         (kernelapi.FakeCUDAFp16, "hmax", _intrinsics.hmax),
         (kernelapi.FakeCUDAFp16, "hmin", _intrinsics.hmin),
+        *_device_arrays.class_methods(),
+        *_xoroshiro.module_functions(),
     ]
 
 

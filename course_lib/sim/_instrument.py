@@ -136,9 +136,13 @@ class TracedArray:
     """
 
     __slots__ = ("_a", "name", "space", "_obs", "alloc", "itemsize", "_base", "_shape", "_strides", "_ndim", "_root",
-                 "uninit")
+                 "uninit", "bytewise", "_record")
 
-    def __init__(self, array, name, space, observer, alloc=None, base=0, root=None, uninit=None):
+    def __init__(self, array, name, space, observer, alloc=None, base=0, root=None, uninit=None, bytewise=False):
+        self._record = array.dtype.fields is not None
+        # Memory that views of several widths can reach (dynamic shared memory, records' fields): a race checker
+        # compares its accesses byte by byte, not by element start.
+        self.bytewise = bytewise or self._record
         self._a = array
         self.name = name
         self.space = space
@@ -202,6 +206,8 @@ class TracedArray:
 
     def __getitem__(self, idx):
         frame = sys._getframe(1)
+        if self._record:
+            return self._record_item(idx, frame)
         # Reads are most of a kernel's accesses: in-bounds 1-D and 2-D cases skip _locate.
         if self._ndim == 1:
             if type(idx) is int and 0 <= idx < self._shape[0]:
@@ -235,7 +241,18 @@ class TracedArray:
         if not isinstance(sub, np.ndarray):
             return sub
         base = sub.__array_interface__["data"][0] - self._root.__array_interface__["data"][0]
-        return TracedArray(sub, self.name, self.space, self._obs, self.alloc, base, self._root, self.uninit)
+        return TracedArray(sub, self.name, self.space, self._obs, self.alloc, base, self._root, self.uninit,
+                           self.bytewise)
+
+    def _record_item(self, idx, frame):
+        """``records[i]``: no access yet (a GPU computes the record's address); its fields are read and written
+        through the returned :class:`TracedRecord`, each access covering the field's bytes."""
+        off = self._locate(idx, False, frame)
+        if off is None:
+            return self._view(self._a[idx])
+        if off is False:
+            return self._a.dtype.type(0) if self._a.dtype.fields is None else np.zeros((), self._a.dtype)[()]
+        return TracedRecord(self, off, self._a[idx], idx)
 
     def atomic_index(self, index, frame):
         """The index an atomic operates on: wrapped if negative (reported), None if outside
@@ -293,6 +310,73 @@ class TracedArray:
         return f"<{self.space} array {self.name} {self._a.dtype}{list(self._shape)}>"
 
 
+def _bytewise_where_widths_meet(arrays):
+    """Arguments that are views of one allocation with different element sizes (or element starts that do not
+    line up) are compared byte by byte: a float32 view and a uint8 view of one buffer race where bytes overlap."""
+    layouts = {}
+    for array in arrays:
+        layouts.setdefault(array.alloc, set()).add((array.itemsize, array._base % array.itemsize))
+    for array in arrays:
+        if len(layouts[array.alloc]) > 1:
+            array.bytewise = True
+
+
+class _FieldSlot:
+    """A record field of a traced array, as the observers see an access to it: its bytes (``itemsize``) in the
+    array's allocation, compared byte by byte."""
+
+    __slots__ = ("name", "space", "alloc", "itemsize", "uninit", "bytewise")
+
+    def __init__(self, array, field, size):
+        self.name = f"{array.name}.{field}"
+        self.space, self.alloc, self.uninit = array.space, array.alloc, array.uninit
+        self.itemsize, self.bytewise = size, True
+
+
+class TracedRecord:
+    """One record of a traced record array: reading or writing a field reports an access to the field's bytes
+    (numba-cuda loads and stores a field alone), so threads writing different fields of a record do not race,
+    and a field written while another thread reads the whole record does."""
+
+    __slots__ = ("_array", "_offset", "_value", "_index")
+
+    def __init__(self, array, offset, value, index):
+        object.__setattr__(self, "_array", array)
+        object.__setattr__(self, "_offset", offset)
+        object.__setattr__(self, "_value", value)
+        object.__setattr__(self, "_index", index)
+
+    def _field(self, name, write):
+        array = self._array
+        fields = array._a.dtype.fields
+        if name not in fields:
+            raise AttributeError(name)
+        dtype, where = fields[name][0], fields[name][1]
+        slot = _FieldSlot(array, name, dtype.itemsize)
+        array._obs.access(slot, self._offset + where, write, self._index, sys._getframe(2))
+
+    def __getattr__(self, name):
+        self._field(name, False)
+        return self._value[name]
+
+    def __setattr__(self, name, value):
+        self._field(name, True)
+        self._value[name] = value
+
+    def __getitem__(self, name):
+        if isinstance(name, str):
+            self._field(name, False)
+        return self._value[name]
+
+    def __setitem__(self, name, value):
+        if isinstance(name, str):
+            self._field(name, True)
+        self._value[name] = value
+
+    def __repr__(self):
+        return repr(self._value)
+
+
 class _TracedShared:
     """``cuda.shared`` of an instrumented launch: arrays are traced and named after their variable."""
 
@@ -301,7 +385,7 @@ class _TracedShared:
         self._obs = observer
         self._allocations = {}
         self._dynamic = next(_alloc_ids)  # every dynamic shared array is a view of one buffer
-        self._alloc_of_line = {}  # (file, line) -> allocation id, the same in every block of the launch
+        self._alloc_of_line = {}  # (file, line, call) -> allocation id, the same in every block of the launch
 
     def for_block(self):
         """The allocator of one block: its own arrays (shared memory belongs to a block), with the
@@ -314,15 +398,15 @@ class _TracedShared:
 
     def array(self, shape, dtype, alignment=None):
         frame = sys._getframe(1)
-        key = (frame.f_code.co_filename, frame.f_lineno)
+        key = (frame.f_code.co_filename, frame.f_lineno, frame.f_lasti)
         traced = self._allocations.get(key)
         if traced is None:
-            # Like the stock allocator, one allocation per source line (the stock one
-            # cannot be asked from here: it identifies allocations by its caller's line).
+            # One allocation per call site, as on a GPU (two calls on one line are two arrays), the same in
+            # every thread of the block (the stock allocator cannot be asked from here: it names by line).
             name = _assigned_name(frame) or "shared"
             if shape == 0:
                 raw = self._stock.array(shape, dtype, alignment)  # dynamic shared memory
-                traced = TracedArray(raw, name, "shared", self._obs, alloc=self._dynamic)
+                traced = TracedArray(raw, name, "shared", self._obs, alloc=self._dynamic, bytewise=True)
             else:
                 if isinstance(dtype, types.Type):
                     dtype = numpy_support.as_dtype(dtype)
@@ -523,6 +607,7 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0,
                             uninit = entry[1]
                     mem = TracedArray(ary, name, "global", observer, alloc, base, root, uninit)
                 fake_args.append(mem)
+            _bytewise_where_widths_meet([m for m in fake_args if isinstance(m, TracedArray)])
             with sim_kernel.swapped_cuda_module(fn, module):
                 _engine.observer, _engine.thread_order_rng = observer, rng
                 try:

@@ -10,7 +10,9 @@ numba-cuda 0.30.4, cc 8.0) and from the PTX ISA's definition of those instructio
   negative for a negative argument (``cbrt(-8) == -2``); the stock ``a ** (1/3)`` gives NaN.
 * ``cuda.brev`` of a uint64 compiles to ``brev.b64``; of any other integer (int64 and
   Python ints included) to ``brev.b32`` of the low 32 bits. ``cuda.clz`` and ``cuda.popc``
-  of a 64-bit integer (a Python int is typed int64) compile to ``clz.b64`` / ``popc.b64``;
+  count at the argument's width as numba types it: 8 bits for an int8 (``clz.b32`` of the
+  zero-extended byte, minus 24), 64 for an int64 or a Python int, 32 for a special register
+  (``cuda.threadIdx.x`` and ``cuda.laneid`` are int32: :data:`launch_arg_types`);
   ``cuda.ffs`` of one to ``64 - clz.b64(x & -x)``: 1 + the index of the lowest set bit, 0
   for 0. The stock versions format the value as 32 bits (and a negative one as ``-...``).
 * ``max(a, b)`` / ``min(a, b)`` of floats in a kernel compile to ``max.f32`` / ``min.f32``
@@ -27,12 +29,13 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 import time
 from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["brev", "cbrt", "clz", "ffs", "fma", "gpu_max", "gpu_min"]
+__all__ = ["brev", "cbrt", "clz", "ffs", "fma", "gpu_max", "gpu_min", "popc"]
 
 
 def _float_dtype(*values):
@@ -75,17 +78,37 @@ def cbrt(self, a):
     return np.cbrt(_float_dtype(a)(a))
 
 
-def _bits(val):
-    """(unsigned value, width in bits) of an integer as numba types it (a Python int is an int64)."""
+#: ``(filename, line, name) -> numba type`` of the argument of ``cuda.clz``/``popc``/``ffs`` at that line, as
+#: numba-cuda typed the launched kernels (filled by :func:`course_lib.sim._typing.before_launch`). A Python int
+#: here may be a 32-bit value on a GPU: ``cuda.threadIdx.x`` and ``cuda.laneid`` are int32 special registers
+#: (``compile_ptx`` of ``cuda.clz(cuda.threadIdx.x)``: ``mov.u32 %r1, %tid.x; clz.b32``).
+launch_arg_types: dict = {}
+
+
+def _bits(val, name):
+    """(unsigned value, width in bits, result type) of the argument of a bit intrinsic as numba types it.
+
+    A NumPy integer has its own width (``cuda.clz`` of an int8 counts 8 bits: ``compile_ptx`` shows
+    ``clz.b32`` of the zero-extended byte, minus 24); a Python int has the width numba-cuda typed the
+    argument at the caller's line (int32 for special registers), else int64's.
+    """
     if isinstance(val, np.integer):
-        width = np.dtype(val.dtype).itemsize * 8
-    else:
-        width = 64
-    return int(val) & ((1 << width) - 1), width
+        width = val.dtype.itemsize * 8
+        return int(val) & ((1 << width) - 1), width, type(val)
+    nbtype = launch_arg_types.get(_caller(name)) if launch_arg_types else None
+    width = getattr(nbtype, "bitwidth", 64)
+    out = int if width == 64 else np.dtype(str(nbtype)).type
+    return int(val) & ((1 << width) - 1), width, out
+
+
+def _caller(name):
+    frame = sys._getframe(3)  # the kernel's frame: _caller <- _bits <- the intrinsic <- kernel code
+    return frame.f_code.co_filename, frame.f_lineno, name
 
 
 def brev(self, val):
-    """Simulated ``cuda.brev``: ``brev.b64`` for a uint64, ``brev.b32`` of the low 32 bits otherwise."""
+    """Simulated ``cuda.brev``: ``brev.b64`` for a uint64, ``brev.b32`` of the low 32 bits otherwise
+    (a narrow integer is sign- or zero-extended to 32 bits first: ``ld.global.s8``, ``brev.b32``)."""
     if isinstance(val, np.uint64):
         return np.uint64(int(f"{int(val):064b}"[::-1], 2))
     low = int(val) & 0xFFFFFFFF
@@ -94,16 +117,27 @@ def brev(self, val):
 
 
 def clz(self, val):
-    """Simulated ``cuda.clz``: leading zeros of the value's 32- or 64-bit pattern."""
-    bits, width = _bits(val)
-    width = max(width, 32)
-    return width - bits.bit_length()
+    """Simulated ``cuda.clz``: leading zeros of the value's bit pattern at its numba width (8 to 64 bits),
+    in the argument's type (numba-cuda's ``Cuda_clz``: ``int8 -> int8`` ...)."""
+    bits, width, out = _bits(val, "clz")
+    return out(width - bits.bit_length())
+
+
+def popc(self, val):
+    """Simulated ``cuda.popc``: set bits of the value's two's-complement pattern at its numba width.
+
+    The stock simulator counts the ones of ``bin(val)``, which is wrong for negative values (an
+    int32 ballot with lane 31 set, say): -1 has 32 set bits as an int32, 8 as an int8, not 1.
+    """
+    bits, _, out = _bits(val, "popc")
+    return out(bin(bits).count("1"))
 
 
 def ffs(self, val):
-    """Simulated ``cuda.ffs``: 1 + the index of the lowest set bit, 0 when no bit is set."""
-    bits, _ = _bits(val)
-    return (bits & -bits).bit_length()
+    """Simulated ``cuda.ffs``: 1 + the index of the lowest set bit, 0 when no bit is set (a uint32, as numba
+    types it; numba-cuda compiles it for 32- and 64-bit integers only: narrower ones are refused by the typing)."""
+    bits, _, _ = _bits(val, "ffs")
+    return np.uint32((bits & -bits).bit_length())
 
 
 def _isnan(x):

@@ -3,6 +3,9 @@
 Every simulated launch (``kernel[grid, block](*args)``) passes :func:`refuse` before it runs.
 Each refusal is a :class:`LaunchError` naming the limit, the value given and what a GPU does:
 
+* a grid or block given with NumPy integers (numba-cuda launches through ``cuda.core``'s
+  ``LaunchConfig``, which takes Python ints only: "LaunchConfig.grid must be an int, or a tuple
+  with up to 3 ints");
 * a block of more than 1,024 threads, or of more than 1,024 x 1,024 x 64 (CUDA C++
   Programming Guide, "Compute Capabilities", Table "Technical Specifications per Compute
   Capability"); a grid of more than 2**31 - 1 x 65,535 x 65,535 blocks; a zero-sized grid
@@ -68,6 +71,14 @@ def refuse(fn, grid_dim, block_dim, dynshared, args, signature=None):
         The argument types of the kernel's explicit signature.
     """
     name = getattr(fn, "__name__", "kernel")
+    for what, dim in (("grid", grid_dim), ("block", block_dim)):
+        if not all(isinstance(d, int) for d in dim):
+            # numba-cuda checks numbers.Integral (errors.normalize_kernel_dimensions), then launches through
+            # cuda.core's LaunchConfig, which takes Python ints only: a NumPy integer fails there.
+            raise LaunchError(
+                f"{name}[{grid_dim}, {block_dim}]: LaunchConfig.{what} must be an int, or a tuple with up to 3 ints "
+                f"(got {tuple(dim)!r}); numba-cuda launches through cuda.core's LaunchConfig, which refuses NumPy "
+                "integers. Convert the sizes with int(...).")
     grid, block = _dims(grid_dim), _dims(block_dim)
     if 0 in grid or 0 in block or min(grid + block) < 0:
         raise LaunchError(

@@ -22,7 +22,7 @@ ignored, as by ``max.f32``; see :mod:`course_lib.sim._intrinsics`) and ``print``
 numba-cuda's ``printf`` formats (:mod:`course_lib.sim._convert`) unless the function's
 module defines names of its own for them.
 Every copy also computes its arithmetic in the types numba gives it on a GPU
-(:func:`course_lib.sim._typed_ops.rewrite`), inside a floating-point state that lets overflow
+(:func:`course_lib.sim._typed_rewrite.rewrite`), inside a floating-point state that lets overflow
 and division by zero give inf/NaN silently, as on a GPU.
 
 Line numbers are those of the original file, so frames, reports and the source text
@@ -39,7 +39,7 @@ import textwrap
 import types
 from collections import defaultdict
 
-from . import _typed_ops
+from . import _typed_rewrite
 from ._marks import REWRITTEN
 
 __all__ = ["LineCounter", "counted", "with_ticks"]
@@ -123,9 +123,9 @@ def _rewrite(fn, counter, tick):
     fdef.decorator_list = []
     ast.increment_lineno(tree, start - 1)
     filename = code.co_filename
-    _typed_ops.rewrite(fdef)  # arithmetic in numba's types (before the counters, which stay plain Python)
+    _typed_rewrite.rewrite(fdef, code)  # arithmetic in numba's types (before the counters, which stay plain Python)
     _Insert(filename, counter, tick is not None).generic_visit(fdef)
-    _typed_ops.wrap_quiet(fdef)
+    _typed_rewrite.wrap_quiet(fdef)
     # The copy is compiled inside a factory whose parameters are the original's free
     # variables and the injected names, so its code has them as free variables too;
     # the function is then made with the original's own cells (later rebindings of a
@@ -133,7 +133,7 @@ def _rewrite(fn, counter, tick):
     from ._convert import gpu_print
     from ._intrinsics import gpu_max, gpu_min
 
-    typed = _typed_ops.typed_copy_names()
+    typed = _typed_rewrite.typed_copy_names()
     freevars = list(code.co_freevars)
     builtins_as_compiled = {name: value for name, value in (("max", gpu_max), ("min", gpu_min), ("print", gpu_print))
                             if name not in fn.__globals__ and name not in freevars}

@@ -1,4 +1,4 @@
-"""Typed arithmetic while a kernel runs, and the source rewrite that routes it there.
+"""Typed arithmetic while a kernel runs (the source rewrite that routes it here: :mod:`course_lib.sim._typed_rewrite`).
 
 The recompiled copy of every kernel and device function (:mod:`course_lib.sim._lines`)
 evaluates each arithmetic operator, augmented assignment, unary operator, ``math`` call
@@ -8,7 +8,7 @@ static typing found in the launched kernels (:data:`launch_ops`, filled by
 :func:`course_lib.sim._typing.before_launch`), else numba's own CPU typing context, whose
 rules for scalars are the same.
 
-The rewrite also follows the PTX numba-cuda emits where Python differs: a product added to or
+The rewrite (:mod:`course_lib.sim._typed_rewrite`) also follows the PTX numba-cuda emits where Python differs: a product added to or
 subtracted from a value in the same expression (``a * b + c``, ``acc += a * b``) is one fused
 multiply-add (:func:`muladd`), as NVVM and ptxas contract it; complex products likewise;
 ``int(x)``, ``float32(x)`` and the other conversions, stores into arrays and comparisons go
@@ -24,12 +24,13 @@ from __future__ import annotations
 import ast
 import math
 import operator
-import threading
 
 import numpy as np
 
 from . import _convert
-from ._typing_base import _numba_types, _scalar_type, enabled
+from ._float_exact import _TWO53, _complex_mul, _fma64, _frexp, _nextafter, _round_ndigits
+from ._int_ops import _make_int
+from ._typing_base import _numba_types, _scalar_type
 
 
 #: Signatures the static typing of the launched kernels found (CUDA typing), consulted first.
@@ -104,104 +105,6 @@ def _int_arg(ctor):
     return lambda v: int(ctor(v))
 
 
-def _make_int(pyop, result, name, python_ints=False, operand=None):
-    """``python_ints``: the operands are Python ints and the result int64, which stays a Python int
-    (within int64's range: the simulator's indices are Python ints, and they are cheaper)."""
-    bits = result.bitwidth
-    mask = (1 << bits) - 1
-    half = 1 << (bits - 1)
-    ctor = np.dtype(str(result)).type
-    signed = result.signed
-    dividing = name in ("floordiv", "mod")
-    operand_bits = getattr(operand, "bitwidth", None)
-    operand_signed = getattr(operand, "signed", True)
-
-    if python_ints and not dividing:
-        low, high = -half, half
-
-        if name != "pos":
-            def impl(a, b):  # i * n + j of indices: two operands, without a tuple of them
-                r = pyop(a, b)
-                if low <= r < high:
-                    return r
-                r &= mask
-                return r - (1 << bits) if r >= half else r
-
-            return impl
-
-        def impl(*operands):
-            r = pyop(*operands)
-            if low <= r < high:
-                return r
-            r &= mask
-            return r - (1 << bits) if r >= half else r
-
-        return impl
-
-    if name in ("neg", "invert") and operand_bits and operand_bits < bits:
-        # numba negates (inverts) in the operand's own type, then widens (neg.s32, cvt.u64.u32):
-        # -uint32(5) is 4294967291, -int32(INT32_MIN) is INT32_MIN.
-        op_mask, op_half = (1 << operand_bits) - 1, 1 << (operand_bits - 1)
-
-        def impl(a):
-            r = pyop(int(a)) & op_mask
-            if operand_signed and r >= op_half:
-                r -= 1 << operand_bits
-            r &= mask
-            if signed and r >= half:
-                r -= 1 << bits
-            return ctor(r)
-
-        return impl
-    if name == "pow":
-        def impl(a, b):
-            a, b = int(a), int(b)
-            if b < 0:  # numba's int_power_impl: no float result, 0 for |a| > 1
-                if a == 0:
-                    if np.geterr()["divide"] == "raise":
-                        raise ZeroDivisionError("0 cannot be raised to a negative power")
-                    return ctor(-half if signed else half)  # _get_power_zerodiv_return: the sign bit alone
-                r = 0 if a not in (1, -1) else (1 if a == 1 or b % 2 == 0 else -1)
-            else:
-                r = pow(a, b, 1 << bits)
-            r &= mask
-            if signed and r >= half:
-                r -= 1 << bits
-            return ctor(r)
-
-        return impl
-
-    if name not in ("neg", "pos", "invert"):
-        # Two operands (i * n + j, i // 32 of indices): without a list and a tuple of them.
-        def impl(a, b):
-            a, b = int(a), int(b)
-            if dividing:
-                if signed and b == -1 and a == -half:
-                    return ctor(0)  # numba's int_divmod_signed: MIN // -1 and MIN % -1 give 0, not a trap
-                if b == 0:
-                    # numba-cuda's "numpy" error model gives 0 (numba/cuda/cpython/numbers.py, _int_divmod_impl);
-                    # a debug=True launch (the "python" error model) raises, as its launches here do.
-                    if np.geterr()["divide"] == "raise":
-                        raise ZeroDivisionError("integer division or modulo by zero")
-                    return ctor(0)
-            r = pyop(a, b)
-            if type(r) is not int:  # e.g. int ** negative int
-                return np.float64(r)
-            r &= mask
-            if signed and r >= half:
-                r -= 1 << bits
-            return ctor(r)
-
-        return impl
-
-    def impl(a):  # -a, +a, ~a in the result's width
-        r = pyop(int(a))
-        r &= mask
-        if signed and r >= half:
-            r -= 1 << bits
-        return ctor(r)
-
-    return impl
 
 
 def _make(name, given, pytypes):
@@ -471,72 +374,6 @@ def unop(name, a):
     return r
 
 
-def _fma32(x, y, z):
-    """``fma.rn.f32``: x * y + z of float32 values rounded once (the product is exact in float64;
-    the float64 sum is made round-to-odd, which float32 rounding then rounds correctly)."""
-    p = x * y
-    s = p + z
-    if s - s != 0.0:  # inf or NaN: as IEEE 754 gives it
-        return np.float32(s)
-    v = s - p
-    err = (p - (s - v)) + (z - v)  # TwoSum: the exact error of s
-    if err != 0.0 and (_frexp(s)[0] * _TWO53) % 2.0 == 0.0:  # inexact, and the last bit of s is even
-        s = _nextafter(s, math.inf if err > 0 else -math.inf)
-    return np.float32(s)
-
-
-_frexp, _nextafter, _TWO53 = math.frexp, math.nextafter, float(2**53)
-
-
-def _fma64(x, y, z):
-    """``fma.rn.f64``: x * y + z rounded once.
-
-    Usually in floats: Dekker's exact product (``x * y == p + e``, Veltkamp's split) and Knuth's TwoSum
-    (``p + z == s + t``) give the exact result as ``s + (t + e)``; where ``t + e`` is itself exact (one
-    more TwoSum leaves no error), the float addition of ``s`` and ``t + e`` rounds it once. Both are exact
-    for operands whose partial products neither overflow nor underflow (the bounds checked); the other
-    cases take exact integer arithmetic (:func:`_fma64_exact`).
-    """
-    p = x * y
-    if p - p != 0.0 or z - z != 0.0:
-        return np.float64(p + z)
-    if _DEKKER_LOW < abs(x) < _DEKKER_HIGH and _DEKKER_LOW < abs(y) < _DEKKER_HIGH and abs(z) < _DEKKER_HIGH:
-        c = _SPLITTER * x
-        xh = c - (c - x)
-        xl = x - xh
-        c = _SPLITTER * y
-        yh = c - (c - y)
-        yl = y - yh
-        e = xl * yl - (((p - xh * yh) - xl * yh) - xh * yl)  # x * y - p, exactly
-        s = p + z
-        v = s - p
-        t = (p - (s - v)) + (z - v)  # p + z - s, exactly
-        u = t + e
-        v = u - t
-        if (t - (u - v)) + (e - v) == 0.0:  # u == t + e exactly: x * y + z == s + u
-            r = s + u
-            return np.float64(r if r != 0.0 else p + z)  # an exact zero as _fma64_exact gives it
-    return _fma64_exact(x, y, z, p)
-
-
-#: Veltkamp's splitter for doubles (2**27 + 1), and the magnitudes within which Dekker's product is exact:
-#: no partial product overflows (|x|, |y| < 2**450) or falls below the normal range (|x|, |y| > 2**-450).
-_SPLITTER, _DEKKER_LOW, _DEKKER_HIGH = 134217729.0, 2.0**-450, 2.0**450
-
-
-def _fma64_exact(x, y, z, p):
-    """:func:`_fma64` in exact integer arithmetic (int / int rounds correctly); ``p`` is ``x * y``."""
-    n1, d1 = x.as_integer_ratio()
-    n2, d2 = y.as_integer_ratio()
-    n3, d3 = z.as_integer_ratio()
-    num = n1 * n2 * d3 + n3 * d1 * d2
-    if num == 0:
-        return np.float64(p + z)  # the sign of an exact zero, as IEEE 754 gives it
-    try:
-        return np.float64(num / (d1 * d2 * d3))
-    except OverflowError:
-        return np.float64(math.inf if num > 0 else -math.inf)
-
 
 _F64 = (float, np.float64)
 
@@ -591,20 +428,6 @@ def muladd(kind, x, y, z):
 _F32, _INF = np.float32, math.inf
 
 
-def _complex_mul(width):
-    """Complex product as numba-cuda compiles it: the imaginary part ``fma(ai, br, ar*bi)`` (NVVM,
-    ``compile_ptx``), the real part ``ar*br - ai*bi`` contracted by ptxas like any mul/sub pair."""
-    fused, real, out = (_fma32, np.float32, np.complex64) if width == 32 else (_fma64, np.float64, np.complex128)
-
-    def impl(a, b):
-        a, b = out(a), out(b)
-        ar, ai, br, bi = float(a.real), float(a.imag), float(b.real), float(b.imag)
-        re = fused(ar, br, -float(real(ai * bi)))
-        im = fused(ai, br, float(real(ar * bi)))
-        return out(complex(float(re), float(im)))
-
-    return impl
-
 
 _INT64 = np.dtype(np.int64)
 
@@ -648,28 +471,6 @@ def _call_kind(fn):
         entry = (fn, _OTHER, None, None)
     _call_kinds[id(fn)] = entry  # holds fn: its id is not reused while the entry stands
     return entry
-
-
-def _round_ndigits(x, ndigits):
-    """``round(x, ndigits)`` of a float as numba-cuda lowers it (``cudaimpl.round_to_impl``: CPython's
-    fallback ``double_round``, in float64 whatever ``x``'s type, the result in ``x``'s type)."""
-    out = type(x) if isinstance(x, np.floating) else float
-    value = float(x)
-    if math.isinf(value) or math.isnan(value):
-        return x
-    if ndigits >= 0:
-        pow1, pow2 = (10.0 ** (ndigits - 22), 1e22) if ndigits > 22 else (10.0 ** ndigits, 1.0)
-        y = (value * pow1) * pow2
-        if math.isinf(y):
-            return x
-    else:
-        pow1 = 10.0 ** (-ndigits)
-        y = value / pow1
-    z = float(round(y))  # half to even, as the GPU's rint
-    if math.fabs(y - z) == 0.5:
-        z = 2.0 * round(y / 2.0)
-    z = (z / pow2) / pow1 if ndigits >= 0 else z * pow1
-    return out(z)
 
 
 def call(fn, *args):
@@ -716,219 +517,3 @@ def call(fn, *args):
 
 
 _INT64_MIN, _INT64_MAX, _F64_TYPE = -(1 << 63), (1 << 63) - 1, np.float64
-
-
-class _Depth(threading.local):
-    """The depth of nested :class:`_Quiet` contexts of the running OS thread."""
-
-    n = 0
-
-
-class _Quiet:
-    """Floating-point overflow, underflow, invalid operations and division by zero give
-    inf/NaN silently, as on a GPU (a launch that raises on division by zero keeps raising)."""
-
-    __slots__ = ("saved",)
-    # Nested calls (a kernel calling device functions) set it once. Not named with a leading underscore: the
-    # rewritten copies of device functions read it, and graded launches refuse kernels reading such attributes.
-    nesting = _Depth()
-
-    def __enter__(self):
-        depth = self.nesting
-        n = depth.n
-        depth.n = n + 1
-        if n:
-            self.saved = None
-            return
-        # np.errstate rather than np.seterr and back: half the cost, paid by every simulated thread.
-        divide = "raise" if np.geterr()["divide"] == "raise" else "ignore"
-        state = np.errstate(over="ignore", under="ignore", invalid="ignore", divide=divide)
-        state.__enter__()
-        self.saved = state
-
-    def __exit__(self, *exc):
-        self.nesting.n -= 1
-        if self.saved is not None:
-            self.saved.__exit__(None, None, None)
-        return False
-
-
-def quiet():
-    """A context in which floating-point errors give inf/NaN silently (see :class:`_Quiet`)."""
-    return _Quiet()
-
-
-# ---------------------------------------------------------------------------------------------
-# The source rewrite (applied by course_lib.sim._lines to every recompiled kernel)
-# ---------------------------------------------------------------------------------------------
-_BINOP, _UNOP, _CALL, _QUIET = "__course_binop__", "__course_unop__", "__course_call__", "__course_quiet__"
-_FMA, _CMP, _STORE = "__course_fma__", "__course_cmp__", "__course_store__"
-_CMP_OPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
-
-
-def typed_copy_names() -> dict:
-    """Names the rewritten code refers to, and their values."""
-    # _Quiet itself rather than quiet(): one call fewer for every device-function call.
-    return {_BINOP: binop, _UNOP: unop, _CALL: call, _QUIET: _Quiet, _FMA: muladd, _CMP: _convert.compare,
-            _STORE: _convert.store}
-
-
-def _small_int(node):
-    """An integer literal that float32 represents exactly (``i < 0``, ``tid == 1``)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) <= 1 << 24
-
-
-def _is_mul(node):
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
-
-
-def _simple(node):
-    """An expression that can be evaluated twice with no side effect (a name, a constant, ...)."""
-    if isinstance(node, (ast.Name, ast.Constant)):
-        return True
-    if isinstance(node, ast.Attribute):
-        return _simple(node.value)
-    if isinstance(node, ast.Tuple):
-        return all(_simple(e) for e in node.elts)
-    if isinstance(node, ast.BinOp):
-        return _simple(node.left) and _simple(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _simple(node.operand)
-    return False
-
-
-def _load(node):
-    """A copy of the store target ``node`` as an expression that loads it."""
-    import copy
-
-    node = copy.deepcopy(node)
-    for sub in ast.walk(node):
-        if hasattr(sub, "ctx"):
-            sub.ctx = ast.Load()
-    return node
-
-
-class TypedOps(ast.NodeTransformer):
-    """Arithmetic through :func:`binop`/:func:`unop`/:func:`call`; the body inside ``with quiet():``."""
-
-    def _contracted(self, node, left, right, subtract):
-        """``left +- right`` with a product on one side, as a fused multiply-add (:func:`muladd`)."""
-        if _is_mul(left):
-            kind, operands = (1 if subtract else 0), (left.left, left.right, right)
-        else:
-            kind, operands = (3 if subtract else 2), (left, right.left, right.right)
-        operands = [self.visit(o) for o in operands]
-        call_ = ast.Call(ast.Name(_FMA, ast.Load()), [ast.Constant(kind), *operands], [])
-        return ast.copy_location(call_, node)
-
-    def visit_BinOp(self, node):
-        if isinstance(node.op, (ast.Add, ast.Sub)) and (_is_mul(node.left) or _is_mul(node.right)):
-            return self._contracted(node, node.left, node.right, isinstance(node.op, ast.Sub))
-        self.generic_visit(node)
-        name = _AST_OPS.get(type(node.op))
-        if name is None:  # @ (matmul)
-            return node
-        call_ = ast.Call(ast.Name(_BINOP, ast.Load()), [ast.Constant(name), node.left, node.right], [])
-        return ast.copy_location(call_, node)
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        name = _AST_OPS.get(type(node.op))
-        if name is None:  # not
-            return node
-        call_ = ast.Call(ast.Name(_UNOP, ast.Load()), [ast.Constant(name), node.operand], [])
-        return ast.copy_location(call_, node)
-
-    def visit_AugAssign(self, node):
-        name = _AST_OPS.get(type(node.op))
-        target = node.target
-        simple = isinstance(target, ast.Name) or (isinstance(target, ast.Subscript) and _simple(target.value)
-                                                  and _simple(target.slice))
-        if simple and name in ("add", "sub") and _is_mul(node.value):  # acc += a * b: one fma
-            value = self._contracted(node.value, _load(target), node.value, name == "sub")
-        else:
-            self.generic_visit(node)
-            if name is None or not simple:
-                return node
-            value = ast.Call(ast.Name(_BINOP, ast.Load()), [ast.Constant(name), _load(target), node.value], [])
-        if isinstance(target, ast.Subscript):
-            value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), value], [])
-        return ast.copy_location(ast.Assign([target], value), node)
-
-    def visit_Assign(self, node):
-        self.generic_visit(node)
-        target = node.targets[0] if len(node.targets) == 1 else None
-        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            # a[i] = v stores v as a GPU does (a float into an integer array saturates: _convert.store)
-            node.value = ast.Call(ast.Name(_STORE, ast.Load()), [_load(target.value), node.value], [])
-        return node
-
-    def visit_Compare(self, node):
-        self.generic_visit(node)
-        name = _CMP_OPS.get(type(node.ops[0])) if len(node.ops) == 1 else None
-        if name is None or any(_small_int(side) for side in (node.left, node.comparators[0])):
-            return node  # a small integer literal is exact in float32: NumPy compares as numba does
-        call_ = ast.Call(ast.Name(_CMP, ast.Load()), [ast.Constant(name), node.left, node.comparators[0]], [])
-        return ast.copy_location(call_, node)
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        func = node.func
-        # math.sqrt(x), or sqrt(x) after `from math import sqrt` (call() checks that it is math's).
-        named = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "math") \
-            or (isinstance(func, ast.Name) and func.id in _MATH_NAMES) \
-            or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) in (1, 2)) \
-            or (len(node.args) == 1 and ((isinstance(func, ast.Name) and func.id in CONVERTERS)
-                                         or (isinstance(func, ast.Attribute) and func.attr in CONVERTERS)))
-        if named and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
-            call_ = ast.Call(ast.Name(_CALL, ast.Load()), [func, *node.args], [])
-            return ast.copy_location(call_, node)
-        return node
-
-    def visit_FunctionDef(self, node):
-        if getattr(self, "_seen", False):
-            return node  # nested functions: not kernel code
-        self._seen = True
-        self.generic_visit(node)
-        return node
-
-
-def rewrite(fdef):
-    """Arithmetic of the function definition ``fdef`` through numba's types, in place (:class:`TypedOps`)."""
-    if enabled():
-        TypedOps().visit(fdef)
-    return fdef
-
-
-def wrap_quiet(fdef):
-    """The body of ``fdef`` (after its docstring) inside ``with quiet():``, in place.
-
-    A device function called by a kernel runs inside its kernel's ``quiet()`` already, where a nested one
-    changes nothing: the body is also kept unwrapped, run when the thread is quiet already (the ``with``
-    would cost more than a short device function's body, called in a kernel's inner loop)::
-
-        if __course_quiet__.nesting.n:
-            <body>
-        else:
-            with __course_quiet__():
-                <body>
-    """
-    if not enabled():
-        return fdef
-    body = fdef.body
-    first = 1 if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None),
-                                                                         ast.Constant) else 0
-    if len(body) > first:
-        import copy
-
-        with_ = ast.With([ast.withitem(ast.Call(ast.Name(_QUIET, ast.Load()), [], []), None)], body[first:])
-        ast.copy_location(with_, body[first])
-        # (the depth read through _Quiet: copies are pickled with their kernel, and _Quiet by reference)
-        depth = ast.Attribute(ast.Name(_QUIET, ast.Load()), "nesting", ast.Load())
-        quiet_already = ast.Attribute(depth, "n", ast.Load())
-        if_ = ast.If(quiet_already, copy.deepcopy(body[first:]), [with_])
-        ast.copy_location(if_, body[first])
-        fdef.body = body[:first] + [if_]
-    return fdef

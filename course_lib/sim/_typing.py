@@ -11,7 +11,11 @@ a float32 is float64 in Python and float32 on a GPU. Two things put numba's typi
   and LLVM lowering, no NVVM, no GPU) for the numba types of the launch's arguments, in a
   child process where the simulator is off (a process running the simulator cannot load
   the real CUDA target). What would not compile for a GPU is refused with numba's own
-  message (:class:`GPUTypingError`), e.g. ``cuda.syncthreads_count(x > 0)`` with a bool.
+  message (:class:`GPUTypingError`), e.g. ``cuda.syncthreads_count(x > 0)`` with a bool, a kernel
+  that returns a value (compiled, as numba-cuda compiles kernels, for a void return) or calls
+  ``np.zeros``. Only a missing driver or library makes a kernel "untypable" (run with the runtime
+  typing alone): the typing process answers numba-cuda's questions about "the current device"
+  with compute capability 8.0, which it compiles for.
   The answer is cached per kernel source and argument types, in memory and on disk
   (``$XDG_CACHE_HOME/course_lib/sim-typing``), so a kernel is typed once, not per launch.
 * **Typed arithmetic while it runs.** The recompiled copy of every kernel and device
@@ -30,9 +34,13 @@ The static typing also tells which lines compute in float64 and which in float32
 whose arrays are float32, and :func:`course_lib.sim.profile` counts float64 operations
 apart from float32 ones.
 
-Limits: values carry the type of the operation that made them, so a variable that numba
-unifies across paths (float32 on one branch, float64 on the other) keeps each value's own
-type here; the builtins ``min``, ``max`` and ``abs``, and ``round`` with one argument, run as
+Where numba unifies a variable across paths (an int on one branch, a float on the other: a
+float64 after they meet), the assignments whose value it converts are converted where the
+kernel makes them (:attr:`KernelTyping.unified`, applied by :mod:`course_lib.sim._typed_rewrite`).
+
+Limits: that conversion is at the assignment, not where the paths meet (a use of the narrower
+value on the way differs), and in the kernel's own code only (a device function's variables keep
+each value's type); the builtins ``min``, ``max`` and ``abs``, and ``round`` with one argument, run as
 Python runs them; the float64 lines of :func:`float_ops` are the kernel's own (device functions
 are not listed).
 Kernels whose source cannot be read, or whose arguments numba cannot type, run with the
@@ -65,7 +73,9 @@ import numpy as np
 
 from .._docs import fill_doc
 from ._kernel_refs import _globals_fingerprint, graded_refusal, unreproducible_global
-from ._typed_ops import binop, call, launch_ops, quiet, rewrite, typed_copy_names, unop, wrap_quiet
+from ._typed_ops import binop, call, launch_ops, unop
+from ._intrinsics import launch_arg_types
+from ._typed_rewrite import quiet, rewrite, typed_copy_names, unified_assignments, wrap_quiet
 from ._typing_base import ENV_SWITCH, argument_type, convert_arguments, enabled, signature_argtypes
 
 __all__ = ["ENV_SWITCH", "FLOAT64_FIX", "GPUTypingError", "KernelTyping", "argument_type", "before_launch", "binop",
@@ -106,6 +116,13 @@ class KernelTyping:
     shared_bytes : int
         Bytes of static shared memory per block, as numba-cuda lowers the kernel's
         ``cuda.shared.array`` calls (its ``addrspace(3)`` globals, device functions included).
+    unified : dict
+        ``(line, variable) -> numba type``: assignments whose value numba converts to the type the
+        variable's versions unify to where paths merge (``v = 1`` on one path, ``v = 1.5`` on another:
+        float64); see :func:`course_lib.sim._typing_child._unified`.
+    intrinsic_args : dict
+        ``(line, name) -> numba type`` of the argument of ``cuda.clz``/``popc``/``ffs`` calls (int32 for
+        ``cuda.threadIdx.x``, which the simulator holds as a Python int).
     """
 
     error: str | None = None
@@ -115,12 +132,14 @@ class KernelTyping:
     array_dtypes: tuple = ()
     untypable: str | None = None
     shared_bytes: int = 0
+    unified: dict = field(default_factory=dict)
+    intrinsic_args: dict = field(default_factory=dict)
 
     def __reduce__(self):
         # Pickled by its fields: the default protocol would add __slotnames__ to the class, which the
         # grader's tamper check (course_lib.grading.running.tamper) rightly counts as a change of the machinery.
         return KernelTyping, (self.error, self.ops, self.float_lines, self.float64_details, self.array_dtypes,
-                              self.untypable, self.shared_bytes)
+                              self.untypable, self.shared_bytes, self.unified, self.intrinsic_args)
 
 
 _stats = {"typed": 0, "memory_hits": 0, "disk_hits": 0, "seconds": 0.0, "unavailable": 0}
@@ -146,7 +165,7 @@ def _cache_dir():
 
 
 #: Changes when KernelTyping gains a field, so that older cached answers are not read as complete.
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 4
 
 
 def _key(fn, argtypes, debug):
@@ -439,6 +458,15 @@ def before_launch(fn, args, debug=False):
         return None
     if typing.ops:
         launch_ops.update(typing.ops)
+    original = _original(fn)
+    if typing.intrinsic_args:
+        filename = original.__code__.co_filename
+        launch_arg_types.update(((filename, line, name), t) for (line, name), t in typing.intrinsic_args.items())
+    if unified_assignments.get(original.__code__, {}) != typing.unified:
+        unified_assignments[original.__code__] = typing.unified
+        from ._marks import _FAIR
+
+        getattr(original, "__dict__", {}).pop(_FAIR, None)  # its copy converts at the new assignments
     if typing.error:
         raise GPUTypingError(
             f"{_original(fn).__name__}({', '.join(str(argument_type(a)) for a in args)}) would not compile for a "

@@ -52,6 +52,41 @@ def _shared_bytes(library, seen=None):
     return total
 
 
+#: numba-cuda's bit intrinsics whose width follows the argument's numba type (course_lib.sim._intrinsics).
+_BIT_INTRINSICS = frozenset({"clz", "popc", "ffs"})
+_VERSION = re.compile(r"\.\d+$")
+
+
+def _unified(copies, defined_at, typemap, ir):
+    """``(line, variable) -> numba type`` of the assignments whose value numba-cuda converts where paths merge.
+
+    numba-cuda types each SSA version of a variable and unifies the versions that meet at a merge (a
+    phi node): ``v = 1`` on one path and ``v = 1.5`` on the other make the merged ``v`` a float64, and
+    lowering turns the phi into copies that convert (``v.2 = v``, float64 from Literal[int](1)) at the
+    end of each incoming path. The simulator converts the value where the incoming version is assigned
+    (its line, its variable) to the merged type; a use of the narrower value between that assignment and
+    the merge on the same path is the one case where this differs.
+    """
+    from numba.core import types
+
+    out = {}
+    for stmt in copies:
+        target, source = stmt.target.name, stmt.value.name
+        base = _VERSION.sub("", target)
+        if base.startswith(("$", "arg.")) or _VERSION.sub("", source) != base:
+            continue
+        to, frm = types.unliteral(typemap.get(target)), types.unliteral(typemap.get(source))
+        if to == frm or not all(isinstance(t, (types.Integer, types.Float, types.Boolean, types.Complex))
+                                for t in (to, frm)):
+            continue
+        origin = defined_at.get(source)
+        if origin is None or isinstance(origin.value, ir.Arg):
+            continue  # an argument: no assignment of the kernel's source to convert
+        key = (origin.loc.line, base)
+        out[key] = to if out.get(key, to) == to else None  # two merged types for one assignment: not converted
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def _analyse(cres, argtypes):
     """A :class:`KernelTyping` from numba's compile result (child side)."""
     from numba.core import types
@@ -71,11 +106,17 @@ def _analyse(cres, argtypes):
 
     # Operations on constants only (-math.inf, 2.0 * math.pi) are folded by the compiler: no instruction.
     definition = {}
+    defined_at = {}
     annotation = getattr(cres, "type_annotation", None)
+    copies = []
     for block in (getattr(annotation, "blocks", None) or {}).values():
         for stmt in block.body:
             if isinstance(stmt, ir.Assign):
                 definition.setdefault(stmt.target.name, stmt.value)
+                defined_at.setdefault(stmt.target.name, stmt)
+                if isinstance(stmt.value, ir.Var):
+                    copies.append(stmt)
+    out.unified = _unified(copies, defined_at, typemap, ir)
 
     def constant(name, depth=0):
         value = definition.get(name)
@@ -106,6 +147,12 @@ def _analyse(cres, argtypes):
             operands = (inst.value.name,)
         elif inst.op == "call":
             key = getattr(typemap.get(inst.func.name), "typing_key", None)  # math.sqrt itself, for math calls
+            if getattr(key, "__name__", None) in _BIT_INTRINSICS and len(sig.args) == 1 \
+                    and "cuda" in getattr(key, "__module__", ""):
+                where = (inst.loc.line, key.__name__)
+                argtype = sig.args[0]
+                # Two calls of one intrinsic on a line with different types: the line cannot tell them apart.
+                out.intrinsic_args[where] = argtype if out.intrinsic_args.get(where, argtype) == argtype else None
             if getattr(key, "__module__", None) == "math" and not inst.kws:
                 name = "math." + key.__name__
                 operands = tuple(v.name for v in inst.args)
@@ -137,22 +184,62 @@ def _analyse(cres, argtypes):
     return out
 
 
+#: Errors of the machine, not of the kernel: a driver, NVVM or NVRTC that cannot be loaded (ImportError
+#: subclasses in numba-cuda: CudaSupportError, NvvmSupportError, NvrtcSupportError), a file missing.
+_ENVIRONMENT_ERRORS = (ImportError, OSError)
+
+
+class _TypingDevice:
+    """What numba-cuda's compiler asks of "the current device" while it types: its compute capability.
+
+    Overloads of NumPy functions (``np.zeros``) and device functions called by a kernel are compiled for
+    ``get_current_device().compute_capability``, which needs a driver; the kernel itself is typed for
+    cc 8.0 here, and so are they. Without this, such kernels failed with "CUDA driver library cannot be
+    found" and were run untyped, although numba-cuda refuses some of them (``np.zeros`` in a kernel:
+    "No implementation of function Function(<built-in function zeros>)").
+    """
+
+    compute_capability = (8, 0)
+
+    def __getattr__(self, name):
+        # Anything else needs a real device: the kernel counts as untypable (an ImportError, as numba-cuda's
+        # CudaSupportError), never as refused.
+        raise ImportError(f"the typing process has no GPU to answer get_current_device().{name}")
+
+
+def _without_driver():
+    """Answer numba-cuda's ``get_current_device()`` with :class:`_TypingDevice` in this process (the typing
+    process has no GPU, and lowers for cc 8.0 only)."""
+    import sys as _sys
+
+    for name in ("numba.cuda.dispatcher", "numba.cuda.compiler", "numba.cuda.memory_management.nrt"):
+        module = _sys.modules.get(name)
+        if module is None:
+            try:
+                module = __import__(name, fromlist=["_"])
+            except Exception:
+                continue
+        if hasattr(module, "get_current_device"):
+            module.get_current_device = _TypingDevice
+
+
 def _serve():  # pragma: no cover - runs in the child
     from course_lib import device
 
     device.configure(force="gpu")
     try:
-        from numba.core import errors
+        from numba.core import errors, types
         from numba.cuda.compiler import compile_cuda
     except Exception:
         compile_cuda = None
     from ._transport import _lookup
 
-    if compile_cuda is not None:  # warm numba's typing and lowering up while the parent gets on with its work
-        try:
+    if compile_cuda is not None:
+        _without_driver()
+        try:  # warm numba's typing and lowering up while the parent gets on with its work
             from numba.core import types
 
-            compile_cuda(_warm_up, None, (types.float32[::1],), cc=(8, 0))
+            compile_cuda(_warm_up, types.void, (types.float32[::1],), cc=(8, 0))
         except Exception:
             pass
     inp, outp = sys.stdin.buffer, sys.stdout.buffer
@@ -170,12 +257,17 @@ def _serve():  # pragma: no cover - runs in the child
                 reply = {"unavailable": "numba-cuda's compiler cannot be loaded"}
             else:
                 try:
-                    cres = compile_cuda(py_func, None, request["argtypes"], debug=request["debug"], cc=(8, 0))
+                    # A kernel is compiled for a void return, as numba-cuda's _Kernel compiles it (a kernel
+                    # returning a value fails: "No conversion from Literal[int](5) to none").
+                    cres = compile_cuda(py_func, types.void, request["argtypes"], debug=request["debug"], cc=(8, 0))
                     reply = {"typing": _analyse(cres, request["argtypes"])}
-                except errors.NumbaError as err:
-                    reply = {"typing": KernelTyping(error=str(err).strip())}
-                except Exception as err:  # this kernel needs more than typing can give without a GPU
+                except _ENVIRONMENT_ERRORS as err:  # needs a driver or a library this machine lacks
                     reply = {"typing": KernelTyping(untypable=f"{type(err).__name__}: {str(err).strip()}")}
+                except Exception as err:  # numba-cuda refuses the kernel: typing, lowering, or its own checks
+                    text = str(err).strip()
+                    if not isinstance(err, errors.NumbaError):
+                        text = f"{type(err).__name__}: {text}"
+                    reply = {"typing": KernelTyping(error=text)}
         except Exception as err:  # anything else: the parent runs without static typing
             reply = {"unavailable": f"{type(err).__name__}: {err}"}
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)

@@ -8,7 +8,7 @@ import pytest
 from numba import cuda, float32
 
 from course_lib import device
-from course_lib.sim import _typed_ops
+from course_lib.sim import _float_exact, _typed_ops, _typed_rewrite
 
 pytestmark = pytest.mark.skipif(not device.is_simulator(), reason="tests the simulator's own semantics")
 
@@ -43,19 +43,19 @@ def _triples(rng, n):
 def test_the_float64_fma_in_floats_is_the_exact_one(monkeypatch):
     """Dekker's product and TwoSum round x * y + z once, bit for bit as exact integer arithmetic does,
     and they, not the integer arithmetic, compute most of these."""
-    exact = _typed_ops._fma64_exact
+    exact = _float_exact._fma64_exact
     fallbacks = []
 
     def counted_exact(*args):
         fallbacks.append(args)
         return exact(*args)
 
-    monkeypatch.setattr(_typed_ops, "_fma64_exact", counted_exact)
+    monkeypatch.setattr(_float_exact, "_fma64_exact", counted_exact)
     rng = random.Random(7)
     n = 0
     for x, y, z in _triples(rng, 6000):
         for a, b, c in ((x, y, z), (-x, y, z), (x, y, -z)):
-            got = _typed_ops._fma64(a, b, c)
+            got = _float_exact._fma64(a, b, c)
             want = exact(a, b, c, a * b)
             assert type(got) is np.float64
             assert got.tobytes() == want.tobytes(), (a.hex(), b.hex(), c.hex())
@@ -71,7 +71,7 @@ def test_the_float64_fma_in_floats_is_the_exact_one(monkeypatch):
     (1 + 2.0**-30, 1 - 2.0**-30, 2.0**53 + 2), (-1 - 2.0**-30, 1 - 2.0**-30, -2.0**53 - 2),
 ])
 def test_the_float64_fma_at_the_bounds_of_the_float_path(x, y, z):
-    assert _typed_ops._fma64(x, y, z).tobytes() == _typed_ops._fma64_exact(x, y, z, x * y).tobytes()
+    assert _float_exact._fma64(x, y, z).tobytes() == _float_exact._fma64_exact(x, y, z, x * y).tobytes()
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -79,7 +79,7 @@ def test_fastmath_flushes_subnormal_results_of_operators_and_conversions(strict)
     """Operators, negation and conversions give zeros of the result's sign where the result is subnormal."""
     a, b = np.float32(2**-63), np.float32(2**-64)  # product 2**-127: subnormal
     arguments = (np.array([2**-140], np.float32),) if strict else ()
-    with _typed_ops.quiet(), _typed_ops.flushing_subnormals(True, arguments):
+    with _typed_rewrite.quiet(), _typed_ops.flushing_subnormals(True, arguments):
         for got, negative in ((_typed_ops.binop("mul", a, b), False), (_typed_ops.binop("mul", -a, b), True),
                               (_typed_ops.binop("truediv", a, np.float32(2**64)), False),
                               (_typed_ops.unop("neg", _typed_ops.binop("mul", a, b)), True),
