@@ -43,17 +43,61 @@ def _housekeeping(bits, counters, current):
 
 
 @cuda.jit(device=True, inline=True)
-def _claim(v, u, indptr, current, depth, parent, visited, bits, next_frontier, counters):
-    """Mark ``v`` visited with one atomic OR; the one thread that set the bit records and appends it."""
-    bit = uint32(1) << uint32(v & 31)
-    old = cuda.atomic.or_(visited, v >> 5, bit)
-    if (old & bit) == 0:
+def _append_found(found, v, lane, indptr, current, next_frontier, counters):
+    """Append the vertices a warp found to the next frontier and count them: one pair of atomics per warp.
+
+    Every lane of the warp calls it together (the loops around it are warp-uniform). The warp
+    votes (``ballot_sync``); one lane, the lowest that found a vertex, reserves the warp's
+    slots with one atomic add of the vote's ``popc`` and adds the warp's out-arcs (summed by
+    five ``shfl_xor_sync``) with another; each finder writes its vertex at the reserved
+    start plus its rank among the finders below it (``popc(votes & lanemask_lt())``). Two
+    atomics on the same two counters per found vertex would serialise there, at one L2
+    slice, for every vertex the search discovers.
+
+    Returns
+    -------
+    int32
+        The vote: bit l is set when lane l found its ``v``.
+    """
+    votes = cuda.ballot_sync(FULL_MASK, found)
+    if votes != 0:
+        arcs = 0
+        if found:
+            arcs = indptr[v + 1] - indptr[v]
+        offset = WARP // 2
+        while offset > 0:
+            arcs += cuda.shfl_xor_sync(FULL_MASK, arcs, offset)
+            offset //= 2
+        leader = cuda.ffs(votes) - 1
+        level = current % 2
+        first = 0
+        if lane == leader:
+            first = cuda.atomic.add(counters, (level, 0), cuda.popc(votes))
+            cuda.atomic.add(counters, (level, 1), arcs)
+        first = cuda.shfl_sync(FULL_MASK, first, leader)
+        if found:
+            next_frontier[first + cuda.popc(votes & cuda.lanemask_lt())] = v
+    return votes
+
+
+@cuda.jit(device=True, inline=True)
+def _claim_warp(valid, v, u, lane, indptr, current, depth, parent, visited, bits, next_frontier, counters):
+    """The lanes with ``valid`` claim ``v`` (reached from ``u``) with one atomic OR each on the visited bitmap.
+
+    Every lane of the warp calls it together. The lane that set the bit records depth and
+    parent and marks ``v`` in the next frontier's bitmap; :func:`_append_found` appends and
+    counts the warp's new vertices.
+    """
+    won = False
+    bit = uint32(0)
+    if valid:
+        bit = uint32(1) << uint32(v & 31)
+        old = cuda.atomic.or_(visited, v >> 5, bit)
+        won = (old & bit) == 0
+    _append_found(won, v, lane, indptr, current, next_frontier, counters)
+    if won:
         depth[v] = current + 1
         parent[v] = u
-        level = current % 2
-        slot = cuda.atomic.add(counters, (level, 0), 1)
-        next_frontier[slot] = v
-        cuda.atomic.add(counters, (level, 1), indptr[v + 1] - indptr[v])
         cuda.atomic.or_(bits, ((current + 1) % 3, v >> 5), bit)
 
 
@@ -112,9 +156,12 @@ def bfs_twc_kernel(block: int):
        j, j + block, ... (a binary search in the prefix sums names each arc's vertex).
 
     Every arc costs one atomic OR on the visited bitmap (one bit per vertex, 512 KB for
-    4M vertices: it stays in L2); the thread that sets the bit records depth and parent,
-    appends the vertex to the next frontier and counts its arcs. The bitmap makes the
-    check race-free without a plain read of ``depth`` that other threads are writing.
+    4M vertices: it stays in L2); the thread that sets the bit records depth and parent.
+    The bitmap makes the check race-free without a plain read of ``depth`` that other
+    threads are writing. The loops of the three phases take the same trips in every lane
+    of a warp, so each round of arcs ends in a warp vote: the warp appends its new
+    vertices and counts them and their out-arcs with one pair of atomics
+    (:func:`_append_found`), not a pair per vertex.
 
     Parameters
     ----------
@@ -164,10 +211,14 @@ def bfs_twc_kernel(block: int):
                 chosen[2] = u
                 start = end  # handed to the block
             cuda.syncthreads()
-            k = chosen[0] + t
-            while k < chosen[1]:
-                _claim(indices[k], chosen[2], indptr, current, depth, parent, visited, bits, next_frontier, counters)
-                k += block
+            base = chosen[0]
+            while base < chosen[1]:  # block-uniform trips: whole warps reach the vote
+                k = base + t
+                valid = k < chosen[1]
+                v = indices[k] if valid else 0
+                _claim_warp(valid, v, chosen[2], lane, indptr, current, depth, parent, visited, bits, next_frontier,
+                            counters)
+                base += block
             cuda.syncthreads()  # everyone is done with ``chosen`` before the next election
         # 2. Warp gathering: one list of >= 32 arcs at a time per warp.
         while True:
@@ -180,10 +231,14 @@ def bfs_twc_kernel(block: int):
             warp_u = cuda.shfl_sync(FULL_MASK, u, leader)
             if lane == leader:
                 start = end
-            k = warp_start + lane
-            while k < warp_end:
-                _claim(indices[k], warp_u, indptr, current, depth, parent, visited, bits, next_frontier, counters)
-                k += WARP
+            base = warp_start
+            while base < warp_end:  # warp-uniform trips
+                k = base + lane
+                valid = k < warp_end
+                v = indices[k] if valid else 0
+                _claim_warp(valid, v, warp_u, lane, indptr, current, depth, parent, visited, bits, next_frontier,
+                            counters)
+                base += WARP
         # 3. Scan gathering: the short lists, concatenated by a block prefix sum.
         ends[t] = end - start
         starts[t] = start
@@ -199,20 +254,27 @@ def bfs_twc_kernel(block: int):
             cuda.syncthreads()
             offset *= 2
         total = ends[block - 1]
-        j = t
-        while j < total:
-            lo = 0
-            hi = block - 1
-            while lo < hi:  # the first list whose inclusive end exceeds j
-                mid = (lo + hi) // 2
-                if ends[mid] > j:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            before = ends[lo - 1] if lo > 0 else 0
-            _claim(indices[starts[lo] + j - before], vertices[lo], indptr, current, depth, parent, visited, bits,
-                   next_frontier, counters)
-            j += block
+        base = 0
+        while base < total:  # block-uniform trips: whole warps reach the vote
+            j = base + t
+            valid = j < total
+            v = 0
+            from_u = 0
+            if valid:
+                lo = 0
+                hi = block - 1
+                while lo < hi:  # the first list whose inclusive end exceeds j
+                    mid = (lo + hi) // 2
+                    if ends[mid] > j:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                before = ends[lo - 1] if lo > 0 else 0
+                v = indices[starts[lo] + j - before]
+                from_u = vertices[lo]
+            _claim_warp(valid, v, from_u, lane, indptr, current, depth, parent, visited, bits, next_frontier,
+                        counters)
+            base += block
 
     bfs_twc.__name__ = f"bfs_twc_{block}"
     return cuda.jit(bfs_twc)
@@ -222,14 +284,16 @@ def bfs_twc_kernel(block: int):
                lesson=LESSON, example=lambda: _example_bottom_up())
 def bfs_bottom_up_bitmap_kernel(in_indptr, in_indices, indptr, current, depth, parent, visited, bits, next_frontier,
                                 counters):
-    """Bottom-up step on the bitmaps: one thread per 32 vertices (one visited word).
+    """Bottom-up step on the bitmaps: a warp per 32 vertices (one visited word), a lane per vertex.
 
-    The thread owning word w reads it once; each of its unvisited vertices scans its
-    in-neighbours and stops at the first one whose bit is set in the frontier bitmap
+    The warp owning word w reads it (one broadcast load); each lane whose vertex is
+    unvisited scans its in-neighbours (consecutive lanes read consecutive ``in_indptr``
+    entries) and stops at the first one whose bit is set in the frontier bitmap
     ``bits[current % 3]`` (a 1-bit test in a bitmap that stays in cache, instead of a
-    4-byte ``depth`` read). The thread alone writes word w of ``visited`` and of the next
-    frontier's bitmap, so no atomic is needed there; the vertices found are appended to
-    ``next_frontier`` for a following top-down step, counted with their out-arcs.
+    4-byte ``depth`` read). The warp's vote (``ballot_sync``) is the word of vertices found:
+    one lane stores it in ``visited`` and in the next frontier's bitmap (no atomic there),
+    and the vertices found are appended to ``next_frontier`` for a following top-down step
+    and counted with their out-arcs, one pair of atomics per warp (:func:`_append_found`).
 
     Parameters
     ----------
@@ -241,32 +305,35 @@ def bfs_bottom_up_bitmap_kernel(in_indptr, in_indices, indptr, current, depth, p
     depth, parent, visited, bits, next_frontier, counters
         The workspace (see :func:`bfs_bitmap_init_kernel`).
 
-    Launch with any 1-D grid (grid-stride over the words).
+    Launch with blocks of whole warps and any 1-D grid (warps stride over the words).
     """
     _housekeeping(bits, counters, current)
     n = depth.shape[0]
     frontier_bits = current % 3
-    level = current % 2
-    for w in range(cuda.grid(1), visited.shape[0], cuda.gridsize(1)):
+    lane = cuda.threadIdx.x % WARP
+    warps = cuda.gridsize(1) // WARP
+    for w in range(cuda.grid(1) // WARP, visited.shape[0], warps):  # warp-uniform trips
         seen = visited[w]
-        found = uint32(0)
-        for b in range(32):
-            v = w * 32 + b
-            bit = uint32(1) << uint32(b)
-            if v < n and (seen & bit) == 0:
-                for k in range(in_indptr[v], in_indptr[v + 1]):
-                    u = in_indices[k]
-                    if bits[frontier_bits, u >> 5] & (uint32(1) << uint32(u & 31)):
-                        depth[v] = current + 1
-                        parent[v] = u
-                        found |= bit
-                        slot = cuda.atomic.add(counters, (level, 0), 1)
-                        next_frontier[slot] = v
-                        cuda.atomic.add(counters, (level, 1), indptr[v + 1] - indptr[v])
-                        break
+        v = w * WARP + lane
+        found = False
+        from_u = 0
+        if v < n and (seen >> uint32(lane)) & uint32(1) == 0:
+            for k in range(in_indptr[v], in_indptr[v + 1]):
+                u = in_indices[k]
+                if bits[frontier_bits, u >> 5] & (uint32(1) << uint32(u & 31)):
+                    from_u = u
+                    found = True
+                    break
+        votes = _append_found(found, v, lane, indptr, current, next_frontier, counters)
         if found:
-            visited[w] = seen | found
-            bits[(current + 1) % 3, w] = found
+            depth[v] = current + 1
+            parent[v] = from_u
+        if votes != 0:  # warp-uniform
+            cuda.syncwarp()  # every lane has read visited[w] before lane 0 rewrites it
+        if lane == 0 and votes != 0:
+            word = uint32(votes)
+            visited[w] = seen | word
+            bits[(current + 1) % 3, w] = word
 
 
 def _example_graph():
