@@ -10,6 +10,7 @@ import numpy as np
 from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int
 from .cpu import bfs_cpu
+from ._workspace import BitmapWorkspace
 from .data import Graph, as_graph, check_source
 from . import model
 
@@ -49,9 +50,11 @@ class BFSRun:
     method : str
     source : int
     depth : ndarray of shape (V,), int32
-        Hops from the source, -1 where unreachable.
+        Hops from the source, -1 where unreachable. A device array when the search was
+        asked to leave its result on the device (``traverse(..., download=False)``).
     parent : ndarray of shape (V,), int32
-        A BFS tree: the source is its own parent, -1 where unreachable.
+        A BFS tree: the source is its own parent, -1 where unreachable (a device array
+        as ``depth``).
     graph : Graph
         The graph searched.
     iterations : int
@@ -74,9 +77,14 @@ class BFSRun:
     directions: list = field(default_factory=list)
 
     @cached_property
+    def _host_depth(self) -> np.ndarray:
+        """``depth`` on the host (copied once when the search left it on the device)."""
+        return self.depth if isinstance(self.depth, np.ndarray) else self.depth.copy_to_host()
+
+    @cached_property
     def edges_examined(self) -> list:
         """Edges the kernels examined at each iteration (list of int; :func:`course_lib.bfs.model.edges_examined`)."""
-        return model.edges_examined(self.graph, self.method, self.depth, self.iterations, self.directions)
+        return model.edges_examined(self.graph, self.method, self._host_depth, self.iterations, self.directions)
 
     @cached_property
     def newly_reached(self) -> list:
@@ -85,7 +93,7 @@ class BFSRun:
         Every design writes each of them once, except the edge-parallel ``"edge_quadratic"``,
         whose threads racing to one vertex may all write it (the profiler measures those writes).
         """
-        return model.newly_reached(self.depth, self.iterations)
+        return model.newly_reached(self._host_depth, self.iterations)
 
     @property
     def total_edges_examined(self) -> int:
@@ -93,7 +101,7 @@ class BFSRun:
 
     @property
     def max_depth(self) -> int:
-        return int(self.depth.max())
+        return int(self._host_depth.max())
 
     def summary(self) -> str:
         """One line: method, iterations, maximum depth, total edges examined."""
@@ -157,31 +165,50 @@ def bfs(graph, source, method="direction_optimizing_twc", *, parents=False, dire
     return (run.depth, run.parent) if parents else run.depth
 
 
-def traverse(graph, source, method="direction_optimizing_twc", *, directed=True, on_device=None) -> BFSRun:
+def traverse(graph, source, method="direction_optimizing_twc", *, directed=True, on_device=None,
+             download=True) -> BFSRun:
     """Run one BFS variant and return depths, parents and its work per level.
 
     Parameters and errors as in :func:`bfs`, and:
 
     on_device : DeviceGraph, optional
         The graph already on the device (the benchmark times traversals only).
+    download : bool
+        True (the default): ``depth`` and ``parent`` come back as NumPy arrays; the bitmap
+        searches download both in one copy into page-locked memory that the workspace
+        reuses once no result refers to it. False: leave them on the device (a GPU method
+        only): ``run.depth`` and ``run.parent`` are device arrays and are not downloaded
+        (``"edge_quadratic"``, which counts its levels from the depths, still copies depth
+        once); for the bitmap searches they are the workspace's, overwritten by the next
+        search on the same :class:`DeviceGraph`.
 
     Returns
     -------
     BFSRun
     """
     check_choice(method, "method", METHODS)
+    download = check_flag(download, "download")
     g = as_graph(graph, directed=directed)
     s = check_source(source, g.n_vertices)
     if method == "cpu":
+        if not download:
+            raise ValueError("download=False leaves the result on the device: method 'cpu' has none")
         depth, parent, sizes, _ = bfs_cpu(g, s, directed=g.directed, return_levels=True)
         return BFSRun(method, s, depth, parent, g, len(sizes), [int(x) for x in sizes])
     if on_device is None or on_device.graph is not g:
         on_device = DeviceGraph(g)
     if method in BITMAP_METHODS:
-        return _run_bitmap(g, s, on_device, method)
+        return _run_bitmap(g, s, on_device, method, download)
     runner = {"edge_quadratic": _run_edge_quadratic, "frontier_atomic": _run_frontier_atomic,
               "frontier_scan": _run_frontier_scan, "direction_optimizing": _run_direction_optimizing}[method]
-    return runner(g, s, on_device)
+    return runner(g, s, on_device, download)
+
+
+def _result(d_depth, d_parent, download):
+    """Depth and parent as the caller asked: downloaded (two copies), or the device arrays themselves."""
+    if not download:
+        return d_depth, d_parent
+    return d_depth.copy_to_host(), d_parent.copy_to_host()
 
 
 def _blocks(n, tpb):
@@ -242,40 +269,8 @@ class DeviceGraph:
         return cuda.to_device(self.graph.edge_list[1])
 
 
-class BitmapWorkspace:
-    """Every array a bitmap search needs, allocated once per graph (no allocation during a search).
-
-    Attributes
-    ----------
-    depth, parent : device arrays of shape (V,), int32
-        The search's result (left on the device; :func:`traverse` downloads them once at the end).
-    visited : device array of shape (ceil(V / 32),), uint32
-        One bit per vertex.
-    bits : device array of shape (3, ceil(V / 32)), uint32
-        Frontier bitmaps in rotation (level L reads ``bits[L % 3]``).
-    counters : device array of shape (2, 2), int32
-        Size and out-arcs of the next frontier, alternating between two rows.
-    queues : tuple of two device arrays of shape (V,), int32
-        The frontier and the next one, swapped every level.
-    pinned : ndarray of shape (2,), int32, page-locked
-        Where the host receives a level's counters: the one copy per level.
-    """
-
-    def __init__(self, n_vertices):
-        from numba import cuda
-
-        words = max(1, -(-n_vertices // 32))
-        self.depth = cuda.device_array(n_vertices, np.int32)
-        self.parent = cuda.device_array(n_vertices, np.int32)
-        self.visited = cuda.device_array(words, np.uint32)
-        self.bits = cuda.device_array((3, words), np.uint32)
-        self.counters = cuda.device_array((2, 2), np.int32)
-        self.queues = (cuda.device_array(n_vertices, np.int32), cuda.device_array(n_vertices, np.int32))
-        self.pinned = cuda.pinned_array(2, np.int32)
-
-
-def _run_bitmap(g: Graph, source: int, on_device, method) -> BFSRun:
-    """The bitmap searches: one launch and one 8-byte copy per level, nothing allocated.
+def _run_bitmap(g: Graph, source: int, on_device, method, download=True) -> BFSRun:
+    """The bitmap searches: one launch and one 8-byte copy per level, one copy of the result, nothing allocated.
 
     Top-down steps run :func:`~course_lib.bfs.kernels.bfs_twc_kernel`; with
     ``"direction_optimizing_twc"`` the switch of :func:`_run_direction_optimizing` (Beamer's
@@ -290,7 +285,7 @@ def _run_bitmap(g: Graph, source: int, on_device, method) -> BFSRun:
     ws = on_device.workspace
     kernel = kernels.bfs_twc_kernel(tpb)
     words = ws.visited.shape[0]
-    word_grid = _blocks(words, tpb)
+    word_grid = _blocks(words * kernels.WARP, tpb)  # a warp per visited word
     d_indptr, d_indices = on_device.indptr, on_device.indices
     optimizing = method == "direction_optimizing_twc"
     if optimizing:
@@ -322,7 +317,12 @@ def _run_bitmap(g: Graph, source: int, on_device, method) -> BFSRun:
         unexplored -= arcs
         frontier, following = following, frontier
         current += 1
-    return BFSRun(method, source, ws.depth.copy_to_host(), ws.parent.copy_to_host(), g, current, sizes, directions)
+    if download:
+        host = ws.download()
+        depth, parent = host[0], host[1]
+    else:
+        depth, parent = ws.depth, ws.parent
+    return BFSRun(method, source, depth, parent, g, current, sizes, directions)
 
 
 def _first_frontier(source, n):
@@ -345,7 +345,7 @@ def _init(g: Graph, source: int):
     return d_depth, d_parent
 
 
-def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
+def _run_edge_quadratic(g: Graph, source: int, on_device, download=True) -> BFSRun:
     """The source's host loop: copy ``done = 1`` in, launch over all edges, copy it back."""
     from numba import cuda
 
@@ -365,13 +365,14 @@ def _run_edge_quadratic(g: Graph, source: int, on_device) -> BFSRun:
         if d_done.copy_to_host()[0]:
             break
         current += 1
-    depth = d_depth.copy_to_host()
+    depth, parent = _result(d_depth, d_parent, download)
+    host_depth = depth if download else depth.copy_to_host()
     # This method has no frontier: report how many vertices each iteration's depth had.
-    sizes = [int(x) for x in np.bincount(depth[depth >= 0], minlength=current + 1)]
-    return BFSRun("edge_quadratic", source, depth, d_parent.copy_to_host(), g, current + 1, sizes)
+    sizes = [int(x) for x in np.bincount(host_depth[host_depth >= 0], minlength=current + 1)]
+    return BFSRun("edge_quadratic", source, depth, parent, g, current + 1, sizes)
 
 
-def _run_frontier_atomic(g: Graph, source: int, on_device) -> BFSRun:
+def _run_frontier_atomic(g: Graph, source: int, on_device, download=True) -> BFSRun:
     from numba import cuda
 
     d_depth, d_parent = _init(g, source)
@@ -385,7 +386,7 @@ def _run_frontier_atomic(g: Graph, source: int, on_device) -> BFSRun:
         size = _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size)
         d_frontier, d_next = d_next, d_frontier
         current += 1
-    return BFSRun("frontier_atomic", source, d_depth.copy_to_host(), d_parent.copy_to_host(), g, current, sizes)
+    return BFSRun("frontier_atomic", source, *_result(d_depth, d_parent, download), g, current, sizes)
 
 
 def _atomic_level(on_device, d_frontier, size, current, d_depth, d_parent, d_next, d_next_size):
@@ -446,7 +447,7 @@ def exclusive_scan(d_values, n: int, *, block=None):
     return d_out, total
 
 
-def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
+def _run_frontier_scan(g: Graph, source: int, on_device, download=True) -> BFSRun:
     """Frontier BFS whose next frontier comes from a scan-based compaction (no atomics on it)."""
     from numba import cuda
 
@@ -484,10 +485,10 @@ def _run_frontier_scan(g: Graph, source: int, on_device) -> BFSRun:
         size = next_size
         d_frontier, d_next = d_next, d_frontier
         current += 1
-    return BFSRun("frontier_scan", source, d_depth.copy_to_host(), d_parent.copy_to_host(), g, current, sizes)
+    return BFSRun("frontier_scan", source, *_result(d_depth, d_parent, download), g, current, sizes)
 
 
-def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
+def _run_direction_optimizing(g: Graph, source: int, on_device, download=True) -> BFSRun:
     """Top-down steps with atomics while the frontier is small, bottom-up steps while it is large.
 
     The switch follows Beamer et al.: bottom-up once the frontier's arcs exceed the
@@ -540,5 +541,5 @@ def _run_direction_optimizing(g: Graph, source: int, on_device) -> BFSRun:
             listed = True
             d_frontier, d_next = d_next, d_frontier
         current += 1
-    return BFSRun("direction_optimizing", source, d_depth.copy_to_host(), d_parent.copy_to_host(), g, current, sizes,
+    return BFSRun("direction_optimizing", source, *_result(d_depth, d_parent, download), g, current, sizes,
                   directions)

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from .. import device
 from .._validate import check_array, check_block, check_choice, check_int
 from ._checks import as_csr
+from ._merge_plan import plan_merge_tiles
 from .cpu import CpuSpmv, spmv_cpu
 from .model import bell_garland_k
 from .reference import spmv_reference
@@ -217,11 +218,12 @@ class DeviceSpmv:
             self.K = split.K
             self._arrays = {"ell_indices": split.ell_indices, "ell_data": split.ell_data, "rows": split.coo_rows,
                             "cols": split.coo_cols, "data": split.coo_data}
+        if method == "merge_path":  # the tiles, planned once with the matrix; the split rows' sums start at zero
+            plan = plan_merge_tiles(csr.indptr, block * ITEMS_PER_THREAD)
+            self._arrays.update(tile_rows=plan.rows, tile_nnz=plan.nnz, split=plan.split, parts=plan.parts,
+                                sums=np.zeros(max(plan.parts.size, 1), csr.dtype),
+                                arrived=np.zeros(max(plan.parts.size, 1), np.int32))
         self._device = {name: cuda.to_device(np.ascontiguousarray(a)) for name, a in self._arrays.items()}
-        if method == "merge_path":  # one carry-out per block, allocated once with the matrix
-            blocks = max(1, -(-(csr.shape[0] + csr.nnz) // (block * ITEMS_PER_THREAD)))
-            self._device["carry_rows"] = cuda.device_array(blocks, dtype=np.int32)
-            self._device["carry_values"] = cuda.device_array(blocks, dtype=csr.dtype)
 
     def launch(self, d_x, d_y):
         """Enqueue the kernels computing ``d_y = A @ d_x`` (device arrays of the right dtype and length)."""
@@ -233,11 +235,11 @@ class DeviceSpmv:
         elif self.method == "csr_vector":
             threads = n_rows * k.WARP
             k.csr_vector_kernel[-(-threads // block), block](dev["indptr"], dev["indices"], dev["data"], d_x, d_y)
-        elif self.method == "merge_path":
-            blocks = dev["carry_rows"].shape[0]
-            k.merge_path_kernel(block)[blocks, block](dev["indptr"], dev["indices"], dev["data"], d_x, d_y,
-                                                     ITEMS_PER_THREAD, dev["carry_rows"], dev["carry_values"])
-            k.merge_path_fixup_kernel[-(-blocks // block), block](dev["carry_rows"], dev["carry_values"], d_y)
+        elif self.method == "merge_path":  # one launch, a block per planned tile
+            tiles = dev["tile_rows"].shape[0] - 1
+            k.merge_path_tiles_kernel(block)[tiles, block](dev["indptr"], dev["indices"], dev["data"], d_x, d_y,
+                                                          dev["tile_rows"], dev["tile_nnz"], dev["split"],
+                                                          dev["parts"], dev["sums"], dev["arrived"])
             return
         elif self.method in ("ell", "hyb"):
             k.ell_kernel[-(-n_rows // block), block](dev["ell_indices"], dev["ell_data"], d_x, d_y)
@@ -364,7 +366,8 @@ def spmv(A, x, method="auto", *, K=None, block=None):
     method : {"auto", "hyb", "merge_path", "csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "cpu", "scipy"}
         ``"auto"`` (the default): :func:`choose_method` picks ``"merge_path"`` for
         irregular rows and ``"hyb"`` otherwise; ``"merge_path"``: CSR with equal shares
-        of rows + non-zeros per thread and one carry-out per block;
+        of rows + non-zeros per thread, in one launch on tiles whose boundaries avoid
+        short rows (rows longer than half a tile are summed part by part);
         ``"csr_scalar"``: thread per row; ``"csr_vector"``: warp per row with shuffles;
         ``"coo"``: thread per element with a segmented reduction; ``"coo_atomic"``:
         thread per element with atomics; ``"ell"``: padded, column-major; ``"hyb"``: ELL

@@ -16,7 +16,9 @@ int32 and C-contiguous.
   :func:`ell_kernel` (writes y) then :func:`coo_segmented_kernel` (adds to y).
 - Merge-path CSR (Merrill & Garland, SC16; CUB's ``DeviceSpmv``): :func:`merge_path_kernel`
   gives every thread an equal share of rows + non-zeros, whatever the row lengths, and
-  :func:`merge_path_fixup_kernel` adds the one partial row each block leaves unfinished.
+  :func:`merge_path_fixup_kernel` adds the one partial row each block leaves unfinished (the
+  lesson's version); :func:`merge_path_tiles_kernel` (what ``method="merge_path"`` runs) does
+  it in one launch, on tiles planned once per matrix whose boundaries avoid short rows.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "merge_path_fixup_kernel",
     "merge_path_kernel",
     "merge_path_search",
+    "merge_path_tiles_kernel",
     "zero_kernel",
 ]
 
@@ -329,6 +332,121 @@ def merge_path_kernel(block: int):
     return cuda.jit(merge_path)
 
 
+@cuda.jit(device=True, inline=True)
+def _merge_path_search_between(diagonal, indptr, row_lo, row_hi):
+    """:func:`merge_path_search` with the rows finished known to lie in ``[row_lo, row_hi]`` (a tile's)."""
+    lo = max(row_lo, diagonal - indptr[indptr.shape[0] - 1])
+    hi = min(diagonal, row_hi)
+    while lo < hi:
+        pivot = (lo + hi) // 2
+        if indptr[pivot + 1] <= diagonal - pivot - 1:
+            lo = pivot + 1
+        else:
+            hi = pivot
+    return lo, diagonal - lo
+
+
+@cuda.jit(device=True, inline=True)
+def _add_part(split, row, value, sums, arrived, parts, y):
+    """Add a tile's part of split row ``row`` (index ``split``); the tile adding the last part writes ``y[row]``.
+
+    The part goes to ``sums[split]`` by an atomic; after a fence, an atomic count of the
+    arrivals tells the last tile, which takes the sum and leaves both at zero for the next product.
+    """
+    cuda.atomic.add(sums, split, value)
+    cuda.threadfence()  # the part is visible before the arrival is counted
+    if cuda.atomic.add(arrived, split, 1) == parts[split] - 1:
+        cuda.threadfence()
+        y[row] = cuda.atomic.add(sums, split, y.dtype.type(0))  # read where the atomics landed (L2)
+        sums[split] = 0  # every part has arrived: no other block touches the two in this launch
+        arrived[split] = 0
+
+
+@lru_cache(maxsize=None)
+def merge_path_tiles_kernel(block: int):
+    """CSR by merge path in one launch: tiles planned once per matrix, no fix-up pass for short rows.
+
+    :func:`merge_path_kernel` cuts the path every ``block * items`` steps wherever that falls,
+    so every block leaves a partial row behind and a second launch
+    (:func:`merge_path_fixup_kernel`) adds the carries. Here the host plans the tiles once per
+    matrix (:func:`course_lib.spmv._merge_plan.plan_merge_tiles`): a boundary inside a short row
+    moves back to its start, so a short row is summed by one block, and each thread searches
+    only its tile's rows. The rows still cut (longer than half a tile) are added part by part
+    into ``sums`` by atomics, and the last block to arrive writes the row (:func:`_add_part`).
+    Inside a block the threads share the tile's steps equally and combine their carry-outs by
+    the segmented scan of :func:`merge_path_kernel`.
+
+    Parameters
+    ----------
+    block : int
+        Threads per block (1 <= block <= 1024).
+
+    Returns
+    -------
+    numba.cuda kernel
+        ``kernel[T, block](indptr, indices, data, x, y, tile_rows, tile_nnz, split, parts, sums,
+        arrived)`` with the plan's arrays (:class:`~course_lib.spmv._merge_plan.MergeTiles`: int32
+        ``tile_rows``, ``tile_nnz`` and ``split`` of length T + 1, ``parts`` of length S) and
+        ``sums`` (the value dtype) and ``arrived`` (int32) of length S, zero before the first
+        product and left at zero by each. It overwrites every ``y[r]``.
+    """
+    if isinstance(block, bool) or int(block) != block or not 1 <= block <= 1024:
+        raise ValueError(f"block must be an integer between 1 and 1024 (threads per block), got {block!r}")
+    block = int(block)
+
+    def merge_path_tiles(indptr, indices, data, x, y, tile_rows, tile_nnz, split, parts, sums, arrived):
+        scan_rows = cuda.shared.array(block, int32)
+        scan_values = cuda.shared.array(block, y.dtype)
+        t = cuda.threadIdx.x
+        b = cuda.blockIdx.x
+        tile_start = tile_rows[b] + tile_nnz[b]
+        tile_end = tile_rows[b + 1] + tile_nnz[b + 1]
+        items = (tile_end - tile_start + block - 1) // block
+        start = min(tile_start + t * items, tile_end)
+        end = min(start + items, tile_end)
+        row, k = _merge_path_search_between(start, indptr, tile_rows[b], tile_rows[b + 1])
+        first_row = row
+        first_value = y.dtype.type(0)
+        finished_any = False
+        running = y.dtype.type(0)
+        for _ in range(end - start):
+            if k < indptr[row + 1]:  # the next step is a non-zero of the current row
+                running += data[k] * x[indices[k]]
+                k += 1
+            else:  # the next step is the current row's end
+                if finished_any:
+                    y[row] = running
+                else:  # the first row may have begun in earlier threads: written after the scan
+                    first_value = running
+                    finished_any = True
+                running = y.dtype.type(0)
+                row += 1
+        scan_rows[t] = row
+        scan_values[t] = running
+        cuda.syncthreads()
+        offset = 1
+        while offset < block:  # segmented inclusive scan of the carry-outs by row, uniform barriers
+            carry = y.dtype.type(0)
+            if t >= offset and scan_rows[t - offset] == scan_rows[t]:
+                carry = scan_values[t - offset]
+            cuda.syncthreads()
+            scan_values[t] += carry
+            cuda.syncthreads()
+            offset *= 2
+        if finished_any:
+            if t > 0:  # thread t starts where thread t - 1 stopped: its carry-out row is first_row
+                first_value += scan_values[t - 1]
+            if first_row == tile_rows[b] and split[b] >= 0:  # a split row begun in an earlier tile
+                _add_part(split[b], first_row, first_value, sums, arrived, parts, y)
+            else:
+                y[first_row] = first_value
+        if t == block - 1 and split[b + 1] >= 0:  # the tile ends inside a split row: its part of it
+            _add_part(split[b + 1], scan_rows[t], scan_values[t], sums, arrived, parts, y)
+
+    merge_path_tiles.__name__ = f"merge_path_tiles_{block}"
+    return cuda.jit(merge_path_tiles)
+
+
 @course_kernel("void(int32[::1], float32[::1], float32[::1])", lesson=LESSON)
 def merge_path_fixup_kernel(carry_rows, carry_values, y):
     """Add each block's carry-out of :func:`merge_path_kernel` to its row (one thread per block).
@@ -367,6 +485,14 @@ register_kernel("spmv.merge_path_kernel[block=8]", MERGE_SIG.format(v="float32")
                 lambda: merge_path_kernel(8).py_func, LESSON, example=lambda: _example_merge_path())
 register_kernel(f"spmv.merge_path_kernel[block={COO_BLOCK},float64]", MERGE_SIG.format(v="float64"),
                 lambda: merge_path_kernel(COO_BLOCK).py_func, LESSON)
+#: Signature of the one-launch merge-path kernel: CSR arrays, x, y, then the tile plan and the split rows' sums.
+MERGE_TILES_SIG = ("void(int32[::1], int32[::1], {v}[::1], {v}[::1], {v}[::1], int32[::1], int32[::1], int32[::1], "
+                   "int32[::1], {v}[::1], int32[::1])")
+for _v in ("float32", "float64"):
+    register_kernel(f"spmv.merge_path_tiles_kernel[block={COO_BLOCK},{_v}]", MERGE_TILES_SIG.format(v=_v),
+                    lambda: merge_path_tiles_kernel(COO_BLOCK).py_func, LESSON)
+register_kernel("spmv.merge_path_tiles_kernel[block=8]", MERGE_TILES_SIG.format(v="float32"),
+                lambda: merge_path_tiles_kernel(8).py_func, LESSON, example=lambda: _example_merge_path_tiles())
 _register_float64("zero_kernel", "void({v}[::1])", lambda: zero_kernel.py_func)
 register_kernel(f"spmv.coo_segmented_kernel[block={COO_BLOCK}]", COO_SIG.format(v="float32"),
                 lambda: coo_segmented_kernel(COO_BLOCK).py_func, LESSON)
@@ -389,3 +515,16 @@ def _example_merge_path():
     blocks = -(-(lengths.size + nnz) // (items * block))
     return blocks, block, (indptr, indices, data, x, np.zeros(lengths.size, np.float32), np.int64(items),
                            np.zeros(blocks, np.int32), np.zeros(blocks, np.float32))
+
+
+def _example_merge_path_tiles():
+    """The matrix of :func:`_example_merge_path` in tiles of 16 steps: a row cut into three tiles, short rows snapped."""
+    from ._merge_plan import plan_merge_tiles
+
+    blocks, block, (indptr, indices, data, x, y, _, _, _) = _example_merge_path()
+    plan = plan_merge_tiles(indptr, 16)
+    import numpy as np
+
+    sums = np.zeros(plan.parts.size, np.float32)
+    return plan.n_tiles, block, (indptr, indices, data, x, y, plan.rows, plan.nnz, plan.split, plan.parts, sums,
+                                 np.zeros(plan.parts.size, np.int32))

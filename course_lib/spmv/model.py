@@ -127,8 +127,8 @@ def bytes_per_spmv(A, method, K=None, dtype=None, index_bytes=4):
     ----------
     A : scipy sparse matrix of shape (R, C)
     method : {"csr_scalar", "csr_vector", "coo", "coo_atomic", "ell", "hyb", "merge_path"}
-        ``"merge_path"`` moves the CSR arrays (its per-block carry-outs are a few bytes
-        per thousands of non-zeros, left out).
+        ``"merge_path"`` moves the CSR arrays (its tile plan, 12 bytes per tile of
+        block x 8 steps, and the split rows' sums are left out).
     K : int, optional
         ELL width of ``"hyb"`` (default :func:`bell_garland_k`); ``"ell"`` uses the
         longest row.

@@ -204,27 +204,134 @@ def test_twc_gathers_by_block_warp_and_scan(monkeypatch, block):
         assert_valid_search(graph, source, depth, parent, directed=True)
 
 
-def test_bitmap_search_costs_one_copy_per_level_and_allocates_nothing(monkeypatch):
+def _count_allocations(monkeypatch):
     from numba import cuda
 
-    from course_lib.sim import record
-
-    graph = bfs.as_graph(data.grid_2d(5, 6), directed=False)
-    on_device = bfs.DeviceGraph(graph)
-    bfs.traverse(graph, 0, "direction_optimizing_twc", on_device=on_device)  # the workspace is made once
     allocations = []
     for name in ("device_array", "device_array_like", "to_device", "pinned_array", "mapped_array"):
         original = getattr(cuda, name)
         monkeypatch.setattr(cuda, name, lambda *a, _o=original, _n=name, **k: allocations.append(_n) or _o(*a, **k))
-    for method in bfs.BITMAP_METHODS:
+    return allocations
+
+
+def test_bitmap_search_costs_one_copy_per_level_and_one_for_the_result(monkeypatch):
+    """A launch and an 8-byte copy per level, then depth and parent in one copy; nothing allocated once the
+    caller has let go of the previous result (or holds just one: the workspace keeps two result buffers)."""
+    from course_lib.sim import record
+
+    graph = bfs.as_graph(data.grid_2d(5, 6), directed=False)
+    on_device = bfs.DeviceGraph(graph)
+    held = bfs.traverse(graph, 0, "direction_optimizing_twc", on_device=on_device)  # the workspace is made once
+    held = [held, bfs.traverse(graph, 0, "frontier_twc", on_device=on_device)]  # ... and its two result buffers
+    del held
+    allocations = _count_allocations(monkeypatch)
+    run = None
+    for method in bfs.BITMAP_METHODS * 2:
         with record() as log:
-            run = bfs.traverse(graph, 3, method, on_device=on_device)
+            run = bfs.traverse(graph, 3, method, on_device=on_device)  # the previous run is still held here
         summary = log.summary()
         assert allocations == []
         assert summary["HtoD_count"] == 0
         assert summary["launches"] == run.iterations + 1  # the init, then one kernel per level
-        assert summary["DtoH_count"] == run.iterations + 2  # a level's counters, then depth and parent once
+        assert summary["DtoH_count"] == run.iterations + 1  # a level's counters, then depth and parent at once
+        assert summary["DtoH_bytes"] == 8 * run.iterations + 2 * 4 * graph.n_vertices
         assert run.iterations == run.max_depth + 1 >= 8
+        np.testing.assert_array_equal(run.depth, bfs.bfs_reference(graph, 3, directed=False))
+
+
+def test_a_kept_result_is_never_overwritten(monkeypatch):
+    """Results live in the workspace's page-locked buffers, reused only when nothing refers to them."""
+    graph = bfs.as_graph(data.grid_2d(3, 5), directed=False)
+    on_device = bfs.DeviceGraph(graph)
+    expected = {s: bfs.bfs_reference(graph, s, directed=False) for s in (0, 14, 7)}
+    first = bfs.traverse(graph, 0, on_device=on_device)
+    piece = first.parent[2:9]  # a view of a view
+    depth = first.depth
+    del first
+    second = bfs.traverse(graph, 14, on_device=on_device)
+    allocations = _count_allocations(monkeypatch)
+    third = bfs.traverse(graph, 7, on_device=on_device)  # both buffers are held: a third is made
+    assert allocations == ["pinned_array"]
+    for run, source in ((second, 14), (third, 7)):
+        np.testing.assert_array_equal(run.depth, expected[source])
+        assert bfs.parent_tree_problems(graph, source, run.parent, directed=False) == []
+    np.testing.assert_array_equal(depth, expected[0])
+    assert ((piece == -1) | (expected[0][piece] == expected[0][2:9] - 1)).all() and (piece >= 0).all()
+    del depth, piece, second
+    allocations.clear()
+    bfs.traverse(graph, 7, on_device=on_device)
+    assert allocations == []  # the workspace still had one free buffer
+
+
+@pytest.mark.parametrize("method", ["direction_optimizing_twc", "frontier_atomic"])
+def test_download_false_leaves_depth_and_parent_on_the_device(method):
+    from course_lib.sim import record
+
+    def is_device_array(a):
+        return hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray)
+
+    graph = bfs.as_graph(data.kronecker(5, 4, seed=3), directed=False)
+    source = int(np.argmax(graph.degrees))
+    on_device = bfs.DeviceGraph(graph)
+    bfs.traverse(graph, source, method, on_device=on_device)
+    with record() as log:
+        run = bfs.traverse(graph, source, method, on_device=on_device, download=False)
+    assert is_device_array(run.depth) and is_device_array(run.parent)
+    result_bytes = sum(t.nbytes for t in log.transfers if t.direction == "DtoH" and t.nbytes >= 4 * graph.n_vertices)
+    assert result_bytes == 0  # only the host loop's small copies
+    expected = bfs.bfs_reference(graph, source, directed=False)
+    np.testing.assert_array_equal(run.depth.copy_to_host(), expected)
+    assert bfs.parent_tree_problems(graph, source, run.parent.copy_to_host(), directed=False) == []
+    assert run.max_depth == expected.max() and sum(run.newly_reached) == (expected > 0).sum()
+    with pytest.raises(ValueError, match="method 'cpu' has none"):
+        bfs.traverse(graph, source, "cpu", download=False)
+
+
+@pytest.mark.parametrize("method", bfs.BITMAP_METHODS)
+def test_bitmap_searches_on_awkward_sizes(method):
+    """One vertex, a prime past a warp (a star: bottom-up from the first level), a chain, isolated vertices.
+
+    (Stars of 32 and 33 vertices: test_sizes_around_the_block.)"""
+    graphs = [data.star(1), data.star(37), data.chain(3), data.disconnected((5, 29), 3, seed=2),
+              data.from_edges(np.array([], np.int32), np.array([], np.int32), 37)]
+    for matrix in graphs:
+        graph = bfs.as_graph(matrix, directed=False)
+        for source in sorted({0, graph.n_vertices - 1}):
+            run = bfs.traverse(graph, source, method)
+            assert_valid_search(matrix, source, run.depth, run.parent, directed=False)
+            # The counters the host read at each level are the next level's size.
+            assert run.frontier_sizes[1:] == run.newly_reached[:-1] and run.newly_reached[-1] == 0
+
+
+def _counter_atomics(report):
+    """Atomics of the two counter updates of a bitmap kernel, and the warp votes that found a vertex."""
+    rows = [report.line("cuda.atomic.add(counters, (level, 0)"), report.line("cuda.atomic.add(counters, (level, 1)")]
+    votes_with_finds = report.line("arcs = 0").active_lanes // 32  # whole warps take that branch
+    return [row.atomics for row in rows], votes_with_finds
+
+
+def test_bitmap_kernels_count_their_finds_with_one_atomic_pair_per_warp():
+    """The next frontier's size and arcs grow by one atomic per warp and vote, not one per vertex found."""
+    from course_lib.bfs import _kernels_bitmap as bitmap
+    from course_lib.sim import profile
+
+    grid, block, args = bitmap._example_twc(32)
+    report = profile(bitmap.bfs_twc_kernel(32), grid, block, *args)
+    counters, depth = args[-1], args[5]
+    found = int(counters[0, 0])
+    assert found == int((depth == 1).sum()) > 64
+    (sizes, arcs), votes = _counter_atomics(report)
+    assert sizes == arcs == votes < found / 4
+    indptr, frontier = args[0], args[2]
+    assert report.line("old = cuda.atomic.or_(visited").atomics == int(np.diff(indptr)[frontier].sum())  # per arc
+    grid, block, args = bitmap._example_bottom_up()
+    report = profile(bitmap.bfs_bottom_up_bitmap_kernel, grid, block, *args)
+    depth, counters = args[4], args[-1]
+    reached = np.flatnonzero(depth == 1)
+    assert int(counters[0, 0]) == reached.size > 0
+    words = np.unique(reached >> 5).size  # a warp owns a word: one vote with finds per word
+    assert _counter_atomics(report) == ([words, words], words)
+    assert int(counters[0, 1]) == int(np.diff(args[2])[reached].sum())  # out-arcs of the vertices found
 
 
 def test_twc_kernel_needs_whole_warps():

@@ -366,3 +366,78 @@ def test_checker_catches_a_scan_without_its_middle_barrier():
     report = check(scan_missing_barrier, 1, block, rows, np.arange(block, dtype=np.int32),
                    np.ones(block, np.float32), np.ones(block, np.float32), np.zeros(1, np.float32))
     assert "race" in report.kinds()
+
+
+def _plan_steps(plan):
+    return plan.rows.astype(np.int64) + plan.nnz
+
+
+@pytest.mark.parametrize("lengths,tile", [
+    ([0, 0, 1, 70, 0, 3, 0, 0, 0, 2, 31, 1, 0], 16),  # a row over four tiles, one over two, runs of empty rows
+    ([5] * 23, 7),  # every boundary inside a row of 5 > 7 // 2: nothing snaps
+    ([3] * 23, 8),  # every boundary snaps: no split row
+    ([], 8), ([0] * 9, 4), ([1], 2), ([37], 1)])
+def test_merge_tiles_snap_short_rows_and_split_long_ones(lengths, tile):
+    from course_lib.spmv._merge_plan import plan_merge_tiles
+
+    lengths = np.array(lengths, dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    plan = plan_merge_tiles(indptr, tile)
+    steps = _plan_steps(plan)
+    n_rows, nnz = lengths.size, int(indptr[-1])
+    assert (plan.rows[0], plan.nnz[0], plan.rows[-1], plan.nnz[-1]) == (0, 0, n_rows, nnz)
+    assert plan.n_tiles == max(1, -(-(n_rows + nnz) // tile))
+    sizes = np.diff(steps)
+    assert (sizes[:-1] >= tile - tile // 2).all() and (sizes <= tile + tile // 2).all()
+    assert (sizes > 0).all() or n_rows + nnz == 0
+    # Each boundary is a point of the merge path: rows[b] rows finished, then some non-zeros of row rows[b].
+    inner = plan.rows < n_rows
+    assert (indptr[plan.rows[inner]] <= plan.nnz[inner]).all()
+    assert (plan.nnz[inner] <= indptr[plan.rows[inner] + 1]).all()
+    cut = inner & (plan.nnz > indptr[np.minimum(plan.rows, max(n_rows - 1, 0))])
+    assert (lengths[plan.rows[cut]] > tile // 2).all()  # only long rows are cut
+    assert (plan.split >= 0).tolist() == cut.tolist()
+    np.testing.assert_array_equal(plan.split_rows, np.unique(plan.rows[cut]))
+    np.testing.assert_array_equal(plan.parts, np.bincount(plan.split[cut], minlength=plan.split_rows.size) + 1)
+
+
+def test_merge_path_is_one_launch_with_nothing_copied_or_allocated():
+    from numba import cuda
+
+    from course_lib.sim import record
+
+    A = spmv.empty_rows_and_long_row(40, 60, seed=3)
+    x = random_x(A.shape[1], np.float32, seed=1)
+    op = spmv.prepare(A, "merge_path", block=4)  # tiles of 4 x 8 steps
+    assert op._device["parts"].shape[0] >= 1  # its long row (40) is cut by a tile boundary
+    d_x, d_y = cuda.to_device(x), cuda.device_array(A.shape[0], np.float32)
+    for _ in range(2):  # the split rows' sums and arrivals are left at zero for the next product
+        with record() as log:
+            op.launch(d_x, d_y)
+        assert [launch.kernel for launch in log.launches] == ["merge_path_tiles_4"]
+        assert log.transfers == [] and log.allocations == []
+        assert_matches_reference(d_y.copy_to_host(), A, x)
+    assert op._device["sums"].copy_to_host().tolist() == [0] * op._device["sums"].shape[0]
+    assert not op._device["arrived"].copy_to_host().any()
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_merge_path_tiles_is_clean_in_any_block_order(seed):
+    """The last block to add a part of a split row writes it, whichever order the blocks run in."""
+    from course_lib.spmv._merge_plan import plan_merge_tiles
+
+    lengths = [0, 3, 40, 0, 1, 2, 0, 5, 1, 1, 0, 19]
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    rng = np.random.default_rng(7)
+    A = sp.csr_matrix((rng.uniform(-1, 1, indptr[-1]).astype(np.float32), rng.integers(0, 13, indptr[-1]), indptr),
+                      shape=(len(lengths), 13))
+    x = random_x(13, np.float32, seed=2)
+    plan = plan_merge_tiles(A.indptr, 16)
+    assert plan.parts.max() >= 3 and plan.split_rows.tolist() == [2, 11]  # row 2 over three tiles
+    sums, arrived = np.zeros(plan.parts.size, np.float32), np.zeros(plan.parts.size, np.int32)
+    y = np.full(len(lengths), np.nan, np.float32)
+    report = check(kernels.merge_path_tiles_kernel(4), plan.n_tiles, 4, A.indptr, A.indices, A.data, x, y,
+                   plan.rows, plan.nnz, plan.split, plan.parts, sums, arrived, seed=seed)
+    assert report.ok, str(report)
+    assert_matches_reference(y, A, x)
+    assert not sums.any() and not arrived.any()
