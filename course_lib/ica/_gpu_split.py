@@ -46,6 +46,9 @@ class SplitStepper:
         Samples per owning block (S).
     slots : int
         Permutations held on the device (K).
+    grid : int, optional
+        Blocks of the launch, at most the plan's (``P + C`` within the cooperative limit); fewer
+        blocks loop over owners and rows, with the same result.
 
     Attributes
     ----------
@@ -59,14 +62,16 @@ class SplitStepper:
     #: (:meth:`take_permutations`) and calls :meth:`step` with ``perm=None``.
     draws_permutations = True
 
-    def __init__(self, Xs, batch, *, threads=None, per_block=SAMPLES_PER_BLOCK, slots=PERMUTATION_SLOTS):
+    def __init__(self, Xs, batch, *, threads=None, per_block=SAMPLES_PER_BLOCK, slots=PERMUTATION_SLOTS, grid=None):
         from numba import cuda
 
         n_channels, n_samples = Xs.shape
         self.n_channels, self.n_samples, self.batch = n_channels, n_samples, int(batch)
         self.n_minibatches = n_samples // self.batch
         threads = split_threads() if threads is None else int(threads)
-        self.plan = plan_split_step(n_channels, self.batch, self._limit(threads), threads, int(per_block))
+        limit = self._limit(threads)
+        self.plan = plan_split_step(n_channels, self.batch, limit if grid is None else min(limit, int(grid)), threads,
+                                    int(per_block))
         square = n_channels * n_channels
         self.xt = cuda.to_device(np.ascontiguousarray(Xs.T))
         self.state = cuda.device_array(square + n_channels + 2, np.float64)

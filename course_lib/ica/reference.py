@@ -112,6 +112,8 @@ class InfomaxResult:
         Learning rate at the end (after annealing and restarts).
     restarts : int
         Restarts after a blow-up.
+    steps_run : int
+        Steps run in all, those of the passes that blew up included (the blown-up steps too).
     minibatches_run : int
         Minibatches run in all, those of the passes that blew up included (a stepper that
         checks the weights after every minibatch stops a pass at its blow-up; one that checks
@@ -144,6 +146,7 @@ class InfomaxResult:
     lrate: float
     restarts: int
     batch: int
+    steps_run: int = 0
     minibatches_run: int = 0
     changes: list = field(repr=False, default_factory=list)
     angles: list = field(repr=False, default_factory=list)
@@ -451,7 +454,7 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
     if draws:
         stepper.take_permutations(permutations)
     eye = np.eye(n_channels)
-    restarts = minibatches_run = 0
+    restarts = steps_run = minibatches_run = 0
     while True:  # one pass per (re)start
         W, bias = eye.copy(), np.zeros(n_channels)
         old_W, old_delta, old_change = W.copy(), None, 0.0
@@ -462,6 +465,7 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
         while step < max_steps:
             perm = None if draws else permutations.draw()
             W, bias, blown_up = stepper.step(perm, W, bias, lrate, MAX_WEIGHT)
+            steps_run += 1
             minibatches_run += getattr(stepper, "minibatches_run", n_samples // batch)
             if blown_up or not np.all(np.abs(W) <= MAX_WEIGHT):
                 blown_up = True
@@ -497,14 +501,13 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
             raise ConvergenceError(f"the weights blew up {restarts} times; the learning rate fell below "
                                    f"{MIN_LRATE:g}: the data may be badly scaled or nearly singular")
     return finish(X, W, bias, sphere, mean, Xs, step=step, converged=converged, lrate=lrate, restarts=restarts,
-                  minibatches_run=minibatches_run,
-                  batch=batch, changes=changes, angles=angles, lrates=lrates, history=kept if history else None,
-                  method=method, extended=extended, signs=None if ext is None else ext.signs.copy(),
-                  max_steps=max_steps, tol=tol)
+                  steps_run=steps_run, minibatches_run=minibatches_run, batch=batch, changes=changes, angles=angles,
+                  lrates=lrates, history=kept if history else None, method=method, extended=extended,
+                  signs=None if ext is None else ext.signs.copy(), max_steps=max_steps, tol=tol)
 
 
 def finish(X, W, bias, sphere, mean, Xs, *, step, converged, lrate, restarts, batch, changes, angles, lrates,
-           history, method, extended, signs, max_steps, tol, minibatches_run=0):
+           history, method, extended, signs, max_steps, tol, steps_run=0, minibatches_run=0):
     """Build the :class:`InfomaxResult` (and warn when the step cap was hit before convergence)."""
     if not converged:
         last = changes[-1] if changes else float("nan")
@@ -513,7 +516,7 @@ def finish(X, W, bias, sphere, mean, Xs, *, step, converged, lrate, restarts, ba
     full = W @ sphere
     return InfomaxResult(unmixing=W, sphere=sphere, mixing=np.linalg.inv(full), sources=W @ Xs, mean=mean,
                          bias=bias, n_steps=step, converged=converged, lrate=lrate, restarts=restarts, batch=batch,
-                         minibatches_run=minibatches_run,
+                         steps_run=steps_run, minibatches_run=minibatches_run,
                          changes=changes, angles=angles, lrates=lrates, history=history, method=method,
                          extended=extended, signs=signs)
 

@@ -16,7 +16,7 @@ cooperative launch with two grid barriers per minibatch, but it divides the work
   the ``P`` partials, once: ``g = sum_p partials[p, i] + B e_i``, then writes row ``i`` of
   ``W + lrate g W`` into the other weight buffer, column ``i`` of ``W^T``, and
   ``bias[i] + lrate sum_p partials[p, bias i]``. A weight outside ``[-max_weight, max_weight]``
-  (or NaN) raises the step's blow-up flag (an atomic max).
+  (or NaN) raises the step's blow-up flag (an atomic max): the reference's rule, on W only.
 * **Grid barrier**; every block reads the flag: on a blow-up the whole grid leaves the step
   after this minibatch, so a restart costs only the minibatches run (the host step loop throws
   them away, as the reference does after each minibatch).
@@ -224,10 +224,7 @@ def _stage_b(i, Wc, Wn, Wt, bias, batch, lrate, max_weight, status, partials, n_
         if not abs(w) <= max_weight:  # also NaN
             cuda.atomic.max(status, 1, 1.0)
         if j == 0:
-            b = bias[i] + lrate * g[n_channels]
-            bias[i] = b
-            if not abs(b) <= max_weight:
-                cuda.atomic.max(status, 1, 1.0)
+            bias[i] += lrate * g[n_channels]
     cuda.syncthreads()  # g and red serve the block's next row
 
 
