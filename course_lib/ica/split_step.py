@@ -120,6 +120,35 @@ def _example():
 
 
 @cuda.jit(device=True, inline=True)
+def _activation(Wt, c, xs, row, u):
+    """``u + sum_k Wt[k, c] xs[row + k]`` in order of k, eight loads of ``Wt`` in flight (lanes: consecutive c)."""
+    n_channels = Wt.shape[0]
+    k = 0
+    while k + 8 <= n_channels:
+        w0 = Wt[k, c]
+        w1 = Wt[k + 1, c]
+        w2 = Wt[k + 2, c]
+        w3 = Wt[k + 3, c]
+        w4 = Wt[k + 4, c]
+        w5 = Wt[k + 5, c]
+        w6 = Wt[k + 6, c]
+        w7 = Wt[k + 7, c]
+        u += w0 * xs[row + k]
+        u += w1 * xs[row + k + 1]
+        u += w2 * xs[row + k + 2]
+        u += w3 * xs[row + k + 3]
+        u += w4 * xs[row + k + 4]
+        u += w5 * xs[row + k + 5]
+        u += w6 * xs[row + k + 6]
+        u += w7 * xs[row + k + 7]
+        k += 8
+    while k < n_channels:
+        u += Wt[k, c] * xs[row + k]
+        k += 1
+    return u
+
+
+@cuda.jit(device=True, inline=True)
 def _stage_a(p, Wt, bias, Xt, perms, slot, start, batch, per_block, partials, xs, us, ys):
     """Block's owned samples of one minibatch -> row ``p`` of ``partials`` (tiles of shared memory)."""
     tid = cuda.threadIdx.x
@@ -139,9 +168,7 @@ def _stage_a(p, Wt, bias, Xt, perms, slot, start, batch, per_block, partials, xs
             s = e // n_channels
             c = e - s * n_channels
             row = s * n_channels
-            u = bias[c]
-            for k in range(n_channels):  # lanes read consecutive Wt[k, c]; xs[row + k] is a broadcast
-                u += Wt[k, c] * xs[row + k]
+            u = _activation(Wt, c, xs, row, bias[c])
             us[e] = u
             ys[e] = -math.tanh(0.5 * u)
         cuda.syncthreads()
@@ -210,8 +237,20 @@ def _stage_b(i, Wc, Wn, Wt, bias, batch, lrate, max_weight, status, partials, n_
         q = e // n_channels
         j = e - q * n_channels
         acc = 0.0
-        for m in range(q, n_channels, groups):  # rows of W read coalesced, g[m] a broadcast
+        m = q
+        while m + 3 * groups < n_channels:  # rows of W read coalesced, four in flight; g[m] a broadcast
+            w0 = Wc[m, j]
+            w1 = Wc[m + groups, j]
+            w2 = Wc[m + 2 * groups, j]
+            w3 = Wc[m + 3 * groups, j]
+            acc += g[m] * w0
+            acc += g[m + groups] * w1
+            acc += g[m + 2 * groups] * w2
+            acc += g[m + 3 * groups] * w3
+            m += 4 * groups
+        while m < n_channels:
             acc += g[m] * Wc[m, j]
+            m += groups
         red[e] = acc
     cuda.syncthreads()
     for j in range(tid, n_channels, n_threads):
