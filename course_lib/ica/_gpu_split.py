@@ -127,6 +127,18 @@ class SplitStepper:
             self.perms.copy_to_device(self.staging[(step // self.slots) % 2], stream=self.stream)
         return slot
 
+    def launch(self, slot, lrate, max_weight, reset):
+        """Enqueue one step on the device's state with permutation ``slot`` (one launch, no copy)."""
+        plan = self.plan
+        with warnings.catch_warnings():
+            # Weights that blow up overflow to inf: silently on a GPU, with NumPy's RuntimeWarning in the
+            # simulator. The kernel stops the step after that minibatch; the host throws the step away.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            split_step_kernel[plan.grid, plan.threads, self.stream](
+                self.W, self.W_spare, self.Wt, self.bias, self.status, self.xt, self.perms, int(slot),
+                self.n_minibatches, self.batch, plan.per_block, float(lrate), float(max_weight), int(reset),
+                self.partials)
+
     def step(self, perm, W, bias, lrate, max_weight):
         """One step from ``W``, ``bias``; returns ``(W, bias, blown_up)`` as host arrays.
 
@@ -141,16 +153,7 @@ class SplitStepper:
                               and np.array_equal(self.last[1], bias)):
             self.W.copy_to_device(np.ascontiguousarray(W, dtype=np.float64), stream=self.stream)
             self.bias.copy_to_device(np.ascontiguousarray(bias, dtype=np.float64), stream=self.stream)
-        slot = self._permutation_slot()
-        plan = self.plan
-        with warnings.catch_warnings():
-            # Weights that blow up overflow to inf: silently on a GPU, with NumPy's RuntimeWarning in the
-            # simulator. The kernel stops the step after that minibatch; the host throws the step away.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            split_step_kernel[plan.grid, plan.threads, self.stream](
-                self.W, self.W_spare, self.Wt, self.bias, self.status, self.xt, self.perms, slot,
-                self.n_minibatches, self.batch, plan.per_block, float(lrate), float(max_weight), reset,
-                self.partials)
+        self.launch(self._permutation_slot(), lrate, max_weight, reset)
         self.steps_run += 1
         if self.drawn < self.steps_run + self.slots:  # the next chunk's permutation, while the device runs
             self._draw()
