@@ -18,7 +18,7 @@ models (launches, work, occupancy) in :mod:`course_lib.ica.model`, measurements 
 """
 
 from .._lazy import lazy_submodules
-from . import kernels, model, profiling
+from . import _split_step, kernels, model, profiling  # _split_step: registers split_step_kernel
 from .api import GPU_METHODS, KERNEL_METHODS, METHODS, PEERS, default_block, ica_peer, infomax
 from .cpu import CpuStepper
 from .data import MAX_CHANNELS, SimulatedEEG, electrode_positions, simulate_eeg, source_kinds

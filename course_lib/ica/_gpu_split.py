@@ -2,7 +2,7 @@
 
 Per call: the data go up once; four device arrays are made (data, the state ``W | bias |
 status``, the float64 workspace ``W_spare | W^T | partials``, and a ring of K permutations).
-Per step: one launch of :func:`~course_lib.ica.split_step.split_step_kernel` and one download
+Per step: one launch of :func:`~course_lib.ica._split_step.split_step_kernel` and one download
 of the state (W, bias, minibatches run, blow-up flag). The permutations are drawn from the
 run's stream (:class:`~course_lib.ica.reference.PermutationStream`, the same draws in the same
 order as every other method) into pinned host memory while the device runs the step before,
@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import device
-from .split_step import MAX_THREADS, SAMPLES_PER_BLOCK, plan_split_step, split_step_kernel
+from ._split_step import MAX_THREADS, SAMPLES_PER_BLOCK, plan_split_step, split_step_kernel
 
 __all__ = ["PERMUTATION_SLOTS", "SplitStepper", "split_threads"]
 
@@ -32,7 +32,7 @@ def split_threads() -> int:
 
 
 class SplitStepper:
-    """Runs Infomax steps with :func:`~course_lib.ica.split_step.split_step_kernel`.
+    """Runs Infomax steps with :func:`~course_lib.ica._split_step.split_step_kernel`.
 
     Parameters
     ----------
@@ -101,7 +101,7 @@ class SplitStepper:
             return max_cooperative_grid_blocks(threads)
         import numba
 
-        from .split_step import _example
+        from ._split_step import _example
 
         args = _example()[2]
         sig = tuple(numba.typeof(a) for a in args)

@@ -52,7 +52,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         ``"reference"``: the float64 NumPy reference; ``"persistent"``: a step per cooperative
         launch; ``"persistent_split"``: a step per cooperative launch, each minibatch split
         across the blocks owning its samples, permutations on the device, a blow-up detected
-        after the minibatch that caused it (:mod:`course_lib.ica.split_step`); ``"fused"``: two
+        after the minibatch that caused it (:mod:`course_lib.ica._split_step`); ``"fused"``: two
         kernel launches per minibatch; ``"custom"``: the thesis's custom kernels (6 launches per minibatch);
         ``"blas"``: the drop-in port with naive kernels, one GEMV launch per sample (B + 5);
         ``"cupy"``: CuPy on cuBLAS (a GPU and CuPy needed). In the simulator the kernel

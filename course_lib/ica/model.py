@@ -199,7 +199,7 @@ def split_step_prediction(n_channels=64, n_samples=180_000, batch=None, *, threa
                           blown_minibatches=0, slots=8, inputs=None, assumed=None):
     """A *prediction* of ``method="persistent_split"`` on a GPU, to check against the next measured run.
 
-    The critical path of one minibatch (:mod:`course_lib.ica.split_step`): stage A on an owner
+    The critical path of one minibatch (:mod:`course_lib.ica._split_step`): stage A on an owner
     block (the permutation index and the sample from DRAM, one after the other; the dot products
     ``W x`` with eight loads of ``W^T`` in flight; its FP64 work on one SM), a grid barrier, stage B
     on a row block (the column sums of the partial products with four loads in flight, the row

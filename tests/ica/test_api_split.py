@@ -10,7 +10,7 @@ from course_lib.ica._gpu_split import PERMUTATION_SLOTS, SplitStepper
 from course_lib.ica.api import GPU_METHODS, METHODS
 from course_lib.ica.cpu import CpuStepper
 from course_lib.ica.reference import MAX_WEIGHT, PermutationStream, center_and_sphere, run_steps
-from course_lib.ica.split_step import grid_syncs_per_step, plan_split_step, split_step_kernel
+from course_lib.ica._split_step import grid_syncs_per_step, plan_split_step, split_step_kernel
 from course_lib.sim import check, record
 
 
