@@ -127,14 +127,18 @@ class SplitStepper:
             self.perms.copy_to_device(self.staging[(step // self.slots) % 2], stream=self.stream)
         return slot
 
-    def launch(self, slot, lrate, max_weight, reset):
-        """Enqueue one step on the device's state with permutation ``slot`` (one launch, no copy)."""
+    def launch(self, slot, lrate, max_weight, reset, stream=None):
+        """Enqueue one step on the device's state with permutation ``slot`` (one launch, no copy).
+
+        ``stream``: default the stepper's own; ``0`` the default stream (where a timing harness queues).
+        """
         plan = self.plan
+        stream = self.stream if stream is None else stream
         with warnings.catch_warnings():
             # Weights that blow up overflow to inf: silently on a GPU, with NumPy's RuntimeWarning in the
             # simulator. The kernel stops the step after that minibatch; the host throws the step away.
             warnings.simplefilter("ignore", RuntimeWarning)
-            split_step_kernel[plan.grid, plan.threads, self.stream](
+            split_step_kernel[plan.grid, plan.threads, stream](
                 self.W, self.W_spare, self.Wt, self.bias, self.status, self.xt, self.perms, int(slot),
                 self.n_minibatches, self.batch, plan.per_block, float(lrate), float(max_weight), int(reset),
                 self.partials)

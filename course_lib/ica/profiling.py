@@ -233,7 +233,8 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
         stepper = SplitStepper(Xs, batch)
         stepper.take_permutations(PermutationStream(np.random.default_rng(seed), n_samples))
         slot = stepper._permutation_slot()
-        return gpu_time(lambda: stepper.launch(slot, lrate, MAX_WEIGHT, 1), repeat=repeat, warmup=1)
+        stepper.stream.synchronize()  # the permutations are up before the timed launches
+        return gpu_time(lambda: stepper.launch(slot, lrate, MAX_WEIGHT, 1, stream=0), repeat=repeat, warmup=1)
     d_perm = cuda.to_device(perm.astype(np.int32))
     if method == "persistent":
         stepper = PersistentStepper(Xs, batch)
