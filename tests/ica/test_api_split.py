@@ -165,3 +165,23 @@ def test_no_race_under_the_checker(n_channels, n_samples, batch, grid, per_block
         assert ran == n_minibatches and status[1] == 0.0
         np.testing.assert_allclose(W, W_ref, atol=1e-12)
         np.testing.assert_allclose(bias, b_ref, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"block": 64}, "block"), ({"extended": True}, "extended"),
+])
+def test_options_it_does_not_take_are_refused(tiny, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        infomax(tiny.data, "persistent_split", **kwargs)
+
+
+def test_a_plan_outside_the_kernels_limits_is_refused():
+    with pytest.raises(ValueError, match="n_channels"):
+        plan_split_step(257, 10, 100)
+    with pytest.raises(ValueError, match="threads"):
+        plan_split_step(4, 10, 100, threads=48)
+    with pytest.raises(ValueError, match="per_block"):
+        plan_split_step(4, 10, 100, per_block=0)
+    plan = plan_split_step(64, 244, 132)
+    assert (plan.owners, plan.grid, plan.partial_bytes) == (61, 125, 8 * 61 * (64 * 64 + 64))
+    assert plan_split_step(256, 244, 132).grid == 132  # capped: blocks loop over owners and rows
