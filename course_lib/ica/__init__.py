@@ -6,7 +6,8 @@ minibatches that must run one after another; each minibatch is small (C <= 256 c
 B ~ sqrt(N / 3) samples), so on a GPU the story is launch counts, memory coalescing and
 occupancy, not FLOPs: the drop-in BLAS port (one GEMV launch per sample) against the
 thesis's custom kernels (one block per permuted sample, the sample in shared memory) and
-a fused two-launch minibatch.
+a fused two-launch minibatch; then whole steps in one cooperative launch (``"persistent"``), and
+with each minibatch split across the blocks that own its samples (``"persistent_split"``).
 
 Public entry points: :func:`infomax` (``method=`` picks the implementation), :func:`ica_peer`
 (MNE, picard, scikit-learn), the simulator :func:`simulate_eeg`, the measures
@@ -18,7 +19,7 @@ models (launches, work, occupancy) in :mod:`course_lib.ica.model`, measurements 
 """
 
 from .._lazy import lazy_submodules
-from . import kernels, model, profiling
+from . import _split_step, kernels, model, profiling  # _split_step: registers split_step_kernel
 from .api import GPU_METHODS, KERNEL_METHODS, METHODS, PEERS, default_block, ica_peer, infomax
 from .cpu import CpuStepper
 from .data import MAX_CHANNELS, SimulatedEEG, electrode_positions, simulate_eeg, source_kinds

@@ -16,12 +16,17 @@ __all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL"
 
 #: ``"cpu"``: the fast CPU version; ``"reference"``: float64 NumPy; ``"persistent"``: the GPU
 #: method to use, a whole step per cooperative launch (grid barriers between minibatches,
-#: W kept on the device); ``"fused"``, ``"custom"``,
-#: ``"blas"``: the course's kernels (fused minibatch, the thesis's custom kernels, drop-in
-#: port, one call per sample, with naive kernels); ``"cupy"``: CuPy/cuBLAS (GPU machines with CuPy only).
-METHODS = ("cpu", "reference", "persistent", "fused", "custom", "blas", "cupy")
+#: W kept on the device); ``"persistent_split"``: a whole step per cooperative launch with
+#: each minibatch split across the blocks that own its samples (partial products reduced once),
+#: the permutations kept on the device and a blow-up stopping the step (not yet measured on a
+#: GPU: the default stays ``"persistent"`` until a run says which is faster); ``"fused"``,
+#: ``"custom"``, ``"blas"``: the course's kernels (fused minibatch, the thesis's custom kernels,
+#: drop-in port, one call per sample, with naive kernels); ``"cupy"``: CuPy/cuBLAS (GPU machines
+#: with CuPy only).
+METHODS = ("cpu", "reference", "persistent", "persistent_split", "fused", "custom", "blas", "cupy")
 KERNEL_METHODS = ("fused", "custom", "blas")
-GPU_METHODS = ("persistent",) + KERNEL_METHODS + ("cupy",)
+#: The GPU methods, the default first.
+GPU_METHODS = ("persistent", "persistent_split") + KERNEL_METHODS + ("cupy",)
 #: External CPU peers of :func:`ica_peer`.
 PEERS = ("mne", "picard", "fastica")
 
@@ -42,10 +47,13 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     ----------
     X : array_like of shape (C, N)
         Channels x samples, real numbers (computed in float64).
-    method : {"cpu", "reference", "persistent", "fused", "custom", "blas", "cupy"}
+    method : {"cpu", "reference", "persistent", "persistent_split", "fused", "custom", "blas", "cupy"}
         ``"cpu"``: minibatches through BLAS in a compiled loop (the fast CPU version);
-        ``"reference"``: the float64 NumPy reference; ``"fused"``: two kernel launches per
-        minibatch; ``"custom"``: the thesis's custom kernels (6 launches per minibatch);
+        ``"reference"``: the float64 NumPy reference; ``"persistent"``: a step per cooperative
+        launch; ``"persistent_split"``: a step per cooperative launch, each minibatch split
+        across the blocks owning its samples, permutations on the device, a blow-up detected
+        after the minibatch that caused it (:mod:`course_lib.ica._split_step`); ``"fused"``: two
+        kernel launches per minibatch; ``"custom"``: the thesis's custom kernels (6 launches per minibatch);
         ``"blas"``: the drop-in port with naive kernels, one GEMV launch per sample (B + 5);
         ``"cupy"``: CuPy on cuBLAS (a GPU and CuPy needed). In the simulator the kernel
         methods run, slowly: use small inputs.
@@ -75,8 +83,9 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     -------
     InfomaxResult
         ``unmixing`` (W), ``sphere``, ``mixing`` (``inv(W @ sphere)``), ``sources``
-        (``W @ sphere @ (X - mean)``), ``converged``, ``n_steps``, the per-step
-        ``changes``, ``angles`` and ``lrates``.
+        (``W @ sphere @ (X - mean)``), ``converged``, ``n_steps`` (steps of the final pass),
+        ``restarts``, ``minibatches_run`` (all passes), the per-step ``changes``, ``angles``
+        and ``lrates``.
 
     Raises
     ------
@@ -101,7 +110,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     options = check_options(X, batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
                             extended=extended)
     extended = options.extended
-    if block is not None and method not in KERNEL_METHODS:  # "persistent" too: one thread per channel
+    if block is not None and method not in KERNEL_METHODS:  # the persistent kernels choose their own blocks
         raise ValueError(f"block (threads per block) only applies to the kernel methods {KERNEL_METHODS}, "
                          f"not {method!r}")
     if extended and method not in ("cpu", "reference"):
@@ -113,7 +122,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
     options = options.as_dict()
     if method == "reference":
         return infomax_reference(X, **options)
-    if method in KERNEL_METHODS + ("persistent",):
+    if method in KERNEL_METHODS + ("persistent", "persistent_split"):
         if X.shape[0] > MAX_CHANNELS:
             raise ValueError(f"X has {X.shape[0]} channels; the kernels handle at most {MAX_CHANNELS} "
                              "(one thread per channel, a shared array of that many doubles)")
@@ -123,6 +132,10 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         def make(Xs, size):
             if method == "persistent":  # one thread per channel: ``block`` is not used
                 return PersistentStepper(Xs, size)
+            if method == "persistent_split":
+                from ._gpu_split import SplitStepper
+
+                return SplitStepper(Xs, size)
             return KernelStepper(Xs, size, method, threads)
     elif method == "cupy":
         from ._gpu import CupyStepper, have_cupy

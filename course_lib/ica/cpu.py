@@ -73,7 +73,9 @@ def _neg_tanh_half(x):
 
 @njit(cache=True, error_model="numpy")
 def _step(xt, perm, v, bias, lrate, max_weight, batch, xb, u, y, g, tmp):
-    """Every minibatch of one step (``V``, ``bias`` updated in place); True if the weights blew up.
+    """Every minibatch of one step (``V``, ``bias`` updated in place).
+
+    Returns the minibatches run when the weights blew up (the step stops there), else 0.
 
     ``xb``, ``u``, ``y`` (B, C) and ``g``, ``tmp`` (C, C) are work buffers.
     """
@@ -96,8 +98,8 @@ def _step(xt, perm, v, bias, lrate, max_weight, batch, xb, u, y, g, tmp):
                 bias[j] += lrate * y[b, j]
         np.dot(v, g, tmp)
         if _add_scaled(v, tmp, lrate, max_weight):
-            return True
-    return False
+            return start // batch + 1
+    return 0
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -135,15 +137,17 @@ class CpuStepper:
         self.y = np.empty((batch, n_channels))
         self.g = np.empty((n_channels, n_channels))
         self.tmp = np.empty((n_channels, n_channels))
+        self.minibatches_run = 0
 
     def step(self, perm, W, bias, lrate, max_weight):
         """One step from ``W``, ``bias``; returns ``(W, bias, blown_up)`` (new arrays)."""
         v = np.ascontiguousarray(W.T)
         bias = bias.copy()
         perm = np.ascontiguousarray(perm, dtype=np.int64)
-        blown_up = _step(self.xt, perm, v, bias, float(lrate), float(max_weight), self.batch, self.xb, self.u,
+        blown_at = _step(self.xt, perm, v, bias, float(lrate), float(max_weight), self.batch, self.xb, self.u,
                          self.y, self.g, self.tmp)
-        return np.ascontiguousarray(v.T), bias, bool(blown_up)
+        self.minibatches_run = blown_at if blown_at else perm.size // self.batch
+        return np.ascontiguousarray(v.T), bias, bool(blown_at)
 
 
 class ExtendedCpuStepper:
@@ -162,6 +166,7 @@ class ExtendedCpuStepper:
         self.xt = np.ascontiguousarray(Xs.T)
         self.block, self.ext, self.rng = block, ext, rng
         self.eye_b = block * np.eye(Xs.shape[0])
+        self.minibatches_run = 0
 
     def step(self, perm, W, bias, lrate, max_weight):
         """One step from ``W``, ``bias``; returns ``(W, bias, blown_up)``."""
@@ -170,6 +175,7 @@ class ExtendedCpuStepper:
         bias = bias.copy()
         n_blocks = perm.size // block
         for blk in range(n_blocks):
+            self.minibatches_run = blk + 1
             u = self.xt[perm[blk * block:(blk + 1) * block]] @ v  # (B, C) = U^T
             u += bias
             y = np.tanh(u)

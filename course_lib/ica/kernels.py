@@ -27,6 +27,10 @@ Three ways to run one minibatch, as the thesis's story goes:
    whole step in one *cooperative* launch (all its blocks resident at once), where
    ``cuda.cg.this_grid().sync()`` is a grid-wide barrier: two barriers per minibatch
    replace the fused method's two launches, and ``W`` stays on the device.
+5. **Split persistent step** (``method="persistent_split"``):
+   :func:`~course_lib.ica._split_step.split_step_kernel` splits each minibatch across the blocks
+   that own its samples, reduces their partial products once per row, keeps the
+   permutations on the device and leaves the step after a minibatch that blew up.
 
 Block-per-sample kernels use one thread per channel and a static shared array of
 :data:`MAX_CHANNELS` doubles (2 KiB): at most 256 channels.

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from .._validate import check_choice, check_int
 
-__all__ = ["ARCHS", "Arch", "THESIS", "flops_per_step", "launches_per_minibatch", "launches_per_step", "occupancy",
-           "simt_efficiency", "times_from_increase"]
+__all__ = ["ARCHS", "Arch", "SPLIT_ASSUMED", "THESIS", "flops_per_step", "launches_per_minibatch", "launches_per_step",
+           "occupancy", "simt_efficiency", "split_step_prediction", "times_from_increase"]
 
 WARP = 32
 
@@ -167,3 +167,98 @@ def flops_per_step(n_channels, n_samples, batch):
     n = check_int(n_samples, "n_samples", minimum=1)
     b = check_int(batch, "batch", minimum=1)
     return (n // b) * (4 * c * c * b + 2 * c ** 3)
+
+
+#: Figures of the split step's prediction that no committed run of the course measured yet: the grid
+#: barrier is RRZE gpu-benches' ``cg::this_grid().sync()`` on an H200 (C++, as ``TOOLCHAIN.md`` cites it;
+#: numba's ``cudaCGSynchronize`` may cost more), the latencies are assumed orders of magnitude of an
+#: L2 hit and of a DRAM access. The next probe run checks them.
+SPLIT_ASSUMED = {"grid_sync_seconds": 1.26e-6, "l2_seconds": 0.2e-6, "dram_seconds": 0.6e-6}
+
+
+def _committed_gpu_inputs():
+    """Launch and small-copy host costs, pinned bandwidth, FP64 rate and SMs of the committed H200 runs."""
+    import json
+
+    from ..bench import RESULTS_DIR
+    from ..bench.costs import committed_costs
+
+    costs = committed_costs()
+    probes = sorted(RESULTS_DIR.glob("probe-ica_*.json"))
+    device = json.loads(probes[-1].read_text())["device"] if probes else {}
+    fp32 = device.get("fp32_peak_flops")
+    fp64_source = f"fp32_peak_flops / 2 of {probes[-1].name if probes else '-'}"
+    return {"launch_seconds": costs.launch_seconds, "copy_seconds": costs.copy_seconds,
+            "pinned_bytes_per_s": costs.pinned_bytes_per_s, "pageable_bytes_per_s": costs.pageable_bytes_per_s,
+            # Hopper and Ampere data-centre GPUs run FP64 at half their FP32 rate.
+            "fp64_flops_per_s": None if fp32 is None else fp32 / 2.0, "sm_count": device.get("sm_count"),
+            "device": device.get("name"), "sources": dict(costs.sources, fp64=fp64_source)}
+
+
+def split_step_prediction(n_channels=64, n_samples=180_000, batch=None, *, threads=256, per_block=4, steps=84,
+                          blown_minibatches=0, slots=8, inputs=None, assumed=None):
+    """A *prediction* of ``method="persistent_split"`` on a GPU, to check against the next measured run.
+
+    The critical path of one minibatch (:mod:`course_lib.ica._split_step`): stage A on an owner
+    block (the permutation index and the sample from DRAM, one after the other; the dot products
+    ``W x`` with eight loads of ``W^T`` in flight; its FP64 work on one SM), a grid barrier, stage B
+    on a row block (the column sums of the partial products with four loads in flight, the row
+    times W with four in flight, its FP64 work), a grid barrier. Per step: one launch, one small
+    download, a permutation upload every ``slots`` steps (pinned), the host's permutation draws
+    overlapped with the device. Per call: the data's upload (pageable).
+
+    Parameters
+    ----------
+    n_channels, n_samples, batch : int
+        C, N and B (default ``floor(sqrt(N / 3))``).
+    threads, per_block, slots : int
+        The launch's threads per block, samples per owner block, permutations per upload.
+    steps : int
+        Steps to convergence (84 at 64 x 180,000, seed 1).
+    blown_minibatches : int
+        Minibatches of the passes that blew up.
+    inputs : dict, optional
+        ``launch_seconds``, ``copy_seconds``, ``pinned_bytes_per_s``, ``pageable_bytes_per_s``,
+        ``fp64_flops_per_s``, ``sm_count``;
+        default: the committed H200 runs.
+    assumed : dict, optional
+        ``grid_sync_seconds``, ``l2_seconds``, ``dram_seconds``; default :data:`SPLIT_ASSUMED`.
+
+    Returns
+    -------
+    dict
+        ``minibatch_seconds`` with its terms (``stage_a_seconds``, ``stage_b_seconds``,
+        ``grid_sync_seconds``), ``step_device_seconds``, ``step_host_seconds``,
+        ``convergence_seconds``, ``launches_per_step`` (1), ``grid_syncs_per_minibatch`` (2),
+        ``label`` and ``sources``.
+    """
+    from .reference import default_batch_size
+
+    c = check_int(n_channels, "n_channels", minimum=2)
+    n = check_int(n_samples, "n_samples", minimum=1)
+    b = default_batch_size(n) if batch is None else check_int(batch, "batch", minimum=1)
+    inputs = _committed_gpu_inputs() if inputs is None else dict(inputs)
+    assumed = dict(SPLIT_ASSUMED, **(assumed or {}))
+    l2, dram, sync = assumed["l2_seconds"], assumed["dram_seconds"], assumed["grid_sync_seconds"]
+    per_sm = inputs["fp64_flops_per_s"] / inputs["sm_count"]
+    owners = -(-b // per_block)
+    s = min(per_block, b)
+    stage_a = 2 * dram + math.ceil(c / 8) * l2 + (2 * s * c * c + 2 * s * (c * c + c)) / per_sm
+    groups = max(1, threads // (c + 1))
+    groups_w = max(1, threads // c)
+    stage_b = (math.ceil(math.ceil(owners / groups) / 4) + math.ceil(math.ceil(c / groups_w) / 4) + 1) * l2 \
+        + (2 * c * c + (c + 1) * owners) / per_sm
+    minibatch = stage_a + stage_b + 2 * sync
+    minibatches = n // b
+    device = sync + minibatches * minibatch
+    host = inputs["launch_seconds"] + inputs["copy_seconds"] + 4.0 * n / inputs["pinned_bytes_per_s"]  # K perms / K
+    upload = 8.0 * c * n / inputs["pageable_bytes_per_s"]  # the data, once per call
+    total = steps * (device + host) + blown_minibatches * minibatch + upload
+    return {"label": "prediction (model), not a measurement: check against the next GPU run",
+            "stage_a_seconds": stage_a, "stage_b_seconds": stage_b, "grid_sync_seconds": sync,
+            "minibatch_seconds": minibatch, "minibatches_per_step": minibatches, "step_device_seconds": device,
+            "step_host_seconds": host, "upload_seconds": upload, "convergence_seconds": total,
+            "not_included": "centring, sphering and the sources on the host (as in every method); the first "
+                            f"{slots} permutations drawn before the first step", "launches_per_step": 1,
+            "grid_syncs_per_minibatch": 2, "owners": owners, "device": inputs.get("device"),
+            "sources": {**inputs.get("sources", {}), "assumed": assumed}}

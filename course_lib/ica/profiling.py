@@ -186,7 +186,7 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
     ----------
     X : ndarray of shape (C, N)
         A recording (centred and sphered here).
-    method : {"persistent", "fused", "custom", "blas", "cupy"}
+    method : {"persistent", "persistent_split", "fused", "custom", "blas", "cupy"}
     lrate : float
         Small, so that the repeated steps from W = I never blow up.
 
@@ -206,7 +206,7 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
     from .api import default_block, validate_data
     from .reference import center_and_sphere, default_batch_size
 
-    method = check_choice(method, "method", ("persistent", "fused", "custom", "blas", "cupy"))
+    method = check_choice(method, "method", ("persistent", "persistent_split", "fused", "custom", "blas", "cupy"))
     Xs, _, _ = center_and_sphere(validate_data(X))
     n_channels, n_samples = Xs.shape
     batch = default_batch_size(n_samples)
@@ -226,6 +226,15 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
         stop.record()
         stop.synchronize()
         return cp.cuda.get_elapsed_time(start, stop) / 1e3
+    if method == "persistent_split":  # the step from W = I (set by the kernel), its permutation already on the device
+        from ._gpu_split import SplitStepper
+        from .reference import MAX_WEIGHT, PermutationStream
+
+        stepper = SplitStepper(Xs, batch)
+        stepper.take_permutations(PermutationStream(np.random.default_rng(seed), n_samples))
+        slot = stepper._permutation_slot()
+        stepper.stream.synchronize()  # the permutations are up before the timed launches
+        return gpu_time(lambda: stepper.launch(slot, lrate, MAX_WEIGHT, 1, stream=0), repeat=repeat, warmup=1)
     d_perm = cuda.to_device(perm.astype(np.int32))
     if method == "persistent":
         stepper = PersistentStepper(Xs, batch)

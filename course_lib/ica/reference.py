@@ -42,6 +42,7 @@ __all__ = [
     "MAX_WEIGHT",
     "MIN_LRATE",
     "MIN_SAMPLES_PER_CHANNEL",
+    "PermutationStream",
     "RESTART_FACTOR",
     "ReferenceStepper",
     "ConvergenceError",
@@ -111,6 +112,12 @@ class InfomaxResult:
         Learning rate at the end (after annealing and restarts).
     restarts : int
         Restarts after a blow-up.
+    steps_run : int
+        Steps run in all, those of the passes that blew up included (the blown-up steps too).
+    minibatches_run : int
+        Minibatches run in all, those of the passes that blew up included (a stepper that
+        checks the weights after every minibatch stops a pass at its blow-up; one that checks
+        once per step runs the whole step).
     batch : int
         Samples per minibatch.
     changes : list of float
@@ -139,6 +146,8 @@ class InfomaxResult:
     lrate: float
     restarts: int
     batch: int
+    steps_run: int = 0
+    minibatches_run: int = 0
     changes: list = field(repr=False, default_factory=list)
     angles: list = field(repr=False, default_factory=list)
     lrates: list = field(repr=False, default_factory=list)
@@ -362,6 +371,22 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
                      kurt_size=check_int(kurt_size, "kurt_size", minimum=1), **options.as_dict())
 
 
+class PermutationStream:
+    """The run's permutations, one per step (blown-up steps included), drawn in order from its generator.
+
+    A stepper that keeps permutations on the device (``draws_permutations = True``) draws
+    them itself, ahead of the steps, from the same stream: the same permutations in the same
+    order as a stepper handed one per step.
+    """
+
+    def __init__(self, rng, n_samples):
+        self.rng, self.n_samples = rng, n_samples
+
+    def draw(self):
+        """The next permutation of ``0 .. N - 1`` (int64)."""
+        return self.rng.permutation(self.n_samples)
+
+
 class ReferenceStepper:
     """The minibatches of one step, as the module docstring writes them (the weights checked after each).
 
@@ -376,11 +401,13 @@ class ReferenceStepper:
     def __init__(self, Xs, batch, ext=None, rng=None):
         self.Xs, self.batch, self.ext, self.rng = Xs, batch, ext, rng
         self.eye = np.eye(Xs.shape[0])
+        self.minibatches_run = 0
 
     def step(self, perm, W, bias, lrate, max_weight):
         """Every minibatch of the permutation ``perm``; returns ``(W, bias, blown_up)``."""
         Xs, batch, ext, eye = self.Xs, self.batch, self.ext, self.eye
         for t in range(0, (perm.size // batch) * batch, batch):
+            self.minibatches_run = t // batch + 1
             U = W @ Xs[:, perm[t:t + batch]] + bias[:, None]
             if ext is None:
                 Y = -np.tanh(U / 2.0)
@@ -405,10 +432,15 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
     returns an object whose ``step(perm, W, bias, lrate, max_weight) -> (W, bias, blown_up)``
     runs every minibatch of one permutation from ``W`` and ``bias`` (host float64 arrays,
     returned as new host arrays): :class:`ReferenceStepper`, the fast CPU one
-    (:mod:`course_lib.ica.cpu`), the kernels or CuPy (:mod:`course_lib.ica._gpu`). A stepper may
-    check the weights after every minibatch (the reference, the CPU) or once per step (the GPU:
-    a check per minibatch would cost a copy to the host each time); the outcome is the same, since
-    a blown-up step is thrown away either way and the random stream drew one permutation for it.
+    (:mod:`course_lib.ica.cpu`), the kernels or CuPy (:mod:`course_lib.ica._gpu`,
+    :mod:`course_lib.ica._gpu_split`). A stepper may check the weights after every minibatch (the
+    reference, the CPU, the split step on the device) or once per step (the other GPU steppers: a
+    check per minibatch would cost a copy to the host each time); the outcome is the same, since a
+    blown-up step is thrown away either way and the random stream drew one permutation for it. A
+    stepper that says how many minibatches its last step ran (``minibatches_run``) has them counted
+    in ``result.minibatches_run``; otherwise a step counts all ``N // B``. A stepper with
+    ``draws_permutations = True`` gets the run's :class:`PermutationStream` once
+    (``take_permutations``) and ``perm=None`` at every step.
     """
     Xs, sphere, mean = center_and_sphere(X)
     n_channels, n_samples = Xs.shape
@@ -417,8 +449,12 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
     rng = np.random.default_rng(seed)
     ext = ExtendedState(n_channels, n_subgauss, ext_blocks, min(kurt_size, n_samples)) if extended else None
     stepper = make_stepper(Xs, batch) if ext is None else make_stepper(Xs, batch, ext, rng)
+    permutations = PermutationStream(rng, n_samples)
+    draws = bool(getattr(stepper, "draws_permutations", False))
+    if draws:
+        stepper.take_permutations(permutations)
     eye = np.eye(n_channels)
-    restarts = 0
+    restarts = steps_run = minibatches_run = 0
     while True:  # one pass per (re)start
         W, bias = eye.copy(), np.zeros(n_channels)
         old_W, old_delta, old_change = W.copy(), None, 0.0
@@ -427,8 +463,10 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
         if ext is not None:
             ext.reset()
         while step < max_steps:
-            perm = rng.permutation(n_samples)
+            perm = None if draws else permutations.draw()
             W, bias, blown_up = stepper.step(perm, W, bias, lrate, MAX_WEIGHT)
+            steps_run += 1
+            minibatches_run += getattr(stepper, "minibatches_run", n_samples // batch)
             if blown_up or not np.all(np.abs(W) <= MAX_WEIGHT):
                 blown_up = True
                 break
@@ -463,13 +501,13 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
             raise ConvergenceError(f"the weights blew up {restarts} times; the learning rate fell below "
                                    f"{MIN_LRATE:g}: the data may be badly scaled or nearly singular")
     return finish(X, W, bias, sphere, mean, Xs, step=step, converged=converged, lrate=lrate, restarts=restarts,
-                  batch=batch, changes=changes, angles=angles, lrates=lrates, history=kept if history else None,
-                  method=method, extended=extended, signs=None if ext is None else ext.signs.copy(),
-                  max_steps=max_steps, tol=tol)
+                  steps_run=steps_run, minibatches_run=minibatches_run, batch=batch, changes=changes, angles=angles,
+                  lrates=lrates, history=kept if history else None, method=method, extended=extended,
+                  signs=None if ext is None else ext.signs.copy(), max_steps=max_steps, tol=tol)
 
 
 def finish(X, W, bias, sphere, mean, Xs, *, step, converged, lrate, restarts, batch, changes, angles, lrates,
-           history, method, extended, signs, max_steps, tol):
+           history, method, extended, signs, max_steps, tol, steps_run=0, minibatches_run=0):
     """Build the :class:`InfomaxResult` (and warn when the step cap was hit before convergence)."""
     if not converged:
         last = changes[-1] if changes else float("nan")
@@ -478,6 +516,7 @@ def finish(X, W, bias, sphere, mean, Xs, *, step, converged, lrate, restarts, ba
     full = W @ sphere
     return InfomaxResult(unmixing=W, sphere=sphere, mixing=np.linalg.inv(full), sources=W @ Xs, mean=mean,
                          bias=bias, n_steps=step, converged=converged, lrate=lrate, restarts=restarts, batch=batch,
+                         steps_run=steps_run, minibatches_run=minibatches_run,
                          changes=changes, angles=angles, lrates=lrates, history=history, method=method,
                          extended=extended, signs=signs)
 

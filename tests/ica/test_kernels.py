@@ -93,4 +93,5 @@ def test_every_kernel_has_an_example_for_the_race_checker():
     from course_lib import registry
 
     specs = [s for s in registry.all_kernels() if s.name.startswith("ica.")]
-    assert len(specs) == 10 and all(s.example is not None for s in specs)
+    assert len(specs) == 11 and all(s.example is not None for s in specs)
+    assert "ica.split_step_kernel" in {s.name for s in specs}

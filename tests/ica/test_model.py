@@ -35,3 +35,20 @@ def test_simt_and_launches():
 def test_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_the_split_step_prediction_is_labelled_and_built_from_its_inputs():
+    inputs = {"launch_seconds": 50e-6, "copy_seconds": 70e-6, "pinned_bytes_per_s": 50e9, "pageable_bytes_per_s": 7e9,
+              "fp64_flops_per_s": 33.45e12, "sm_count": 132}
+    assumed = {"grid_sync_seconds": 1e-6, "l2_seconds": 0.2e-6, "dram_seconds": 0.6e-6}
+    p = model.split_step_prediction(64, 180_000, inputs=inputs, assumed=assumed, steps=84, blown_minibatches=18)
+    assert p["label"].startswith("prediction") and p["launches_per_step"] == 1 and p["grid_syncs_per_minibatch"] == 2
+    assert p["minibatches_per_step"] == 737 and p["owners"] == 61
+    assert p["minibatch_seconds"] == pytest.approx(p["stage_a_seconds"] + p["stage_b_seconds"] + 2e-6)
+    assert p["step_device_seconds"] == pytest.approx(1e-6 + 737 * p["minibatch_seconds"])
+    assert p["convergence_seconds"] == pytest.approx(84 * (p["step_device_seconds"] + p["step_host_seconds"])
+                                                     + 18 * p["minibatch_seconds"] + 8 * 64 * 180_000 / 7e9)
+    slower = model.split_step_prediction(64, 180_000, inputs=inputs, assumed=dict(assumed, grid_sync_seconds=2e-6))
+    assert slower["minibatch_seconds"] == pytest.approx(p["minibatch_seconds"] + 2e-6)
+    committed = model.split_step_prediction()  # from the committed H200 runs
+    assert committed["device"] == "NVIDIA H200" and 0 < committed["convergence_seconds"] < 5
