@@ -1,0 +1,399 @@
+"""Average linkage on the device in rounds of reciprocal pairs: one cooperative kernel, a few grid syncs per round.
+
+Why rounds, and why one kernel. The one-merge-per-iteration loops pay for every merge: the
+host-driven ``"gpu"`` 8 launches, the persistent ``"gpu_persistent"`` 3 grid syncs and 3 scans
+of the whole edge list (12,118 times at the thesis's size). Average linkage is reducible, so
+every reciprocal nearest-neighbour pair of a round can merge at once and the merges are
+still the sequential algorithm's (:mod:`course_lib.hac.rounds` gives the argument): on the
+thesis-size planted graph that is 32 rounds instead of 12,118 iterations, and the edge list
+shrinks every round (705,352 entries, then 619,354, 562,754, ...: 5.1 million entry visits
+in all instead of 8.5 billion). Each round is a handful of data-parallel passes, so the host
+would still pay a few launches per round; :func:`rounds_kernel` runs the rounds in one
+cooperative launch instead (every block resident, ``this_grid().sync()`` between the
+phases), with all state on the device and one download at the end.
+
+One round, :data:`GRID_SYNCS_PER_ROUND` grid barriers:
+
+A. every entry (a, b) computes the average S(a, b) / (n_a n_b) of its sum and raises
+   ``best[a]`` to it (``atomic.max``). Barrier.
+B. the entries that equal ``best[a]`` lower ``nn[a]`` to b (``atomic.min``): the nearest
+   neighbour, ties to the smaller slot, whatever order the atomics run in. Barrier.
+C. each slot a whose nearest neighbour b names it back pairs with it; the smaller slot
+   writes the merge record (children, height, round) and keeps the cluster, whose
+   population becomes the sum. Barrier.
+D. each entry with an end in a merging cluster is inserted in a hash table (open
+   addressing, ``atomic.cas`` of its index into an empty slot). Barrier.
+E. each entry relabels its ends (a merging cluster takes the smaller slot) and finds the
+   up to three other entries that become the same new pair in the table; the one of
+   smallest unordered key survives and adds the sums in key order (deterministic: both
+   directions add the same numbers in the same order). Survivors are flagged, and each
+   block scans its flags tile by tile (a Hillis-Steele scan in shared memory, as in the
+   primitives unit), keeping a running offset. Barrier.
+F. each block adds the totals of the blocks before it (its offset in the new list) and
+   scatters its survivors to the other buffer (stream compaction: flags, scan,
+   scatter); the touched entries clear their hash slots; ``best`` and ``nn`` are reset.
+   Barrier.
+
+The merges come out in round order; the host numbers them by height
+(:func:`~course_lib.hac.rounds.dendrogram_from_merges`), a sort of N - nC records. The
+grid is every block that fits on the device at once (the cooperative limit), capped at
+one thread per :data:`ENTRIES_PER_THREAD` entries.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda
+
+from ..registry import register_kernel
+from ._kernel_base import INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two
+from .rounds import RECORD_COLUMNS, dendrogram_from_merges
+
+__all__ = ["GRID_SYNCS_PER_ROUND", "RoundsClustering", "rounds_kernel"]
+
+#: Grid barriers per round (phases A to F above); one more before the first round (initialisation).
+GRID_SYNCS_PER_ROUND = 6
+#: Entries per thread below which the grid stops growing: a block with nothing to do still waits
+#: at every grid barrier (on a GPU, the cooperative limit binds first on large graphs).
+ENTRIES_PER_THREAD = 4
+#: Multipliers of the hash of an ordered pair (u, v) (odd, below 2**32: u * A stays within int64).
+HASH_A = 2_654_435_761
+HASH_B = 2_246_822_519
+
+
+@cuda.jit(device=True, inline=True)
+def _hash(u, v, mask):
+    h = (np.int64(u) * HASH_A) ^ (np.int64(v) * HASH_B)
+    return (h ^ (h >> 29)) & mask
+
+
+@cuda.jit(device=True, inline=True)
+def _find(table, ends, buf, u, v, mask):
+    """Index of the live entry (u, v) in the round's hash table, or -1 if there is none."""
+    h = _hash(u, v, mask)
+    while True:
+        f = table[h]
+        if f < 0 or (ends[buf, 0, f] == u and ends[buf, 1, f] == v):
+            return f
+        h = (h + 1) & mask
+
+
+@cuda.jit(device=True, inline=True)
+def _pair_key(u, v, n):
+    """The unordered key of a pair: (smaller, larger) as one int64."""
+    return np.int64(min(u, v)) * n + max(u, v)
+
+
+@cuda.jit(device=True, inline=True)
+def _sum_by_key(k0, v0, k1, v1, k2, v2, k3, v3):
+    """v0 + v1 + v2 + v3 added in increasing order of their keys (a 5-comparator sorting network)."""
+    if k1 < k0:
+        k0, v0, k1, v1 = k1, v1, k0, v0
+    if k3 < k2:
+        k2, v2, k3, v3 = k3, v3, k2, v2
+    if k2 < k0:
+        k0, v0, k2, v2 = k2, v2, k0, v0
+    if k3 < k1:
+        k1, v1, k3, v3 = k3, v3, k1, v1
+    if k2 < k1:
+        k1, v1, k2, v2 = k2, v2, k1, v1
+    return ((v0 + v1) + v2) + v3
+
+
+@cuda.jit(device=True, inline=True)
+def _new_sum(ends, link, table, partner, buf, e, n, mask):
+    """Entry e's part in the new list: (keep, sum). keep is 0 for a merged pair's own entry
+    and for an entry whose new pair another entry (of smaller key) carries."""
+    x = ends[buf, 0, e]
+    y = ends[buf, 1, e]
+    px = partner[x]
+    py = partner[y]
+    value = link[buf, e]
+    if px < 0 and py < 0:
+        return 1, value
+    if (x if px < 0 else min(x, px)) == (y if py < 0 else min(y, py)):
+        return 0, value
+    missing = np.int64(INDEX_SENTINEL) * n  # above every key; adds a zero at the end of the sum
+    zero = value - value
+    own = _pair_key(x, y, n)
+    k1, v1, k2, v2, k3, v3 = missing, zero, missing, zero, missing, zero
+    if py >= 0:
+        f = _find(table, ends, buf, x, py, mask)
+        if f >= 0:
+            k1, v1 = _pair_key(x, py, n), link[buf, f]
+    if px >= 0:
+        f = _find(table, ends, buf, px, y, mask)
+        if f >= 0:
+            k2, v2 = _pair_key(px, y, n), link[buf, f]
+        if py >= 0:
+            f = _find(table, ends, buf, px, py, mask)
+            if f >= 0:
+                k3, v3 = _pair_key(px, py, n), link[buf, f]
+    if own > min(k1, min(k2, k3)):
+        return 0, value
+    return 1, _sum_by_key(own, value, k1, v1, k2, v2, k3, v3)
+
+
+@lru_cache(maxsize=None)
+def rounds_kernel(block: int):
+    """The cooperative kernel that runs every round of a clustering (phases A-F above).
+
+    Parameters
+    ----------
+    block : int
+        Threads per block, a power of two (the block scan halves nothing but doubles its stride).
+
+    Returns
+    -------
+    numba.cuda kernel
+        ``kernel[grid, block](ends, link, work, table, slot_int, slot_val, block_total, counts, merges,
+        n_elements)``. ``ends`` int32 (2, 2, M): two buffers of (src, dst), buffer 0 filled;
+        ``link`` (float32 or float64) (3, M): two buffers of sums (buffer 0 = the affinities)
+        and the new sums; ``work`` int32 (2, M): local positions, hash slots; ``table`` int32
+        (H,), H a power of two >= 2M; ``slot_int`` int32 (3, N): nearest neighbour, partner,
+        temporary cluster id per slot; ``slot_val`` (link's dtype) (2, N): population, best
+        average; ``block_total`` int32 (grid,); ``counts`` int32 (N - nC + 1,): merges per
+        round; ``merges`` float64 (N - nC, 6): the merge records
+        (:data:`~course_lib.hac.rounds.RECORD_COLUMNS`). Everything but ``ends[0]`` and
+        ``link[0]`` is initialised by the kernel.
+    """
+    block = _check_power_of_two(block)
+    scan_size = 2 * block  # a compile-time constant: two rows of partial sums in stage F
+
+    def rounds_loop(ends, link, work, table, slot_int, slot_val, block_total, counts, merges, n_elements):
+        scan = cuda.shared.array(scan_size, np.int32)
+        grid = cuda.cg.this_grid()
+        t = cuda.threadIdx.x
+        bid = cuda.blockIdx.x
+        n_blocks = cuda.gridDim.x
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        n = n_elements
+        mask = np.int64(table.shape[0] - 1)
+        nn = slot_int[0]
+        partner = slot_int[1]
+        node = slot_int[2]
+        pop = slot_val[0]
+        best = slot_val[1]
+        lowest = link.dtype.type(-math.inf)
+        # Initialisation: every slot a cluster of one, the table empty, no merge recorded.
+        for x in range(start, n, stride):
+            nn[x] = INDEX_SENTINEL
+            node[x] = x
+            pop[x] = 1
+            best[x] = lowest
+        for h in range(start, table.shape[0], stride):
+            table[h] = -1
+        for q in range(start, counts.shape[0], stride):
+            counts[q] = 0
+        for q in range(start, merges.shape[0], stride):
+            merges[q, 4] = -1.0
+        grid.sync()
+        live = ends.shape[2]
+        r = 0
+        made = 0
+        buf = 0
+        while live > 0:
+            # A: the best average of each cluster.
+            for e in range(start, live, stride):
+                x = ends[buf, 0, e]
+                y = ends[buf, 1, e]
+                cuda.atomic.max(best, x, link[buf, e] / (pop[x] * pop[y]))
+            grid.sync()
+            # B: its nearest neighbour, the smallest slot among the best.
+            for e in range(start, live, stride):
+                x = ends[buf, 0, e]
+                y = ends[buf, 1, e]
+                if link[buf, e] / (pop[x] * pop[y]) == best[x]:
+                    cuda.atomic.min(nn, x, y)
+            grid.sync()
+            # C: reciprocal pairs merge; the smaller slot records the merge and keeps the cluster.
+            for x in range(start, n, stride):
+                y = nn[x]
+                mate = -1
+                if y != INDEX_SENTINEL and nn[y] == x:
+                    mate = y
+                partner[x] = mate
+                if mate > x:
+                    m = made + cuda.atomic.add(counts, r, 1)
+                    a = node[x]
+                    b = node[mate]
+                    height = np.float64(best[x])
+                    capped = height
+                    if a >= n:
+                        capped = min(capped, merges[a - n, 3])
+                    if b >= n:
+                        capped = min(capped, merges[b - n, 3])
+                    merges[m, 0] = a
+                    merges[m, 1] = b
+                    merges[m, 2] = height
+                    merges[m, 3] = capped
+                    merges[m, 4] = r
+                    merges[m, 5] = x
+                    node[x] = n + m
+                    pop[x] = pop[x] + pop[mate]
+            grid.sync()
+            merged = counts[r]
+            if merged == 0:  # unreachable: the largest live pair is always reciprocal
+                break
+            # D: the entries of merging clusters go into the hash table.
+            for e in range(start, live, stride):
+                if partner[ends[buf, 0, e]] >= 0 or partner[ends[buf, 1, e]] >= 0:
+                    h = _hash(ends[buf, 0, e], ends[buf, 1, e], mask)
+                    while cuda.atomic.cas(table, h, -1, e) != -1:
+                        h = (h + 1) & mask
+                    work[1, e] = h
+            grid.sync()
+            # E: keep flags and new sums; each block scans its contiguous chunk, tile by tile.
+            per = -(-live // n_blocks)
+            per = -(-per // block) * block
+            first = bid * per
+            last = min(first + per, live)
+            running = 0
+            for base in range(first, last, block):
+                e = base + t
+                keep = 0
+                if e < last:
+                    keep, value = _new_sum(ends, link, table, partner, buf, e, n, mask)
+                    link[2, e] = value
+                scan[t] = keep
+                cuda.syncthreads()
+                step = 1
+                while step < block:
+                    below = scan[t - step] if t >= step else 0
+                    cuda.syncthreads()
+                    scan[t] += below
+                    cuda.syncthreads()
+                    step *= 2
+                if e < last:
+                    work[0, e] = running + scan[t] - 1 if keep else -1
+                running += scan[block - 1]
+                cuda.syncthreads()
+            if t == 0:
+                block_total[bid] = running
+            grid.sync()
+            # F: this block's offset, the scatter to the other buffer, the table cleared, best and nn reset.
+            before = 0
+            total = 0
+            for p in range(t, n_blocks, block):
+                total += block_total[p]
+                if p < bid:
+                    before += block_total[p]
+            scan[t] = before
+            scan[block + t] = total
+            cuda.syncthreads()
+            half = block // 2
+            while half > 0:
+                if t < half:
+                    scan[t] += scan[t + half]
+                    scan[block + t] += scan[block + t + half]
+                cuda.syncthreads()
+                half //= 2
+            offset = scan[0]
+            total = scan[block]
+            nxt = 1 - buf
+            for base in range(first, last, block):
+                e = base + t
+                if e < last:
+                    x = ends[buf, 0, e]
+                    y = ends[buf, 1, e]
+                    px = partner[x]
+                    py = partner[y]
+                    p = work[0, e]
+                    if p >= 0:
+                        ends[nxt, 0, offset + p] = x if px < 0 else min(x, px)
+                        ends[nxt, 1, offset + p] = y if py < 0 else min(y, py)
+                        link[nxt, offset + p] = link[2, e]
+                    if px >= 0 or py >= 0:
+                        table[work[1, e]] = -1
+            for x in range(start, n, stride):
+                nn[x] = INDEX_SENTINEL
+                best[x] = lowest
+            made += merged
+            live = total
+            buf = nxt
+            r += 1
+            grid.sync()
+
+    rounds_loop.__name__ = f"rounds_loop_{block}"
+    return cuda.jit(rounds_loop)
+
+
+def _signature(dtype):
+    return (f"void(int32[:, :, ::1], {dtype}[:, ::1], int32[:, ::1], int32[::1], int32[:, ::1], {dtype}[:, ::1], "
+            f"int32[::1], int32[::1], float64[:, ::1], int32)")
+
+
+for _dtype in ("float32", "float64"):
+    register_kernel(f"hac.rounds_kernel[{_dtype},block={REGISTERED_BLOCK}]", _signature(_dtype),
+                    lambda: rounds_kernel(REGISTERED_BLOCK).py_func, LESSON)
+
+
+def _table_size(n_entries):
+    """Slots of the hash table: a power of two >= 2M (at most half full: short probes)."""
+    return 1 << max(1, int(2 * n_entries - 1).bit_length())
+
+
+class RoundsClustering:
+    """One clustering by :func:`rounds_kernel`: 3 allocations, 2 uploads, 1 launch, 1 download.
+
+    Parameters
+    ----------
+    graph : AffinityGraph
+    dtype : numpy.dtype
+        float32 or float64: the sums and averages on the device.
+    block : int
+        Threads per block, a power of two.
+
+    Notes
+    -----
+    The arrays of the kernel are views of three allocations (an int32 pool, a pool of the
+    weight dtype, the float64 merge records), whatever N and M. A graph without any pair
+    (N = 1, or isolated elements only) needs no device work at all.
+    """
+
+    def __init__(self, graph, dtype, block):
+        self.graph, self.dtype, self.block = graph, np.dtype(dtype), int(block)
+        self.n, self.m = graph.n_elements, graph.n_entries
+        self.n_merges = self.n - graph.n_components
+        self.table_size = _table_size(self.m)
+        self.kernel = rounds_kernel(self.block)
+
+    def _arrays(self):
+        """Allocate the pools, upload the graph, return the kernel's arguments (views)."""
+        n, m, block = self.n, self.m, self.block
+        parts = max(1, -(-m // (block * ENTRIES_PER_THREAD)))
+        sizes = (4 * m, 2 * m, self.table_size, 3 * n, parts, self.n_merges + 1)
+        ints = cuda.device_array(sum(sizes), np.int32)
+        values = cuda.device_array(3 * m + 2 * n, self.dtype)
+        merges = cuda.device_array((self.n_merges, len(RECORD_COLUMNS)), np.float64)
+        views, offset = [], 0
+        for size in sizes:
+            views.append(ints[offset:offset + size])
+            offset += size
+        ends = views[0].reshape(2, 2, m)
+        link = values[:3 * m].reshape(3, m)
+        ends[0].copy_to_device(np.stack([self.graph.src, self.graph.dst]).astype(np.int32))
+        link[0].copy_to_device(self.graph.weight.astype(self.dtype))
+        return (ends, link, views[1].reshape(2, m), views[2], views[3].reshape(3, n), values[3 * m:].reshape(2, n),
+                views[4], views[5], merges, np.int32(n))
+
+    def grid(self, args):
+        """Blocks of the launch: every co-resident block, at most one per ``block * ENTRIES_PER_THREAD`` entries."""
+        from ._persistent import cooperative_grid
+
+        return min(cooperative_grid(self.kernel, args, self.block), args[6].shape[0])
+
+    def run(self):
+        """All the merges; returns the Dendrogram (merges numbered by height, as the sequential algorithm)."""
+        if self.n_merges == 0:
+            return dendrogram_from_merges(self.n, np.zeros((0, len(RECORD_COLUMNS))), self.dtype, "gpu_rac")
+        args = self._arrays()
+        self.kernel[self.grid(args), self.block](*args)
+        records = args[8].copy_to_host()
+        if np.any(records[:, 4] < 0):
+            raise RuntimeError("the rounds kernel stopped before every merge was made (non-finite affinities?)")
+        return dendrogram_from_merges(self.n, records, self.dtype, "gpu_rac")
