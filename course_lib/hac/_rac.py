@@ -49,8 +49,8 @@ import numpy as np
 from numba import cuda
 
 from ..registry import register_kernel
-from ._kernel_base import INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two
-from .rounds import RECORD_COLUMNS, dendrogram_from_merges
+from ._kernel_base import LESSON, REGISTERED_BLOCK, _check_power_of_two
+from .rounds import KEY_NONE, RECORD_COLUMNS, dendrogram_from_merges
 
 __all__ = ["GRID_SYNCS_PER_ROUND", "RoundsClustering", "rounds_kernel"]
 
@@ -82,12 +82,6 @@ def _find(table, ends, buf, u, v, mask):
 
 
 @cuda.jit(device=True, inline=True)
-def _pair_key(u, v, n):
-    """The unordered key of a pair: (smaller, larger) as one int64."""
-    return np.int64(min(u, v)) * n + max(u, v)
-
-
-@cuda.jit(device=True, inline=True)
 def _sum_by_key(k0, v0, k1, v1, k2, v2, k3, v3):
     """v0 + v1 + v2 + v3 added in increasing order of their keys (a 5-comparator sorting network)."""
     if k1 < k0:
@@ -104,7 +98,7 @@ def _sum_by_key(k0, v0, k1, v1, k2, v2, k3, v3):
 
 
 @cuda.jit(device=True, inline=True)
-def _new_sum(ends, link, table, partner, buf, e, n, mask):
+def _new_sum(ends, link, keys, table, partner, buf, e, mask):
     """Entry e's part in the new list: (keep, sum). keep is 0 for a merged pair's own entry
     and for an entry whose new pair another entry (of smaller key) carries."""
     x = ends[buf, 0, e]
@@ -116,22 +110,22 @@ def _new_sum(ends, link, table, partner, buf, e, n, mask):
         return 1, value
     if (x if px < 0 else min(x, px)) == (y if py < 0 else min(y, py)):
         return 0, value
-    missing = np.int64(INDEX_SENTINEL) * n  # above every key; adds a zero at the end of the sum
+    missing = KEY_NONE  # above every key; adds a zero at the end of the sum
     zero = value - value
-    own = _pair_key(x, y, n)
+    own = keys[buf, e]
     k1, v1, k2, v2, k3, v3 = missing, zero, missing, zero, missing, zero
     if py >= 0:
         f = _find(table, ends, buf, x, py, mask)
         if f >= 0:
-            k1, v1 = _pair_key(x, py, n), link[buf, f]
+            k1, v1 = keys[buf, f], link[buf, f]
     if px >= 0:
         f = _find(table, ends, buf, px, y, mask)
         if f >= 0:
-            k2, v2 = _pair_key(px, y, n), link[buf, f]
+            k2, v2 = keys[buf, f], link[buf, f]
         if py >= 0:
             f = _find(table, ends, buf, px, py, mask)
             if f >= 0:
-                k3, v3 = _pair_key(px, py, n), link[buf, f]
+                k3, v3 = keys[buf, f], link[buf, f]
     if own > min(k1, min(k2, k3)):
         return 0, value
     return 1, _sum_by_key(own, value, k1, v1, k2, v2, k3, v3)
@@ -163,7 +157,8 @@ def rounds_kernel(block: int):
     block = _check_power_of_two(block)
     scan_size = 2 * block  # a compile-time constant: two rows of partial sums in stage F
 
-    def rounds_loop(ends, link, work, table, slot_int, slot_val, block_total, counts, merges, n_elements):
+    def rounds_loop(ends, link, keys, work, table, slot_int, slot_key, slot_val, block_total, counts, merges,
+                    n_elements):
         scan = cuda.shared.array(scan_size, np.int32)
         grid = cuda.cg.this_grid()
         t = cuda.threadIdx.x
@@ -173,7 +168,7 @@ def rounds_kernel(block: int):
         stride = cuda.gridsize(1)
         n = n_elements
         mask = np.int64(table.shape[0] - 1)
-        nn = slot_int[0]
+        home = slot_int[0]
         partner = slot_int[1]
         node = slot_int[2]
         pop = slot_val[0]
@@ -181,16 +176,21 @@ def rounds_kernel(block: int):
         lowest = link.dtype.type(-math.inf)
         # Initialisation: every slot a cluster of one, the table empty, no merge recorded.
         for x in range(start, n, stride):
-            nn[x] = INDEX_SENTINEL
+            home[x] = x
+            slot_key[x] = KEY_NONE
             node[x] = x
             pop[x] = 1
             best[x] = lowest
+        for e in range(start, ends.shape[2], stride):
+            u = ends[0, 0, e]
+            v = ends[0, 1, e]
+            keys[0, e] = np.int64(min(u, v)) * n + max(u, v)
         for h in range(start, table.shape[0], stride):
             table[h] = -1
         for q in range(start, counts.shape[0], stride):
             counts[q] = 0
         for q in range(start, merges.shape[0], stride):
-            merges[q, 4] = -1.0
+            merges[q, 6] = -1.0
         grid.sync()
         live = ends.shape[2]
         r = 0
@@ -203,36 +203,44 @@ def rounds_kernel(block: int):
                 y = ends[buf, 1, e]
                 cuda.atomic.max(best, x, link[buf, e] / (pop[x] * pop[y]))
             grid.sync()
-            # B: its nearest neighbour, the smallest slot among the best.
+            # B: its nearest pair, the smallest key among the best.
             for e in range(start, live, stride):
                 x = ends[buf, 0, e]
                 y = ends[buf, 1, e]
                 if link[buf, e] / (pop[x] * pop[y]) == best[x]:
-                    cuda.atomic.min(nn, x, y)
+                    cuda.atomic.min(slot_key, x, keys[buf, e])
             grid.sync()
             # C: reciprocal pairs merge; the smaller slot records the merge and keeps the cluster.
             for x in range(start, n, stride):
-                y = nn[x]
+                key = slot_key[x]
                 mate = -1
-                if y != INDEX_SENTINEL and nn[y] == x:
-                    mate = y
+                if key != KEY_NONE:
+                    u = key // n  # the pair's key is a pair of elements: one is in x, the other in its neighbour
+                    y = home[u] if home[u] != x else home[key - u * n]
+                    if slot_key[y] == key:
+                        mate = y
                 partner[x] = mate
                 if mate > x:
                     m = made + cuda.atomic.add(counts, r, 1)
                     a = node[x]
                     b = node[mate]
                     height = np.float64(best[x])
-                    capped = height
-                    if a >= n:
-                        capped = min(capped, merges[a - n, 3])
-                    if b >= n:
-                        capped = min(capped, merges[b - n, 3])
+                    capped_height = height
+                    capped_key = key
+                    for child in (a, b):  # a merge sorts after its children: capped by their (height, -key)
+                        if child >= n:
+                            h = merges[child - n, 3]
+                            k = np.int64(merges[child - n, 4]) * n + np.int64(merges[child - n, 5])
+                            if h < capped_height or (h == capped_height and k > capped_key):
+                                capped_height = h
+                                capped_key = k
                     merges[m, 0] = a
                     merges[m, 1] = b
                     merges[m, 2] = height
-                    merges[m, 3] = capped
-                    merges[m, 4] = r
-                    merges[m, 5] = x
+                    merges[m, 3] = capped_height
+                    merges[m, 4] = capped_key // n
+                    merges[m, 5] = capped_key % n
+                    merges[m, 6] = r
                     node[x] = n + m
                     pop[x] = pop[x] + pop[mate]
             grid.sync()
@@ -257,7 +265,7 @@ def rounds_kernel(block: int):
                 e = base + t
                 keep = 0
                 if e < last:
-                    keep, value = _new_sum(ends, link, table, partner, buf, e, n, mask)
+                    keep, value = _new_sum(ends, link, keys, table, partner, buf, e, mask)
                     link[2, e] = value
                 scan[t] = keep
                 cuda.syncthreads()
@@ -307,11 +315,15 @@ def rounds_kernel(block: int):
                         ends[nxt, 0, offset + p] = x if px < 0 else min(x, px)
                         ends[nxt, 1, offset + p] = y if py < 0 else min(y, py)
                         link[nxt, offset + p] = link[2, e]
+                        keys[nxt, offset + p] = keys[buf, e]
                     if px >= 0 or py >= 0:
                         table[work[1, e]] = -1
             for x in range(start, n, stride):
-                nn[x] = INDEX_SENTINEL
+                slot_key[x] = KEY_NONE
                 best[x] = lowest
+                mate = partner[home[x]]  # x is an element here: its cluster's slot after the round
+                if mate >= 0 and mate < home[x]:
+                    home[x] = mate
             made += merged
             live = total
             buf = nxt
@@ -323,8 +335,8 @@ def rounds_kernel(block: int):
 
 
 def _signature(dtype):
-    return (f"void(int32[:, :, ::1], {dtype}[:, ::1], int32[:, ::1], int32[::1], int32[:, ::1], {dtype}[:, ::1], "
-            f"int32[::1], int32[::1], float64[:, ::1], int32)")
+    return (f"void(int32[:, :, ::1], {dtype}[:, ::1], int64[:, ::1], int32[:, ::1], int32[::1], int32[:, ::1], "
+            f"int64[::1], {dtype}[:, ::1], int32[::1], int32[::1], float64[:, ::1], int32)")
 
 
 for _dtype in ("float32", "float64"):
@@ -338,7 +350,7 @@ def _table_size(n_entries):
 
 
 class RoundsClustering:
-    """One clustering by :func:`rounds_kernel`: 3 allocations, 2 uploads, 1 launch, 1 download.
+    """One clustering by :func:`rounds_kernel`: 4 allocations, 2 uploads, 1 launch, 1 download.
 
     Parameters
     ----------
@@ -350,10 +362,13 @@ class RoundsClustering:
 
     Notes
     -----
-    The arrays of the kernel are views of three allocations (an int32 pool, a pool of the
-    weight dtype, the float64 merge records), whatever N and M. A graph without any pair
-    (N = 1, or isolated elements only) needs no device work at all.
+    The arrays of the kernel are views of four allocations (an int32 pool, an int64 pool of
+    pair keys, a pool of the weight dtype, the float64 merge records), whatever N and M. A
+    graph without any pair (N = 1, or isolated elements only) needs no device work at all.
     """
+
+    #: Device allocations, host-to-device and device-to-host copies, launches per clustering.
+    ALLOCATIONS, UPLOADS, DOWNLOADS, LAUNCHES = 4, 2, 1, 1
 
     def __init__(self, graph, dtype, block):
         self.graph, self.dtype, self.block = graph, np.dtype(dtype), int(block)
@@ -368,6 +383,7 @@ class RoundsClustering:
         parts = max(1, -(-m // (block * ENTRIES_PER_THREAD)))
         sizes = (4 * m, 2 * m, self.table_size, 3 * n, parts, self.n_merges + 1)
         ints = cuda.device_array(sum(sizes), np.int32)
+        wide = cuda.device_array(2 * m + n, np.int64)
         values = cuda.device_array(3 * m + 2 * n, self.dtype)
         merges = cuda.device_array((self.n_merges, len(RECORD_COLUMNS)), np.float64)
         views, offset = [], 0
@@ -376,24 +392,24 @@ class RoundsClustering:
             offset += size
         ends = views[0].reshape(2, 2, m)
         link = values[:3 * m].reshape(3, m)
-        ends[0].copy_to_device(np.stack([self.graph.src, self.graph.dst]).astype(np.int32))
+        ends[0].copy_to_device(np.stack([self.graph.src, self.graph.dst]).astype(np.int32, copy=False))
         link[0].copy_to_device(self.graph.weight.astype(self.dtype))
-        return (ends, link, views[1].reshape(2, m), views[2], views[3].reshape(3, n), values[3 * m:].reshape(2, n),
-                views[4], views[5], merges, np.int32(n))
+        return (ends, link, wide[:2 * m].reshape(2, m), views[1].reshape(2, m), views[2], views[3].reshape(3, n),
+                wide[2 * m:], values[3 * m:].reshape(2, n), views[4], views[5], merges, np.int32(n))
 
     def grid(self, args):
         """Blocks of the launch: every co-resident block, at most one per ``block * ENTRIES_PER_THREAD`` entries."""
         from ._persistent import cooperative_grid
 
-        return min(cooperative_grid(self.kernel, args, self.block), args[6].shape[0])
+        return min(cooperative_grid(self.kernel, args, self.block), args[8].shape[0])
 
     def run(self):
-        """All the merges; returns the Dendrogram (merges numbered by height, as the sequential algorithm)."""
+        """All the merges; returns the Dendrogram (merges numbered as the sequential algorithm makes them)."""
         if self.n_merges == 0:
             return dendrogram_from_merges(self.n, np.zeros((0, len(RECORD_COLUMNS))), self.dtype, "gpu_rac")
         args = self._arrays()
         self.kernel[self.grid(args), self.block](*args)
-        records = args[8].copy_to_host()
-        if np.any(records[:, 4] < 0):
+        records = args[10].copy_to_host()
+        if np.any(records[:, 6] < 0):
             raise RuntimeError("the rounds kernel stopped before every merge was made (non-finite affinities?)")
         return dendrogram_from_merges(self.n, records, self.dtype, "gpu_rac")
