@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._docs import fill_doc
-from .._validate import check_dtype
+from .._validate import check_dtype, check_flag
 from ._dendrogram import Dendrogram
 from ._graph import CLUSTERING_PARAMETERS, as_graph
 
@@ -140,6 +140,7 @@ def average_link_rounds(graph, dtype=np.float64, *, stats=False):
     """
     g = as_graph(graph)
     dtype = check_dtype(dtype, "dtype")
+    stats = check_flag(stats, "stats")
     n = g.n_elements
     slots = np.arange(n)
     x, y, link = g.src.astype(np.int64), g.dst.astype(np.int64), g.weight.astype(dtype)
