@@ -1,43 +1,54 @@
-"""Average linkage on the device in rounds of reciprocal pairs: one cooperative kernel, a few grid syncs per round.
+"""Average linkage on the device in rounds of reciprocal pairs: one cooperative kernel, 6 grid syncs per round.
 
-Why rounds, and why one kernel. The one-merge-per-iteration loops pay for every merge: the
-host-driven ``"gpu"`` 8 launches, the persistent ``"gpu_persistent"`` 3 grid syncs and 3 scans
-of the whole edge list (12,118 times at the thesis's size). Average linkage is reducible, so
-every reciprocal nearest-neighbour pair of a round can merge at once and the merges are
-still the sequential algorithm's (:mod:`course_lib.hac.rounds` gives the argument): on the
-thesis-size planted graph that is 32 rounds instead of 12,118 iterations, and the edge list
-shrinks every round (705,352 entries, then 619,354, 562,754, ...: 5.1 million entry visits
-in all instead of 8.5 billion). Each round is a handful of data-parallel passes, so the host
-would still pay a few launches per round; :func:`rounds_kernel` runs the rounds in one
-cooperative launch instead (every block resident, ``this_grid().sync()`` between the
-phases), with all state on the device and one download at the end.
+Why this design. The one-merge-per-iteration loops pay for every merge: the host-driven
+``"gpu"`` 8 launches, the persistent ``"gpu_persistent"`` 3 grid syncs and 3 scans of the
+whole edge list, 12,118 times at the thesis's size (0.2425 s on an H200, 2026-11-28, where the
+course's CPU heap takes 0.102 s). A faster persistent loop (more blocks, 2 syncs per merge,
+tombstones compacted now and then) still runs 12,118 dependent iterations, about 5 us each at
+best: ~0.06 s. Average linkage is reducible, so every reciprocal nearest-neighbour pair of a
+round can merge at once and the merges are still the sequential algorithm's
+(:mod:`course_lib.hac.rounds` gives the argument and the tie rule): on the thesis-size planted
+graph that is 32 rounds instead of 12,118 iterations, and the edge list shrinks every round
+(705,352 entries, then 619,354, 562,754, ...: 5.1 million entry visits per stage in all).
+Each round is a few data-parallel passes; launched from the host they would cost a few
+launches per round (~50 us of host time each), so :func:`rounds_kernel` runs every round in
+one cooperative launch (all blocks resident, ``this_grid().sync()`` between the stages), with
+all state on the device and one download at the end. The unit's model predicts a few
+milliseconds on an H200 (:func:`course_lib.hac.model.predict_rac`); no GPU has run it yet,
+so ``"gpu_persistent"`` stays the default GPU method until the probe measures both. Its
+worst case is a graph with one reciprocal pair per round (a path of increasing
+affinities): then N - nC rounds, each no dearer than a persistent merge.
 
 One round, :data:`GRID_SYNCS_PER_ROUND` grid barriers:
 
-A. every entry (a, b) computes the average S(a, b) / (n_a n_b) of its sum and raises
+A. every live entry (a, b) computes the average S(a, b) / (n_a n_b) of its sum and raises
    ``best[a]`` to it (``atomic.max``). Barrier.
-B. the entries that equal ``best[a]`` lower ``nn[a]`` to b (``atomic.min``): the nearest
-   neighbour, ties to the smaller slot, whatever order the atomics run in. Barrier.
-C. each slot a whose nearest neighbour b names it back pairs with it; the smaller slot
-   writes the merge record (children, height, round) and keeps the cluster, whose
-   population becomes the sum. Barrier.
+B. the entries that equal ``best[a]`` lower ``slot_key[a]`` to their pair key
+   (``atomic.min``, int64): the nearest pair, ties to the smaller key, whatever order the
+   atomics run in. Barrier.
+C. each slot a finds its neighbour b from the key (one element of the key's pair is in a,
+   the other's slot is b, from the element-to-slot map ``home``); if b's nearest pair is the
+   same, they merge: the smaller slot writes the merge record (children, height, the
+   (height, key) it is numbered by, round) and keeps the cluster, whose population becomes
+   the sum. Barrier.
 D. each entry with an end in a merging cluster is inserted in a hash table (open
    addressing, ``atomic.cas`` of its index into an empty slot). Barrier.
-E. each entry relabels its ends (a merging cluster takes the smaller slot) and finds the
-   up to three other entries that become the same new pair in the table; the one of
-   smallest unordered key survives and adds the sums in key order (deterministic: both
-   directions add the same numbers in the same order). Survivors are flagged, and each
-   block scans its flags tile by tile (a Hillis-Steele scan in shared memory, as in the
-   primitives unit), keeping a running offset. Barrier.
+E. each entry relabels its ends (a merging cluster takes the smaller slot) and finds in the
+   table the up to three other entries that become the same new pair; the one of smallest
+   key survives and adds the sums in key order (both directions add the same numbers in the
+   same order). Survivors are flagged, and each block scans its flags tile by tile (a
+   Hillis-Steele scan in shared memory, as in the primitives unit), keeping a running
+   offset. Barrier.
 F. each block adds the totals of the blocks before it (its offset in the new list) and
-   scatters its survivors to the other buffer (stream compaction: flags, scan,
-   scatter); the touched entries clear their hash slots; ``best`` and ``nn`` are reset.
-   Barrier.
+   scatters its survivors to the other buffer (stream compaction: flags, scan, scatter);
+   the touched entries clear their hash slots; ``best`` and ``slot_key`` are reset and
+   ``home`` follows the merges. Barrier.
 
-The merges come out in round order; the host numbers them by height
-(:func:`~course_lib.hac.rounds.dendrogram_from_merges`), a sort of N - nC records. The
-grid is every block that fits on the device at once (the cooperative limit), capped at
-one thread per :data:`ENTRIES_PER_THREAD` entries.
+The merges come out in round order; the host numbers them as the sequential algorithm does
+(:func:`~course_lib.hac.rounds.dendrogram_from_merges`, a sort of N - nC records). The grid
+is every block that fits on the device at once (the cooperative limit), capped at one thread
+per :data:`ENTRIES_PER_THREAD` entries. Per clustering: 4 allocations, 2 uploads, 1 launch,
+1 download (:class:`RoundsClustering`), whatever N and M.
 """
 
 from __future__ import annotations
@@ -339,9 +350,9 @@ def _signature(dtype):
             f"int64[::1], {dtype}[:, ::1], int32[::1], int32[::1], float64[:, ::1], int32)")
 
 
-for _dtype in ("float32", "float64"):
-    register_kernel(f"hac.rounds_kernel[{_dtype},block={REGISTERED_BLOCK}]", _signature(_dtype),
-                    lambda: rounds_kernel(REGISTERED_BLOCK).py_func, LESSON)
+# float32 only (the default; float64 is the same code): each compile of this kernel is long in the compile check.
+register_kernel(f"hac.rounds_kernel[float32,block={REGISTERED_BLOCK}]", _signature("float32"),
+                lambda: rounds_kernel(REGISTERED_BLOCK).py_func, LESSON)
 
 
 def _table_size(n_entries):

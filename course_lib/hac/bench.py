@@ -20,9 +20,9 @@ the same (full passes over the M entries). The summary fits each variant's growt
 exponent (seconds ~ N^k) over the sizes.
 
 GPU part (where a GPU is present): the whole loop in one cooperative kernel
-(``gpu_persistent``) and the rounds of reciprocal pairs in one cooperative kernel (``gpu_rac``,
-with the unit model's prediction beside it, ``predicted_seconds``), timed end to end with CUDA events; the host-driven device-resident
-loop with each fusion and layout, and the thesis's host round trip, timed over their first
+(``gpu_persistent``) and the rounds of reciprocal pairs in one cooperative kernel
+(``gpu_rac``, with the unit model's prediction beside it, ``predicted_seconds``), timed end
+to end with CUDA events; the host-driven device-resident loop with each fusion and layout, and the thesis's host round trip, timed over their first
 :data:`GPU_SAMPLE_MERGES` merges and extrapolated (``estimated``); plus the time per stage
 (events around each stage) and a roofline bound from the bytes each iteration streams
 (:func:`~course_lib.hac.bytes_per_iteration`) and the device's memory bandwidth.
@@ -54,7 +54,8 @@ REFERENCE_SAMPLE = 200
 REPEAT = 5
 #: The peers whose user-facing call is timed, on a ready condensed distance matrix.
 PEERS = ("scipy_linkage", "fastcluster_average")
-GPU_VARIANTS = (("gpu_persistent", None, "soa"), ("gpu_rac", None, "soa"), ("gpu", "segmented", "soa"), ("gpu", "atomic", "soa"),
+GPU_VARIANTS = (("gpu_persistent", None, "soa"), ("gpu_rac", None, "soa"), ("gpu", "segmented", "soa"),
+                ("gpu", "atomic", "soa"),
                 ("gpu", "segmented", "aos"), ("gpu_roundtrip", "cpu_sort", "soa"), ("gpu_roundtrip", "cpu_sort", "aos"))
 #: Merges the host-driven GPU loops run per timing (their merges all cost the same full passes, so the
 #: time of all N - nC is extrapolated, marked ``estimated``); the persistent kernel always runs them all.
