@@ -47,7 +47,7 @@ F. each block adds the totals of the blocks before it (its offset in the new lis
 The merges come out in round order; the host numbers them as the sequential algorithm does
 (:func:`~course_lib.hac.rounds.dendrogram_from_merges`, a sort of N - nC records). The grid
 is every block that fits on the device at once (the cooperative limit), capped at one thread
-per :data:`ENTRIES_PER_THREAD` entries. Per clustering: 4 allocations, 2 uploads, 1 launch,
+per :data:`ENTRIES_PER_THREAD` entries. Per clustering: 4 allocations, 3 uploads, 1 launch,
 1 download (:class:`RoundsClustering`), whatever N and M.
 """
 
@@ -361,7 +361,7 @@ def _table_size(n_entries):
 
 
 class RoundsClustering:
-    """One clustering by :func:`rounds_kernel`: 4 allocations, 2 uploads, 1 launch, 1 download.
+    """One clustering by :func:`rounds_kernel`: 4 allocations, 3 uploads, 1 launch, 1 download.
 
     Parameters
     ----------
@@ -379,7 +379,7 @@ class RoundsClustering:
     """
 
     #: Device allocations, host-to-device and device-to-host copies, launches per clustering.
-    ALLOCATIONS, UPLOADS, DOWNLOADS, LAUNCHES = 4, 2, 1, 1
+    ALLOCATIONS, UPLOADS, DOWNLOADS, LAUNCHES = 4, 3, 1, 1
 
     def __init__(self, graph, dtype, block):
         self.graph, self.dtype, self.block = graph, np.dtype(dtype), int(block)
@@ -403,8 +403,9 @@ class RoundsClustering:
             offset += size
         ends = views[0].reshape(2, 2, m)
         link = values[:3 * m].reshape(3, m)
-        ends[0].copy_to_device(np.stack([self.graph.src, self.graph.dst]).astype(np.int32, copy=False))
-        link[0].copy_to_device(self.graph.weight.astype(self.dtype))
+        ends[0, 0].copy_to_device(np.ascontiguousarray(self.graph.src, np.int32))  # int32 already: no host copy
+        ends[0, 1].copy_to_device(np.ascontiguousarray(self.graph.dst, np.int32))
+        link[0].copy_to_device(self.graph.weight.astype(self.dtype, copy=False))
         return (ends, link, wide[:2 * m].reshape(2, m), views[1].reshape(2, m), views[2], views[3].reshape(3, n),
                 wide[2 * m:], values[3 * m:].reshape(2, n), views[4], views[5], merges, np.int32(n))
 

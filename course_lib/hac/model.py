@@ -118,7 +118,7 @@ def predict_rac(stats, n_elements, n_entries, *, dtype=np.float32, costs=None,
     passes, each entry visit costing what one visit cost in the measured ``"gpu_persistent"`` run
     (:data:`PERSISTENT_RUN`: its seconds less its syncs, over its entry visits), scaled by the ratio
     of the two launches' threads (the passes wait on memory latency, so fewer threads in flight
-    cost proportionally more). Host time: one launch, the allocations, the two uploads and the
+    cost proportionally more). Host time: one launch, the allocations, the uploads and the
     download, at the committed host costs (:func:`course_lib.bench.costs.committed_costs`). The
     host's NumPy numbering of the merges (a sort of N - nC records) is not included.
 

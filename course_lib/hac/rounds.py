@@ -103,7 +103,10 @@ def dendrogram_from_merges(n_elements, records, dtype, method) -> Dendrogram:
     parent = np.arange(n + count, dtype=np.int32)
     height = np.full(n + count, np.inf, dtype)
     if count:
-        order = np.lexsort((records[:, 6], records[:, 5], records[:, 4], -records[:, 3]))
+        order = np.argsort(-records[:, 3])
+        ranked = records[order, 3]
+        if np.any(ranked[1:] == ranked[:-1]):  # equal heights (ties, or a capped parent): by key, then round
+            order = np.lexsort((records[:, 6], records[:, 5], records[:, 4], -records[:, 3]))
         rank = np.empty(count, np.int64)
         rank[order] = np.arange(count)
         final = np.concatenate([np.arange(n), n + rank])  # temporary id -> final id

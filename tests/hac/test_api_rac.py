@@ -113,7 +113,7 @@ def test_float32_at_a_planted_size_is_the_float64_tree():
 
 
 @pytest.mark.parametrize("n_elements", [6, 14])
-def test_four_allocations_two_uploads_one_launch_one_download_whatever_the_size(n_elements):
+def test_four_allocations_three_uploads_one_launch_one_download_whatever_the_size(n_elements):
     g = data.random_graph(n_elements, 0.4, seed=1)
     with record() as log:
         hac.cluster(g, "gpu_rac", block=8)
