@@ -8,7 +8,7 @@ ports it to the GPU stage by stage: the argmax in array-of-structs and struct-of
 layouts (coalescing), the weighting/relabel kernel, the fusion's scatter-add race
 solved three ways (CPU sort, atomics, a segmented reduction), and a loop that keeps
 everything on the device against one that round-trips to the host every iteration, and
-(:mod:`course_lib.hac.rounds`, ``method="gpu_rac"``) the merges made in rounds of
+(:func:`average_link_rounds`, ``method="gpu_rac"``) the merges made in rounds of
 reciprocal nearest neighbours, which average linkage allows.
 
 Public entry point: :func:`cluster` (``method=`` picks the version). Input
@@ -33,7 +33,7 @@ from .data import (BUNDLE_NAMES, THESIS_M, THESIS_N, FiberGraph, Fibers, complet
                    star_graph, thesis_size_graph, tied_graph)
 from .model import THESIS, amdahl_speedup, amdahl_limit, bytes_per_iteration, stage_fractions
 from .quiz import QUIZ
-from .rounds import average_link_rounds
+from ._rounds import average_link_rounds
 from .reference import (STAGES, adjusted_rand_index, average_link_reference, compare_dendrograms,
                         cophenetic_correlation, scipy_average_linkage)
 

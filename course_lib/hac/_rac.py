@@ -7,7 +7,7 @@ course's CPU heap takes 0.102 s). A faster persistent loop (more blocks, 2 syncs
 tombstones compacted now and then) still runs 12,118 dependent iterations, about 5 us each at
 best: ~0.06 s. Average linkage is reducible, so every reciprocal nearest-neighbour pair of a
 round can merge at once and the merges are still the sequential algorithm's
-(:mod:`course_lib.hac.rounds` gives the argument and the tie rule): on the thesis-size planted
+(:mod:`course_lib.hac._rounds` gives the argument and the tie rule): on the thesis-size planted
 graph that is 32 rounds instead of 12,118 iterations, and the edge list shrinks every round
 (705,352 entries, then 619,354, 562,754, ...: 5.1 million entry visits per stage in all).
 Each round is a few data-parallel passes; launched from the host they would cost a few
@@ -45,7 +45,7 @@ F. each block adds the totals of the blocks before it (its offset in the new lis
    ``home`` follows the merges. Barrier.
 
 The merges come out in round order; the host numbers them as the sequential algorithm does
-(:func:`~course_lib.hac.rounds.dendrogram_from_merges`, a sort of N - nC records). The grid
+(:func:`~course_lib.hac._rounds.dendrogram_from_merges`, a sort of N - nC records). The grid
 is every block that fits on the device at once (the cooperative limit), capped at one thread
 per :data:`ENTRIES_PER_THREAD` entries. Per clustering: 4 allocations, 3 uploads, 1 launch,
 1 download (:class:`RoundsClustering`), whatever N and M.
@@ -61,7 +61,7 @@ from numba import cuda
 
 from ..registry import register_kernel
 from ._kernel_base import LESSON, REGISTERED_BLOCK, _check_power_of_two
-from .rounds import KEY_NONE, RECORD_COLUMNS, dendrogram_from_merges
+from ._rounds import KEY_NONE, RECORD_COLUMNS, dendrogram_from_merges
 
 __all__ = ["GRID_SYNCS_PER_ROUND", "RoundsClustering", "rounds_kernel"]
 
@@ -162,7 +162,7 @@ def rounds_kernel(block: int):
         temporary cluster id per slot; ``slot_val`` (link's dtype) (2, N): population, best
         average; ``block_total`` int32 (grid,); ``counts`` int32 (N - nC + 1,): merges per
         round; ``merges`` float64 (N - nC, 6): the merge records
-        (:data:`~course_lib.hac.rounds.RECORD_COLUMNS`). Everything but ``ends[0]`` and
+        (:data:`~course_lib.hac._rounds.RECORD_COLUMNS`). Everything but ``ends[0]`` and
         ``link[0]`` is initialised by the kernel.
     """
     block = _check_power_of_two(block)

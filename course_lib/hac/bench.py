@@ -172,7 +172,7 @@ def _gpu_rows(graphs, bandwidth):
             extra = {"bytes_streamed": traffic * merges, "estimated": sample < merges, "iterations_timed": sample}
             if method == "gpu_rac":  # the model's prediction beside the measurement it is checked against
                 from .model import predict_rac
-                from .rounds import average_link_rounds
+                from ._rounds import average_link_rounds
 
                 extra["predicted_seconds"] = predict_rac(average_link_rounds(g, np.float32, stats=True)[1],
                                                          g.n_elements, g.n_entries)["seconds"]

@@ -125,7 +125,7 @@ def predict_rac(stats, n_elements, n_entries, *, dtype=np.float32, costs=None,
     Parameters
     ----------
     stats : RoundStats
-        The rounds of this graph (:func:`course_lib.hac.rounds.average_link_rounds` with ``stats=True``).
+        The rounds of this graph (:func:`course_lib.hac.average_link_rounds` with ``stats=True``).
     n_elements, n_entries : int
         N and M of the graph.
     dtype : float32 or float64

@@ -8,7 +8,7 @@ import pytest
 from course_lib import hac
 from course_lib.hac import data
 from course_lib.hac._rac import GRID_SYNCS_PER_ROUND, RoundsClustering, rounds_kernel
-from course_lib.hac.rounds import average_link_rounds
+from course_lib.hac._rounds import average_link_rounds
 from course_lib.sim import check, get_seed, record, set_seed
 
 AWKWARD = {
@@ -159,7 +159,7 @@ def test_no_race_under_the_checker():
     args = [a.copy_to_host() if hasattr(a, "copy_to_host") else a for a in device_args]
     report = check(rounds_kernel(8), run.grid(device_args), 8, *args, seed=1)
     assert report.ok, report
-    from course_lib.hac.rounds import dendrogram_from_merges
+    from course_lib.hac._rounds import dendrogram_from_merges
 
     got = dendrogram_from_merges(g.n_elements, args[10], np.float32, "gpu_rac")
     assert np.array_equal(got.parent, average_link_rounds(g, np.float32).parent)

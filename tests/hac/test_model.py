@@ -36,7 +36,7 @@ def test_bytes_per_iteration():
 
 def test_the_rounds_prediction_is_labelled_and_adds_up():
     from course_lib.hac.model import GRID_SYNC_SECONDS, PERSISTENT_RUN, predict_rac
-    from course_lib.hac.rounds import average_link_rounds
+    from course_lib.hac._rounds import average_link_rounds
 
     g, _ = hac.planted_graph(200, 3000, n_groups=2, seed=1)
     _, stats = average_link_rounds(g, stats=True)
