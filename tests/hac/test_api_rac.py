@@ -54,6 +54,21 @@ def test_bit_for_bit_the_numpy_rounds_on_exact_ties_whatever_the_block_order(see
         set_seed(before)
 
 
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_when_every_pair_ties_the_tie_rule_is_the_cpu_versions(value):
+    """All affinities equal (explicit zeros too): the averages stay exact, and the smallest pair key wins, as the
+    lowest entry index does in the sequential version: the same tree. An increasing path is the rounds' worst
+    case: one reciprocal pair per round but the last (7 rounds for 8 merges)."""
+    base = data.random_graph(12, 0.4, seed=3)
+    g = hac.as_graph((base.src, base.dst, np.full(base.n_entries, value)))
+    expected = hac.cluster(g, "cpu", dtype=np.float64)
+    assert np.array_equal(hac.cluster(g, "gpu_rac", block=8).parent, expected.parent)
+    i = np.arange(8)
+    path = hac.from_pairs(9, i, i + 1, 1.0 + i)
+    tree, stats = average_link_rounds(path, stats=True)
+    assert np.array_equal(tree.parent, hac.cluster(path, "cpu").parent) and stats.rounds == 7
+
+
 def _greedy_replay(g, tree):
     """Replay the tree's merges in order in exact arithmetic: each must be a largest average at its step."""
     n = g.n_elements
