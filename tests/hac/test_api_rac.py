@@ -10,6 +10,7 @@ from course_lib.hac import data
 from course_lib.hac._rac import GRID_SYNCS_PER_ROUND, RoundsClustering, rounds_kernel
 from course_lib.hac._rounds import average_link_rounds
 from course_lib.sim import check, get_seed, record, set_seed
+from tests.conftest import sim_only
 
 AWKWARD = {
     "one": lambda: data.path_graph(1),
@@ -145,6 +146,7 @@ def test_a_graph_without_pairs_needs_no_device():
     assert np.array_equal(tree.parent, [0, 1, 2])
 
 
+@sim_only  # counts the simulator's grid barriers
 def test_grid_syncs_per_round(monkeypatch):
     """One barrier after the initialisation, then GRID_SYNCS_PER_ROUND per round (counted per thread)."""
     from course_lib.sim import _baton
