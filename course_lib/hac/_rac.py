@@ -122,7 +122,7 @@ def _new_sum(ends, link, keys, table, partner, buf, e, mask):
     if (x if px < 0 else min(x, px)) == (y if py < 0 else min(y, py)):
         return 0, value
     missing = KEY_NONE  # above every key; adds a zero at the end of the sum
-    zero = value - value
+    zero = link.dtype.type(0)
     own = keys[buf, e]
     k1, v1, k2, v2, k3, v3 = missing, zero, missing, zero, missing, zero
     if py >= 0:
