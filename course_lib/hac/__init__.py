@@ -7,7 +7,9 @@ collection / integration / fusion of the new cluster's duplicate entries. The un
 ports it to the GPU stage by stage: the argmax in array-of-structs and struct-of-arrays
 layouts (coalescing), the weighting/relabel kernel, the fusion's scatter-add race
 solved three ways (CPU sort, atomics, a segmented reduction), and a loop that keeps
-everything on the device against one that round-trips to the host every iteration.
+everything on the device against one that round-trips to the host every iteration, and
+(:func:`average_link_rounds`, ``method="gpu_rac"``) the merges made in rounds of
+reciprocal nearest neighbours, which average linkage allows.
 
 Public entry point: :func:`cluster` (``method=`` picks the version). Input
 :func:`as_graph`; output :class:`Dendrogram` (``parent``, ``height``, SciPy's linkage
@@ -31,6 +33,7 @@ from .data import (BUNDLE_NAMES, THESIS_M, THESIS_N, FiberGraph, Fibers, complet
                    star_graph, thesis_size_graph, tied_graph)
 from .model import THESIS, amdahl_speedup, amdahl_limit, bytes_per_iteration, stage_fractions
 from .quiz import QUIZ
+from ._rounds import average_link_rounds
 from .reference import (STAGES, adjusted_rand_index, average_link_reference, compare_dendrograms,
                         cophenetic_correlation, scipy_average_linkage)
 
@@ -55,6 +58,7 @@ __all__ = [
     "as_graph",
     "average_link_cpu",
     "average_link_reference",
+    "average_link_rounds",
     "average_link_scan",
     "bytes_per_iteration",
     "cluster",

@@ -10,20 +10,30 @@ from ._dendrogram import Dendrogram
 from ._device import FUSIONS, LAYOUTS, DeviceClustering
 from ._graph import as_graph
 from ._persistent import PersistentClustering
+from ._rac import RoundsClustering
 from .cpu import average_link_cpu, average_link_scan
 from .reference import average_link_reference, compare_dendrograms, scipy_average_linkage
 
-__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "PersistentClustering", "cluster", "default_block",
-           "precision_study"]
+__all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "ONE_KERNEL_METHODS", "PersistentClustering",
+           "RoundsClustering", "cluster", "default_block", "precision_study"]
 
 #: ``"gpu_persistent"`` (the default): the whole merge loop in one cooperative kernel, grid
-#: barriers between its stages (no launch, no copy per merge); ``"gpu"``: the lesson's kernels,
-#: a device-resident loop driven by the host (8 launches per merge); ``"gpu_roundtrip"``: the
-#: kernels with the thesis's host round trip every iteration; ``"cpu"``: compiled,
-#: heap-based (the strong baseline); ``"cpu_scan"``: compiled, the thesis's full scans;
-#: ``"reference"``: NumPy; ``"scipy"``: SciPy's UPGMA on D = c - S per component.
-METHODS = ("gpu_persistent", "gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy")
-GPU_METHODS = METHODS[:3]
+#: barriers between its stages (no launch, no copy per merge); ``"gpu_rac"``: every reciprocal
+#: nearest-neighbour pair of a round merged at once, all the rounds in one cooperative kernel, the
+#: edge list compacted every round (:mod:`course_lib.hac._rac`: the same merges in a few dozen
+#: rounds instead of N - nC iterations); ``"gpu"``: the lesson's kernels, a device-resident loop
+#: driven by the host (8 launches per merge); ``"gpu_roundtrip"``: the kernels with the thesis's
+#: host round trip every iteration; ``"cpu"``: compiled, heap-based (the strong baseline);
+#: ``"cpu_scan"``: compiled, the thesis's full scans; ``"reference"``: NumPy; ``"scipy"``: SciPy's
+#: UPGMA on D = c - S per component.
+#:
+#: The default GPU method is the one a GPU run measured fastest. ``"gpu_rac"`` has not run on a
+#: GPU yet (the unit's model only predicts its time, :func:`~course_lib.hac.model.predict_rac`),
+#: so ``"gpu_persistent"`` stays the default until the probe measures both.
+METHODS = ("gpu_persistent", "gpu_rac", "gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy")
+GPU_METHODS = METHODS[:4]
+#: The GPU methods that run every merge in one launch (no stage to time, no fusion or layout to pick).
+ONE_KERNEL_METHODS = ("gpu_persistent", "gpu_rac")
 #: The methods whose loop is driven by the host, one stage at a time (fusion, layout, stage timing).
 STAGED_METHODS = ("gpu", "gpu_roundtrip")
 
@@ -52,13 +62,16 @@ def cluster(graph, method="gpu_persistent", *, dtype=None, fusion=None, layout="
         Symmetric, non-negative, finite affinities; no self-loops (see
         :func:`~course_lib.hac.as_graph`). A missing pair has affinity 0, and clusters
         in different connected components are never merged.
-    method : {"gpu_persistent", "gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy"}
-        See :data:`METHODS`.
+    method : {"gpu_persistent", "gpu_rac", "gpu", "gpu_roundtrip", "cpu", "cpu_scan", "reference", "scipy"}
+        See :data:`METHODS`. ``"gpu_rac"`` makes the sequential algorithm's merges in rounds; ties
+        (equal affinities) go to the pair of smaller slots (a cluster's smallest element), not to
+        the lowest entry index, so on exact ties its tree may differ from the other methods'.
     dtype : float32 or float64, optional
         Precision of the affinities during the run. Default: float32 for the GPU
         methods (the thesis's choice), float64 otherwise; ``"scipy"`` is float64 only.
     fusion : {"segmented", "atomic", "cpu_sort"}, optional
-        ``"gpu"`` and ``"gpu_roundtrip"`` only (``"gpu_persistent"`` sums with atomics): how k's
+        ``"gpu"`` and ``"gpu_roundtrip"`` only (``"gpu_persistent"`` sums with atomics, ``"gpu_rac"``
+        in a hash table): how k's
         duplicate entries are summed. Default ``"segmented"``
         (``"gpu"``) or ``"cpu_sort"`` (``"gpu_roundtrip"``, the thesis's); ``"cpu_sort"``
         needs the host, so only ``"gpu_roundtrip"`` takes it.
@@ -70,8 +83,8 @@ def cluster(graph, method="gpu_persistent", *, dtype=None, fusion=None, layout="
         ``"gpu"`` and ``"gpu_roundtrip"`` only: time each stage (CUDA events on a GPU; the wall clock in the
         simulator) into ``Dendrogram.stage_seconds``. The reference always measures.
     max_merges : int, optional
-        GPU methods and ``"reference"``: stop after this many merges (to
-        time part of a large run); the tree is then incomplete.
+        GPU methods but ``"gpu_rac"`` (whose merges are not made in order), and ``"reference"``:
+        stop after this many merges (to time part of a large run); the tree is then incomplete.
 
     Returns
     -------
@@ -97,8 +110,9 @@ def cluster(graph, method="gpu_persistent", *, dtype=None, fusion=None, layout="
     dtype = _dtype(dtype, method)
     if max_merges is not None:
         max_merges = check_int(max_merges, "max_merges", minimum=0)
-        if method not in GPU_METHODS + ("reference",):
-            raise ValueError(f"max_merges applies to the GPU methods and 'reference', not {method!r}")
+        if method not in GPU_METHODS + ("reference",) or method == "gpu_rac":
+            raise ValueError(f"max_merges applies to the GPU methods (but 'gpu_rac', which merges in rounds, not in "
+                             f"order) and 'reference', not {method!r}")
     if method not in GPU_METHODS:
         if fusion is not None or layout != "soa" or block is not None or measure_stages:
             raise ValueError(f"fusion, layout, block and measure_stages apply to the GPU methods {GPU_METHODS}, "
@@ -110,13 +124,15 @@ def cluster(graph, method="gpu_persistent", *, dtype=None, fusion=None, layout="
         if method == "reference":
             return average_link_reference(g, dtype, max_merges=max_merges)
         return scipy_average_linkage(g)
-    if method == "gpu_persistent":
+    if method in ONE_KERNEL_METHODS:
         if fusion is not None or layout != "soa" or measure_stages:
             raise ValueError("fusion, layout and measure_stages apply to the host-driven GPU methods "
-                             f"{STAGED_METHODS}, not 'gpu_persistent' (one kernel, atomic fusion)")
+                             f"{STAGED_METHODS}, not {method!r} (one kernel)")
         block = check_block(default_block() if block is None else block, "block")
         if block & (block - 1):
             raise ValueError(f"block must be a power of two (the reductions halve it), got {block}")
+        if method == "gpu_rac":
+            return RoundsClustering(g, dtype, block).run()
         return PersistentClustering(g, dtype, block).run(max_merges=max_merges)
     resident = method == "gpu"
     fusion = check_choice(fusion if fusion is not None else ("segmented" if resident else "cpu_sort"), "fusion",

@@ -20,8 +20,9 @@ the same (full passes over the M entries). The summary fits each variant's growt
 exponent (seconds ~ N^k) over the sizes.
 
 GPU part (where a GPU is present): the whole loop in one cooperative kernel
-(``gpu_persistent``), timed end to end with CUDA events; the host-driven device-resident
-loop with each fusion and layout, and the thesis's host round trip, timed over their first
+(``gpu_persistent``) and the rounds of reciprocal pairs in one cooperative kernel
+(``gpu_rac``, with the unit model's prediction beside it, ``predicted_seconds``), timed end
+to end with CUDA events; the host-driven device-resident loop with each fusion and layout, and the thesis's host round trip, timed over their first
 :data:`GPU_SAMPLE_MERGES` merges and extrapolated (``estimated``); plus the time per stage
 (events around each stage) and a roofline bound from the bytes each iteration streams
 (:func:`~course_lib.hac.bytes_per_iteration`) and the device's memory bandwidth.
@@ -39,7 +40,7 @@ import numpy as np
 
 from .. import device
 from ..bench import LOADED_NOTE, growth_exponent, paired, paired_rows, ratio_lines, timed_once
-from .api import cluster
+from .api import ONE_KERNEL_METHODS, cluster
 from .data import THESIS_M, THESIS_N, planted_graph
 from .model import THESIS, bytes_per_iteration
 from .reference import average_link_reference
@@ -53,7 +54,8 @@ REFERENCE_SAMPLE = 200
 REPEAT = 5
 #: The peers whose user-facing call is timed, on a ready condensed distance matrix.
 PEERS = ("scipy_linkage", "fastcluster_average")
-GPU_VARIANTS = (("gpu_persistent", None, "soa"), ("gpu", "segmented", "soa"), ("gpu", "atomic", "soa"),
+GPU_VARIANTS = (("gpu_persistent", None, "soa"), ("gpu_rac", None, "soa"), ("gpu", "segmented", "soa"),
+                ("gpu", "atomic", "soa"),
                 ("gpu", "segmented", "aos"), ("gpu_roundtrip", "cpu_sort", "soa"), ("gpu_roundtrip", "cpu_sort", "aos"))
 #: Merges the host-driven GPU loops run per timing (their merges all cost the same full passes, so the
 #: time of all N - nC is extrapolated, marked ``estimated``); the persistent kernel always runs them all.
@@ -152,21 +154,29 @@ def _gpu_rows(graphs, bandwidth):
     cluster(graphs[0][1], "gpu")  # compile the kernels
     for name, g in graphs:
         for method, fusion, layout in GPU_VARIANTS:
-            cluster(g, method, fusion=fusion, layout=layout, max_merges=2)  # compile this variant
             merges = g.n_elements - g.n_components
-            sample = merges if method == "gpu_persistent" else min(merges, GPU_SAMPLE_MERGES)
+            sample = merges if method in ONE_KERNEL_METHODS else min(merges, GPU_SAMPLE_MERGES)
+            # "gpu_rac" merges in rounds, not in order: it always makes every merge.
+            limit = (lambda q: {}) if method == "gpu_rac" else (lambda q: {"max_merges": q})
+            cluster(g, method, fusion=fusion, layout=layout, **limit(2))  # compile this variant
             samples = []
             for _ in range(3):
                 start, stop = cuda.event(), cuda.event()
                 start.record()
-                cluster(g, method, fusion=fusion, layout=layout, max_merges=sample)  # ends with copies: synchronous
+                cluster(g, method, fusion=fusion, layout=layout, **limit(sample))  # ends with copies: synchronous
                 stop.record()
                 stop.synchronize()
                 samples.append(cuda.event_elapsed_time(start, stop) / 1e3 * merges / max(sample, 1))
             traffic = bytes_per_iteration(g.n_entries, dtype=np.float32, layout=layout,
                                           fusion=fusion or "atomic")["total"]
             extra = {"bytes_streamed": traffic * merges, "estimated": sample < merges, "iterations_timed": sample}
-            if method != "gpu_persistent":  # one kernel has no stages to time apart
+            if method == "gpu_rac":  # the model's prediction beside the measurement it is checked against
+                from .model import predict_rac
+                from ._rounds import average_link_rounds
+
+                extra["predicted_seconds"] = predict_rac(average_link_rounds(g, np.float32, stats=True)[1],
+                                                         g.n_elements, g.n_entries)["seconds"]
+            if method not in ONE_KERNEL_METHODS:  # one kernel has no stages to time apart
                 extra["stage_seconds"] = cluster(g, method, fusion=fusion, layout=layout, measure_stages=True,
                                                  max_merges=sample).stage_seconds
             if bandwidth:

@@ -6,7 +6,8 @@ import numpy as np
 
 from .._validate import check_array, check_choice, check_dtype, check_float, check_int
 
-__all__ = ["THESIS", "amdahl_limit", "amdahl_speedup", "bytes_per_iteration", "stage_fractions"]
+__all__ = ["GRID_SYNC_SECONDS", "PERSISTENT_RUN", "RAC_GRID_THREADS", "THESIS", "amdahl_limit", "amdahl_speedup",
+           "bytes_per_iteration", "predict_rac", "stage_fractions"]
 
 #: Figures of the thesis (Valenzuela, 2010): seconds per stage (its Cuadros 1 and 9) and totals.
 THESIS = {
@@ -89,3 +90,89 @@ def bytes_per_iteration(n_entries, *, dtype=np.float32, layout="soa", fusion="se
            "integration": 0, "fusion": 16 * m if fusion == "atomic" else 0}
     out["total"] = sum(out.values())
     return out
+
+
+#: The run the per-entry cost of a grid-strided pass is read from: ``cluster(g)`` (``"gpu_persistent"``, float32)
+#: on the planted graph at the thesis's size, NVIDIA H200, 2026-11-28, best of 3 (the GPU run recorded in the
+#: course's ``gpu-runs`` notes, ``h200_2026-11-28_persistent-defaults.jsonl``, row ``hac_gpu_persistent``). Each of
+#: its 12,118 merges is 3 grid syncs and 3 grid-strided passes over all 705,352 entries, on 256 blocks of 256 threads.
+PERSISTENT_RUN = {"device": "NVIDIA H200", "date": "2026-11-28", "seconds": 0.2425, "merges": 12_118,
+                  "entries": 705_352, "syncs_per_merge": 3, "passes_per_merge": 3, "threads": 256 * 256}
+#: One grid-synced step of a cooperative kernel on an H200: a published figure (RRZE-HPC gpu-benches), not a
+#: course measurement; the probe has not timed numba's grid sync apart yet.
+GRID_SYNC_SECONDS = 1.26e-6
+#: Threads of the ``"gpu_rac"`` launch on an H200: one block of 256 per SM (162 registers per thread at
+#: block 256 in the compile check, sm_90: 65,536 / (162 x 256) < 2) on 132 SMs.
+RAC_GRID_THREADS = 132 * 256
+#: Entry passes per round of ``"gpu_rac"`` (stages A, B, D, E, F read every live entry) and the extra
+#: entry-pass equivalents of an entry with an end in a merging cluster (one insertion, up to three look-ups).
+RAC_PASSES_PER_ROUND = 5
+RAC_EXTRA_PASSES_PER_TOUCHED = 4
+
+
+def predict_rac(stats, n_elements, n_entries, *, dtype=np.float32, costs=None,
+                grid_threads=RAC_GRID_THREADS) -> dict:
+    """A prediction (not a measurement) of one ``cluster(g, "gpu_rac")`` on the GPU of the committed runs.
+
+    Device time: one grid sync per round stage (:data:`GRID_SYNC_SECONDS`, published) plus the entry
+    passes, each entry visit costing what one visit cost in the measured ``"gpu_persistent"`` run
+    (:data:`PERSISTENT_RUN`: its seconds less its syncs, over its entry visits), scaled by the ratio
+    of the two launches' threads (the passes wait on memory latency, so fewer threads in flight
+    cost proportionally more). Host time: one launch, the allocations, the uploads and the
+    download, at the committed host costs (:func:`course_lib.bench.costs.committed_costs`). The
+    host's NumPy numbering of the merges (a sort of N - nC records) is not included.
+
+    Parameters
+    ----------
+    stats : RoundStats
+        The rounds of this graph (:func:`course_lib.hac.average_link_rounds` with ``stats=True``).
+    n_elements, n_entries : int
+        N and M of the graph.
+    dtype : float32 or float64
+        Of the affinities uploaded.
+    costs : HostCosts, optional
+        Default: :func:`course_lib.bench.costs.committed_costs`.
+    grid_threads : int
+        Threads of the launch (default: the H200's, :data:`RAC_GRID_THREADS`).
+
+    Returns
+    -------
+    dict
+        ``seconds`` (the predicted total), ``device_seconds``, ``sync_seconds``, ``pass_seconds``,
+        ``host_seconds`` (None without committed host costs), ``rounds``, ``grid_syncs``,
+        ``entry_visits``, ``seconds_per_entry_visit``, ``label`` and ``sources``.
+    """
+    from ..bench.costs import committed_costs
+    from ._rac import GRID_SYNCS_PER_ROUND, RoundsClustering
+
+    n = check_int(n_elements, "n_elements", minimum=1)
+    m = check_int(n_entries, "n_entries", minimum=0)
+    value = check_dtype(dtype, "dtype").itemsize
+    threads = check_int(grid_threads, "grid_threads", minimum=1)
+    costs = committed_costs() if costs is None else costs
+    run = PERSISTENT_RUN
+    visits_run = run["merges"] * run["passes_per_merge"] * run["entries"]
+    per_visit = (run["seconds"] - run["merges"] * run["syncs_per_merge"] * GRID_SYNC_SECONDS) / visits_run
+    per_visit *= run["threads"] / threads
+    visits = (RAC_PASSES_PER_ROUND * int(stats.entries.sum()) + RAC_EXTRA_PASSES_PER_TOUCHED * int(stats.touched.sum())
+              + 2 * m + 4 * n)  # + the initialisation: the hash table (2M slots), the per-slot arrays
+    syncs = 1 + GRID_SYNCS_PER_ROUND * stats.rounds if m else 0
+    sync_seconds = syncs * GRID_SYNC_SECONDS
+    pass_seconds = visits * per_visit if m else 0.0
+    host = None
+    if m:
+        merges = int(stats.merges.sum())
+        copy_bytes = 8 * m + value * m + 7 * 8 * merges
+        host = costs.modelled_host_seconds(RoundsClustering.LAUNCHES, RoundsClustering.UPLOADS
+                                           + RoundsClustering.DOWNLOADS, copy_bytes, RoundsClustering.ALLOCATIONS)
+    elif costs.launch_seconds is not None:
+        host = 0.0
+    device_seconds = sync_seconds + pass_seconds
+    return {"seconds": None if host is None else device_seconds + host, "device_seconds": device_seconds,
+            "sync_seconds": sync_seconds, "pass_seconds": pass_seconds, "host_seconds": host,
+            "rounds": stats.rounds, "grid_syncs": syncs, "entry_visits": visits, "seconds_per_entry_visit": per_visit,
+            "label": f"prediction for {costs.device or 'no committed GPU run'}, not a measurement: check it against "
+                     "the probe's next run",
+            "sources": {"seconds_per_entry_visit": f"gpu_persistent, {run['device']}, {run['date']}: "
+                                                   f"{run['seconds']} s for {run['merges']} merges",
+                        "grid_sync_seconds": "published H200 figure (RRZE-HPC gpu-benches)", **costs.sources}}

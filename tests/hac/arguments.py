@@ -37,6 +37,8 @@ ARGUMENTS = {
                              dtype="precision"),
     "average_link_reference": Call(lambda: {"graph": _graph().to_sparse(), "dtype": np.float64, "max_merges": 3},
                                    graph=_GRAPH, dtype="precision", max_merges="nonneg_int?"),
+    "average_link_rounds": Call(lambda: {"graph": _graph().to_sparse(), "dtype": np.float64, "stats": True},
+                                graph=_GRAPH, dtype="precision", stats="flag"),
     "average_link_scan": Call(lambda: {"graph": _graph().to_sparse(), "dtype": np.float64}, graph=_GRAPH,
                               dtype="precision"),
     "bytes_per_iteration": Call(lambda: {"n_entries": 100, "dtype": np.float32, "layout": "soa",

@@ -32,3 +32,26 @@ def test_bytes_per_iteration():
     aos = hac.bytes_per_iteration(1000, layout="aos")
     assert aos["matching"] == 2 * soa["matching"] == 8000
     assert hac.bytes_per_iteration(1000, fusion="atomic")["total"] == soa["total"] + 16000
+
+
+def test_the_rounds_prediction_is_labelled_and_adds_up():
+    from course_lib.hac.model import GRID_SYNC_SECONDS, PERSISTENT_RUN, predict_rac
+    from course_lib.hac._rounds import average_link_rounds
+
+    g, _ = hac.planted_graph(200, 3000, n_groups=2, seed=1)
+    _, stats = average_link_rounds(g, stats=True)
+    p = predict_rac(stats, g.n_elements, g.n_entries)
+    assert "prediction" in p["label"] and "not a measurement" in p["label"]
+    assert p["grid_syncs"] == 1 + 6 * stats.rounds
+    assert p["sync_seconds"] == pytest.approx(p["grid_syncs"] * GRID_SYNC_SECONDS)
+    assert p["device_seconds"] == pytest.approx(p["sync_seconds"] + p["pass_seconds"])
+    assert p["seconds"] == pytest.approx(p["device_seconds"] + p["host_seconds"])
+    assert p["entry_visits"] > 5 * stats.entries.sum()
+    # The per-visit cost comes from the measured gpu_persistent run, less its syncs, at its own thread count.
+    run = PERSISTENT_RUN
+    same = predict_rac(stats, g.n_elements, g.n_entries, grid_threads=run["threads"])
+    visits = run["merges"] * run["passes_per_merge"] * run["entries"]
+    assert same["seconds_per_entry_visit"] * visits + run["merges"] * 3 * GRID_SYNC_SECONDS == pytest.approx(
+        run["seconds"])
+    assert p["seconds_per_entry_visit"] > same["seconds_per_entry_visit"]  # fewer threads in flight
+    assert "gpu_persistent" in p["sources"]["seconds_per_entry_visit"]
