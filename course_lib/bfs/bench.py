@@ -240,7 +240,7 @@ def _search_case(method):
         return lambda: traverse(g, source, method, on_device=on_device)
 
     return Case(method, "traverse() end to end: every level's launches and copies, depth and parent downloaded "
-                "(graph on the device already)", f"Kronecker scale {GOAL_SCALE}, edge factor {EDGE_FACTOR}", 1.5,
+                "(graph on the device already)", f"Kronecker scale {GOAL_SCALE}, edge factor {EDGE_FACTOR}", 2.5,
                 "call", run, counts=_search_counts, per=("levels", "level"),
                 derive=lambda row: teps_rates(row["component_edges"], row["arcs_examined"], row["seconds"]),
                 fields={"graph": f"kronecker{GOAL_SCALE}"})
@@ -262,7 +262,7 @@ def _bfs_notes(rows):
 PROBE = Probe(
     Inputs(f"Kronecker scale {GOAL_SCALE}, edge factor {EDGE_FACTOR} (128M arcs), uploaded once", _probe_inputs, 70.0),
     method_cases(GPU_METHODS, default_gpu_method(traverse, GPU_METHODS), _search_case,
-                 teaching={m: dict(repeat=3) for m in GPU_METHODS}) + (
+                 teaching={m: dict(repeat=2, expected_seconds=2.0) for m in GPU_METHODS}) + (
         Case("cpu_numba_direction_optimizing", "the compiled direction-optimising BFS on all cores",
              f"Kronecker scale {GOAL_SCALE}", 1.5, "cpu", _cpu_search, repeat=3),
     ), _bfs_notes)

@@ -336,7 +336,7 @@ def _infomax_case(method):
 
     what = "to convergence" if to_convergence else "one kept step (teaching row)"
     return Case(method, f"infomax() end to end, {what}; steps kept, restarts and every step run counted apart",
-                f"{shape[0]} x {shape[1]:,} float64, seed {PROBE_SEED}", 16.0 if to_convergence else 4.0, "call", run,
+                f"{shape[0]} x {shape[1]:,} float64, seed {PROBE_SEED}", 16.0 if to_convergence else 3.0, "call", run,
                 counts=_step_counts,
                 per=("step_calls", "step"), repeat=2)
 

@@ -324,7 +324,7 @@ PROBE = Probe(
                  teaching={"lean": dict(expected_seconds=3.0), "tiled": dict(expected_seconds=3.0),
                            "naive": dict(expected_seconds=4.0), "pxp": dict(expected_seconds=4.0)}) + (
         Case("kernels", "device time per launch, queued (no host), and SASS issue slots per interaction",
-             "N = 2^20", 12.0, "rows", _kernel_rows),
+             "N = 2^20", 10.0, "rows", _kernel_rows),
         Case("cuda_sample", "library peer: the CUDA sample's tiled kernel (CuPy RawKernel), device time", "N = 2^20",
              4.0, "rows", _sample_rows),
     ))
