@@ -299,12 +299,13 @@ def _cluster_case(method):
 
     def run(inputs):
         g = inputs["graph"]
-        return lambda: (cluster(g, method, max_merges=sample), inputs["merges"])
+        return lambda: (cluster(g, method, max_merges=sample), g)
 
     def counts(result):
-        _, merges = result
+        _, g = result
+        merges = g.n_elements - g.n_components
         timed = merges if sample is None else min(sample, merges)
-        return {"merges": merges, "merges_timed": timed, "n_elements": THESIS_N, "n_entries": THESIS_M}
+        return {"merges": merges, "merges_timed": timed, "n_elements": g.n_elements, "n_entries": g.n_entries}
 
     def derive(row):
         if row["merges_timed"] >= row["merges"]:
