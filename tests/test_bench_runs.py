@@ -74,3 +74,16 @@ def test_the_committed_probe_runs_are_read_and_the_readme_corrects_icas_step_fig
     assert step_calls == 10 and fused["steps_timed"] == 3  # 6 restarts: 10 steps run, 3 kept
     readme = (Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "README.md").read_text()
     assert f"**{fused['seconds'] / step_calls:.3f} s**" in readme and "**10 steps**" in readme
+
+
+def test_full_size_cpu_runs_are_read_when_asked_for_and_labelled_with_the_cpu(tmp_path):
+    _write(tmp_path, "demo_cpu-only_2026-11-26", "demo", "2026-11-26", backend="simulator")
+    _write(tmp_path, "demo_cpu-only-quick_2026-11-27", "demo", "2026-11-27", backend="simulator")  # quick: never read
+    data = json.loads((tmp_path / "demo_cpu-only_2026-11-26.json").read_text())
+    (tmp_path / "demo_cpu-only_2026-11-26.json").write_text(json.dumps(dict(data, cpu="AMD EPYC", cpu_cores=2)))
+    assert runs.committed_runs("demo", folder=tmp_path) == []  # GPU runs by default
+    (cpu,) = runs.committed_runs("demo", kinds=("cpu",), folder=tmp_path)
+    assert cpu.label == "AMD EPYC (2 cores), 2026-11-26, cpu" and cpu.path.name == "demo_cpu-only_2026-11-26.json"
+    committed = runs.committed_runs("hac", kinds=("cpu",))
+    if committed:  # the checkout's full-size CPU run of HAC, which lesson 5 reads
+        assert all("quick" not in run.path.name for run in committed)

@@ -1,6 +1,6 @@
 """The one reader of the GPU runs committed under ``benchmarks/results/``.
 
-Two kinds of run are committed, both JSON with the device and the date:
+Two kinds of GPU run are committed, both JSON with the device and the date:
 
 - a unit's full benchmark, ``<unit>_<device>_<date>.json`` (``python -m course_lib.bench <unit> --gpu``);
 - the probe, ``probe-<unit>_<device>_<date>.json`` (``python -m course_lib.bench probe``): a few
@@ -9,7 +9,9 @@ Two kinds of run are committed, both JSON with the device and the date:
 :func:`committed_runs` lists a unit's runs of both kinds, newest first, each a :class:`Run` labelled
 with its device, date and kind; :func:`runs_text` is what a lesson prints of them, including, when
 none is committed, the sentence that says so (a lesson prints it; its markdown does not repeat it).
-Runs without a GPU (``backend`` other than ``"gpu"``) carry no GPU figure and are left out.
+Runs without a GPU (``backend`` other than ``"gpu"``) carry no GPU figure and are left out, unless
+asked for by their kind, ``"cpu"``: the full-size CPU-only runs ``<unit>_cpu-only_<date>.json``
+(labelled with the CPU and its cores; ``--quick`` runs are never read).
 
 The results are not shipped inside an installed package: :data:`RESULTS_DIR` is the
 ``benchmarks/results/`` of the checkout holding the package, and where it is absent every unit reads
@@ -36,13 +38,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["KINDS", "PROBE_PREFIX", "RESULTS_DIR", "Run", "committed_runs", "no_run_sentence", "read_run", "runs_text"]
+__all__ = ["ALL_KINDS", "KINDS", "PROBE_PREFIX", "RESULTS_DIR", "Run", "committed_runs", "no_run_sentence", "read_run", "runs_text"]
 
 #: Where the course's committed GPU runs live: ``benchmarks/results/`` of the checkout holding this package
 #: (absent from an installed wheel: every unit then reads as having no committed run, and says where it looked).
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-#: The kinds of committed run: a unit's full benchmark and the probe.
+#: The kinds of committed GPU run: a unit's full benchmark and the probe (what :func:`committed_runs` reads
+#: by default).
 KINDS = ("benchmark", "probe")
+#: Every kind a reader may ask for: the GPU runs' and the full-size CPU-only runs' (``"cpu"``).
+ALL_KINDS = KINDS + ("cpu",)
 #: The probe's files are named ``probe-<unit>_...``, and their ``unit`` field is ``probe-<unit>``.
 PROBE_PREFIX = "probe-"
 
@@ -56,9 +61,10 @@ class Run:
     unit : str
         The unit (the name of its subpackage), for both kinds.
     kind : str
-        ``"benchmark"`` (the unit's full benchmark) or ``"probe"``.
+        ``"benchmark"`` (the unit's full benchmark on a GPU), ``"probe"`` or ``"cpu"`` (a full-size
+        benchmark run without a GPU).
     device : str
-        The GPU's name, as the run recorded it.
+        The GPU's name, as the run recorded it; for a ``"cpu"`` run, the CPU and its cores.
     date : str
         The run's day, ``YYYY-MM-DD`` (UTC); ``data["date"]`` has the time.
     path : Path
@@ -124,14 +130,14 @@ def committed_runs(unit: str, *, kinds=KINDS, folder=None) -> list:
     unit : str
         A unit's name (the name of its subpackage).
     kinds : iterable of str
-        Which kinds (:data:`KINDS`): ``("benchmark", "probe")`` by default.
+        Which kinds (:data:`ALL_KINDS`): the GPU runs, ``("benchmark", "probe")``, by default.
     folder : path-like, optional
         Default :data:`course_lib.bench.RESULTS_DIR`; a folder that does not exist holds no run.
 
     Returns
     -------
     list of Run
-        Newest first by the run's date and time; on the same day a benchmark run before a probe run.
+        Newest first by the run's date and time; at the same time, in the order of :data:`ALL_KINDS`.
 
     Raises
     ------
@@ -139,20 +145,24 @@ def committed_runs(unit: str, *, kinds=KINDS, folder=None) -> list:
         A file named as a run of ``unit`` that is not a results file of that unit, or an unknown kind.
     """
     kinds = tuple(kinds)
-    unknown = sorted(set(kinds) - set(KINDS))
+    unknown = sorted(set(kinds) - set(ALL_KINDS))
     if unknown:
-        raise ValueError(f"unknown kind(s) of run {unknown}; the kinds are {KINDS}")
+        raise ValueError(f"unknown kind(s) of run {unknown}; the kinds are {ALL_KINDS}")
     folder = _folder(folder)
     runs = []
     for kind in kinds:
         name = PROBE_PREFIX + unit if kind == "probe" else unit
-        for path in sorted(folder.glob(f"{name}_*.json")) if folder.is_dir() else ():
+        pattern = f"{name}_cpu-only_*.json" if kind == "cpu" else f"{name}_*.json"
+        for path in sorted(folder.glob(pattern)) if folder.is_dir() else ():
             data = read_run(path)
             if data["unit"] != name:
                 raise ValueError(f"{path}: not a results file of the {name} benchmark (unit {data['unit']!r})")
-            if data.get("backend") == "gpu":
+            if kind == "cpu" and data.get("backend") != "gpu" and not data.get("quick"):
+                where = f"{data.get('cpu', 'CPU')} ({data.get('cpu_cores', '?')} cores)"
+                runs.append(Run(unit, kind, where, data["date"][:10], path, data))
+            elif kind != "cpu" and data.get("backend") == "gpu":
                 runs.append(Run(unit, kind, data["device"]["name"], data["date"][:10], path, data))
-    return sorted(runs, key=lambda r: (r.data["date"], -KINDS.index(r.kind)), reverse=True)
+    return sorted(runs, key=lambda r: (r.data["date"], -ALL_KINDS.index(r.kind)), reverse=True)
 
 
 def no_run_sentence(unit: str, *, kinds=KINDS, folder=None) -> str:
