@@ -22,15 +22,20 @@ purpose (not a multiple of the block)::
         ...
 
 For factory-made kernels, pass ``example=`` to :func:`register_kernel`.
+
+The shared benchmark layer finds what each unit declares for it the same way, without naming a
+unit: :func:`declared` reads one name (``PROBE``, ``COST_MODEL``, ``HOST_COSTS``) from every
+unit's ``bench`` module that defines it (see :mod:`course_lib.bench.cases`).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["KernelSpec", "all_kernels", "course_kernel", "register_kernel"]
+__all__ = ["KernelSpec", "all_kernels", "course_kernel", "declared", "register_kernel"]
 
 _REGISTRY: dict[str, "KernelSpec"] = {}
 
@@ -132,3 +137,28 @@ def all_kernels() -> list[KernelSpec]:
     for unit in UNITS:
         importlib.import_module(f"course_lib.{unit}.kernels")
     return sorted(_REGISTRY.values(), key=lambda spec: spec.name)
+
+
+def declared(name: str, module: str = "bench") -> dict:
+    """``{unit: course_lib.<unit>.<module>.<name>}`` for every unit whose module defines ``name``.
+
+    In teaching order (:data:`course_lib.UNITS`); a unit without that module, or whose module
+    does not define ``name``, is left out.
+
+    >>> sorted(declared("PROBE")) == sorted(set(declared("PROBE")))
+    True
+    """
+    from ._units import UNITS
+
+    found = {}
+    for unit in UNITS:
+        try:
+            spec = importlib.util.find_spec(f"course_lib.{unit}.{module}")
+        except ModuleNotFoundError:  # the unit's package itself is missing
+            continue
+        if spec is None:
+            continue
+        value = getattr(importlib.import_module(f"course_lib.{unit}.{module}"), name, None)
+        if value is not None:
+            found[unit] = value
+    return found

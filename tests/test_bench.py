@@ -406,13 +406,13 @@ def test_bandwidth_counts_dram_bytes_only_past_the_l2():
     assert big["requested_bytes_per_s"] > big["dram_bytes_per_s"] and L2_BYTES == 50e6
 
 
-def test_bfs_rates_count_graph500_edges_and_arcs_apart():
-    from course_lib.bench.measure import bfs_rates
+def test_teps_rates_count_graph500_edges_and_arcs_apart():
+    from course_lib.bench.measure import teps_rates
 
-    rates = bfs_rates(component_edges=1000, arcs_examined=2000, seconds=1e-3)
+    rates = teps_rates(component_edges=1000, arcs_examined=2000, seconds=1e-3)
     assert rates["teps"] == 1e6 and rates["arcs_per_s"] == 2e6
     with pytest.raises(ValueError):
-        bfs_rates(1, 1, 0.0)
+        teps_rates(1, 1, 0.0)
 
 
 def test_rows_carry_one_scope_and_compare_the_same_problem():
@@ -444,123 +444,6 @@ def test_gpu_time_and_cupy_time_need_a_gpu():
         pytest.skip("a GPU is present")
     with pytest.raises(RuntimeError, match="needs a GPU"):
         bench.gpu_time(lambda: None)
-
-
-# --- The GPU probe (python -m course_lib.bench probe) and the wall-time split ------------------------------
-
-
-def test_probe_dry_run_plans_every_unit_within_the_budget(capsys):
-    from course_lib.bench import probe
-
-    assert main(["probe", "--dry-run"]) == 0
-    out = capsys.readouterr().out
-    assert set(probe.PLAN) == set(probe.UNITS) == set(probe.RUNNERS) and len(probe.UNITS) == 8
-    for unit in probe.UNITS:
-        assert f"\n{unit}  (" in out
-    for unit in probe.HOST_DRIVEN:
-        assert f"{unit}  ({probe.plan_seconds([unit]):.0f} s, host-driven" in out
-    assert 0 < probe.plan_seconds() <= probe.BUDGET_SECONDS
-    assert f"total {probe.plan_seconds():.0f} s of {probe.BUDGET_SECONDS} s" in out and "OVER BUDGET" not in out
-    assert "N = 2^20" in out and "Kronecker scale 22" in out and "cusparse" in out
-
-
-def test_probe_narrows_to_units_refuses_unknown_ones_and_flags_an_over_budget_plan(capsys, monkeypatch):
-    from course_lib.bench import probe
-
-    assert main(["probe", "bfs", "hac", "--dry-run"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("GPU probe plan (2 units") and "\nnbody" not in out
-    with pytest.raises(SystemExit):
-        main(["probe", "nosuchunit", "--dry-run"])
-    monkeypatch.setattr(probe, "BUDGET_SECONDS", 10)
-    assert main(["probe", "--dry-run"]) == 1 and "OVER BUDGET" in capsys.readouterr().out
-
-
-def test_probe_without_a_gpu_measures_nothing(capsys, tmp_path):
-    if device.is_gpu():
-        pytest.skip("a GPU is present")
-    assert main(["probe", "poisson", "--out", str(tmp_path)]) == 2
-    assert "needs an NVIDIA GPU" in capsys.readouterr().err and not list(tmp_path.iterdir())
-
-
-def test_clock_sampler_keeps_what_it_read_during_the_run():
-    import itertools
-    import time as _time
-
-    from course_lib.bench.probe import ClockSampler
-
-    readings = itertools.cycle([1980.0, None, 1755.0])
-    with ClockSampler(query=lambda: next(readings), interval=0.001) as clock:
-        _time.sleep(0.05)
-    summary = clock.summary()
-    assert summary["samples"] >= 2 and summary["min_mhz"] == 1755.0 and summary["max_mhz"] == 1980.0
-    assert ClockSampler(query=lambda: None).summary() == {}
-
-
-def test_probe_writes_one_json_per_unit_with_clock_device_and_date(tmp_path, monkeypatch):
-    from course_lib.bench import probe
-
-    monkeypatch.setattr(probe, "RUNNERS", {"poisson": lambda: ([{"variant": "jacobi", "scope": "device",
-                                                                   "seconds": 1e-3}], ["a note"])})
-    monkeypatch.setattr(probe, "_nvidia_smi_clock", lambda: 1980.0)
-    path = probe.probe_unit("poisson", tmp_path)
-    results = json.loads(path.read_text())
-    assert path.name.startswith("probe-poisson_") and results["unit"] == "probe-poisson"
-    assert results["sm_clock"]["median_mhz"] == 1980.0 and results["rows"][0]["variant"] == "jacobi"
-    assert results["date"] and "versions" in results and "cuda" in results and results["notes"][0] == "a note"
-    # A probe file is not a unit benchmark's run: lessons reading the unit's runs never see it.
-    assert bench.committed_results("poisson", tmp_path) == []
-    monkeypatch.setattr(probe, "RUNNERS", {"poisson": lambda: 1 / 0})
-    failed = json.loads(probe.probe_unit("poisson", tmp_path).read_text())
-    assert failed["rows"] == [] and "ZeroDivisionError" in failed["notes"][0]
-
-
-def test_split_report_divides_wall_time_per_call():
-    from course_lib.bench.split import Split
-
-    class Event:
-        def __init__(self, t):
-            self.t = t
-
-        def synchronize(self):
-            pass
-
-    s = Split(launches=30, copies=6, copy_bytes=600, allocations=9, alloc_bytes=900, launch_host_seconds=1.5e-3,
-              copy_host_seconds=0.6e-3, alloc_host_seconds=0.3e-3, elapsed=lambda a, b: b.t - a.t,
-              events=[(Event(0.0), Event(1e-4))] * 30)
-    report = s.report(wall_seconds=3e-3, calls=3)
-    assert report["launches"] == 10 and report["copies"] == 2 and report["allocations"] == 3
-    assert report["device_seconds"] == pytest.approx(1e-3) and report["launch_host_seconds"] == pytest.approx(5e-4)
-    assert report["other_host_seconds"] == pytest.approx((3e-3 - 2.4e-3) / 3) and report["scope"] == "end_to_end"
-    parts = sum(report[k] for k in ("launch_host_seconds", "copy_host_seconds", "alloc_host_seconds",
-                                    "other_host_seconds"))
-    assert parts == pytest.approx(report["wall_seconds"])
-
-
-def test_split_needs_a_gpu_and_finds_what_it_wraps_on_the_real_target():
-    import os
-    import subprocess
-    import sys
-
-    from course_lib.bench.split import split
-
-    if not device.is_gpu():
-        with pytest.raises(RuntimeError, match="needs a GPU"):
-            with split():
-                pass
-    script = ("import course_lib\n"
-              "from numba.cuda.cudadrv import driver\n"
-              "from numba.cuda import dispatcher\n"
-              "from numba.cuda.dispatcher import CUDADispatcher\n"
-              "for owner, name in ((dispatcher, 'launch'), (driver, 'host_to_device'), (driver, 'device_to_host'),\n"
-              "                    (driver, 'device_to_device'), (driver.Context, 'memalloc'), (CUDADispatcher, 'call')):\n"
-              "    assert callable(getattr(owner, name)), name\n"
-              "import inspect\n"
-              "assert 'launch(stream, config, kernel' in inspect.getsource(dispatcher)  # looked up as a module global\n"
-              "print('ok')\n")
-    env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
 
 # --- The cost model (python -m course_lib.bench model) and the committed host costs -------------------------
@@ -633,7 +516,7 @@ def test_model_command_prints_every_committed_row(capsys):
     out = capsys.readouterr().out
     assert out.startswith("median |error| per unit") and "spmv" in out
     with pytest.raises(SystemExit):
-        model.main(["hac"])
+        model.main(["hac"])  # hac declares no cost model
 
 
 def test_readme_states_the_models_error_and_the_committed_costs():

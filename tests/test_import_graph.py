@@ -363,3 +363,34 @@ def test_a_part_importing_the_front_door_or_a_stray_module_is_named(tmp_path):
         "fake.g.running.worker -> fake.g (running -> front)",
         "fake.unit.questions -> fake.g.running.worker (outside -> running)",
     ]
+
+
+# --- The shared benchmark layer names no unit ---------------------------------------------------
+
+
+def _strings(tree) -> list:
+    """String constants of a module that are not docstrings."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_the_shared_benchmark_layer_imports_and_names_no_unit():
+    """``course_lib.bench`` finds what each unit declares (probe cases, cost model, host costs) through the
+    registry: none of its modules imports a unit or names one in its code, so a unit is added without editing it."""
+    root = Path(course_lib.__file__).parent
+    graph = import_graph(root, "course_lib")
+    units = {f"course_lib.{unit}" for unit in course_lib.UNITS}
+    layer = [m for m in graph if m == "course_lib.bench" or m.startswith("course_lib.bench.")]
+    assert len(layer) > 5
+    found = [f"{m} -> {t}" for m in layer for t in sorted(graph[m]) if t in units or t.rpartition(".")[0] in units
+             or any(t.startswith(u + ".") for u in units)]
+    assert not found, "the benchmark layer imports units:\n" + "\n".join(found)
+    named = []
+    for path in sorted((root / "bench").glob("*.py")):
+        for text in _strings(ast.parse(path.read_text(encoding="utf-8"))):
+            words = set(text.replace("-", " ").replace("_", " ").replace(".", " ").split())
+            named += [f"{path.name}: {text!r}" for unit in course_lib.UNITS if unit in words]
+    assert not named, "the benchmark layer names units:\n" + "\n".join(named)

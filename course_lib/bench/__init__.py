@@ -29,9 +29,14 @@ A unit's ``bench.py`` only says what it measures; the skeleton is shared:
   and allocations, :mod:`course_lib.bench.costs` reads the host costs of a launch and a copy from the
   committed runs, and :mod:`course_lib.bench.model` predicts every committed GPU row from issue slots, DRAM
   bytes, launches and copies (``python -m course_lib.bench model`` prints its error per row);
-- :func:`committed_results` reads the GPU runs committed under ``benchmarks/results/``
-  and :func:`gpu_figures` is what a lesson prints of them: the newest, labelled with
-  its device and date, or how to make one when none is committed.
+- :mod:`course_lib.bench.runs` is the one reader of the GPU runs committed under
+  ``benchmarks/results/`` (full benchmarks and probe runs, newest first, labelled with device and
+  date); :func:`committed_results` lists a unit's full benchmark runs through it and
+  :func:`gpu_figures` is what a lesson prints of them: the newest, labelled with its device and
+  date, the probe's runs when only those are committed, or how to make one when none is;
+- :mod:`course_lib.bench.cases` is what a unit declares in its ``bench.py`` for the probe
+  (``PROBE``), the cost model (``COST_MODEL``) and the committed host costs (``HOST_COSTS``);
+  the layer finds the declarations through :func:`course_lib.registry.declared` and names no unit.
 
 >>> rows = [{"variant": "tiled", "n": 2048, "rate": 4.0}, {"variant": "tiled", "n": 1024, "rate": 1.0},
 ...         {"variant": "naive", "n": 1024, "rate": 0.5}]
@@ -55,17 +60,15 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .. import device
+from .runs import PROBE_PREFIX, RESULTS_DIR, committed_runs, runs_text
 
-__all__ = ["LOADED_NOTE", "NO_GPU_NOTE", "RESULTS_DIR", "committed_results", "cpu_name", "cupy_time", "figure",
+__all__ = ["LOADED_NOTE", "NO_GPU_NOTE", "RESULTS_DIR", "committed_results", "committed_runs", "runs_text", "cpu_name", "cupy_time", "figure",
            "driver_versions", "gpu_figures", "gpu_time", "growth_exponent", "load_note", "paired", "paired_rows", "plot_series", "ratio_lines",
            "results", "series", "stamp", "summary_text", "time_call", "timed_once", "timing_suffix",
            "versions", "write_results"]
 
 #: The note of a run without a GPU (the benchmark measured its CPU part only).
 NO_GPU_NOTE = "no GPU: only the CPU variants were measured"
-#: Where the course's committed GPU runs live: ``benchmarks/results/`` of the checkout holding this package
-#: (absent from an installed wheel: a lesson then says that no run is committed).
-RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 #: Progress lines on standard error as each paired measurement and each part ends. Off by default (lessons
 #: call :func:`paired` in cells); ``python -m course_lib.bench`` turns it on, so that a run stopped at a time
 #: limit still says how far it got.
@@ -380,12 +383,16 @@ def write_results(results: dict, out_dir, plot=None) -> tuple[Path, Path | None]
 
 
 def committed_results(unit: str, folder=None) -> list:
-    """The GPU runs of ``unit`` in ``folder`` (default :data:`RESULTS_DIR`), newest first.
+    """The GPU runs of ``unit``'s full benchmark in ``folder`` (default :data:`RESULTS_DIR`), newest first.
+
+    Read by :func:`course_lib.bench.runs.committed_runs`, the one reader of committed runs (which also
+    lists the probe's runs and labels each with its device and date); ``"probe-<unit>"`` gives the
+    probe's runs of the unit instead.
 
     Parameters
     ----------
     unit : str
-        A unit name (``"nbody"``, ...): files ``<unit>_*.json`` written by :func:`write_results`.
+        A unit name (one of :data:`course_lib.UNITS`): files ``<unit>_*.json`` written by :func:`write_results`.
     folder : path-like, optional
 
     Returns
@@ -399,35 +406,29 @@ def committed_results(unit: str, folder=None) -> list:
     ValueError
         A file of the unit that is not a results file (not JSON, or without device and date).
     """
-    folder = Path(RESULTS_DIR if folder is None else folder)
-    runs = []
-    for path in sorted(folder.glob(f"{unit}_*.json")) if folder.is_dir() else ():
-        try:
-            data = json.loads(path.read_text())
-            complete = data["unit"] == unit and "name" in data["device"] and bool(data["date"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}: not a benchmark results file ({type(exc).__name__}: {exc})") from None
-        if not complete:
-            raise ValueError(f"{path}: not a results file of the {unit} benchmark (unit {data['unit']!r})")
-        if data.get("backend") == "gpu":
-            runs.append(data)
-    return sorted(runs, key=lambda r: r["date"], reverse=True)
+    if unit.startswith(PROBE_PREFIX):
+        return [run.data for run in committed_runs(unit[len(PROBE_PREFIX):], kinds=("probe",), folder=folder)]
+    return [run.data for run in committed_runs(unit, kinds=("benchmark",), folder=folder)]
 
 
 def gpu_figures(unit: str, folder=None) -> str:
     """What a lesson shows of its unit's GPU benchmark.
 
-    The newest committed GPU run (:func:`committed_results`), headed by its device and
-    date and summarised by the unit's ``bench.summary``; or, when none is committed,
-    a sentence saying so and which command makes one.
+    The newest committed GPU run of the unit's benchmark (:func:`committed_results`), headed by its
+    device and date and summarised by the unit's ``bench.summary``; without one, the committed probe
+    runs (:func:`course_lib.bench.runs.runs_text`); when neither is committed, a sentence saying so
+    and which command makes one.
     """
     folder = Path(RESULTS_DIR if folder is None else folder)
     runs = committed_results(unit, folder)
     if not runs:
-        return (f"No GPU run of the {unit} benchmark is committed yet (none in {folder.parent.name}/{folder.name}/): the figures quoted "
-                f"here are published ones and goals. On a machine with an NVIDIA GPU, `python -m course_lib.bench "
-                f"{unit} --gpu` measures them and writes JSON (device, driver, versions, date) and a plot to "
-                f"benchmarks/results/.")
+        if committed_runs(unit, kinds=("probe",), folder=folder):
+            return (f"No GPU run of the {unit} benchmark itself is committed; the probe's runs are:\n"
+                    + runs_text(unit, kinds=("probe",), folder=folder))
+        return (f"No GPU run of the {unit} benchmark is committed yet, nor a probe run (none in "
+                f"{folder.parent.name}/{folder.name}/): the figures quoted here are published ones and goals. On a "
+                f"machine with an NVIDIA GPU, `python -m course_lib.bench {unit} --gpu` measures them and writes JSON "
+                f"(device, driver, versions, date) and a plot to benchmarks/results/.")
     newest = runs[0]
     summary = importlib.import_module(f"course_lib.{unit}.bench").summary(newest)
     return (f"Measured on {newest['device']['name']}, {newest['date'][:10]} (committed run, "

@@ -18,7 +18,7 @@ Rules, each with the function that applies it:
 - **Bandwidth** (:func:`dram_rate`): DRAM bytes with each array counted as it really moves, on a
   working set larger than the L2 (:data:`L2_BYTES`), or with the L2 flushed between repetitions
   (:func:`flush_l2`); a model's requested bytes may stand beside it, named ``requested_bytes``.
-- **BFS** (:func:`bfs_rates`): TEPS as Graph500 counts them (undirected edges of the searched
+- **Graph searches** (:func:`teps_rates`): TEPS as Graph500 counts them (undirected edges of the searched
   component per second) and the arcs the search examined per second beside them.
 - **One scope per row** (:func:`check_rows`): each row says what its time covers (:data:`SCOPES`);
   rows compared with each other share a scope and a problem.
@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["L2_BYTES", "LONG_OPERATION", "SCOPES", "CupyGPU", "DeviceTiming", "NumbaGPU", "bfs_rates", "check_rows",
+__all__ = ["L2_BYTES", "LONG_OPERATION", "SCOPES", "CupyGPU", "DeviceTiming", "NumbaGPU", "teps_rates", "check_rows",
            "device_time", "dram_rate", "event_time", "flush_l2", "speedup", "wall_time"]
 
 #: L2 of the H100 and H200 (50 MB): a working set below it, repeated, is served from L2, not DRAM.
@@ -323,7 +323,7 @@ def dram_rate(dram_bytes: float, seconds: float, *, working_set: float, l2_flush
     Parameters
     ----------
     dram_bytes : float
-        Each array counted as it moves: read once if it stays in L2 for the call (a SpMV's x),
+        Each array counted as it moves: read once if it stays in L2 for the call (a sparse product's x),
         written once, read again only where the access pattern evicts it.
     seconds : float
         Device time of the call.
@@ -361,7 +361,7 @@ def dram_rate(dram_bytes: float, seconds: float, *, working_set: float, l2_flush
     return out
 
 
-def bfs_rates(component_edges: int, arcs_examined: int, seconds: float) -> dict:
+def teps_rates(component_edges: int, arcs_examined: int, seconds: float) -> dict:
     """Graph500 TEPS and the arcs examined per second.
 
     Parameters

@@ -32,14 +32,17 @@ search with preallocated buffers reaches.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.sparse import csgraph
 
 from .. import device
 from ..bench import LOADED_NOTE, paired, plot_series, results as bench_results, series, summary_text, timed_once
 from ..bench import timing_suffix
-from ..bench.measure import bfs_rates, wall_time
-from .api import DeviceGraph, traverse
+from ..bench.measure import teps_rates, wall_time
+from ..bench.cases import Case, CostModel, Inputs, Probe, default_gpu_method, method_cases
+from .api import METHODS, DeviceGraph, traverse
 from .cpu import bfs_cpu, bfs_cpu_parallel
 from .data import as_graph, grid_2d, kronecker
 
@@ -85,7 +88,7 @@ def _row(variant, name, g, edges, seconds, run=None, scope="end_to_end"):
     row = {"variant": variant, "graph": name, "vertices": g.n_vertices, "edges": g.n_arcs // 2,
            "traversed_edges": edges, "scope": scope, "seconds": seconds, "gteps": edges / seconds / 1e9}
     if run is not None:
-        rates = bfs_rates(edges, run.total_edges_examined, seconds)
+        rates = teps_rates(edges, run.total_edges_examined, seconds)
         row["iterations"] = run.iterations
         row["edges_examined"] = run.total_edges_examined  # the name of earlier runs
         row.update(arcs_examined=rates["arcs_examined"], arcs_per_s=rates["arcs_per_s"])
@@ -211,3 +214,121 @@ def plot(results, path):
     references = [(GOAL_GTEPS, f"goal {GOAL_GTEPS} GTEPS")] if results["backend"] == "gpu" else []
     plot_series(curves, path, xlabel="vertices (Kronecker, edge factor 16)", ylabel="GTEPS",
                 references=references, title=f"BFS on {results['device']['name']}")
+
+
+# --- The GPU probe, the cost model and a committed host cost (declared for course_lib.bench.cases) -----
+
+#: The GPU methods of :func:`~course_lib.bfs.api.traverse` (every method but the CPU one).
+GPU_METHODS = tuple(m for m in METHODS if m != "cpu")
+
+
+def _probe_inputs():
+    g = as_graph(kronecker(GOAL_SCALE, EDGE_FACTOR, seed=GOAL_SCALE), directed=False)
+    source = int(np.random.default_rng(GOAL_SCALE).choice(np.flatnonzero(g.degrees > 0)))
+    return {"graph": g, "source": source, "on_device": DeviceGraph(g) if device.is_gpu() else None}
+
+
+def _search_counts(run):
+    """Levels as the search counts them, and the arcs its kernels examined (counted on the host)."""
+    return {"levels": int(run.iterations), "iterations": int(run.iterations),
+            "component_edges": _component_edges(run.graph, run.depth), "arcs_examined": int(run.total_edges_examined)}
+
+
+def _search_case(method):
+    def run(inputs):
+        g, source, on_device = inputs["graph"], inputs["source"], inputs["on_device"]
+        return lambda: traverse(g, source, method, on_device=on_device)
+
+    return Case(method, "traverse() end to end: every level's launches and copies, depth and parent downloaded "
+                "(graph on the device already)", f"Kronecker scale {GOAL_SCALE}, edge factor {EDGE_FACTOR}", 2.5,
+                "call", run, counts=_search_counts, per=("levels", "level"),
+                derive=lambda row: teps_rates(row["component_edges"], row["arcs_examined"], row["seconds"]),
+                fields={"graph": f"kronecker{GOAL_SCALE}"})
+
+
+def _cpu_search(inputs):
+    g, source = inputs["graph"], inputs["source"]
+    return lambda: bfs_cpu_parallel(g, source)
+
+
+def _bfs_notes(rows):
+    from ..bench.measure import speedup
+
+    default = next(r for r in rows if r.get("default"))
+    cpu = [r for r in rows if r.get("device") == "cpu"]
+    return [f"default {default['variant']} against the CPU: " + str(speedup(default["seconds"], cpu))] if cpu else []
+
+
+PROBE = Probe(
+    Inputs(f"Kronecker scale {GOAL_SCALE}, edge factor {EDGE_FACTOR} (128M arcs), uploaded once", _probe_inputs, 70.0),
+    method_cases(GPU_METHODS, default_gpu_method(traverse, GPU_METHODS), _search_case,
+                 teaching={m: dict(repeat=2, expected_seconds=2.0) for m in GPU_METHODS}) + (
+        Case("cpu_numba_direction_optimizing", "the compiled direction-optimising BFS on all cores",
+             f"Kronecker scale {GOAL_SCALE}", 1.5, "cpu", _cpu_search, repeat=3),
+    ), _bfs_notes)
+
+#: The cost model's bytes per examined arc (column index + depth), and the quadratic search's per arc per level.
+MODEL_BYTES_PER_ARC, MODEL_QUADRATIC_BYTES_PER_ARC = 8, 12
+
+
+@functools.lru_cache(maxsize=None)
+def _level_counts(method: str) -> dict:
+    """Launches and copies per level, and per search outside the levels, of ``traverse`` (simulator)."""
+    from ..sim import record
+
+    per = {}
+    for side in (3, 5):  # two sizes: the difference per level is the per-level cost
+        g = as_graph(grid_2d(side, side), directed=False)
+        on_device = DeviceGraph(g)
+        with record() as log:
+            run = traverse(g, 0, method, on_device=on_device)
+        per[side] = (run.iterations, len(log.launches), len(log.transfers))
+    (l1, a1, c1), (l2, a2, c2) = per[3], per[5]
+    launches_per_level, copies_per_level = (a2 - a1) / (l2 - l1), (c2 - c1) / (l2 - l1)
+    return {"launches_per_level": launches_per_level, "copies_per_level": copies_per_level,
+            "launches_fixed": max(0.0, a1 - launches_per_level * l1), "copies_fixed": max(0.0, c1 - copies_per_level * l1)}
+
+
+def _predict(row, run, costs):
+    """Launch host time against device bytes (the larger), plus blocking copies and the final download."""
+    import math
+
+    if "iterations" not in row:
+        return None, "a CPU row"
+    c = _level_counts(row["variant"])
+    levels = row["iterations"]
+    host = (c["launches_fixed"] + c["launches_per_level"] * levels) * costs.launch_seconds
+    copies = (c["copies_fixed"] + c["copies_per_level"] * levels) * (costs.copy_seconds or 0.0)
+    download = 8 * row["vertices"] / (costs.pageable_bytes_per_s or math.inf)  # depth and parent
+    traffic = (levels * 2 * row["edges"] * MODEL_QUADRATIC_BYTES_PER_ARC if row["variant"] == "edge_quadratic"
+               else row["edges_examined"] * MODEL_BYTES_PER_ARC)
+    device_seconds = traffic / run["device"]["memory_bandwidth"]
+    return max(host, device_seconds) + copies + download, {"launch_host": host, "copies": copies,
+                                                           "device": device_seconds, "download": download}
+
+
+def _calibration(row):
+    return row["variant"] == "frontier_atomic" and str(row.get("graph", "")).startswith("grid")
+
+
+COST_MODEL = CostModel(_predict, lambda row: str(row.get("graph", "")), _calibration)
+
+
+def _copy_seconds(folder, known):
+    """One small blocking copy: a grid level of ``frontier_atomic`` is one launch, one small upload and one download."""
+    from ..bench.runs import committed_runs
+
+    runs = committed_runs("bfs", kinds=("benchmark",), folder=folder)
+    if not runs or known.get("launch_seconds") is None:
+        return None
+    run = runs[0]
+    rows = [r for r in run.rows if _calibration(r) and r.get("iterations")]
+    if not rows:
+        return None
+    per_level = rows[0]["seconds"] / rows[0]["iterations"]
+    return (max(0.0, (per_level - known["launch_seconds"]) / 2),
+            f"bfs run {run.date}: (seconds / levels of frontier_atomic on {rows[0]['graph']} - launch) / 2 copies "
+            "per level", run.device)
+
+
+HOST_COSTS = {"copy_seconds": _copy_seconds}

@@ -22,10 +22,12 @@ so there is no library peer.
 
 from __future__ import annotations
 
+import functools
 
 from .. import device
 from ..bench import LOADED_NOTE, paired, summary_text, time_call, timing_suffix
-from .api import prepare_problem, simulate
+from ..bench.cases import Case, CostModel, Inputs, Probe, default_gpu_method, method_cases
+from .api import DEVICE_METHODS, prepare_problem, simulate
 from .cpu import simulate_cpu
 from .data import THESIS_TYPES, lognormal_histogram
 from .reference import simulate_reference
@@ -186,3 +188,71 @@ def plot(results, path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+# --- The GPU probe and the cost model (declared for course_lib.bench.cases) -----------------------
+
+#: The probe's size, and the teaching rows' (the fixed-slot tree took 6.2 s at L = 1e5 on the H200, 2026-11-26).
+PROBE_L, TEACHING_L = 1_000_000, 10_000
+#: The cost model's bytes per decided cell (fate read and written, scan, scatter of the daughters).
+MODEL_BYTES_PER_CELL = 130
+
+
+def _probe_inputs():
+    return {n: lognormal_histogram(n, seed=1) for n in (PROBE_L, TEACHING_L)}
+
+
+def _generation_counts(result):
+    """What the simulation counts: cells decided, divisions, generations recorded."""
+    return {"cells": int(result.cells_simulated), "divisions": int(result.divisions),
+            "generations": int(len(result.level_counts)), "recorded": int(result.recorded)}
+
+
+def _simulate_case(method):
+    n = PROBE_L if method == default_gpu_method(simulate, DEVICE_METHODS) else TEACHING_L
+
+    def run(inputs):
+        h0 = inputs[n]
+        return lambda: simulate(h0, THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN, seed=1, method=method)
+
+    return Case(method, "simulate() end to end: upload, every generation's launches, the histograms downloaded",
+                f"L = {n:,} initial cells, tau_max {TAU_MAX:g} h", 4.0, "call", run, counts=_generation_counts,
+                per=("divisions", "division"), fields={"n_initial": n})
+
+
+def _cpu_simulation(inputs):
+    problem = prepare_problem(inputs[PROBE_L], THESIS_TYPES, tau_max=TAU_MAX, phi_min=PHI_MIN, seed=1)
+    return lambda: simulate_cpu(problem, parallel=True)
+
+
+PROBE = Probe(
+    Inputs(f"lognormal histograms of {PROBE_L:,} and {TEACHING_L:,} cells", _probe_inputs, 0.5),
+    method_cases(DEVICE_METHODS, default_gpu_method(simulate, DEVICE_METHODS), _simulate_case,
+                 teaching={m: dict(expected_seconds=4.0, repeat=1) for m in DEVICE_METHODS}) + (
+        Case("cpu_numba_parallel", "the compiled CPU simulation on all cores", f"L = {PROBE_L:,}", 5.0, "cpu",
+             _cpu_simulation, counts=_generation_counts, per=("divisions", "division"), repeat=2,
+             fields={"n_initial": PROBE_L}),
+    ))
+
+
+@functools.lru_cache(maxsize=None)
+def _record_counts(method: str) -> tuple:
+    """(launches, copies) of one small ``simulate`` in the simulator."""
+    from ..sim import record
+
+    with record() as log:
+        simulate(lognormal_histogram(20, seed=1), THESIS_TYPES, tau_max=72.0, phi_min=PHI_MIN, seed=1, method=method)
+    return len(log.launches), len(log.transfers)
+
+
+def _predict(row, run, costs):
+    """The larger of launch host time and the decided cells' bytes, plus the blocking copies."""
+    if row["variant"] not in DEVICE_METHODS:
+        return None, "a CPU row"
+    launches, copies = _record_counts(row["variant"])
+    device_seconds = row["cells"] * MODEL_BYTES_PER_CELL / run["device"]["memory_bandwidth"]
+    return (max(launches * costs.launch_seconds, device_seconds) + copies * (costs.copy_seconds or 0.0),
+            {"launches": launches, "copies": copies, "device": device_seconds})
+
+
+COST_MODEL = CostModel(_predict, lambda row: str(row.get("n_initial", "")))

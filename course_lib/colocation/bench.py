@@ -8,12 +8,15 @@ bandwidth, and the goal: the batched GPU version >= 50x the compiled CPU miner a
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import device
 from ..bench import LOADED_NOTE, paired, plot_series, results as bench_results, series, summary_text
 from ..bench import time_call, timing_suffix
 from ..bench.measure import event_time
+from ..bench.cases import Case, CostModel, Inputs, Probe, method_cases
 from .api import VERSIONS, mine
 from .data import planted_colocations
 
@@ -173,3 +176,100 @@ def plot(results, path):
     """Seconds end to end of each variant against the number of instances (log-log)."""
     plot_series(series(results["rows"], "instances", "seconds"), path, xlabel="instances",
                 ylabel="seconds (end to end)", title=f"co-location mining, {N_FEATURES} features")
+
+
+# --- The GPU probe, the cost model and a committed host cost (declared for course_lib.bench.cases) -----
+
+PROBE_N, TEACHING_N = 1_000_000, 100_000
+#: The GPU versions of :func:`~course_lib.colocation.api.mine` by short name (``"v4"``), as the API names them.
+GPU_VERSIONS = {name.split(":")[0]: options for name, options in VERSIONS.items()}
+
+
+def default_version() -> str:
+    """The version :func:`mine` runs when called with its defaults (its keyword defaults, read from the API)."""
+    import inspect
+
+    parameters = inspect.signature(mine).parameters
+    return next(short for short, options in GPU_VERSIONS.items()
+                if all(parameters[key].default == value for key, value in options.items()))
+
+
+def _probe_inputs():
+    return {n: _data(n) for n in (PROBE_N, TEACHING_N)}
+
+
+def _mine_case(short):
+    n = PROBE_N if short == default_version() else TEACHING_N
+
+    def run(inputs):
+        d = inputs[n]
+        return lambda: mine(d.points, d.features, R, THRESHOLD, method="gpu", **GPU_VERSIONS[short])
+
+    def counts(result):
+        return {"levels": len(result.levels), "patterns": len(result.patterns)}
+
+    return Case(f"gpu {short}", "mine() end to end: upload, preprocessing, every level's filter and refine, copies "
+                "back", f"{n:,} instances, {N_FEATURES} features", 3.0, "call", run, counts=counts,
+                per=("levels", "level"), repeat=3, fields={"instances": n, "options": GPU_VERSIONS[short]})
+
+
+def _cpu_miner(inputs):
+    d = inputs[PROBE_N]
+    return lambda: mine(d.points, d.features, R, THRESHOLD, method="cpu")
+
+
+PROBE = Probe(
+    Inputs(f"planted co-locations, {PROBE_N:,} and {TEACHING_N:,} instances", _probe_inputs, 4.0),
+    # v0 and v1 (a launch and a copy per candidate) took 0.8 s a call at 1e5 instances on the H200 (2026-11-26).
+    method_cases(GPU_VERSIONS, default_version(), _mine_case,
+                 teaching={"v0": dict(expected_seconds=4.0, repeat=1), "v1": dict(expected_seconds=4.0, repeat=1),
+                           "v2": dict(expected_seconds=2.0), "v3": dict(expected_seconds=2.0)}) + (
+        Case("cpu", "mine(method='cpu'), the compiled miner on all cores", f"{PROBE_N:,} instances", 4.0, "cpu",
+             _cpu_miner, repeat=2, fields={"instances": PROBE_N}),
+    ))
+
+
+@functools.lru_cache(maxsize=None)
+def _record_counts(variant: str) -> tuple:
+    """(launches, copies) of one small ``mine`` of that version in the simulator."""
+    from ..sim import record
+
+    d = planted_colocations(60, 4, groups=((0, 1),), r=1.0, seed=1)
+    with record() as log:
+        mine(d.points, d.features, 1.0, 0.3, method="gpu", **GPU_VERSIONS[variant.split()[-1]])
+    return len(log.launches), len(log.transfers)
+
+
+def _predict(row, run, costs):
+    """Launches and blocking copies at the committed host costs, plus the upload at the pageable rate."""
+    import math
+
+    if not row["variant"].startswith("gpu"):
+        return None, "a CPU row"
+    launches, copies = _record_counts(row["variant"])
+    upload = 24 * row["instances"] / (costs.pageable_bytes_per_s or math.inf)  # x, y, feature per instance
+    return (launches * costs.launch_seconds + copies * (costs.copy_seconds or 0.0) + upload,
+            {"launches": launches, "copies": copies, "upload": upload})
+
+
+COST_MODEL = CostModel(_predict, lambda row: str(row.get("instances", "")))
+
+
+def _copy_bandwidth(folder, known):
+    """Host-to-device bytes per second, pageable and pinned, at the largest size the benchmark copied."""
+    from ..bench.runs import committed_runs
+
+    runs = committed_runs("colocation", kinds=("benchmark",), folder=folder)
+    if not runs:
+        return None
+    run = runs[0]
+    table = (run.data.get("summary") or {}).get("bandwidth") or []
+    largest = {row["memory"]: row for row in sorted(table, key=lambda r: r["mib"])}
+    if "pageable" not in largest:
+        return None
+    pinned = largest.get("pinned", {}).get("gb_per_s", 0) * 1e9 or None
+    return ((largest["pageable"]["gb_per_s"] * 1e9, pinned),
+            f"colocation run {run.date}: host-to-device GB/s at {largest['pageable']['mib']} MiB", run.device)
+
+
+HOST_COSTS = {"copy_bandwidth": _copy_bandwidth}

@@ -40,7 +40,8 @@ import numpy as np
 
 from .. import device
 from ..bench import LOADED_NOTE, growth_exponent, paired, paired_rows, ratio_lines, timed_once
-from .api import ONE_KERNEL_METHODS, cluster
+from ..bench.cases import Case, Inputs, Probe, default_gpu_method, method_cases
+from .api import GPU_METHODS, ONE_KERNEL_METHODS, cluster
 from .data import THESIS_M, THESIS_N, planted_graph
 from .model import THESIS, bytes_per_iteration
 from .reference import average_link_reference
@@ -289,3 +290,63 @@ def plot(results, path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+# --- The GPU probe (declared for course_lib.bench.cases) ------------------------------------------
+
+#: Merges the older host-driven methods run in the probe (teaching rows): their merges all cost the same
+#: full passes, so the row also extrapolates to every merge (``extrapolated_seconds``, labelled so).
+PROBE_SAMPLE_MERGES = {"gpu": 500, "gpu_roundtrip": 200}
+
+
+def _probe_inputs():
+    g, _ = planted_graph(THESIS_N, THESIS_M, n_groups=THESIS_N // 300, n_subgroups=8, seed=THESIS_N)
+    return {"graph": g, "merges": g.n_elements - g.n_components}
+
+
+def _cluster_case(method):
+    sample = PROBE_SAMPLE_MERGES.get(method)
+
+    def run(inputs):
+        g = inputs["graph"]
+        return lambda: (cluster(g, method, max_merges=sample), g)
+
+    def counts(result):
+        _, g = result
+        merges = g.n_elements - g.n_components
+        timed = merges if sample is None else min(sample, merges)
+        return {"merges": merges, "merges_timed": timed, "n_elements": g.n_elements, "n_entries": g.n_entries}
+
+    def derive(row):
+        if row["merges_timed"] >= row["merges"]:
+            return {}
+        return {"extrapolated_seconds": row["seconds_per_merge"] * row["merges"], "estimated": True}
+
+    what = "every merge" if sample is None else f"its first {sample:,} merges (teaching row, extrapolated)"
+    return Case(method, f"cluster() end to end, {what}: upload, the merge loop, parent and height downloaded",
+                f"planted graph at the thesis's size (N = {THESIS_N:,}, M = {THESIS_M:,})", 5.0, "call", run,
+                counts=counts, per=("merges_timed", "merge"), derive=derive, repeat=3)
+
+
+def _cpu_heap(inputs):
+    g = inputs["graph"]
+    return lambda: cluster(g, "cpu")
+
+
+def _hac_notes(rows):
+    default = next(r for r in rows if r.get("default"))
+    cpu = next((r for r in rows if r["variant"] == "cpu"), None)
+    if cpu is None:
+        return []
+    return [f"default {default['variant']}: {default['seconds']:.3f} s (median; best {default['seconds_best']:.3f} s) "
+            f"against the CPU heap's {cpu['seconds']:.3f} s: {cpu['seconds'] / default['seconds']:.2f}x"]
+
+
+PROBE = Probe(
+    Inputs(f"planted graph N = {THESIS_N:,}, M = {THESIS_M:,}", _probe_inputs, 10.0),
+    method_cases(GPU_METHODS, default_gpu_method(cluster, GPU_METHODS), _cluster_case,
+                 teaching={"gpu": dict(expected_seconds=5.0, repeat=1), "gpu_roundtrip": dict(expected_seconds=4.0,
+                                                                                                repeat=1)}) + (
+        Case("cpu", "cluster(method='cpu'), the course's heap on all cores", f"N = {THESIS_N:,}", 1.0, "cpu",
+             _cpu_heap, repeat=3),
+    ), _hac_notes)

@@ -38,7 +38,8 @@ import numpy as np
 
 from .. import device
 from ..bench import LOADED_NOTE, paired, paired_rows, ratio_lines, timed_once
-from .api import infomax
+from ..bench.cases import Case, Inputs, Probe, default_gpu_method, method_cases
+from .api import GPU_METHODS, infomax
 from .data import simulate_eeg
 from .model import launches_per_minibatch
 from .reference import ConvergenceWarning, amari_index, center_and_sphere, default_batch_size, default_lrate
@@ -320,3 +321,76 @@ def plot(results, path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+# --- The GPU probe (declared for course_lib.bench.cases) ------------------------------------------
+
+#: The probe's recording (the committed runs' size and seed), and the smaller one of the slow teaching rows.
+PROBE_SHAPE, TEACHING_SHAPE, PROBE_SEED = (64, 180_000), (16, 20_000), 1
+#: Older methods run for one kept step (restarts included) on the full recording or on the smaller one.
+TEACHING_ON_FULL = ("fused",)
+
+
+def _probe_inputs():
+    return {"full": simulate_eeg(*PROBE_SHAPE, seed=0).data, "small": simulate_eeg(*TEACHING_SHAPE, seed=0).data}
+
+
+def _step_counts(result):
+    """Steps as the step loop counts them: kept steps of the final pass, restarts, and every step run.
+
+    A restart throws away its pass: the steps that pass kept (each reported to the callback) and the step
+    that blew up (one per restart) ran on the device too, so ``step_calls`` counts them all.
+    """
+    r, completed = result
+    return {"steps": int(r.n_steps), "restarts": int(r.restarts), "step_calls": completed + int(r.restarts),
+            "converged": bool(r.converged), "minibatch": int(r.batch)}
+
+
+def _infomax_case(method):
+    default = default_gpu_method(infomax, GPU_METHODS)
+    to_convergence = method == default
+    shape = PROBE_SHAPE if to_convergence or method in TEACHING_ON_FULL else TEACHING_SHAPE
+
+    def run(inputs):
+        X = inputs["full" if shape == PROBE_SHAPE else "small"]
+        options = {} if to_convergence else {"max_steps": 1, "tol": 1e-300}
+
+        def call():
+            completed = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)  # the row says converged or not
+                r = infomax(X, method, seed=PROBE_SEED, callback=lambda step, W: completed.append(step), **options)
+            return r, len(completed)
+
+        return call
+
+    what = "to convergence" if to_convergence else "one kept step (teaching row)"
+    return Case(method, f"infomax() end to end, {what}; steps kept, restarts and every step run counted apart",
+                f"{shape[0]} x {shape[1]:,} float64, seed {PROBE_SEED}", 16.0 if to_convergence else 3.0, "call", run,
+                counts=_step_counts,
+                per=("step_calls", "step"), repeat=2)
+
+
+def _cpu_steps(inputs):
+    X = inputs["full"]
+
+    def call():
+        completed = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            r = infomax(X, "cpu", seed=PROBE_SEED, max_steps=2, tol=1e-300,
+                        callback=lambda step, W: completed.append(step))
+        return r, len(completed)
+
+    return call
+
+
+PROBE = Probe(
+    Inputs(f"simulated EEG {PROBE_SHAPE[0]} x {PROBE_SHAPE[1]:,} (teaching rows: {TEACHING_SHAPE[0]} x "
+           f"{TEACHING_SHAPE[1]:,})", _probe_inputs, 2.0),
+    method_cases(GPU_METHODS, default_gpu_method(infomax, GPU_METHODS), _infomax_case,
+                 teaching={"fused": dict(expected_seconds=6.0, repeat=1)}) + (
+        Case("cpu", "infomax(method='cpu'), two kept steps (restarts counted apart), all cores",
+             f"{PROBE_SHAPE[0]} x {PROBE_SHAPE[1]:,}", 5.0, "cpu", _cpu_steps, counts=_step_counts,
+             per=("step_calls", "step"), repeat=1),
+    ))

@@ -16,7 +16,8 @@ import numpy as np
 from .. import device
 from ..bench import LOADED_NOTE, cupy_time, gpu_time, paired, plot_series, series, summary_text, timing_suffix
 from ..bench import results as bench_results
-from .api import DEFAULT_BODIES_PER_THREAD, pack_bodies
+from ..bench.cases import Case, CostModel, Inputs, Probe, default_gpu_method, method_cases
+from .api import DEFAULT_BODIES_PER_THREAD, METHODS, accelerations, pack_bodies
 from .cpu import accelerations_cpu
 from .data import plummer_sphere
 from .model import FLOPS_PER_INTERACTION
@@ -207,3 +208,158 @@ def plot(results, path):
     references = [(peak / FLOPS_PER_INTERACTION, "FP32 peak / 20 flops")] if peak else []
     plot_series(curves, path, xlabel="N bodies", ylabel="interactions / s", references=references,
                 title=f"All-pairs N-body on {results['device']['name']}")
+
+
+# --- The GPU probe, the cost model and the simulator's benchmark cases (declared for the shared layers) ---
+
+
+def simulator_cases(quick):
+    """This unit's kernels that the simulator's benchmark times (``python -m course_lib.bench sim``).
+
+    Returns
+    -------
+    list of tuple
+        ``(name, kernel, griddim, blockdim, make_args)`` at simulator sizes (61 or 125 bodies).
+    """
+    from . import kernels
+
+    rng = np.random.default_rng(0)
+    n = 61 if quick else 125
+
+    def bodies():
+        return rng.random((n, 4), dtype=np.float32), np.float32(0.01), np.zeros((n, 3), np.float32)
+
+    return [("nbody naive", kernels.nbody_naive_kernel, -(-n // 32), 32, bodies),
+            ("nbody tiled P=32", kernels.nbody_tiled_kernel(32), -(-n // 32), 32, bodies)]
+
+
+#: Found by :func:`course_lib.registry.declared` for :mod:`course_lib.sim.bench`.
+SIMULATOR_CASES = simulator_cases
+
+#: The GPU methods of :func:`~course_lib.nbody.api.accelerations` (every method but the CPU ones).
+GPU_METHODS = tuple(m for m in METHODS if m not in ("numpy", "cpu"))
+PROBE_N, TEACHING_N = 1 << 20, 1 << 18
+
+
+def _probe_inputs():
+    pos, _, mass = plummer_sphere(PROBE_N, seed=1)
+    return {"pos": pos, "mass": mass, "small": (pos[:TEACHING_N].copy(), mass[:TEACHING_N].copy())}
+
+
+def _interactions(n):
+    return lambda result: {"n": n, "interactions": n * n}
+
+
+def _call_case(method):
+    def run(inputs):
+        pos, mass = (inputs["pos"], inputs["mass"]) if method == default else inputs["small"]
+        return lambda: accelerations(pos, mass, softening=SOFTENING, method=method)
+
+    default = default_gpu_method(accelerations, GPU_METHODS)
+    n = PROBE_N if method == default else TEACHING_N
+    return Case(method, "accelerations() end to end (pack, upload, kernel, download)", f"Plummer sphere N = {n:,}",
+                5.0, "call", run, counts=_interactions(n), per=("interactions", "interaction"), repeat=3)
+
+
+def _kernel_rows(inputs):
+    """Device time of queued launches of the default kernel and the first tiled one, with their SASS slots."""
+    from numba import cuda
+
+    from ..bench.measure import device_time
+    from . import kernels
+    from .kernels import BODY_SIG
+
+    info = device.info()
+    bodies = pack_bodies(inputs["pos"], inputs["mass"])
+    eps2 = np.float32(SOFTENING**2)
+    d_bodies, d_acc = cuda.to_device(bodies), cuda.device_array((PROBE_N, 3), np.float32)
+    rows = []
+    per_thread = DEFAULT_BODIES_PER_THREAD
+    for variant, kernel, tile, per in (("tiled_1024", kernels.nbody_tiled_kernel(1024), 1024, 1),
+                                       (f"blocked_256x{per_thread}", kernels.nbody_blocked_kernel(256, per_thread),
+                                        256, per_thread)):
+        grid = -(-PROBE_N // (tile * per))
+        timing = device_time(lambda: kernel[grid, tile](d_bodies, eps2, d_acc), repeat=3, warmup=1)
+        rate = PROBE_N * PROBE_N / timing.device_seconds
+        row = {"variant": variant, "n": PROBE_N, **timing.fields(), "interactions_per_s": rate,
+               "fraction_of_fp32_peak": FLOPS_PER_INTERACTION * rate / info.fp32_peak_flops
+               if info.fp32_peak_flops else None}
+        try:
+            from ..sass import instruction_mix
+
+            mix = instruction_mix(kernel, BODY_SIG, "sm_90", per=1)
+            unroll = max(1, mix.counts["MUFU"])  # one rsqrt per interaction: the unroll factor
+            row.update(sass_slots_per_interaction=mix.slots / unroll, sass_counts=mix.counts)
+        except Exception as exc:  # no ptxas/nvdisasm here: the row goes without its SASS figures
+            row["sass_missing"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        rows.append(row)
+    return rows
+
+
+def _sample_rows(inputs):
+    """The CUDA sample's tiled kernel (CuPy RawKernel) on the same bodies: the library peer."""
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return []
+    from ..bench.measure import CupyGPU, device_time
+
+    import cupy as cp
+
+    sample = cp.RawKernel(CUDA_SAMPLE_SOURCE, "nbody_sample", options=("--use_fast_math",))
+    bodies = pack_bodies(inputs["pos"], inputs["mass"])
+    c_bodies, c_acc = cp.asarray(bodies), cp.empty(3 * PROBE_N, cp.float32)
+    eps2, block = np.float32(SOFTENING**2), 256
+    timing = device_time(lambda: sample((-(-PROBE_N // block),), (block,), (c_bodies, eps2, c_acc, np.int32(PROBE_N)),
+                                        shared_mem=16 * block), repeat=3, warmup=1, gpu=CupyGPU())
+    peak = device.info().fp32_peak_flops
+    rate = PROBE_N * PROBE_N / timing.device_seconds
+    return [{"variant": "cuda_sample", "n": PROBE_N, **timing.fields(), "interactions_per_s": rate,
+             "fraction_of_fp32_peak": FLOPS_PER_INTERACTION * rate / peak if peak else None}]
+
+
+PROBE = Probe(
+    Inputs(f"Plummer sphere N = 2^20 (teaching rows: its first {TEACHING_N:,} bodies)", _probe_inputs, 1.0),
+    method_cases(GPU_METHODS, default_gpu_method(accelerations, GPU_METHODS), _call_case,
+                 teaching={"lean": dict(expected_seconds=3.0), "tiled": dict(expected_seconds=3.0),
+                           "naive": dict(expected_seconds=4.0), "pxp": dict(expected_seconds=4.0)}) + (
+        Case("kernels", "device time per launch, queued (no host), and SASS issue slots per interaction",
+             "N = 2^20", 10.0, "rows", _kernel_rows),
+        Case("cuda_sample", "library peer: the CUDA sample's tiled kernel (CuPy RawKernel), device time", "N = 2^20",
+             4.0, "rows", _sample_rows),
+    ))
+
+
+def _nbody_slots(kernel: str) -> float:
+    """Issue slots per interaction of the inner loop (one MUFU.RSQ per interaction sets the unroll)."""
+    from ..sass import instruction_mix
+    from .kernels import BODY_SIG, nbody_naive_kernel, nbody_tiled_kernel
+
+    mix = instruction_mix(nbody_tiled_kernel(256) if kernel == "tiled" else nbody_naive_kernel, BODY_SIG, "sm_90")
+    return mix.slots / max(1, mix.counts["MUFU"])
+
+
+_SLOTS: dict = {}
+
+
+def _predict(row, run, costs):
+    """Launch plus issue slots at the device's issue rate, scaled down when the grid has too few warps."""
+    from ..bench.model import issue_rate
+    from ..sass import SassToolsMissing
+
+    v = row["variant"]
+    if v not in ("naive", "tiled"):
+        return None, "no model of CuPy's broadcasting peer"
+    device_fields = run["device"]
+    n = row["n"]
+    rate = issue_rate(device_fields) * min(1.0, (n / 32) / (device_fields["sm_count"] * 4))
+    try:
+        if v not in _SLOTS:
+            _SLOTS[v] = _nbody_slots(v)
+    except SassToolsMissing as exc:
+        return None, f"no SASS: {exc}"
+    issue = n * n * _SLOTS[v] / rate
+    return costs.launch_seconds + issue, {"launch": costs.launch_seconds, "issue": issue}
+
+
+COST_MODEL = CostModel(_predict, lambda row: " ".join(str(row.get(k)) for k in ("n", "tile") if row.get(k) is not None))

@@ -18,13 +18,16 @@ Goal on an H100: 800 iterations of the 500 x 333 clone in <= 5 ms end to end.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import device
 from ..bench import LOADED_NOTE, figure, paired, results as bench_results, summary_text, time_call
 from ..bench import timed_once, timing_suffix
 from ..bench.measure import check_rows, device_time
-from .api import DeviceSolver, _cropped, default_fused, direct_clone, seamless_clone
+from ..bench.cases import Case, CostModel, Inputs, Probe, default_gpu_method, method_cases
+from .api import METHODS, DeviceSolver, _cropped, default_fused, direct_clone, seamless_clone
 from .cpu import jacobi_cpu
 from .data import cat_in_coffee
 from .model import BYTES_PER_PIXEL_ITERATION
@@ -229,3 +232,154 @@ def plot(results, path):
                        label=f"memory bandwidth / {BYTES_PER_PIXEL_ITERATION} B")
         ax.set(xscale="log", xlabel="pixel-iterations / s (3 channels)",
                title=f"Jacobi seamless cloning on {results['device']['name']}")
+
+
+# --- The GPU probe, the cost model and committed host costs (declared for course_lib.bench.cases) ------
+
+#: The GPU methods of :func:`~course_lib.poisson.api.seamless_clone` (every method but the CPU ones).
+GPU_METHODS = tuple(m for m in METHODS if m not in ("cpu", "numpy"))
+#: The launch-bound solvers whose device time and host cost per launch the probe measures apart:
+#: ``(method, fused, launches per 800 iterations)``.
+PROBE_SOLVERS = (("jacobi", None, ITERATIONS), ("jacobi_fused", (12, 32, 32), -(-ITERATIONS // 12)))
+
+
+def _probe_inputs():
+    source, target, mask = cat_in_coffee(GOAL_SIZE)
+    crops = _cropped(source, target, mask)[2]
+    return {"problem": (source, target, mask), "crops": crops, "solved": int(crops[2].size)}
+
+
+def _clone_case(method):
+    def run(inputs):
+        source, target, mask = inputs["problem"]
+        return lambda: seamless_clone(source, target, mask, iterations=ITERATIONS, method=method)
+
+    return Case(method, f"seamless_clone() end to end, {ITERATIONS} sweeps: validate, crop, upload, solve, "
+                "download, paste", f"{GOAL_SIZE[0]}x{GOAL_SIZE[1]} cat in coffee", 2.0, "call", run,
+                fields={"iterations": ITERATIONS, "height": GOAL_SIZE[0], "width": GOAL_SIZE[1]},
+                derive=lambda row: {"seconds_per_sweep": row["seconds"] / ITERATIONS})
+
+
+def _solver_rows(inputs):
+    """Device time of the launch-bound solvers' 800 iterations (launches queued) and the host cost per launch."""
+    rows = []
+    for method, fused, launches in PROBE_SOLVERS:
+        solver = DeviceSolver(*inputs["crops"], method, fused)
+        timing = device_time(lambda: solver.run(ITERATIONS), repeat=3, warmup=1)
+        rows.append({"variant": method, "config": fused, "solved_pixels": inputs["solved"], **timing.fields(),
+                     "iterations": ITERATIONS, "height": GOAL_SIZE[0], "width": GOAL_SIZE[1],
+                     "launches_per_call": launches, "host_seconds_per_launch": timing.host_seconds_per_launch / launches})
+    return rows
+
+
+def _opencv(inputs):
+    import cv2
+
+    src, dst, m, center, _ = opencv_inputs(*inputs["problem"])
+    return lambda: cv2.seamlessClone(src, dst, m, center, cv2.NORMAL_CLONE)
+
+
+def _cpu_clone(inputs):
+    return lambda: seamless_clone(*inputs["problem"], iterations=ITERATIONS, method="cpu")
+
+
+def _poisson_notes(rows):
+    from ..bench.measure import speedup
+
+    default = next(r for r in rows if r.get("default"))
+    cpu = [r for r in rows if r.get("device") == "cpu"]
+    return [f"default {default['variant']} end to end against the CPU paths: " + str(speedup(default["seconds"], cpu))
+            ] if cpu else []
+
+
+PROBE = Probe(
+    Inputs(f"cat in coffee {GOAL_SIZE[0]}x{GOAL_SIZE[1]}, cropped to the mask's box", _probe_inputs, 1.0),
+    method_cases(GPU_METHODS, default_gpu_method(seamless_clone, GPU_METHODS), _clone_case) + (
+        Case("solvers", f"{ITERATIONS} iterations on the mask's box: device time (launches queued), host cost per "
+             "launch", f"{GOAL_SIZE[0]}x{GOAL_SIZE[1]}", 4.0, "rows", _solver_rows, fields={"scope": "device"}),
+        Case("opencv_seamlessClone", "OpenCV's seamlessClone (direct solver), the library peer",
+             f"{GOAL_SIZE[0]}x{GOAL_SIZE[1]}", 1.0, "cpu", _opencv),
+        Case("cpu_numba_parallel", f"seamless_clone(method='cpu'), {ITERATIONS} sweeps on all cores",
+             f"{GOAL_SIZE[0]}x{GOAL_SIZE[1]}", 1.0, "cpu", _cpu_clone),
+    ), _poisson_notes)
+
+
+@functools.lru_cache(maxsize=None)
+def _setup_counts(method: str) -> tuple:
+    """Launches and copies of ``seamless_clone`` outside its iterations (simulator, a tiny clone)."""
+    from ..sim import record
+
+    with record() as log:
+        seamless_clone(*cat_in_coffee((12, 16)), iterations=0, method=method)
+    return len(log.launches), len(log.transfers)
+
+
+def _predict(row, run, costs):
+    """The larger of launch host time and DRAM bytes, plus set-up launches and copies end to end."""
+    import math
+
+    v = row["variant"]
+    halo = int(row["config"].split("halo=")[1].split()[0]) if v == "jacobi_fused" else 1
+    launches = math.ceil(row["iterations"] / halo)
+    pixels = (row["height"] * row["width"] if row["scope"] == "iterations"
+              else row.get("solved_pixels") or row["interior_pixels"])
+    bandwidth = run["device"]["memory_bandwidth"]
+    device_seconds = pixels * row["iterations"] * BYTES_PER_PIXEL_ITERATION / bandwidth / (halo if halo > 1 else 1)
+    seconds = max(launches * costs.launch_seconds, device_seconds)
+    terms = {"launches": launches, "device": device_seconds}
+    if row["scope"] == "end_to_end":
+        setup_launches, setup_copies = _setup_counts(v)
+        seconds += setup_launches * costs.launch_seconds + setup_copies * (costs.copy_seconds or 0.0)
+        terms.update(setup_launches=setup_launches, setup_copies=setup_copies)
+    return seconds, terms
+
+
+def _calibration(row):
+    return row["variant"] == "jacobi" and row["scope"] == "iterations"
+
+
+COST_MODEL = CostModel(_predict, lambda row: " ".join(str(row.get(k)) for k in ("height", "scope", "config")
+                                                       if row.get(k) is not None), _calibration)
+
+
+def _newest_probe(folder):
+    from ..bench.runs import committed_runs
+
+    return next((run for run in committed_runs("poisson", kinds=("probe",), folder=folder) if run.rows), None)
+
+
+def _launch_seconds(folder, known):
+    """The host cost of one launch: the probe's jacobi row (measured apart), else the benchmark's jacobi rows."""
+    from ..bench.runs import committed_runs
+
+    probe = _newest_probe(folder)
+    if probe is not None:
+        per_launch = [r["host_seconds_per_launch"] for r in probe.rows
+                      if r.get("variant") == "jacobi" and r.get("scope") == "device"]
+        if per_launch:
+            return (float(per_launch[0]), f"{probe.path.name}: host_seconds_per_launch of the jacobi row (measured "
+                    "apart)", probe.device)
+    runs = committed_runs("poisson", kinds=("benchmark",), folder=folder)
+    if not runs:
+        return None
+    run = runs[0]
+    # One launch per iteration, the same time at every image size: the launch's host cost bounds it.
+    per = [r["seconds"] / r["iterations"] for r in run.rows
+           if r["variant"] == "jacobi" and r["scope"] in ("iterations", "device") and r["iterations"]]
+    if not per:
+        return None
+    return (float(np.median(per)), f"poisson run {run.date} ({run.device}): median over image sizes of seconds / "
+            "iterations of the jacobi rows (one launch per iteration)", run.device)
+
+
+def _alloc_seconds(folder, known):
+    """One device allocation: the probe's end-to-end splits, allocation seconds over allocations."""
+    probe = _newest_probe(folder)
+    allocs = [(r["alloc_host_seconds"], r["allocations"]) for r in probe.rows if r.get("allocations")] if probe else []
+    if not allocs:
+        return None
+    return (float(sum(a for a, _ in allocs) / sum(n for _, n in allocs)),
+            f"{probe.path.name}: alloc_host_seconds / allocations of the end-to-end splits", probe.device)
+
+
+HOST_COSTS = {"launch_seconds": _launch_seconds, "alloc_seconds": _alloc_seconds}

@@ -24,22 +24,18 @@ GOAL_OVERHEAD = 3.0
 
 
 def _cases(quick):
-    from ..nbody import kernels as nbody
+    """The timed launches: the kernels units declare for this benchmark (``SIMULATOR_CASES`` in their
+    ``bench.py``, found through :func:`course_lib.registry.declared`), then the simulator's own."""
+    from ..registry import declared
     from . import kernels
 
     rng = np.random.default_rng(0)
-    n = 61 if quick else 125
-
-    def bodies():
-        return rng.random((n, 4), dtype=np.float32), np.float32(0.01), np.zeros((n, 3), np.float32)
-
     m = 256 if quick else 1024
     data = rng.integers(0, 16, size=m).astype(np.int64)
     a = rng.random((32, 32), dtype=np.float32)
     x = rng.random(m, dtype=np.float32)
-    return [
-        ("nbody naive", nbody.nbody_naive_kernel, -(-n // 32), 32, bodies),
-        ("nbody tiled P=32", nbody.nbody_tiled_kernel(32), -(-n // 32), 32, bodies),
+    declared_cases = [case for make in declared("SIMULATOR_CASES").values() for case in make(quick)]
+    return declared_cases + [
         ("histogram (atomic)", kernels.histogram_atomic_kernel, m // 64, 64, lambda: (data, np.zeros(16, np.int64))),
         ("transpose 32x32 (padded)", kernels.transpose_padded_kernel, 1, (32, 32), lambda: (a, np.zeros_like(a))),
         ("warp shuffle sum", kernels.warp_sum_kernel, m // 64, 64, lambda: (x, np.zeros(1, np.float32))),

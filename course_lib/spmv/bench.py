@@ -29,7 +29,9 @@ from .. import device
 from ..bench import (LOADED_NOTE, NO_GPU_NOTE, cupy_time, figure, paired, summary_text, timed_once,
                      timing_suffix)
 from ..bench.measure import L2_BYTES, device_time
+from ..bench.cases import Case, CostModel, Inputs, Probe, default_gpu_method, method_cases
 from .api import GPU_METHODS, as_csr, prepare
+from .api import spmv as spmv_function
 from .cpu import CpuSpmv
 from .data import MATRICES, laplacian, make_matrix, power_law_rows
 from .model import bytes_per_spmv
@@ -252,3 +254,117 @@ def plot(results, path):
         ax.set_xticks(np.arange(len(matrices)) + 0.4 - width / 2, matrices, rotation=30, ha="right", fontsize=8)
         where = results["device"]["name"] if results["backend"] == "gpu" else results["cpu"]
         ax.set(ylabel="GFLOP/s (fp32, 2 flops per non-zero)", title=f"SpMV on {where}")
+
+
+# --- The GPU probe and the cost model (declared for course_lib.bench.cases) -----------------------
+
+#: The probe's matrices: the 27-point stencil (float64) and the power-law rows (float32), each with the
+#: methods whose device time per product it measures; the teaching rows' smaller power-law matrix.
+PROBE_MATRICES = {"laplacian_27pt": ("ell", "hyb"), "power_law": ("hyb", "merge_path")}
+TEACHING_ROWS = 500_000
+#: What a user's ``spmv(A, x)`` may take: ``"auto"`` (the default) or any GPU method.
+PROBE_METHODS = ("auto",) + GPU_METHODS
+
+
+def _probe_inputs():
+    return {"laplacian_27pt": laplacian("27pt", 160, dtype=np.float64),
+            "power_law": power_law_rows(4_000_000, 8.0, 2.2, seed=1),
+            "teaching": power_law_rows(TEACHING_ROWS, 8.0, 2.2, seed=1)}
+
+
+def _spmv_call_case(method):
+    """``op(x)`` of an operator prepared once (``prepare(A, method)``), x and y on the host: upload, product, download."""
+    default = default_gpu_method(spmv_function, PROBE_METHODS)
+
+    def run(inputs):
+        A = inputs["power_law" if method == default else "teaching"]
+        x = np.random.default_rng(0).uniform(-1, 1, A.shape[1]).astype(A.dtype)
+        op = prepare(A, method)
+        return lambda: op(x)
+
+    rows = "4,000,000" if method == default else f"{TEACHING_ROWS:,}"
+    return Case(method, "a prepared operator's product op(x), x uploaded and y downloaded (preparation apart)",
+                f"power-law rows ({rows} rows, float32)", 3.0, "call", run, repeat=5)
+
+
+def _device_rows(inputs):
+    """Device time per product (launches queued, x and y on the device), DRAM bytes with x read once."""
+    from numba import cuda
+
+    from ..bench.measure import dram_rate
+
+    bandwidth = device.info().memory_bandwidth
+    rows = []
+    for name, methods in PROBE_MATRICES.items():
+        A = inputs[name]
+        value = A.dtype.itemsize
+        x = np.random.default_rng(0).uniform(-1, 1, A.shape[1]).astype(A.dtype)
+        d_x, d_y = cuda.to_device(x), cuda.device_array(A.shape[0], A.dtype)
+
+        def row_of(variant, fields, requested):
+            dram = requested - value * A.nnz + value * A.shape[1]  # x read once
+            return {"variant": variant, "matrix": name, "dtype": A.dtype.name, "rows": A.shape[0], "nnz": A.nnz,
+                    **fields, **dram_rate(dram, fields["seconds"], working_set=dram, peak=bandwidth,
+                                          requested_bytes=requested), "gflops": 2 * A.nnz / fields["seconds"] / 1e9}
+
+        for method in methods:
+            op = prepare(A, method)
+            rows.append(row_of(method, device_time(lambda: op.launch(d_x, d_y), repeat=5, warmup=2).fields(),
+                               bytes_per_spmv(A, method, K=op.K)))
+            del op
+        try:
+            import cupyx.scipy.sparse as cusparse
+            import cupy as cp
+
+            from ..bench.measure import CupyGPU
+
+            c_A, c_x = cusparse.csr_matrix(A), cp.asarray(x)
+            timing = device_time(lambda: c_A @ c_x, repeat=5, warmup=2, gpu=CupyGPU())
+            rows.append(row_of("cusparse", timing.fields(), bytes_per_spmv(A, "csr_scalar")))
+        except ImportError:
+            pass
+    return rows
+
+
+def _spmv_notes(rows):
+    peers = {r["matrix"]: r["seconds"] for r in rows if r["variant"] == "cusparse"}
+    return [f"{r['matrix']} {r['variant']}: {peers[r['matrix']] / r['seconds']:.2f}x cuSPARSE (device time)"
+            for r in rows if r.get("scope") == "device" and r["variant"] != "cusparse" and r.get("matrix") in peers]
+
+
+PROBE = Probe(
+    Inputs("27-pt Laplacian 160^3 (4.1M rows, 110M nnz) float64; power-law rows 4M and 500k float32",
+           _probe_inputs, 32.0),
+    method_cases(PROBE_METHODS, default_gpu_method(spmv_function, PROBE_METHODS), _spmv_call_case,
+                 teaching={m: dict(expected_seconds=2.0) for m in GPU_METHODS}) + (
+        Case("device", "device time per product, queued launches, DRAM bytes with x read once; cuSPARSE beside",
+             "27-pt f64 (ell, hyb), power law 4M f32 (hyb, merge_path)", 12.0, "rows", _device_rows),
+    ), _spmv_notes)
+
+
+@functools.lru_cache(maxsize=None)
+def _launches(matrix: str, method: str) -> int:
+    """Launches of one product of ``method`` on a small matrix of the family (simulator's record)."""
+    from numba import cuda
+
+    from ..sim import record
+
+    A = make_matrix(matrix, "sim", seed=1, dtype=np.float32)
+    op = prepare(A, method)
+    d_x, d_y = cuda.to_device(np.ones(A.shape[1], np.float32)), cuda.device_array(A.shape[0], np.float32)
+    with record() as log:
+        op.launch(d_x, d_y)
+    return len(log.launches)
+
+
+def _predict(row, run, costs):
+    """Launches at the committed host cost plus the DRAM bytes (x read once) at the datasheet bandwidth."""
+    value = np.dtype(row["dtype"]).itemsize
+    dram = row["bytes"] - value * row["nnz"] + value * row["rows"]
+    launches = 1 if row["variant"] == "cusparse" else _launches(row["matrix"], row["variant"])
+    return launches * costs.launch_seconds + dram / run["device"]["memory_bandwidth"], {"launches": launches,
+                                                                                         "dram_bytes": dram}
+
+
+COST_MODEL = CostModel(_predict, lambda row: " ".join(str(row.get(k)) for k in ("matrix", "dtype")
+                                                       if row.get(k) is not None))
