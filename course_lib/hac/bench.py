@@ -296,7 +296,7 @@ def plot(results, path):
 
 #: Merges the older host-driven methods run in the probe (teaching rows): their merges all cost the same
 #: full passes, so the row also extrapolates to every merge (``extrapolated_seconds``, labelled so).
-PROBE_SAMPLE_MERGES = {"gpu": 300, "gpu_roundtrip": 200}
+PROBE_SAMPLE_MERGES = {"gpu": 300, "gpu_roundtrip": 100}
 
 
 def _probe_inputs():
@@ -345,7 +345,7 @@ def _hac_notes(rows):
 PROBE = Probe(
     Inputs(f"planted graph N = {THESIS_N:,}, M = {THESIS_M:,}", _probe_inputs, 10.0),
     method_cases(GPU_METHODS, default_gpu_method(cluster, GPU_METHODS), _cluster_case,
-                 teaching={"gpu": dict(expected_seconds=3.0, repeat=1), "gpu_roundtrip": dict(expected_seconds=4.0,
+                 teaching={"gpu": dict(expected_seconds=3.0, repeat=1), "gpu_roundtrip": dict(expected_seconds=2.5,
                                                                                                 repeat=1)}) + (
         Case("cpu", "cluster(method='cpu'), the course's heap on all cores", f"N = {THESIS_N:,}", 1.0, "cpu",
              _cpu_heap, repeat=3),
