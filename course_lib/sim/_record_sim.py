@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from . import _engine
-from ._record import Launch, Transfer, Wait, hushed, log, log_allocation, logging_launch, patch, quiet, swap_code
+from ._record import Launch, Transfer, Wait, _local, hushed, log, log_allocation, logging_launch, patch, quiet, swap_code
 
 #: Set on a simulated device array whose memory the host reads and writes directly (a mapped array).
 HOST_MEMORY = "_course_host_memory"
@@ -185,7 +185,7 @@ def _copy_to_host(original):
             result = original(self, ary, stream)
         if implicit:  # a NumPy argument copied back after its launch: numba-cuda copies, then waits (stream 0)
             log(Transfer("DtoH", int(self.nbytes)))
-            if not stream:
+            if not getattr(_local, "launch_stream", 0):  # the simulator passes no stream: the launch's
                 log(Wait("stream"))
         else:
             nbytes = _extent(self)
@@ -240,10 +240,24 @@ def _launch(original):
             from ._record import dims
 
             event = Launch(self.fn.__name__, dims(self.grid_dim), dims(self.block_dim))
-            return logging_launch(event, lambda: original(self, *args))
+            saved, _local.launch_stream = getattr(_local, "launch_stream", 0), self.stream
+            try:
+                return logging_launch(event, lambda: original(self, *args))
+            finally:
+                _local.launch_stream = saved
         return original(self, *args)
 
     return __call__
+
+
+def _configure(original):
+    def __getitem__(self, configuration):
+        kernel = original(self, configuration)
+        if isinstance(configuration, tuple) and len(configuration) >= 3:
+            kernel.stream = configuration[2]  # the stock simulator drops it; a launch's copies back depend on it
+        return kernel
+
+    return __getitem__
 
 
 def install():
@@ -267,3 +281,4 @@ def install():
     patch(api.stream, "synchronize", _waiting("stream"))
     patch(api.Event, "synchronize", _waiting("event"))
     patch(sim_kernel.FakeCUDAKernel, "__call__", _launch)
+    patch(sim_kernel.FakeCUDAKernel, "__getitem__", _configure)
