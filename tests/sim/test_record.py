@@ -116,7 +116,8 @@ def test_each_thread_logs_only_its_own_copies_and_launches():
 def test_on_the_real_cuda_target_the_hooks_find_what_they_wrap():
     """Without a GPU nothing can be copied, but what record() hooks on a GPU must exist, be replaced while a
     record is open (the driver's functions on the driver object, bound at their first call: no GPU needed to
-    install them) and be put back after."""
+    install them) and be put back after; and a launch of an untouched stub kernel raises NotImplementedError
+    there as in the simulator (course_lib.stub_kernels)."""
     import os
     import subprocess
     import sys
@@ -137,7 +138,18 @@ def test_on_the_real_cuda_target_the_hooks_find_what_they_wrap():
         "    assert all(callable(d.__dict__.get(n)) for n in DRIVER_FUNCTIONS)\n"
         "    assert all(a is not b for a, b in zip(before, during)), (before, during)\n"
         "assert state() == before\n"
-        "print('ok', course_lib.backend())\n"
+        "import numpy as np, warnings\n"
+        "from numba import cuda\n"
+        "warnings.simplefilter('ignore')\n"
+        "@cuda.jit\n"
+        "def stub(x):\n"
+        "    '''What it should do.'''\n"
+        "    # YOUR CODE HERE\n"
+        "    raise NotImplementedError()\n"
+        "try:\n"
+        "    stub[1, 32](np.zeros(4))  # course_lib.stub_kernels: refused before anything needs a device\n"
+        "except NotImplementedError:\n"
+        "    print('ok', course_lib.backend())\n"
     )
     env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
