@@ -187,7 +187,7 @@ def course_manifest(tmp_path_factory):
     return manifest_file
 
 
-@pytest.mark.skipif(os.environ.get("COURSE_BACKEND") == "gpu",
+@pytest.mark.skipif(__import__("course_lib").device.is_gpu(),
                     reason="asserts the simulator's answers to the attacks (an out-of-bounds read raises IndexError "
                            "there; on a GPU it reads adjacent memory, and hung kernels spin on the shared device "
                            "until the worker is killed): the grader is tested on the CPU, in the simulator")
