@@ -83,7 +83,8 @@ else
   COURSE_FAILURES_FILE="$log/failures.txt" timeout -k 10 "$seconds" "$py" -m pytest "${files[@]}" \
     -k "not fixture and not pasted" -n 14 -v -rfEs --timeout 240 -p xdist -p no:benchmark -p no:randomly \
     --durations=25 > "$log/pytest.log" 2>&1
-  echo "pytest exit $? in $(( $(date +%s) - started )) s (124: stopped at its ${seconds} s limit)" | tee -a "$log/pytest.log"
+  echo "pytest exit $? in $(( $(date +%s) - started )) s (124: stopped at its ${seconds} s limit)" \
+    | tee -a "$log/pytest.log"
   grep -E '(FAILED|ERROR) ' "$log/pytest.log" | sed 's/^\[gw[0-9]*\] *\[ *[0-9]*%\] *//' | sort -u | head -n 60
   tail -n 5 "$log/pytest.log"
 fi

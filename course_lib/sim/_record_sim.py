@@ -17,7 +17,8 @@ import sys
 import numpy as np
 
 from . import _engine
-from ._record import Launch, Transfer, Wait, _local, hushed, log, log_allocation, logging_launch, patch, quiet, swap_code
+from ._record import (Launch, Transfer, Wait, _local, hushed, log, log_allocation, logging_launch, patch, quiet,
+                      swap_code)
 
 #: Set on a simulated device array whose memory the host reads and writes directly (a mapped array).
 HOST_MEMORY = "_course_host_memory"
