@@ -150,3 +150,33 @@ def test_a_host_loop_of_element_reads_is_not_copy_free():
             scale[1, 32](d, 1)
             best = max(best, int(d[0]))
     assert log.counts()["DtoH_count"] == 5 and log.counts()["launches"] == 5
+
+
+def test_the_host_cost_judge_sees_the_per_step_reads_as_a_gpu_does():
+    """The host-cost questions (ps5.q3-ps8.q3) judge counted_call's counts: a loop that reads the device's best
+    value back each step makes one copy per step on a GPU, so it exceeds a bound of one copy back in the
+    simulator too (the expected counts are the GPU driver's)."""
+    from course_lib.grading.authoring.hostcosts import counted_call, judge_bounded
+    from course_lib.grading.model import TestFailure
+
+    d = cuda.to_device(np.zeros(16, np.int32))
+
+    def per_step_reads(steps):
+        for _ in range(steps):
+            scale[1, 32](d, 1)
+            if int(d[0]) > 0:
+                break
+        return d.copy_to_host()
+
+    def one_read_at_the_end(steps):
+        for _ in range(steps):
+            scale[1, 32](d, 1)
+        return d.copy_to_host()
+
+    _, reads = counted_call(per_step_reads, 6)
+    _, once = counted_call(one_read_at_the_end, 6)
+    assert (reads["DtoH_count"], reads["launches"], reads["copies"]) == (7, 6, 7)
+    assert (once["DtoH_count"], once["launches"], once["copies"]) == (1, 6, 1)
+    judge_bounded([("copies", once["copies"], 1, "one copy back at the end")], "for 6 steps")
+    with pytest.raises(TestFailure, match="7 copies"):
+        judge_bounded([("copies", reads["copies"], 1, "one copy back at the end")], "for 6 steps")
