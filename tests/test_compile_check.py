@@ -2,7 +2,9 @@
 cooperative (grid-barrier) kernel fits a cooperative grid on a 40-SM T4.
 
 Cost: each kernel is typed and lowered once and NVVM makes the three architectures' PTX from the same IR
-(``compile_all``), so sm_75 adds only its NVVM and ptxas time to the check."""
+(``compile_all``), so sm_75 adds only its NVVM and ptxas time. Measured on 21 of the kernels (every sixth), CPU
+seconds in one process: 32.2 s for sm_80 + sm_90 compiled separately (as before), 20.3 s for sm_75 + sm_80 + sm_90
+from one lowering (12.5 s of it the lowering): the check with sm_75 costs about 0.63 of the old one."""
 
 import pytest
 
