@@ -23,7 +23,18 @@ from dataclasses import asdict, dataclass
 
 __all__ = ["CompileResult", "KernelPTX", "compile_all", "compile_kernel", "main", "ptx_resources", "run_in_subprocess"]
 
-DEFAULT_CCS = ((8, 0), (9, 0))
+#: sm_75 (Colab's T4), sm_80 (A100), sm_90 (H100/H200).
+DEFAULT_CCS = ((7, 5), (8, 0), (9, 0))
+#: Per-SM limits for occupancy: threads, blocks, 32-bit registers, shared bytes usable by blocks, and shared
+#: bytes the system reserves per block (CUDA C Programming Guide, "Compute Capabilities" table).
+SM_LIMITS = {(7, 5): (1024, 16, 65536, 65536, 0), (8, 0): (2048, 32, 65536, 167936, 1024),
+             (8, 6): (1536, 16, 65536, 102400, 1024), (9, 0): (2048, 32, 65536, 233472, 1024)}
+#: Streaming multiprocessors of the smallest GPU the course supports: Colab's T4 (sm_75).
+T4_SMS = 40
+#: Threads per block of each cooperative kernel's largest launch (the grid-barrier kernels launch with at most
+#: ``max_cooperative_grid_blocks(block)`` blocks): poisson's default block on a GPU, ica's block of C <= 256
+#: channels; hac's registered kernels name their block.
+COOPERATIVE_BLOCKS = {"poisson.jacobi_cooperative_kernel": 256, "ica.persistent_step_kernel": 256}
 
 
 @dataclass
@@ -38,6 +49,9 @@ class CompileResult:
     spill_bytes: int | None = None
     ptx_lines: int | None = None
     error: str = ""
+    #: Blocks of the kernel's launch block resident per SM (grid-barrier kernels only): a cooperative grid
+    #: holds at most this many per SM (``T4_SMS`` times it on a T4, for sm_75).
+    cooperative_blocks_per_sm: int | None = None
 
 
 _RESOURCES = re.compile(r"used (\d+) registers.*?(\d+) bytes smem", re.S)
@@ -121,25 +135,84 @@ def compile_all(ccs=DEFAULT_CCS) -> list[CompileResult]:
 
     results = []
     for spec in all_kernels():
+        library = None  # typed and lowered once; NVVM makes each architecture's PTX from the same IR
         for cc in ccs:
             label = f"sm_{cc[0]}{cc[1]}"
             try:
-                with _device_of(cc):
-                    ptx, _ = cuda.compile_ptx(spec.get_pyfunc(), spec.signature, cc=cc, fastmath=spec.fastmath)
+                if library is None:
+                    with _device_of(cc):
+                        library = _lowered(spec.get_pyfunc(), spec.signature, cc, spec.fastmath)
+                ptx = _ptx(library, cc)
                 regs, smem, spill = ptx_resources(ptx, cc)
-                results.append(CompileResult(spec.name, label, True, regs, smem, spill, ptx.count("\n")))
+                result = CompileResult(spec.name, label, True, regs, smem, spill, ptx.count("\n"))
+                if "cudaCGSynchronize" in ptx:
+                    result.cooperative_blocks_per_sm = cooperative_blocks_per_sm(spec.name, cc, regs, smem)
+                results.append(result)
             except Exception as exc:  # report every failure, not just the first
                 results.append(CompileResult(spec.name, label, False, error=f"{type(exc).__name__}: {exc}"))
     return results
 
 
+def launch_block(kernel_name: str) -> int:
+    """Threads per block of a cooperative kernel's largest launch (:data:`COOPERATIVE_BLOCKS`, or ``block=N``
+    in its registered name)."""
+    found = re.search(r"block=(\d+)\b", kernel_name)
+    if found:
+        return int(found.group(1))
+    base = kernel_name.split("[")[0]
+    if base not in COOPERATIVE_BLOCKS:
+        raise KeyError(f"{kernel_name} synchronises its grid but declares no launch block: add it to "
+                       "course_lib.compile_check.COOPERATIVE_BLOCKS")
+    return COOPERATIVE_BLOCKS[base]
+
+
+def blocks_per_sm(cc, block: int, registers: int, shared_bytes: int) -> int:
+    """Blocks of ``block`` threads resident on one SM of compute capability ``cc`` (the occupancy calculator's
+    model: threads, blocks, registers allocated per warp in units of 256, shared memory in units of 256 bytes
+    plus the per-block reservation)."""
+    threads, blocks, regs_per_sm, shared_per_sm, reserved = SM_LIMITS[tuple(cc)]
+    warps = -(-block // 32)
+    by_threads = threads // (warps * 32)
+    regs_per_warp = -(-registers * 32 // 256) * 256
+    by_registers = (regs_per_sm // regs_per_warp) // warps if regs_per_warp else blocks
+    shared = -(-(shared_bytes or 0) // 256) * 256 + reserved
+    by_shared = shared_per_sm // shared if shared else blocks
+    return max(0, min(blocks, by_threads, by_registers, by_shared))
+
+
+def cooperative_blocks_per_sm(kernel_name: str, cc, registers, shared_bytes) -> int | None:
+    """:func:`blocks_per_sm` at the kernel's launch block; None where ptxas reported no registers."""
+    if registers is None:
+        return None
+    return blocks_per_sm(cc, launch_block(kernel_name), registers, shared_bytes or 0)
+
+
+def _lowered(pyfunc, signature, cc, fastmath):
+    """The kernel typed and lowered to NVVM IR, as ``cuda.compile_ptx`` does before its PTX (numba-cuda's
+    ``compiler._compile_pyfunc_with_fixup``, called with ``compile_ptx``'s defaults)."""
+    from numba.cuda import compiler
+
+    library, _ = compiler._compile_pyfunc_with_fixup(
+        pyfunc, signature, debug=None, lineinfo=False, device=False, fastmath=fastmath, cc=cc, opt=None,
+        abi="numba", abi_info=None, forceinline=False, launch_bounds=None, lto=False)
+    return library
+
+
+def _ptx(library, cc) -> str:
+    codes = library.get_asm_strs(cc=cc)
+    if len(codes) != 1:
+        raise RuntimeError(f"the kernel compiles to {len(codes)} PTX modules, expected one")
+    return codes[0]
+
+
 def format_table(results) -> str:
     """A plain-text table of the results."""
-    rows = [("kernel", "arch", "ok", "regs", "smem B", "spill B", "PTX lines")]
+    rows = [("kernel", "arch", "ok", "regs", "smem B", "spill B", "PTX lines", "coop blocks/SM")]
     for r in results:
         rows.append((r.kernel, r.cc, "yes" if r.ok else "NO", str(r.registers or "-"),
                      str(r.shared_bytes if r.shared_bytes is not None else "-"),
-                     str(r.spill_bytes if r.spill_bytes is not None else "-"), str(r.ptx_lines or "-")))
+                     str(r.spill_bytes if r.spill_bytes is not None else "-"), str(r.ptx_lines or "-"),
+                     "-" if r.cooperative_blocks_per_sm is None else str(r.cooperative_blocks_per_sm)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
     lines += [f"{r.kernel} ({r.cc}): {r.error}" for r in results if not r.ok]
@@ -246,7 +319,7 @@ def main(argv=None) -> int:
     if (sys.argv[1:] if argv is None else list(argv)) == ["--serve-one"]:
         return _serve_one()
     parser = argparse.ArgumentParser(prog="python -m course_lib.compile_check", description=__doc__.splitlines()[0])
-    parser.add_argument("--cc", nargs="+", default=["80", "90"], help="compute capabilities, e.g. 80 90")
+    parser.add_argument("--cc", nargs="+", default=["75", "80", "90"], help="compute capabilities, e.g. 75 80 90")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     ns = parser.parse_args(argv)
     from course_lib import device

@@ -5,10 +5,15 @@ ipywidgets gives every description a fixed width (about ten characters) and cuts
 :func:`aligned` gives the controls of one explorer the description width of the longest one and one
 total width, never wider than the output area.
 
->>> import ipywidgets as widgets
->>> a, b = aligned(widgets.IntSlider(description="K"), widgets.FloatSlider(description="lrate / default"))
->>> a.style.description_width == b.style.description_width, a.layout.width == b.layout.width
-(True, True)
+It needs only what every ipywidgets control has (``description``, ``style``, ``layout``), so the example
+holds without ipywidgets too (a GPU machine's image may lack it):
+
+>>> from types import SimpleNamespace as Control
+>>> def slider(description):
+...     return Control(description=description, style=Control(), layout=Control())
+>>> a, b = aligned(slider("K"), slider("lrate / default"))
+>>> a.style.description_width, b.style.description_width, a.layout.width == b.layout.width
+('10em', '10em', True)
 """
 
 from __future__ import annotations

@@ -142,6 +142,10 @@ def configure(force: str | None = None) -> str:
         if config is not None:
             config.ENABLE_CUDASIM = int(wanted == "sim")
     _backend = wanted
+    if wanted == "gpu":  # an untouched stub kernel raises on a GPU as in the simulator (see stub_kernels)
+        from . import stub_kernels
+
+        stub_kernels.install()
     return wanted
 
 

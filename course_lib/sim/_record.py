@@ -1,19 +1,39 @@
-"""A log of host<->device transfers and kernel launches: :func:`record`.
+"""A log of host<->device traffic, kernel launches and host waits: :func:`record`.
 
-Taught in ``lessons/00_seeing_the_gpu.ipynb`` and used by the lessons on transfer
-costs. Inside ``with record() as log:`` every copy between host and device (explicit,
-with ``cuda.to_device`` / ``copy_to_host``, or implicit, when a NumPy array is passed
-to a kernel and copied back after it), every copy from one device array to another
-(``DtoD``) and every kernel launch is appended to ``log``, in the order a GPU sees
-them: a launch comes after the copies of its own NumPy arguments and before their
-copies back. A log holds what the thread that opened it does: records open in other
-threads (a grader measuring several submissions at once) do not see each other's copies.
+Taught in ``lessons/00_seeing_the_gpu.ipynb`` and used by the lessons on transfer costs and by the
+host-cost questions of the problem sets. Inside ``with record() as log:`` the log holds, in order, what
+numba-cuda's driver does on a GPU:
 
-It works on both backends. In the simulator it wraps ``to_device`` and the copy
-methods of the simulator's device arrays, and ``FakeCUDAKernel.__call__``; on a GPU it
-wraps numba-cuda's ``driver.host_to_device`` / ``device_to_host`` (through which all
-copies go) and ``CUDADispatcher.call``. Everything is restored when the last open
-``record()`` closes.
+* every copy between host and device (:class:`Transfer` ``"HtoD"`` / ``"DtoH"``) and between device
+  arrays (``"DtoD"``), in any form: ``cuda.to_device``, ``copy_to_host`` / ``copy_to_device`` (with
+  or without ``ary=``, ``to=`` or a stream), ``np.asarray(d)``, an element read ``d[i]`` (a one-element
+  DtoH), an element write ``d[i] = v`` (numba-cuda copies ``v`` to the device, launches its own
+  assignment kernel, logged as ``Launch("setitem", None, None)``, and waits for it), and the implicit
+  copies of a NumPy argument at a launch (an allocation, a HtoD copy, the launch, a DtoH copy and a
+  wait for it, as numba-cuda 0.30.4's ``args.py`` does; ``cuda.In`` / ``cuda.Out`` drop one copy each);
+* every kernel launch (:class:`Launch`);
+* every host wait (:class:`Wait`): ``cuda.synchronize()`` (``"device"``), a stream's
+  ``synchronize()`` (``"stream"``, also the wait numba-cuda makes after an implicit copy back and after
+  an element write) and an event's ``synchronize()`` (``"event"``);
+* every allocation (:attr:`Record.allocations`, bytes, and :attr:`Record.allocation_kinds`):
+  ``"device"`` (``device_array``, ``to_device``, a NumPy argument's copy), ``"pinned"``
+  (``pinned_array``, ``cuda.pinned``), ``"mapped"`` (``mapped_array``) and ``"managed"``
+  (``managed_array``). Mapped and managed memory is read and written from the host without copies,
+  and passed to a kernel without copies, on a GPU as in the simulator.
+
+A slice of a device array copies nothing. Copies of zero bytes that numba-cuda skips are not logged.
+
+Both backends log the same forms the same way: in the simulator the hooks sit on the simulator's
+device-array class and on its module functions' code objects (so ``from numba.cuda import
+device_array`` done before the ``with`` is still counted); on a GPU they sit on numba-cuda's driver
+object (``cuMemcpy*``, ``cu*Synchronize``), on ``Context``'s allocators and on ``CUDADispatcher.call``
+(:mod:`course_lib.sim._record_sim`, :mod:`course_lib.sim._record_gpu`). Everything is restored when
+the last open ``record()`` closes.
+
+Threads: what a thread does goes to the records that thread opened; a thread started while records
+were open in its starting thread logs into those; any other thread (a pool's worker, say) logs into
+every open record. So a grader measuring several submissions in threads, each under its own
+``record()``, gets each thread's own traffic, and copies made by a worker thread are not lost.
 """
 
 from __future__ import annotations
@@ -23,7 +43,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["Launch", "Record", "Transfer", "record"]
+__all__ = ["Launch", "Record", "Transfer", "Wait", "record"]
 
 
 @dataclass(frozen=True)
@@ -36,11 +56,20 @@ class Transfer:
 
 @dataclass(frozen=True)
 class Launch:
-    """One kernel launch: kernel name, grid and block dimensions (3-tuples)."""
+    """One kernel launch: kernel name, grid and block dimensions (3-tuples; None for numba-cuda's own
+    ``setitem`` kernel, whose configuration numba-cuda chooses)."""
 
     kernel: str
     griddim: tuple
     blockdim: tuple
+
+
+@dataclass(frozen=True)
+class Wait:
+    """The host waited for the device: ``on`` is ``"device"`` (``cuda.synchronize()``), ``"stream"``
+    or ``"event"``."""
+
+    on: str
 
 
 @dataclass(eq=False)
@@ -49,13 +78,16 @@ class Record:
 
     Attributes
     ----------
-    events : list of Transfer or Launch
+    events : list of Transfer, Launch or Wait
     allocations : list of int
-        Bytes of each device allocation (``to_device``, ``device_array``, a NumPy argument's copy).
+        Bytes of each allocation (device, pinned, mapped or managed memory), in order.
+    allocation_kinds : list of str
+        The kind of each allocation (``"device"``, ``"pinned"``, ``"mapped"``, ``"managed"``).
     """
 
     events: list = field(default_factory=list)
     allocations: list = field(default_factory=list)
+    allocation_kinds: list = field(default_factory=list)
 
     @property
     def transfers(self) -> list:
@@ -65,6 +97,10 @@ class Record:
     def launches(self) -> list:
         return [e for e in self.events if isinstance(e, Launch)]
 
+    @property
+    def waits(self) -> list:
+        return [e for e in self.events if isinstance(e, Wait)]
+
     def summary(self) -> dict:
         """Counts and bytes per direction between host and device, and the number of launches
         (plus ``DtoD_count`` and ``DtoD_bytes`` when device-to-device copies happened)."""
@@ -72,6 +108,19 @@ class Record:
         for t in self.transfers:
             out[f"{t.direction}_count"] = out.get(f"{t.direction}_count", 0) + 1
             out[f"{t.direction}_bytes"] = out.get(f"{t.direction}_bytes", 0) + t.nbytes
+        return out
+
+    def counts(self) -> dict:
+        """Everything counted, as ints: :meth:`summary`'s keys (``DtoD_count``/``DtoD_bytes`` always),
+        ``copies`` (all directions), ``waits``, ``allocations`` and ``allocation_bytes`` (every kind)
+        and ``<kind>_allocations`` for each kind."""
+        out = {"DtoD_count": 0, "DtoD_bytes": 0, **self.summary()}
+        out["copies"] = out["HtoD_count"] + out["DtoH_count"] + out["DtoD_count"]
+        out["waits"] = len(self.waits)
+        out["allocations"] = len(self.allocations)
+        out["allocation_bytes"] = sum(self.allocations)
+        for kind in ("device", "pinned", "mapped", "managed"):
+            out[f"{kind}_allocations"] = self.allocation_kinds.count(kind)
         return out
 
     def per_call(self, calls: int = 1, costs=None) -> dict:
@@ -123,192 +172,159 @@ class Record:
                 f"device->host: {s['DtoH_count']} copies, {s['DtoH_bytes']} bytes")
         if "DtoD_count" in s:
             head += f"; device->device: {s['DtoD_count']} copies, {s['DtoD_bytes']} bytes"
+        if self.waits:
+            head += f"; {len(self.waits)} wait(s)"
         lines = [head, self.cost_line()]
         for e in self.events:
-            if isinstance(e, Launch):
-                lines.append(f"  launch {e.kernel}[{e.griddim}, {e.blockdim}]")
-            else:
-                lines.append(f"  copy {e.direction} {e.nbytes} bytes")
+            lines.append("  " + _line(e))
         return "\n".join(lines)
 
     def _repr_html_(self):
-        rows = "".join(
-            f"<tr><td>launch</td><td>{html.escape(e.kernel)}[{e.griddim}, {e.blockdim}]</td></tr>"
-            if isinstance(e, Launch)
-            else f"<tr><td>copy {e.direction}</td><td>{e.nbytes} bytes</td></tr>"
-            for e in self.events
-        )
+        rows = "".join(f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td></tr>"
+                       for a, b in (_line(e).split(" ", 1) for e in self.events))
         head = html.escape(str(self).splitlines()[0])
         return f"<p>{head}</p><table>{rows}</table>"
 
 
-#: Open records of all threads (the wrappers are installed while there is one).
-_open_count = 0
+def _line(event) -> str:
+    if isinstance(event, Launch):
+        if event.griddim is None:
+            return f"launch {event.kernel} (numba-cuda's own kernel)"
+        return f"launch {event.kernel}[{event.griddim}, {event.blockdim}]"
+    if isinstance(event, Wait):
+        return f"wait {event.on}"
+    return f"copy {event.direction} {event.nbytes} bytes"
+
+
+#: Open records of all threads (the hooks are installed while there is one).
+_open: list = []
 _restore: list = []
-_lock = threading.Lock()
-#: Per host thread: ``records``, the open records of that thread, which log only what that
-#: thread does (a grader measuring submissions in threads gets each thread's own copies);
-#: ``depth``, nesting of dispatcher calls (GPU).
+_lock = threading.RLock()
+#: Per host thread: ``records``, the records that thread opened; ``quiet``, nesting of the hooks'
+#: own calls (what a hooked operation does inside is not logged twice); ``depth``, dispatcher calls (GPU).
 _local = threading.local()
+#: Attribute set on a thread started while its starting thread had records open.
+_PARENT = "_course_record_parent"
 
 
 def _records():
-    return getattr(_local, "records", ())
+    """The records this thread's traffic goes to."""
+    own = getattr(_local, "records", None)
+    if own:
+        return own
+    parent = getattr(threading.current_thread(), _PARENT, None)
+    if parent:
+        live = tuple(r for r in parent if r in _open)
+        if live:
+            return live
+    return tuple(_open)
 
 
-def _log(event):
-    for rec in _records():
-        rec.events.append(event)
+def quiet():
+    """True inside a hooked operation (its inner calls are not logged)."""
+    return getattr(_local, "quiet", 0) > 0
 
 
-def _log_allocation(nbytes):
-    for rec in _records():
-        rec.allocations.append(nbytes)
+@contextmanager
+def hushed():
+    """Run the original of a hooked operation: nothing it does inside is logged again."""
+    _local.quiet = getattr(_local, "quiet", 0) + 1
+    try:
+        yield
+    finally:
+        _local.quiet -= 1
 
 
-def _logging_launch(event, run):
+def log(event):
+    if not _open or quiet():
+        return
+    with _lock:
+        for rec in _records():
+            rec.events.append(event)
+
+
+def log_allocation(nbytes, kind="device"):
+    if not _open or quiet():
+        return
+    with _lock:
+        for rec in _records():
+            rec.allocations.append(int(nbytes))
+            rec.allocation_kinds.append(kind)
+
+
+def logging_launch(event, run):
     """Run a launch, logging ``event`` after the copies of its arguments (the HtoD copies it
-    made first) and before the copies back (its DtoH copies)."""
-    starts = [(rec, len(rec.events)) for rec in _records()]
+    made first) and before the copies back and the wait for them."""
+    if not _open or quiet():
+        return run()
+    with _lock:
+        starts = [(rec, len(rec.events)) for rec in _records()]
     try:
         return run()
     finally:
-        for rec, start in starts:
-            at = start
-            while at < len(rec.events) and isinstance(rec.events[at], Transfer) and rec.events[at].direction == "HtoD":
-                at += 1
-            rec.events.insert(at, event)
+        with _lock:
+            for rec, start in starts:
+                at = start
+                while (at < len(rec.events) and isinstance(rec.events[at], Transfer)
+                       and rec.events[at].direction == "HtoD"):
+                    at += 1
+                rec.events.insert(at, event)
 
 
-def _dims(d):
+def dims(d):
     d = tuple(d) if isinstance(d, (tuple, list)) else (d,)
     return tuple(int(x) for x in d) + (1,) * (3 - len(d))
 
 
-def _patch(owner, name, wrapper):
-    original = getattr(owner, name)
-    setattr(owner, name, wrapper(original))
-    _restore.append((owner, name, original))
+def patch(owner, name, wrapper):
+    """Replace ``owner.name`` by ``wrapper(original)`` until the last record closes."""
+    original = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name)
+    current = getattr(owner, name)
+    setattr(owner, name, wrapper(current))
+    _restore.append(lambda: delattr(owner, name) if original is _MISSING else setattr(owner, name, original))
 
 
-def _install_sim():
-    import numba.cuda
-    from numba.cuda.simulator import kernel as sim_kernel
+def swap_code(function, replacement):
+    """Run ``replacement``'s code under ``function``'s name and globals until the last record closes: every
+    reference to the function object (any name it was imported under) runs the replacement. Returns a
+    copy of the original function to call."""
+    import types
 
-    from . import _engine
-    from numba.cuda.simulator.cudadrv import devicearray
+    original_code = function.__code__
+    clone = types.FunctionType(original_code, function.__globals__, function.__name__, function.__defaults__,
+                               function.__closure__)
+    clone.__kwdefaults__ = function.__kwdefaults__
+    function.__code__ = replacement.__code__
 
-    def wrap_to_device(original):
-        def to_device(ary, stream=0, copy=True, to=None):
-            result = original(ary, stream, copy, to)
-            if to is None:  # with to=, the copy is logged by copy_to_device
-                _log_allocation(int(result.nbytes))
-                _log(Transfer("HtoD", int(result.nbytes)))
-            return result
+    def restore():
+        function.__code__ = original_code
 
-        return to_device
-
-    original_to_device = devicearray.to_device
-    for owner in (numba.cuda, devicearray):  # numba.cuda re-exports the simulator's function
-        if getattr(owner, "to_device", None) is original_to_device:
-            _patch(owner, "to_device", wrap_to_device)
-
-    def wrap_copy_to_host(original):
-        def copy_to_host(self, ary=None, stream=0):
-            _log(Transfer("DtoH", int(self.nbytes)))
-            return original(self, ary, stream)
-
-        return copy_to_host
-
-    def wrap_copy_to_device(original):
-        def copy_to_device(self, ary, stream=0):
-            direction = "DtoD" if isinstance(ary, devicearray.FakeCUDAArray) else "HtoD"
-            _log(Transfer(direction, int(self.nbytes)))
-            return original(self, ary, stream)
-
-        return copy_to_device
-
-    def wrap_device_array(original):
-        def device_array(*args, **kwargs):
-            result = original(*args, **kwargs)
-            _log_allocation(int(result.nbytes))
-            return result
-
-        return device_array
-
-    # numba.cuda's device_array may be another wrapper of the simulator's (course_lib.sim's initcheck):
-    # wrap both, numba.cuda's for user code and the module's for device_array_like and NumPy arguments.
-    for owner in (numba.cuda, devicearray):
-        if getattr(getattr(owner, "device_array", None), "__module__", "").endswith("devicearray"):
-            _patch(owner, "device_array", wrap_device_array)
-
-    _patch(devicearray.FakeCUDAArray, "copy_to_host", wrap_copy_to_host)
-    _patch(devicearray.FakeCUDAArray, "copy_to_device", wrap_copy_to_device)
-
-    def wrap_call(original):
-        def __call__(self, *args):
-            if not self._device and not _engine.on_carrier():  # a launch, not a call from kernel code
-                event = Launch(self.fn.__name__, _dims(self.grid_dim), _dims(self.block_dim))
-                return _logging_launch(event, lambda: original(self, *args))
-            return original(self, *args)
-
-        return __call__
-
-    _patch(sim_kernel.FakeCUDAKernel, "__call__", wrap_call)
+    _restore.append(restore)
+    return clone
 
 
-def _install_gpu():
-    from numba.cuda.cudadrv import driver
-    from numba.cuda.dispatcher import CUDADispatcher
+def _thread_start(original):
+    def start(self, *args, **kwargs):
+        records = getattr(_local, "records", None) or getattr(threading.current_thread(), _PARENT, None)
+        if records:
+            setattr(self, _PARENT, tuple(records))
+        return original(self, *args, **kwargs)
 
-    def wrap_copy(direction):
-        def wrapper(original):
-            def copy(dst, src, size, stream=0):
-                _log(Transfer(direction, int(size)))
-                return original(dst, src, size, stream)
+    return start
 
-            return copy
 
-        return wrapper
-
-    def wrap_memalloc(original):
-        def memalloc(self, size):
-            _log_allocation(int(size))
-            return original(self, size)
-
-        return memalloc
-
-    _patch(driver.Context, "memalloc", wrap_memalloc)
-    _patch(driver, "host_to_device", wrap_copy("HtoD"))
-    _patch(driver, "device_to_host", wrap_copy("DtoH"))
-    _patch(driver, "device_to_device", wrap_copy("DtoD"))
-
-    def wrap_call(original):
-        def call(self, args, launch_config):
-            # CUDADispatcher.call may forward to another dispatcher: log the outermost call once.
-            depth = getattr(_local, "depth", 0)
-            _local.depth = depth + 1
-            try:
-                if depth == 0:
-                    event = Launch(self.py_func.__name__, _dims(launch_config.griddim), _dims(launch_config.blockdim))
-                    return _logging_launch(event, lambda: original(self, args, launch_config))
-                return original(self, args, launch_config)
-            finally:
-                _local.depth = depth
-
-        return call
-
-    _patch(CUDADispatcher, "call", wrap_call)
+_MISSING = object()
 
 
 @contextmanager
 def record():
-    """Log host<->device transfers and kernel launches of this thread inside a ``with`` block.
+    """Log host<->device copies, kernel launches, host waits and allocations inside a ``with`` block.
 
     Yields
     ------
     Record
-        Filled as the block runs: ``.transfers``, ``.launches``, ``.summary()``.
+        Filled as the block runs: ``.events``, ``.transfers``, ``.launches``, ``.waits``,
+        ``.allocations``, ``.summary()``, ``.counts()``.
 
     Examples
     --------
@@ -321,20 +337,34 @@ def record():
     """
     from .. import device
 
-    global _open_count
     rec = Record()
     with _lock:
-        if not _open_count:
-            (_install_sim if device.is_simulator() else _install_gpu)()
-        _open_count += 1
-    _local.records = _records() + (rec,)
+        if not _open:
+            try:
+                patch(threading.Thread, "start", _thread_start)
+                if device.is_simulator():
+                    from . import _record_sim
+
+                    _record_sim.install()
+                else:
+                    from . import _record_gpu
+
+                    _record_gpu.install()
+            except BaseException:
+                _uninstall()
+                raise
+        _open.append(rec)
+    _local.records = (getattr(_local, "records", None) or ()) + (rec,)
     try:
         yield rec
     finally:
-        _local.records = tuple(r for r in _records() if r is not rec)
+        _local.records = tuple(r for r in _local.records if r is not rec)
         with _lock:
-            _open_count -= 1
-            if not _open_count:
-                while _restore:
-                    owner, name, original = _restore.pop()
-                    setattr(owner, name, original)
+            _open.remove(rec)
+            if not _open:
+                _uninstall()
+
+
+def _uninstall():
+    while _restore:
+        _restore.pop()()

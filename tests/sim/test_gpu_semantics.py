@@ -20,6 +20,7 @@ import pytest
 from numba import cuda, float32, float64, int32
 
 from course_lib import device
+from course_lib.sim._record import Wait
 from course_lib.sim import FULL_MASK, check, profile, record
 from course_lib.sim._record import Launch, Transfer
 
@@ -377,10 +378,10 @@ def test_device_to_device_copies_and_the_order_of_implicit_copies_around_a_launc
         d_b = cuda.device_array_like(x)
         d_b.copy_to_device(d_a)  # device to device
         d_b.copy_to_device(x)  # host to device
-        double_it[1, 16](x)  # a NumPy argument: copied in, launched, copied back
+        double_it[1, 16](x)  # a NumPy argument: copied in, launched, copied back, waited for
     assert log.events == [
         Transfer("HtoD", 128), Transfer("DtoD", 128), Transfer("HtoD", 128),
-        Transfer("HtoD", 128), Launch("double_it", (1, 1, 1), (16, 1, 1)), Transfer("DtoH", 128),
+        Transfer("HtoD", 128), Launch("double_it", (1, 1, 1), (16, 1, 1)), Transfer("DtoH", 128), Wait("stream"),
     ]
     assert log.summary()["DtoD_count"] == 1 and "device->device: 1 copies" in str(log)
 

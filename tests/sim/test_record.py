@@ -5,6 +5,7 @@ import pytest
 from numba import cuda
 
 from course_lib.sim import Launch, Transfer, record
+from course_lib.sim._record import Wait
 
 
 @cuda.jit
@@ -39,19 +40,45 @@ def test_numpy_arguments_are_copied_both_ways_at_every_launch():
         scale[2, 32](x, 3.0)
     np.testing.assert_array_equal(x, 9.0)
     assert log.summary() == {"HtoD_count": 2, "HtoD_bytes": 1024, "DtoH_count": 2, "DtoH_bytes": 1024, "launches": 2}
+    # numba-cuda: the argument's buffer allocated and copied in, the launch, the copy back and a wait for it
+    once = [Transfer("HtoD", 512), Launch("scale", (2, 1, 1), (32, 1, 1)), Transfer("DtoH", 512), Wait("stream")]
+    assert log.events == once * 2 and log.allocations == [512, 512]
+    assert log.counts()["waits"] == 2 and log.counts()["copies"] == 4
 
 
 def test_nothing_is_logged_outside_and_hooks_are_removed():
     x = np.ones(8, dtype=np.float32)
+    before = _hooked_objects()
     with record() as outer:
         with record() as inner:
             cuda.to_device(x)
         cuda.to_device(x)
     cuda.to_device(x)
     assert len(inner.transfers) == 1 and len(outer.transfers) == 2
-    from numba.cuda.simulator.cudadrv import devicearray
+    assert _hooked_objects() == before
 
-    assert cuda.to_device is devicearray.to_device and cuda.to_device.__module__.endswith("devicearray")
+
+def _hooked_objects():
+    """What record() replaces on this backend, compared by identity (and code objects)."""
+    from course_lib import device
+
+    if device.is_simulator():
+        from numba.cuda.simulator import api
+        from numba.cuda.simulator.cudadrv import devicearray
+
+        functions = [devicearray.to_device, devicearray.auto_device, api.synchronize, cuda.to_device]
+        classes = [(devicearray.FakeCUDAArray, n) for n in ("__getitem__", "__setitem__", "copy_to_host",
+                                                            "copy_to_device", "__getattr__")]
+        return ([f.__code__ for f in functions] + [c.__dict__.get(n) for c, n in classes]
+                + [cuda.to_device is devicearray.to_device or cuda.to_device])
+    from numba.cuda.cudadrv import driver
+    from numba.cuda.dispatcher import CUDADispatcher
+
+    from course_lib.sim._record_gpu import DRIVER_FUNCTIONS
+
+    return ([driver.driver.__dict__.get(n) for n in DRIVER_FUNCTIONS]
+            + [driver.Context.__dict__[n] for n in ("memalloc", "memhostalloc", "memallocmanaged", "mempin")]
+            + [CUDADispatcher.call])
 
 
 def test_each_thread_logs_only_its_own_copies_and_launches():
@@ -87,22 +114,43 @@ def test_each_thread_logs_only_its_own_copies_and_launches():
 
 
 def test_on_the_real_cuda_target_the_hooks_find_what_they_wrap():
-    """Without a GPU nothing can be copied, but the functions record() wraps on a GPU must exist."""
+    """Without a GPU nothing can be copied, but what record() hooks on a GPU must exist, be replaced while a
+    record is open (the driver's functions on the driver object, bound at their first call: no GPU needed to
+    install them) and be put back after; and a launch of an untouched stub kernel raises NotImplementedError
+    there as in the simulator (course_lib.stub_kernels)."""
     import os
     import subprocess
     import sys
 
     script = (
         "import course_lib\n"
-        "from numba.cuda.cudadrv import driver\n"
+        "from numba.cuda.cudadrv import driver, devicearray\n"
         "from numba.cuda.dispatcher import CUDADispatcher\n"
-        "before = (driver.host_to_device, driver.device_to_host, driver.device_to_device, CUDADispatcher.call)\n"
+        "from course_lib.sim._record_gpu import DRIVER_FUNCTIONS\n"
+        "d = driver.driver\n"
+        "def state():\n"
+        "    return ([d.__dict__.get(n) for n in DRIVER_FUNCTIONS] + [CUDADispatcher.call, driver.Context.memalloc,\n"
+        "            driver.Context.memhostalloc, driver.Context.memallocmanaged,\n"
+        "            devicearray._to_strided_memory_view])\n"
+        "before = state()\n"
         "from course_lib.sim import record\n"
         "with record() as log:\n"
-        "    assert driver.host_to_device is not before[0] and CUDADispatcher.call is not before[3]\n"
-        "    assert driver.device_to_device is not before[2]\n"
-        "assert (driver.host_to_device, driver.device_to_host, driver.device_to_device, CUDADispatcher.call) == before\n"
-        "print('ok', course_lib.backend())\n"
+        "    during = state()\n"
+        "    assert all(callable(d.__dict__.get(n)) for n in DRIVER_FUNCTIONS)\n"
+        "    assert all(a is not b for a, b in zip(before, during)), (before, during)\n"
+        "assert state() == before\n"
+        "import numpy as np, warnings\n"
+        "from numba import cuda\n"
+        "warnings.simplefilter('ignore')\n"
+        "@cuda.jit\n"
+        "def stub(x):\n"
+        "    '''What it should do.'''\n"
+        "    # YOUR CODE HERE\n"
+        "    raise NotImplementedError()\n"
+        "try:\n"
+        "    stub[1, 32](np.zeros(4))  # course_lib.stub_kernels: refused before anything needs a device\n"
+        "except NotImplementedError:\n"
+        "    print('ok', course_lib.backend())\n"
     )
     env = dict(os.environ, COURSE_BACKEND="gpu", NUMBA_ENABLE_CUDASIM="0")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
