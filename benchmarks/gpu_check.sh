@@ -9,7 +9,7 @@
 #
 # Logs go into LOG_DIR: env.txt, probe.log or pytest.log, failures.txt (each failed test's traceback, written as
 # it happens, so a run stopped at its limit still says what failed), the results' JSON and results.tgz of all.
-# Each stage has a time limit (PROBE_SECONDS, TEST_SECONDS; default 280 s) inside the call's 5 minutes.
+# Each stage has a time limit (PROBE_SECONDS, default 290 s; TEST_SECONDS, default 280 s) inside the call's 5 minutes.
 #
 # Wheels: where .whl/ exists (made here by benchmarks/gpu_wheels.sh and carried with the call), its wheels are
 # installed into /tmp/site first (numpy 2.4.6, numba-cuda 0.30.4, cuda-core 1.2.2 and the packages the course
@@ -67,9 +67,12 @@ print(device.backend(), device.info())"
 cat "$log/env.txt"
 
 if [ "$mode" = probe ]; then
-  seconds=${PROBE_SECONDS:-280}
+  seconds=${PROBE_SECONDS:-290}
+  # The units whose defaults and redesigns are least measured go first, so that a run stopped at its limit
+  # loses the ones the committed runs already cover best (nbody's kernels are unchanged since 2026-11-27).
+  units=${PROBE_UNITS:-hac ica cellsim colocation poisson bfs spmv nbody}
   # shellcheck disable=SC2086
-  timeout -k 10 "$seconds" "$py" -m course_lib.bench probe ${PROBE_UNITS:-} > "$log/probe.log" 2>&1
+  timeout -k 10 "$seconds" "$py" -m course_lib.bench probe $units > "$log/probe.log" 2>&1
   echo "probe exit $? in $(( $(date +%s) - started )) s (124: stopped at ${seconds} s)" | tee -a "$log/probe.log"
   tail -n 12 "$log/probe.log"
   cp benchmarks/results/*.json benchmarks/results/*.png "$log/" 2>/dev/null
