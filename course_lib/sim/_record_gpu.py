@@ -18,7 +18,7 @@ set on the instance and bind the real function at their first call, so installin
 
 from __future__ import annotations
 
-from ._record import Launch, Transfer, Wait, _local, dims, log, log_allocation, logging_launch, patch
+from ._record_log import Launch, Transfer, Wait, _local, dims, log, log_allocation, logging_launch, patch
 
 _COPIES = {"cuMemcpyHtoD": "HtoD", "cuMemcpyHtoDAsync": "HtoD", "cuMemcpyDtoH": "DtoH",
            "cuMemcpyDtoHAsync": "DtoH", "cuMemcpyDtoD": "DtoD", "cuMemcpyDtoDAsync": "DtoD"}
@@ -29,7 +29,7 @@ DRIVER_FUNCTIONS = tuple(_COPIES) + tuple(_WAITS)
 
 def _hook_driver(driver, name, before):
     """Set ``driver.name`` to a function that calls ``before(args)`` then the real driver function."""
-    from ._record import _restore
+    from ._record_log import _restore
 
     saved = driver.__dict__.get(name)
     real = [saved]

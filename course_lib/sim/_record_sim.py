@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from . import _engine
-from ._record import (Launch, Transfer, Wait, _local, hushed, log, log_allocation, logging_launch, patch, quiet,
+from ._record_log import (Launch, Transfer, Wait, _local, hushed, log, log_allocation, logging_launch, patch, quiet,
                       swap_code)
 
 #: Set on a simulated device array whose memory the host reads and writes directly (a mapped array).
@@ -238,7 +238,7 @@ def _waiting(on):
 def _launch(original):
     def __call__(self, *args):
         if not self._device and not _engine.on_carrier():  # a launch, not a call from kernel code
-            from ._record import dims
+            from ._record_log import dims
 
             event = Launch(self.fn.__name__, dims(self.grid_dim), dims(self.block_dim))
             saved, _local.launch_stream = getattr(_local, "launch_stream", 0), self.stream
