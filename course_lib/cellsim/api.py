@@ -116,10 +116,10 @@ def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bi
         raise ValueError(f"block and memory_budget only apply to the device methods {DEVICE_METHODS}, not {method!r}")
     problem = prepare_problem(histogram, types, tau_max=tau_max, phi_min=phi_min, seed=seed, bins=bins)
     if method == "reference":
-        from .reference import simulate_reference
+        from .reference import _simulate_checked
 
-        result = simulate_reference(problem.histogram, problem.types, tau_max=problem.tau_max,
-                                    phi_min=problem.phi_min, seed=problem.seed, bins=problem.edges)
+        result = _simulate_checked(problem.histogram, problem.types, problem.tau_max, problem.phi_min, problem.seed,
+                                   problem.edges)
         return problem.result(np.append(result.counts, result.outside), result.level_counts, result.divisions,
                               result.discarded, "reference", result.stats)
     if method == "cpu":
