@@ -31,7 +31,7 @@ from ._types import LevelStats, MiningResult
 from .model import _grid_for_checked, level_plan
 from .reference import apriori_candidates
 
-__all__ = ["FILTERS", "HOST_MEMORY", "METHODS", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
+__all__ = ["FILTERS", "HOST_MEMORY", "METHODS", "SEARCHES", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
 
 #: ``"gpu"`` (kernels, on the GPU or in the simulator), ``"cpu"`` (compiled grid-based miner,
 #: all cores) and ``"reference"`` (SciPy k-d tree and Python sets).
@@ -39,6 +39,8 @@ METHODS = ("gpu", "cpu", "reference")
 
 #: The filters of :func:`mine` (``filter=``): the lesson's two launches, or one pass without the flag matrix.
 FILTERS = ("two_step", "fused")
+#: The refines of :func:`mine` (``search=``): the neighbour search twice per row (the lesson's), or once.
+SEARCHES = ("twice", "once")
 
 #: Where :func:`mine` stages host arrays before upload (see the module docstring).
 HOST_MEMORY = ("pageable", "pinned_per_upload", "pinned_reused")
@@ -61,7 +63,7 @@ def default_block() -> int:
 
 
 def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_size=None, preprocess="device",
-         batched=True, host_memory="pageable", block=None, filter="two_step") -> MiningResult:
+         batched=True, host_memory="pageable", block=None, filter="two_step", search="twice") -> MiningResult:
     """Every prevalent co-location pattern of size >= 2 and its participation index.
 
     Parameters
@@ -91,6 +93,12 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
         GPU only: the lesson's filter (a flag per candidate and quadruplet, then the bounds: two
         launches), or :func:`~course_lib.colocation.fused_kernels.fused_filter_kernel` (one launch,
         no flag matrix; the host divides the counted instances by the feature totals).
+    search : {"twice", "once"}
+        GPU only: the lesson's refine (each row's neighbourhood searched to count its extensions, then
+        again to write them), or :func:`~course_lib.colocation.fused_kernels.extend_keep_kernel` and
+        :func:`~course_lib.colocation.fused_kernels.place_kept_kernel` (the first extensions of each
+        row kept in a scratch buffer by the counting search and copied to their place; only rows with
+        more are searched again). Same table, same order.
 
     Returns
     -------
@@ -116,6 +124,7 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
     check_choice(host_memory, "host_memory", HOST_MEMORY)
     block = default_block() if block is None else check_block(block)
     check_choice(filter, "filter", FILTERS)
+    check_choice(search, "search", SEARCHES)
     if len(features) == 0:
         return MiningResult({}, [], method)  # no instance, no pattern (and no grid to build)
     # The inputs are checked once, here: the methods below take them through their private entry points.
@@ -130,7 +139,7 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
 
         return _mine_cpu_checked(points, features, r, threshold, n_features, max_size, grid)
     return _DeviceMiner(points, features, r, n_features, grid, block=block, preprocess=preprocess,
-                        batched=batched, host_memory=host_memory, filter=filter).run(threshold, max_size)
+                        batched=batched, host_memory=host_memory, filter=filter, search=search).run(threshold, max_size)
 
 
 def _blocks(n, block):
@@ -141,8 +150,8 @@ class _DeviceMiner:
     """The GPU pipeline (also runs in the simulator). See :func:`mine` for the options."""
 
     def __init__(self, points, features, r, n_features, grid, *, block, preprocess, batched, host_memory,
-                 filter="two_step"):
-        self.filter = filter
+                 filter="two_step", search="twice"):
+        self.filter, self.search = filter, search
         self.points, self.features, self.r = points, features, r
         self.n_features, self.grid, self.block = n_features, grid, block
         self.preprocess, self.batched, self.host_memory = preprocess, batched, host_memory
@@ -406,6 +415,41 @@ class _DeviceMiner:
         part = d_part.copy_to_host().reshape(len(candidates), k)
         return d_new, total, part
 
+    def _refine_once(self, d_table, rows, k, candidates, parents, n_parents):
+        """:meth:`_refine` (the lesson's, which it prints) with the neighbour search once per row:
+        :func:`~course_lib.colocation.fused_kernels.extend_keep_kernel` counts each row's extensions
+        and keeps the first ones, :func:`~course_lib.colocation.fused_kernels.place_kept_kernel` copies
+        them to their place after the prefix sum (searching again only rows with more)."""
+        from . import kernels
+        from .fused_kernels import KEPT, extend_keep_kernel, place_kept_kernel
+
+        g, nf = self.grid, self.n_features
+        child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)
+        plan = self._upload(np.concatenate([child_of, seg_start]), into="plan")
+        d_child_of, d_seg_start = plan[: len(child_of)], plan[len(child_of):]
+        common = (d_table, np.int32(k - 1), d_child_of, np.int32(nf), self.d_x, self.d_y, self.d_features,
+                  self.d_cell_of, self.d_cell_start, self.d_order, np.int32(g.n_cols), np.int32(g.n_rows),
+                  self.r * self.r)
+        d_counts = self._alloc("counts", rows)
+        d_kept = self._alloc("kept", rows * KEPT * (k + 1))
+        if rows:
+            extend_keep_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows], d_kept)
+        d_offsets, total = self._scan(d_counts, rows, "offsets")
+        if total * (k + 1) >= 2**31:
+            raise ValueError(f"the instance table of size {k} would have {total:,} rows, too many for int32 "
+                             "indices; use a smaller r or fewer instances")
+        d_new = self._alloc(f"table{k % 2}", total * (k + 1))
+        if rows:
+            place_kept_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows], d_offsets[:rows],
+                                                                     d_kept, d_new)
+        counters = self._zeros(n_flags + len(seg_start), name="participation")
+        d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + len(seg_start)]
+        if total:
+            kernels.participation_kernel[_blocks(total, self.block), self.block](
+                d_new[: total * (k + 1)], np.int32(k), d_seg_start, self.d_local, d_flags, d_part)
+        part = d_part.copy_to_host().reshape(len(candidates), k)
+        return d_new, total, part
+
     # -- the search -------------------------------------------------------------------------------
     def run(self, threshold, max_size) -> MiningResult:
         with self._phase("preprocess"):
@@ -418,6 +462,7 @@ class _DeviceMiner:
         n_ids = self.n_features
         candidates = [tuple(c) for c in combinations(present, 2)]
         found, levels, k = {}, [], 2
+        refine = self._refine_once if self.search == "once" else self._refine
         while candidates and k <= max_size:
             with self._phase("filter"):
                 bounds = self._filter(candidates, k)
@@ -426,7 +471,7 @@ class _DeviceMiner:
             if kept and self.batched:
                 d_table, rows = tables["all"]
                 with self._phase("refine"):
-                    d_new, total, part = self._refine(d_table, rows, k, kept, [ids[c[:-1]] for c in kept], n_ids)
+                    d_new, total, part = refine(d_table, rows, k, kept, [ids[c[:-1]] for c in kept], n_ids)
                 new_tables["all"], rows_found = (d_new, total), total
                 new_ids = {c: i for i, c in enumerate(kept)}
                 results = zip(kept, part)
@@ -435,7 +480,7 @@ class _DeviceMiner:
                 for cand in kept:
                     d_table, rows = tables[cand[:-1]]
                     with self._phase("refine"):
-                        d_new, total, part = self._refine(d_table, rows, k, [cand], [ids[cand[:-1]]], n_ids)
+                        d_new, total, part = refine(d_table, rows, k, [cand], [ids[cand[:-1]]], n_ids)
                     new_tables[cand], new_ids[cand] = (d_new, total), 0
                     rows_found += total
                     results.append((cand, part[0]))

@@ -92,3 +92,40 @@ def test_points_are_checked_once(monkeypatch, method):
     data = co.planted_colocations(30, 3, groups=((0, 1),), extent=3.0, seed=1)
     co.mine(data.points, data.features, 1.0, 0.3, method=method, max_size=2)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("extent", [2.0, 12.0], ids=["dense: rows past KEPT searched again", "sparse"])
+def test_searching_once_writes_the_lesson_s_table(extent):
+    from course_lib.colocation.fused_kernels import KEPT
+
+    data = co.planted_colocations(37, 3, groups=((0, 1, 2),), extent=extent, seed=7)
+    grid = co.grid_for(data.points, 1.0, 3)
+    candidates = list(combinations(range(3), 2))
+    tables = []
+    for search in ("twice", "once"):
+        # Host preprocessing: the cell-to-instance index in a fixed order (the device's, built with atomics,
+        # may order the instances of a cell differently from run to run, and the rows follow it).
+        miner = api._DeviceMiner(data.points, data.features, 1.0, 3, grid, block=32, preprocess="host",
+                                 batched=True, host_memory="pageable", search=search)
+        miner._preprocess()
+        miner._d_feature_count = miner._upload(miner.feature_count.astype(np.int32))
+        d_table, rows = miner._singleton_tables()["all"]
+        refine = miner._refine_once if search == "once" else miner._refine
+        with record() as log:
+            d_new, total, part = refine(d_table, rows, 2, candidates, [c[0] for c in candidates], 3)
+        tables.append((d_new.copy_to_host()[: 3 * total], part, kernel_launches(log)))
+    (twice, part_twice, launches_twice), (once, part_once, launches_once) = tables
+    np.testing.assert_array_equal(once, twice)
+    np.testing.assert_array_equal(part_once, part_twice)
+    assert launches_twice["extend_count_kernel"] == launches_twice["extend_fill_kernel"] == 1
+    assert launches_once["extend_keep_kernel"] == launches_once["place_kept_kernel"] == 1
+    assert "extend_count_kernel" not in launches_once and "extend_fill_kernel" not in launches_once
+    per_row = np.bincount(once.reshape(-1, 3)[:, 0], minlength=len(data.features))
+    if extent == 2.0:
+        assert per_row.max() > KEPT  # the second search ran for some rows
+
+
+def test_searching_once_mines_the_same_patterns():
+    data = co.planted_colocations(33, 4, groups=((0, 1, 2),), extent=3.0, seed=8)
+    expected = co.mine(data.points, data.features, 1.0, 0.2, method="reference").patterns
+    assert co.mine(data.points, data.features, 1.0, 0.2, search="once", filter="fused").patterns == expected
