@@ -4,8 +4,8 @@ The same depth-first walk over batches as ``"compact"`` (:func:`course_lib.cells
 the version the lesson teaches), with the host's costs taken out:
 
 * **buffers sized once per problem, reused across batches and calls.** A :class:`CompactWorkspace`
-  holds every generation's batch buffers, the counters and the uploaded constants. The pool keeps
-  the workspace of the last problem shape (block, depth, bins, types): a second call of the same
+  holds every generation's batch buffers, the counters and the uploaded constants. The pool (one per
+  host thread) keeps the workspace of the last problem shape (block, depth, bins, types): a second call of the same
   shape allocates nothing and uploads nothing that did not change. A generation's buffers grow
   (to at least :data:`HEADROOM` times what is needed, at least doubling, never beyond the batch
   size the memory budget allows) only when a batch does not fit;
@@ -23,6 +23,8 @@ the version the lesson teaches), with the host's costs taken out:
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import pooled_kernels as pk
@@ -35,7 +37,15 @@ __all__ = ["HEADROOM", "CompactWorkspace", "release_workspaces", "run_compact_po
 #: A generation's buffers grow to this many times the cells they must hold (fewer waits on later calls).
 HEADROOM = 4
 
-_POOL: dict = {}
+#: Per host thread (a grader simulates in threads): problem shape -> workspace.
+_LOCAL = threading.local()
+
+
+def _pool() -> dict:
+    pool = getattr(_LOCAL, "pool", None)
+    if pool is None:
+        pool = _LOCAL.pool = {}
+    return pool
 
 
 def _grid(n, block):
@@ -138,23 +148,23 @@ class CompactWorkspace:
 
 def workspace_bytes() -> int:
     """Device bytes the pool holds."""
-    return sum(ws.nbytes for ws in _POOL.values())
+    return sum(ws.nbytes for ws in _pool().values())
 
 
 def release_workspaces() -> None:
-    """Free the pooled workspaces (the next call allocates again)."""
+    """Free this thread's pooled workspaces (the next call allocates again)."""
     from .api import _release_freed_memory
 
-    _POOL.clear()
+    _pool().clear()
     _release_freed_memory()
 
 
 def _workspace(block, depth, n_slots, n_types):
     key = (block, depth, n_slots, n_types)
-    ws = _POOL.get(key)
+    ws = _pool().get(key)
     if ws is None:
         release_workspaces()  # one problem shape at a time: the pool never holds two
-        ws = _POOL[key] = CompactWorkspace(block, depth, n_slots, n_types)
+        ws = _pool()[key] = CompactWorkspace(block, depth, n_slots, n_types)
     return ws
 
 
@@ -170,7 +180,7 @@ def run_compact_pooled(problem: Problem, block: int, budget: int) -> SimulationR
         need = (depth + 1) * frame_bytes(1, block)
         raise ValueError(f"memory_budget of {budget} bytes cannot hold one cell per generation for {depth + 1} "
                          f"generations; it needs at least {need} bytes")
-    existing = _POOL.get((block, depth, problem.n_slots, problem.types.n_types))
+    existing = _pool().get((block, depth, problem.n_slots, problem.types.n_types))
     allocations_before = 0 if existing is None else existing.allocations
     ws = _workspace(block, depth, problem.n_slots, problem.types.n_types)
     ws.fit(cap)

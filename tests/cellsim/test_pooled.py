@@ -75,7 +75,7 @@ def test_a_sweep_whose_buffers_are_too_small_is_redone_exactly(h0, thesis_types)
 
     expected = cs.simulate(h0, thesis_types, seed=4, method="reference", **KW)
     first, _ = _pooled(h0, thesis_types, 4)
-    (ws,) = pooled._POOL.values()
+    (ws,) = pooled._pool().values()
     g = max(1, first.stats["deepest_generation"] // 2)
     ws.frames[g] = BatchArrays(1, 32)
     again, _ = _pooled(h0, thesis_types, 4)
