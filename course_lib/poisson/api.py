@@ -273,11 +273,14 @@ class PersistentSolver:
                              "use layout='grid'")
         self.kernels, self.layout, self.shape = kernels, layout, (h, w)
         key = (h, w, layout, capacity, threads)
-        buffers = _persistent_buffers().get(key) if pooled else None
+        pool = _persistent_buffers() if pooled else {}
+        buffers = pool.get(key)
         if buffers is None:
             buffers = _PersistentBuffers(key)
             if pooled:
-                _persistent_buffers()[key] = buffers
+                while len(pool) >= POOL_SHAPES:  # drop the oldest shape
+                    pool.pop(next(iter(pool)))
+                pool[key] = buffers
         packed = buffers.packed
         packed[..., :3], packed[..., 3:6], packed[..., 6] = source, target, mask
         if buffers.d_packed is None:
@@ -348,8 +351,6 @@ def _persistent_buffers() -> dict:
     pool = getattr(_POOL, "buffers", None)
     if pool is None:
         pool = _POOL.buffers = {}
-    while len(pool) >= POOL_SHAPES:
-        pool.pop(next(iter(pool)))
     return pool
 
 

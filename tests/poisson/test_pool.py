@@ -72,3 +72,15 @@ def test_the_inputs_are_checked_once(monkeypatch):
         assert len(calls) == 1, method
     with pytest.raises(ValueError, match="method"):
         poisson.seamless_clone(*pair, iterations=1, method="gauss")
+
+
+def test_the_pool_keeps_the_last_shapes_and_finds_them_again():
+    pairs = [poisson.synthetic_pair(7, 7 + i, seed=1, fill=0.6) for i in range(api.POOL_SHAPES)]
+    for pair in pairs:
+        _clone(*pair, iterations=0)
+    assert len(api._persistent_buffers()) == api.POOL_SHAPES
+    image, log = _clone(*pairs[0], iterations=0)  # the oldest shape is still there: nothing allocated
+    assert len(log.allocations) == 0
+    poisson.assert_images_match(image, poisson.jacobi_reference(*pairs[0], 0), **TOLERANCES)
+    _clone(*poisson.synthetic_pair(9, 15, seed=2, fill=0.6), iterations=0)  # one more shape drops the oldest
+    assert len(api._persistent_buffers()) == api.POOL_SHAPES
