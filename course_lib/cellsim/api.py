@@ -19,9 +19,11 @@ __all__ = ["DEVICE_METHODS", "METHODS", "PHASES", "BatchArrays", "PhaseClock", "
 #: ``"compact"``: level by level with stream compaction, histogram on the device, batches
 #: within a memory budget; ``"tree"``: the thesis's fixed-slot binary tree with per-level
 #: copies to the host; ``"cpu"``: the compiled parallel CPU simulator; ``"reference"``: the
-#: event-driven Python reference (same random streams).
-METHODS = ("compact", "tree", "cpu", "reference")
-DEVICE_METHODS = ("compact", "tree")
+#: event-driven Python reference (same random streams); ``"compact_pooled"``: ``"compact"`` with its
+#: device buffers pooled across batches and calls, the counts kept on the device and a wait only when
+#: a batch outgrows its buffers (:mod:`course_lib.cellsim.pooled`).
+METHODS = ("compact", "compact_pooled", "tree", "cpu", "reference")
+DEVICE_METHODS = ("compact", "compact_pooled", "tree")
 
 
 def default_block() -> int:
@@ -78,7 +80,7 @@ def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bi
     seed : int
         Key of the counter-based random numbers. The same seed gives the same result with
         every method, block size, memory budget and backend.
-    method : {"compact", "tree", "cpu", "reference"}
+    method : {"compact", "compact_pooled", "tree", "cpu", "reference"}
         See :data:`METHODS`.
     bins : None, int or array of float
         Output bin edges: None for 8 log2-spaced bins per octave, an int for that many
@@ -114,10 +116,10 @@ def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bi
         raise ValueError(f"block and memory_budget only apply to the device methods {DEVICE_METHODS}, not {method!r}")
     problem = prepare_problem(histogram, types, tau_max=tau_max, phi_min=phi_min, seed=seed, bins=bins)
     if method == "reference":
-        from .reference import simulate_reference
+        from .reference import _simulate_checked
 
-        result = simulate_reference(problem.histogram, problem.types, tau_max=problem.tau_max,
-                                    phi_min=problem.phi_min, seed=problem.seed, bins=problem.edges)
+        result = _simulate_checked(problem.histogram, problem.types, problem.tau_max, problem.phi_min, problem.seed,
+                                   problem.edges)
         return problem.result(np.append(result.counts, result.outside), result.level_counts, result.divisions,
                               result.discarded, "reference", result.stats)
     if method == "cpu":
@@ -127,8 +129,19 @@ def simulate(histogram, types, *, tau_max, phi_min, seed=0, method="compact", bi
     block = check_block(default_block() if block is None else block, "block")
     if block < 2:
         raise ValueError("block must be at least 2 (the prefix sum needs two threads per block)")
-    budget = default_memory_budget() if memory_budget is None else check_positive_int(memory_budget,
-                                                                                      "memory_budget")
+    if memory_budget is not None:
+        budget = check_positive_int(memory_budget, "memory_budget")
+    elif method == "compact_pooled":
+        from .pooled import workspace_bytes
+
+        # Half the free memory, counting the pool's own buffers as free: the same budget on every call.
+        budget = default_memory_budget() + (workspace_bytes() // 2 if device.is_gpu() else 0)
+    else:
+        budget = default_memory_budget()
+    if method == "compact_pooled":
+        from .pooled import run_compact_pooled
+
+        return run_compact_pooled(problem, block, budget)
     if method == "tree":
         return _run_tree(problem, block, budget)
     return _run_compact(problem, block, budget)
@@ -204,10 +217,13 @@ def exclusive_scan(values, n, out, scratch, block, level=0, total_out=None):
     ``total_out`` (int32, length >= 1), if given, receives the total from the last level's
     launch itself, e.g. a mapped host array that the host reads without a copy.
     """
-    from . import kernels
+    return _exclusive_scan(values, check_int(n, "n", minimum=0), out, scratch, check_block(block, "block"), level,
+                           total_out)
 
-    n = check_int(n, "n", minimum=0)
-    block = check_block(block, "block")
+
+def _exclusive_scan(values, n, out, scratch, block, level=0, total_out=None):
+    """:func:`exclusive_scan` on checked ``n`` and ``block`` (the simulators' inner loops)."""
+    from . import kernels
 
     n_blocks = _grid(n, block)
     sums, sums_offsets = scratch[level]
@@ -216,7 +232,7 @@ def exclusive_scan(values, n, out, scratch, block, level=0, total_out=None):
     kernels.scan_block_kernel(block)[n_blocks, block](values, n, out, sums)
     if n_blocks == 1:
         return sums
-    total = exclusive_scan(sums, n_blocks, sums_offsets, scratch, block, level + 1, total_out)
+    total = _exclusive_scan(sums, n_blocks, sums_offsets, scratch, block, level + 1, total_out)
     kernels.add_block_offsets_kernel[n_blocks, block](out, n, sums_offsets)
     return total
 

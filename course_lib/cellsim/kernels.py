@@ -411,3 +411,6 @@ register_kernel(f"cellsim.fate_histogram_kernel[slots={COMPILE_SLOTS}]",
 register_kernel(f"cellsim.scan_block_kernel[block={COMPILE_BLOCK}]", "void(int32[::1], int64, int32[::1], int32[::1])",
                 lambda: scan_block_kernel(COMPILE_BLOCK).py_func, LESSON,
                 example=lambda: _example_scan(COMPILE_BLOCK))
+
+# The pooled simulator's kernels register themselves beside these (the registry imports this module).
+from . import pooled_kernels as _pooled_kernels  # noqa: E402,F401

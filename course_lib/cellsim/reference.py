@@ -105,7 +105,12 @@ def simulate_reference(histogram, types, *, tau_max, phi_min, seed=0, bins=None,
     hist, cell_types, tau_max, phi_min, seed = simulation_inputs(histogram, types, tau_max, phi_min, seed)
     streams = check_choice(streams, "streams", STREAMS)
     return_cells = check_flag(return_cells, "return_cells")
-    edges = resolve_edges(bins, hist, phi_min)
+    return _simulate_checked(hist, cell_types, tau_max, phi_min, seed, resolve_edges(bins, hist, phi_min), streams,
+                             return_cells)
+
+
+def _simulate_checked(hist, cell_types, tau_max, phi_min, seed, edges, streams="philox", return_cells=False):
+    """:func:`simulate_reference` of checked inputs (``simulate`` checks them once, in ``prepare_problem``)."""
     depth = depth_bound(hist.fluorescence.max(), phi_min)
     params = cell_types.params()
     core = _core_python()

@@ -28,14 +28,19 @@ from .. import device
 from .._validate import check_block, check_choice, check_flag
 from ._checks import check_inputs
 from ._types import LevelStats, MiningResult
-from .model import grid_for, level_plan
+from .model import _grid_for_checked, level_plan
 from .reference import apriori_candidates
 
-__all__ = ["HOST_MEMORY", "METHODS", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
+__all__ = ["FILTERS", "HOST_MEMORY", "METHODS", "SEARCHES", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
 
 #: ``"gpu"`` (kernels, on the GPU or in the simulator), ``"cpu"`` (compiled grid-based miner,
 #: all cores) and ``"reference"`` (SciPy k-d tree and Python sets).
 METHODS = ("gpu", "cpu", "reference")
+
+#: The filters of :func:`mine` (``filter=``): the lesson's two launches, or one pass without the flag matrix.
+FILTERS = ("two_step", "fused")
+#: The refines of :func:`mine` (``search=``): the neighbour search twice per row (the lesson's), or once.
+SEARCHES = ("twice", "once")
 
 #: Where :func:`mine` stages host arrays before upload (see the module docstring).
 HOST_MEMORY = ("pageable", "pinned_per_upload", "pinned_reused")
@@ -58,7 +63,7 @@ def default_block() -> int:
 
 
 def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_size=None, preprocess="device",
-         batched=True, host_memory="pageable", block=None) -> MiningResult:
+         batched=True, host_memory="pageable", block=None, filter="two_step", search="twice") -> MiningResult:
     """Every prevalent co-location pattern of size >= 2 and its participation index.
 
     Parameters
@@ -84,6 +89,16 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
         GPU only: where host arrays are staged before upload (see the module docstring).
     block : int, optional
         GPU only: threads per block (default :func:`default_block`).
+    filter : {"two_step", "fused"}
+        GPU only: the lesson's filter (a flag per candidate and quadruplet, then the bounds: two
+        launches), or :func:`~course_lib.colocation.fused_kernels.fused_filter_kernel` (one launch,
+        no flag matrix; the host divides the counted instances by the feature totals).
+    search : {"twice", "once"}
+        GPU only: the lesson's refine (each row's neighbourhood searched to count its extensions, then
+        again to write them), or :func:`~course_lib.colocation.fused_kernels.extend_keep_kernel` and
+        :func:`~course_lib.colocation.fused_kernels.place_kept_kernel` (the first extensions of each
+        row kept in a scratch buffer by the counting search and copied to their place; only rows with
+        more are searched again). Same table, same order.
 
     Returns
     -------
@@ -108,20 +123,23 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
     batched = check_flag(batched, "batched")
     check_choice(host_memory, "host_memory", HOST_MEMORY)
     block = default_block() if block is None else check_block(block)
+    check_choice(filter, "filter", FILTERS)
+    check_choice(search, "search", SEARCHES)
     if len(features) == 0:
         return MiningResult({}, [], method)  # no instance, no pattern (and no grid to build)
+    # The inputs are checked once, here: the methods below take them through their private entry points.
     if method == "reference":
-        from .reference import mine_reference
+        from .reference import _mine_reference_checked
 
-        return MiningResult(mine_reference(points, features, r, threshold, n_features=n_features, max_size=max_size),
-                            [], "reference")
-    grid = grid_for(points, r, n_features)  # raises for a grid too fine, before any work
+        return MiningResult(_mine_reference_checked(points, features, r, threshold, n_features, max_size), [],
+                            "reference")
+    grid = _grid_for_checked(points, r, n_features)  # raises for a grid too fine, before any work
     if method == "cpu":
-        from .cpu import mine_cpu
+        from .cpu import _mine_cpu_checked
 
-        return mine_cpu(points, features, r, threshold, n_features, max_size, grid=grid)
+        return _mine_cpu_checked(points, features, r, threshold, n_features, max_size, grid)
     return _DeviceMiner(points, features, r, n_features, grid, block=block, preprocess=preprocess,
-                        batched=batched, host_memory=host_memory).run(threshold, max_size)
+                        batched=batched, host_memory=host_memory, filter=filter, search=search).run(threshold, max_size)
 
 
 def _blocks(n, block):
@@ -131,7 +149,9 @@ def _blocks(n, block):
 class _DeviceMiner:
     """The GPU pipeline (also runs in the simulator). See :func:`mine` for the options."""
 
-    def __init__(self, points, features, r, n_features, grid, *, block, preprocess, batched, host_memory):
+    def __init__(self, points, features, r, n_features, grid, *, block, preprocess, batched, host_memory,
+                 filter="two_step", search="twice"):
+        self.filter, self.search = filter, search
         self.points, self.features, self.r = points, features, r
         self.n_features, self.grid, self.block = n_features, grid, block
         self.preprocess, self.batched, self.host_memory = preprocess, batched, host_memory
@@ -263,7 +283,7 @@ class _DeviceMiner:
         from numba import cuda
 
         from . import kernels
-        from .model import cell_index, count_map, feature_local_ids
+        from .model import _count_map, cell_index, feature_local_ids
 
         g, n, nf = self.grid, len(self.features), self.n_features
         self.d_x = self._upload(self.points[:, 0])
@@ -274,7 +294,7 @@ class _DeviceMiner:
             self.feature_count = np.bincount(self.features, minlength=nf).astype(np.int32)
             local = feature_local_ids(self.features, nf)
             self.d_cell_of = self._upload(cells)
-            self.d_count_map = self._upload(count_map(g, self.points, self.features, nf).reshape(-1))
+            self.d_count_map = self._upload(_count_map(g, cells, self.features, nf).reshape(-1))
             self.d_cell_start = self._upload(start)
             self.d_order = self._upload(order)
             self.d_local = self._upload(local)
@@ -328,6 +348,8 @@ class _DeviceMiner:
         g, nf = self.grid, np.int32(self.n_features)
         shape = (np.int32(g.n_cols), np.int32(g.n_rows))
         groups = [candidates] if self.batched else [[c] for c in candidates]
+        if self.filter == "fused":
+            return np.concatenate([self._fused_filter(group, k) for group in groups])
         bounds = []
         for group in groups:
             d_cand = self._upload(np.array(group, np.int32).reshape(-1), into="candidates")
@@ -339,6 +361,21 @@ class _DeviceMiner:
                 self.d_count_map, nf, *shape, d_cand, np.int32(k), d_qualifies, self._d_feature_count, d_bounds)
             bounds.append(d_bounds.copy_to_host())
         return np.concatenate(bounds)
+
+    def _fused_filter(self, group, k):
+        """Upper bounds of PI of one group by :func:`~course_lib.colocation.fused_kernels.fused_filter_kernel`:
+        the candidates and the zeroed sums go up in one copy, the sums come back in one."""
+        from .fused_kernels import bounds_from_sums, fused_filter_kernel
+
+        g = self.grid
+        cand = np.array(group, np.int32).reshape(len(group), k)
+        staged = np.concatenate([cand.reshape(-1), np.zeros(cand.size, np.int32)])
+        d_staged = self._upload(staged, into="candidates")
+        d_cand, d_sums = d_staged[:cand.size], d_staged[cand.size:]
+        fused_filter_kernel[(_blocks(g.n_cells, self.block), len(group)), self.block](
+            self.d_count_map, np.int32(self.n_features), np.int32(g.n_cols), np.int32(g.n_rows), d_cand, np.int32(k),
+            d_sums)
+        return bounds_from_sums(d_sums.copy_to_host(), cand, self.feature_count)
 
     # -- refine -----------------------------------------------------------------------------------
     def _refine(self, d_table, rows, k, candidates, parents, n_parents):
@@ -378,6 +415,41 @@ class _DeviceMiner:
         part = d_part.copy_to_host().reshape(len(candidates), k)
         return d_new, total, part
 
+    def _refine_once(self, d_table, rows, k, candidates, parents, n_parents):
+        """:meth:`_refine` (the lesson's, which it prints) with the neighbour search once per row:
+        :func:`~course_lib.colocation.fused_kernels.extend_keep_kernel` counts each row's extensions
+        and keeps the first ones, :func:`~course_lib.colocation.fused_kernels.place_kept_kernel` copies
+        them to their place after the prefix sum (searching again only rows with more)."""
+        from . import kernels
+        from .fused_kernels import KEPT, extend_keep_kernel, place_kept_kernel
+
+        g, nf = self.grid, self.n_features
+        child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)
+        plan = self._upload(np.concatenate([child_of, seg_start]), into="plan")
+        d_child_of, d_seg_start = plan[: len(child_of)], plan[len(child_of):]
+        common = (d_table, np.int32(k - 1), d_child_of, np.int32(nf), self.d_x, self.d_y, self.d_features,
+                  self.d_cell_of, self.d_cell_start, self.d_order, np.int32(g.n_cols), np.int32(g.n_rows),
+                  self.r * self.r)
+        d_counts = self._alloc("counts", rows)
+        d_kept = self._alloc("kept", rows * KEPT * (k + 1))
+        if rows:
+            extend_keep_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows], d_kept)
+        d_offsets, total = self._scan(d_counts, rows, "offsets")
+        if total * (k + 1) >= 2**31:
+            raise ValueError(f"the instance table of size {k} would have {total:,} rows, too many for int32 "
+                             "indices; use a smaller r or fewer instances")
+        d_new = self._alloc(f"table{k % 2}", total * (k + 1))
+        if rows:
+            place_kept_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows], d_offsets[:rows],
+                                                                     d_kept, d_new)
+        counters = self._zeros(n_flags + len(seg_start), name="participation")
+        d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + len(seg_start)]
+        if total:
+            kernels.participation_kernel[_blocks(total, self.block), self.block](
+                d_new[: total * (k + 1)], np.int32(k), d_seg_start, self.d_local, d_flags, d_part)
+        part = d_part.copy_to_host().reshape(len(candidates), k)
+        return d_new, total, part
+
     # -- the search -------------------------------------------------------------------------------
     def run(self, threshold, max_size) -> MiningResult:
         with self._phase("preprocess"):
@@ -390,6 +462,7 @@ class _DeviceMiner:
         n_ids = self.n_features
         candidates = [tuple(c) for c in combinations(present, 2)]
         found, levels, k = {}, [], 2
+        refine = self._refine_once if self.search == "once" else self._refine
         while candidates and k <= max_size:
             with self._phase("filter"):
                 bounds = self._filter(candidates, k)
@@ -398,7 +471,7 @@ class _DeviceMiner:
             if kept and self.batched:
                 d_table, rows = tables["all"]
                 with self._phase("refine"):
-                    d_new, total, part = self._refine(d_table, rows, k, kept, [ids[c[:-1]] for c in kept], n_ids)
+                    d_new, total, part = refine(d_table, rows, k, kept, [ids[c[:-1]] for c in kept], n_ids)
                 new_tables["all"], rows_found = (d_new, total), total
                 new_ids = {c: i for i, c in enumerate(kept)}
                 results = zip(kept, part)
@@ -407,7 +480,7 @@ class _DeviceMiner:
                 for cand in kept:
                     d_table, rows = tables[cand[:-1]]
                     with self._phase("refine"):
-                        d_new, total, part = self._refine(d_table, rows, k, [cand], [ids[cand[:-1]]], n_ids)
+                        d_new, total, part = refine(d_table, rows, k, [cand], [ids[cand[:-1]]], n_ids)
                     new_tables[cand], new_ids[cand] = (d_new, total), 0
                     rows_found += total
                     results.append((cand, part[0]))

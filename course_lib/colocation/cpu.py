@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from .kernels import row_extensions
-from .model import cell_index, count_map, feature_local_ids
+from .model import _count_map, cell_index, feature_local_ids
 
 __all__ = ["mine_cpu"]
 
@@ -135,29 +135,37 @@ def mine_cpu(points, features, r, threshold, n_features=None, max_size=None, *, 
     MiningResult
     """
     from ._checks import check_inputs
-    from ._types import LevelStats, MiningResult
-    from .model import grid_for, level_plan
-    from .reference import apriori_candidates
+    from ._types import MiningResult
+    from .model import _grid_for_checked
 
     points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
                                                                         max_size)
     if len(features) == 0:
         return MiningResult({}, [], "cpu")
     if grid is None:
-        g = grid_for(points, r, n_features)
+        g = _grid_for_checked(points, r, n_features)
     else:
         from .model import check_grid
 
         g = check_grid(grid)
         if g.cell < r:
             raise ValueError(f"grid must have cells of side >= r = {r} (make it with grid_for), got {g.cell}")
+    return _mine_cpu_checked(points, features, r, threshold, n_features, max_size, g)
+
+
+def _mine_cpu_checked(points, features, r, threshold, n_features, max_size, g):
+    """:func:`mine_cpu` of checked inputs (at least one instance) and their grid ``g``."""
+    from ._types import LevelStats, MiningResult
+    from .model import level_plan
+    from .reference import apriori_candidates
+
     n = len(features)
     x = np.ascontiguousarray(points[:, 0])
     y = np.ascontiguousarray(points[:, 1])
     cells, cell_start, order = cell_index(g, points)
     fc = np.bincount(features, minlength=n_features).astype(np.int64)
     local = feature_local_ids(features, n_features)
-    counts = count_map(g, points, features, n_features)
+    counts = _count_map(g, cells, features, n_features)  # of checked inputs: count_map would check them again
     filter_index = _filter_index(g, counts)
     table = np.empty(2 * n, np.int64)
     table[0::2], table[1::2] = np.arange(n), features

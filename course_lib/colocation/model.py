@@ -91,9 +91,12 @@ def grid_for(points, r, n_features=1) -> Grid:
         If the CountMap (cells x features) would exceed :data:`MAX_CELLS_TIMES_FEATURES`
         entries: ``r`` is too small for the extent of the points.
     """
-    points = check_points(points)
-    r = check_neighbour_distance(r)
-    n_features = check_int(n_features, "n_features", minimum=1)
+    return _grid_for_checked(check_points(points), check_neighbour_distance(r),
+                             check_int(n_features, "n_features", minimum=1))
+
+
+def _grid_for_checked(points, r, n_features) -> Grid:
+    """:func:`grid_for` of checked inputs (:func:`~course_lib.colocation.check_inputs`'s output)."""
     cell = r * CELL_MARGIN
     if len(points) == 0:
         return Grid(0.0, 0.0, cell, 1, 1)

@@ -169,8 +169,11 @@ def mine_reference(points, features, r, threshold, *, n_features=None, max_size=
     """
     from ._checks import check_inputs
 
-    points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold, n_features,
-                                                                        max_size)
+    return _mine_reference_checked(*check_inputs(points, features, r, threshold, n_features, max_size))
+
+
+def _mine_reference_checked(points, features, r, threshold, n_features, max_size):
+    """:func:`mine_reference` of inputs :func:`~course_lib.colocation.check_inputs` has checked."""
     adjacent = _neighbour_sets(points, r)
     counts = np.bincount(features, minlength=n_features) if len(features) else np.zeros(n_features, int)
     present = [f for f in range(n_features) if counts[f] > 0]

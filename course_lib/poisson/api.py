@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,8 +13,8 @@ from .._docs import fill_doc
 from .._validate import check_choice, check_int
 from .cpu import _direct_solve, jacobi_cpu
 from .data import nonwhite_mask
-from .reference import (Prepared, check_image, check_problem, compose, jacobi_step_reference, prepare,
-                        residual)
+from .reference import (Prepared, _prepare_checked, check_image, check_problem, compose, jacobi_step_reference,
+                        prepare, residual)
 
 __all__ = ["METHODS", "CloneHistory", "DeviceSolver", "PersistentSolver", "clone_history", "default_block", "default_fused",
            "direct_clone", "naive_paste", "seamless_clone", "validate_inputs"]
@@ -142,13 +143,22 @@ class DeviceSolver:
     """
 
     def __init__(self, source, target, mask=None, method="jacobi", fused=None):
+        check_choice(method, "method", ("jacobi", "jacobi_fused"))
+        fused = default_fused() if fused is None else _check_fused(fused)
+        self._setup(*validate_inputs(source, target, mask), method, fused)
+
+    @classmethod
+    def _checked(cls, source, target, mask, method, fused):
+        """A solver of inputs the public door (:func:`seamless_clone`) has checked: no second check."""
+        self = cls.__new__(cls)
+        self._setup(source, target, mask, method, fused)
+        return self
+
+    def _setup(self, source, target, mask, method, fused):
         from numba import cuda
 
         from . import kernels
 
-        source, target, mask = validate_inputs(source, target, mask)
-        check_choice(method, "method", ("jacobi", "jacobi_fused"))
-        fused = default_fused() if fused is None else _check_fused(fused)
         self.kernels, self.method = kernels, method
         h, w = mask.shape
         self.block = _block_shape(default_block())
@@ -229,11 +239,23 @@ class PersistentSolver:
     """
 
     def __init__(self, source, target, mask=None, layout=None):
+        self._setup(*validate_inputs(source, target, mask), layout, pooled=False)
+
+    @classmethod
+    def _checked(cls, source, target, mask, layout=None):
+        """A solver of inputs the public door has checked (no second check), whose device buffers come
+        from this thread's pool (:func:`_persistent_buffers`): a later clone of a crop of the same
+        shape allocates nothing and uploads into the same buffer. Its result must be read before
+        the next such solver of that shape launches (as :func:`seamless_clone` does)."""
+        self = cls.__new__(cls)
+        self._setup(source, target, mask, layout, pooled=True)
+        return self
+
+    def _setup(self, source, target, mask, layout, pooled):
         from numba import cuda
 
         from . import kernels
 
-        source, target, mask = validate_inputs(source, target, mask)
         h, w = mask.shape
         largest, threads = kernels.PERSISTENT_GPU
         padded = (h + 2) * (w + 2)
@@ -250,18 +272,24 @@ class PersistentSolver:
             raise ValueError(f"a {h} x {w} crop does not fit the shared layout ((H + 2)(W + 2) <= {capacity}): "
                              "use layout='grid'")
         self.kernels, self.layout, self.shape = kernels, layout, (h, w)
-        packed = np.empty((h, w, kernels.PACKED_CHANNELS), np.uint8)
+        key = (h, w, layout, capacity, threads)
+        pool = _persistent_buffers() if pooled else {}
+        buffers = pool.get(key)
+        if buffers is None:
+            buffers = _PersistentBuffers(key)
+            if pooled:
+                while len(pool) >= POOL_SHAPES:  # drop the oldest shape
+                    pool.pop(next(iter(pool)))
+                pool[key] = buffers
+        packed = buffers.packed
         packed[..., :3], packed[..., 3:6], packed[..., 6] = source, target, mask
-        self.d_packed = cuda.to_device(packed)  # the one upload
-        self.d_out = cuda.device_array((h, w, 3), np.uint8)
-        self.d_planes = cuda.device_array((3, h, w), np.float32)
-        if layout == "shared":
-            self.kernel, self.grid, self.block = kernels.jacobi_persistent_kernel(capacity, threads), 3, threads
+        if buffers.d_packed is None:
+            buffers.d_packed = cuda.to_device(packed)  # the one upload (and allocation)
         else:
-            self.kernel, self.block = kernels.jacobi_cooperative_kernel, default_block()
-            self.grid = max(1, min(-(-3 * h * w // self.block), _cooperative_blocks(self.kernel, self.block)))
-            self.work = (cuda.device_array((h, w), np.uint8),) + tuple(
-                cuda.device_array((3, h, w), np.float32) for _ in range(3))
+            buffers.d_packed.copy_to_device(packed)  # the one upload, into the pooled buffer
+        self.d_packed, self.d_out, self.d_planes, self.work = (buffers.d_packed, buffers.d_out, buffers.d_planes,
+                                                              buffers.work)
+        self.kernel, self.grid, self.block = buffers.kernel, buffers.grid, buffers.block
         self.iterations, self._launched = 0, None
 
     def run(self, n):
@@ -289,6 +317,48 @@ class PersistentSolver:
         return self.d_out.copy_to_host()
 
 
+class _PersistentBuffers:
+    """Device buffers, host staging array and launch of the one-launch clone of one crop shape."""
+
+    def __init__(self, key):
+        from numba import cuda
+
+        from . import kernels
+
+        h, w, layout, capacity, threads = key
+        self.packed = np.empty((h, w, kernels.PACKED_CHANNELS), np.uint8)
+        self.d_packed = None  # allocated by the first upload
+        self.d_out = cuda.device_array((h, w, 3), np.uint8)
+        self.d_planes = cuda.device_array((3, h, w), np.float32)
+        self.work = ()
+        if layout == "shared":
+            self.kernel, self.grid, self.block = kernels.jacobi_persistent_kernel(capacity, threads), 3, threads
+        else:
+            self.kernel, self.block = kernels.jacobi_cooperative_kernel, default_block()
+            self.grid = max(1, min(-(-3 * h * w // self.block), _cooperative_blocks(self.kernel, self.block)))
+            self.work = (cuda.device_array((h, w), np.uint8),) + tuple(
+                cuda.device_array((3, h, w), np.float32) for _ in range(3))
+
+
+#: Per host thread (a grader clones in threads): crop shape -> :class:`_PersistentBuffers`.
+_POOL = threading.local()
+#: Crop shapes a thread's pool keeps (the oldest is dropped beyond this).
+POOL_SHAPES = 4
+
+
+def _persistent_buffers() -> dict:
+    """This thread's pool of one-launch clone buffers (insertion ordered; at most :data:`POOL_SHAPES`)."""
+    pool = getattr(_POOL, "buffers", None)
+    if pool is None:
+        pool = _POOL.buffers = {}
+    return pool
+
+
+def release_buffers() -> None:
+    """Free this thread's pooled buffers of :func:`seamless_clone`'s one-launch clone."""
+    _POOL.buffers = {}
+
+
 def _cooperative_blocks(kernel, block):
     """Most blocks of ``block`` threads a cooperative launch of ``kernel`` may have (all resident at once)."""
     from .kernels import COOPERATIVE_SIG
@@ -298,15 +368,22 @@ def _cooperative_blocks(kernel, block):
     return kernel.compile(COOPERATIVE_SIG).max_cooperative_grid_blocks(block)
 
 
-def _solver(source, target, mask, method, fused):
+def _check_method(method, fused):
     check_choice(method, "method", METHODS)
     if fused is not None and method != "jacobi_fused":
         raise ValueError(f"fused only applies to method 'jacobi_fused', not {method!r}")
+    if method == "jacobi_fused":
+        return default_fused() if fused is None else _check_fused(fused)
+    return fused
+
+
+def _solver(source, target, mask, method, fused):
+    """The solver of checked inputs, method and ``fused`` (:func:`_check_method`)."""
     if method in ("cpu", "numpy"):
-        return _HostSolver(prepare(source, target, mask), method)
+        return _HostSolver(_prepare_checked(source, target, mask), method)
     if method == "persistent":
-        return PersistentSolver(source, target, mask)
-    return DeviceSolver(source, target, mask, method, fused)
+        return PersistentSolver._checked(source, target, mask)
+    return DeviceSolver._checked(source, target, mask, method, default_fused() if fused is None else fused)
 
 
 def _check_fused(fused):
@@ -393,8 +470,9 @@ def seamless_clone(source, target, mask=None, *, iterations=800, method="persist
     >>> seamless_clone(source, target, mask, iterations=5, method="cpu").shape
     (24, 36, 3)
     """
-    target, box, (crop_source, crop_target, crop_mask) = _cropped(source, target, mask)
+    fused = _check_method(method, fused)
     iterations = _check_iterations(iterations)
+    target, box, (crop_source, crop_target, crop_mask) = _cropped(source, target, mask)
     solver = _solver(crop_source, crop_target, crop_mask, method, fused)
     solver.run(iterations)
     return _pasted(target, box, solver.result(crop_target))
@@ -481,6 +559,7 @@ def clone_history(source, target, mask=None, checkpoints=(0, 10, 100, 800), *, m
     -------
     CloneHistory
     """
+    fused = _check_method(method, fused)
     source, target, mask = validate_inputs(source, target, mask)
     checkpoints = sorted({_check_iterations(k) for k in checkpoints})
     if not checkpoints:
@@ -488,7 +567,7 @@ def clone_history(source, target, mask=None, checkpoints=(0, 10, 100, 800), *, m
     box = _crop_box(mask)
     crop_source, crop_target, crop_mask = (np.ascontiguousarray(a[box]) for a in (source, target, mask))
     solver = _solver(crop_source, crop_target, crop_mask, method, fused)
-    prep = prepare(crop_source, crop_target, crop_mask)
+    prep = _prepare_checked(crop_source, crop_target, crop_mask)
     history, done = CloneHistory(), 0
     for k in checkpoints:
         solver.run(k - done)

@@ -228,7 +228,11 @@ def prepare(source, target, mask):
     -------
     Prepared
     """
-    source, target, mask = check_problem(source, target, mask)
+    return _prepare_checked(*check_problem(source, target, mask))
+
+
+def _prepare_checked(source, target, mask):
+    """:func:`prepare` on inputs :func:`check_problem` has checked (the public doors check them once)."""
     labels = classify_mask(mask)
     s = np.ascontiguousarray(np.moveaxis(np.asarray(source), -1, 0), dtype=np.float32)
     t = np.ascontiguousarray(np.moveaxis(np.asarray(target), -1, 0), dtype=np.float32)

@@ -1,0 +1,300 @@
+"""One launch for the whole clone (Unit 4): setup, every sweep and the compose in a single kernel.
+
+Split from :mod:`course_lib.poisson.kernels` (the per-sweep kernels the lesson teaches), which
+re-exports every name here. Both kernels read one packed upload, ``packed`` (uint8, shape
+(H, W, 7): source RGB, target RGB, mask), and write the cloned crop ``out`` (uint8, (H, W, 3))
+and the last iterate ``planes`` (float32, (3, H, W)). Non-interior pixels hold 0 in the iterate,
+so the neighbour sum needs no label test: adding +0.0 is exact and the order up, down, left,
+right is kept, so the results stay bit-identical to the reference.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda, float32, int32, uint8
+
+from .. import device
+from ..registry import register_kernel
+from .kernels import IMAGE, LABELS, LESSON, PLANES, _example_problem, clamp_255, neighbour_count
+from .reference import BORDER, INTERIOR, OUTSIDE
+
+__all__ = ["COOPERATIVE_SIG", "PACKED", "PACKED_CHANNELS", "PERSISTENT_GPU", "PERSISTENT_SIG",
+           "PERSISTENT_SIM_THREADS", "jacobi_cooperative_kernel", "jacobi_persistent_kernel", "packed_label",
+           "packed_rhs"]
+
+#: Channels of ``packed``: source RGB, target RGB, then the mask.
+PACKED_CHANNELS = 7
+PACKED = "uint8[:, :, ::1]"
+PERSISTENT_SIG = f"void({PACKED}, int32, {IMAGE}, {PLANES})"
+COOPERATIVE_SIG = f"void({PACKED}, int32, {LABELS}, {PLANES}, {PLANES}, {PLANES}, {IMAGE}, {PLANES})"
+
+
+@cuda.jit(device=True, inline=True)
+def packed_label(packed, y, x, h, w):
+    """:data:`OUTSIDE`, :data:`BORDER` or :data:`INTERIOR` of (y, x), from the mask in ``packed[..., 6]``."""
+    if packed[y, x, 6] == 0:
+        return OUTSIDE
+    if y > 0 and packed[y - 1, x, 6] == 0:
+        return BORDER
+    if y < h - 1 and packed[y + 1, x, 6] == 0:
+        return BORDER
+    if x > 0 and packed[y, x - 1, 6] == 0:
+        return BORDER
+    if x < w - 1 and packed[y, x + 1, 6] == 0:
+        return BORDER
+    return INTERIOR
+
+
+@cuda.jit(device=True, inline=True)
+def _packed_term(packed, c, y, x, qy, qx, h, w):
+    """S(p) - S(q), plus T(q) when q is on the inside border (as :func:`poisson_setup_kernel`)."""
+    term = float32(packed[y, x, c]) - float32(packed[qy, qx, c])
+    if packed_label(packed, qy, qx, h, w) == BORDER:
+        term += float32(packed[qy, qx, 3 + c])
+    return term
+
+
+@cuda.jit(device=True, inline=True)
+def packed_rhs(packed, c, y, x, h, w):
+    """B + C of channel c at the strict-interior pixel (y, x), neighbours up, down, left, right."""
+    total = float32(0.0)
+    if y > 0:
+        total += _packed_term(packed, c, y, x, y - 1, x, h, w)
+    if y < h - 1:
+        total += _packed_term(packed, c, y, x, y + 1, x, h, w)
+    if x > 0:
+        total += _packed_term(packed, c, y, x, y, x - 1, h, w)
+    if x < w - 1:
+        total += _packed_term(packed, c, y, x, y, x + 1, h, w)
+    return total
+
+
+@lru_cache(maxsize=None)
+def jacobi_persistent_kernel(capacity: int, threads: int):
+    """The whole clone in one launch: one block per colour channel, the crop in shared memory.
+
+    The three channels are independent, and one channel of a cropped clone is small
+    (8,418 pixels for the classic 333 x 500 cat: 34 KB of float32), so a block can hold it
+    in shared memory and run every sweep without leaving the SM: no launch per sweep,
+    no global-memory traffic per sweep, two barriers per sweep. Block c labels the
+    pixels, forms B + C and the initial guess of channel c from the packed upload, sweeps
+    ``iterations`` times and writes channel c of the result.
+
+    Double buffering costs no second shared buffer: each thread computes the new values
+    of its pixels into registers, the block synchronises (every read of I_k is done),
+    then writes them back, and synchronises again.
+
+    Parameters
+    ----------
+    capacity : int
+        Shared-memory floats: the padded crop ``(H + 2) * (W + 2)`` must fit (the one-pixel
+        frame of zeros stands for the neighbours beyond the image edge). 12,288 fills the
+        48 KB of static shared memory.
+    threads : int
+        Threads per block (1..1024); each owns entries ``t, t + threads, ...`` of the padded
+        crop, at most ``ceil(capacity / threads)`` of them, their constants kept in registers
+        (at most 65,536 / ``threads`` registers per thread, so a block can always launch).
+
+    Returns
+    -------
+    numba.cuda kernel
+        ``kernel[3, threads](packed, iterations, out, planes)``: ``packed`` uint8 (H, W, 7),
+        ``iterations`` int32, ``out`` uint8 (H, W, 3), ``planes`` float32 (3, H, W) (the
+        last iterate, 0 off the strict interior).
+    """
+    if capacity < 9:
+        raise ValueError(f"capacity must hold at least a 1 x 1 crop with its frame (9 floats), got {capacity}")
+    if capacity * 4 > 48 * 1024:
+        raise ValueError(f"capacity {capacity} floats exceeds the 48 KB of static shared memory (12,288 floats)")
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads must be between 1 and 1024, got {threads}")
+    per = -(-capacity // threads)
+    words = -(-per // 10)  # 3 bits of D per owned entry, 10 entries per int32
+
+    def jacobi_persistent(packed, iterations, out, planes):
+        frame = cuda.shared.array(capacity, float32)
+        rhs = cuda.local.array(per, float32)
+        # Per owned entry, 3 bits: D (1 .. 4 neighbours) at strict-interior pixels, 0 elsewhere. Packed
+        # 10 to a word, they take a register per 10 entries instead of a float per entry (no spills).
+        codes = cuda.local.array(words, int32)
+        fresh = cuda.local.array(per, float32)
+        c = cuda.blockIdx.x
+        t = cuda.threadIdx.x
+        h = packed.shape[0]
+        w = packed.shape[1]
+        pw = w + 2
+        size = (h + 2) * pw
+        for k in range(words):
+            codes[k] = 0
+        # Thread t owns the frame entries t, t + threads, ...: it zeroes them, sets their I_0 = S and
+        # keeps their code and B + C in registers, so no barrier is needed before the first sweep reads
+        # its own entries, only before it reads its neighbours'.
+        for q in range(per):
+            i = t + q * threads
+            rhs[q] = float32(0.0)
+            if i < size:
+                value = float32(0.0)
+                y = i // pw - 1
+                x = i - (y + 1) * pw - 1
+                if 0 <= y < h and 0 <= x < w and packed_label(packed, y, x, h, w) == INTERIOR:
+                    codes[q // 10] |= int32(neighbour_count(y, x, h, w)) << ((q % 10) * 3)
+                    rhs[q] = packed_rhs(packed, c, y, x, h, w)
+                    value = float32(packed[y, x, c])
+                frame[i] = value
+        cuda.syncthreads()
+        for _ in range(iterations):
+            for q in range(per):
+                d = (codes[q // 10] >> ((q % 10) * 3)) & 7
+                if d != 0:
+                    i = t + q * threads
+                    a = float32(0.0)
+                    a += frame[i - pw]
+                    a += frame[i + pw]
+                    a += frame[i - 1]
+                    a += frame[i + 1]
+                    s = a + rhs[q]
+                    # x * 0.25 and x * 0.5 round exactly as x / 4 and x / 2 (powers of two): no IEEE
+                    # divide, with its slow-path call, but for pixels with 3 neighbours (at the image edge).
+                    if d == 4:
+                        s = s * float32(0.25)
+                    elif d == 2:
+                        s = s * float32(0.5)
+                    elif d == 3:
+                        s = s / float32(3.0)
+                    fresh[q] = clamp_255(s)
+            cuda.syncthreads()  # every read of I_k is done before I_{k+1} is written
+            for q in range(per):
+                if (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0:
+                    frame[t + q * threads] = fresh[q]
+            cuda.syncthreads()
+        for q in range(per):
+            i = t + q * threads
+            if i < size:
+                y = i // pw - 1
+                x = i - (y + 1) * pw - 1
+                if 0 <= y < h and 0 <= x < w:
+                    v = frame[i]
+                    planes[c, y, x] = v
+                    interior = (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0
+                    out[y, x, c] = uint8(v) if interior else packed[y, x, 3 + c]
+
+    jacobi_persistent.__name__ = f"jacobi_persistent_{capacity}_{threads}"
+    # A block of 1024 threads may use at most 64 registers each (64 K per SM): the per-thread arrays
+    # must fit, spilling to the L1-cached local memory rather than failing to launch.
+    options = {} if device.is_simulator() else {"max_registers": min(255, 65536 // threads)}
+    return cuda.jit(**options)(jacobi_persistent)
+
+
+@cuda.jit
+def jacobi_cooperative_kernel(packed, iterations, labels, rhs, buf_a, buf_b, out, planes):
+    """The whole clone in one cooperative launch, for crops too large for one block's shared memory.
+
+    Every phase walks all pixels (x channels) with a grid-stride loop, and
+    ``cuda.cg.this_grid().sync()`` separates them: labels; B + C and the initial guess;
+    each sweep (double-buffered in global memory, ``buf_a`` -> ``buf_b`` -> ``buf_a`` ...);
+    then the compose. A grid barrier costs about a microsecond on a recent GPU against
+    ~50 us of host time for a launch from Python.
+
+    Parameters
+    ----------
+    packed : uint8 array of shape (H, W, 7)
+        Source RGB, target RGB, mask.
+    iterations : int32
+    labels : uint8 array of shape (H, W)
+        Workspace.
+    rhs, buf_a, buf_b : float32 arrays of shape (3, H, W)
+        Workspace.
+    out : uint8 array of shape (H, W, 3)
+        The cloned crop.
+    planes : float32 array of shape (3, H, W)
+        The last iterate (0 off the strict interior).
+
+    Launch with at most ``max_cooperative_grid_blocks`` blocks (all resident at once).
+    """
+    grid = cuda.cg.this_grid()
+    h, w = labels.shape
+    n = h * w
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for p in range(start, n, stride):
+        y = p // w
+        x = p - y * w
+        labels[y, x] = packed_label(packed, y, x, h, w)
+    grid.sync()
+    for e in range(start, 3 * n, stride):
+        c = e // n
+        y = (e - c * n) // w
+        x = e - c * n - y * w
+        v = float32(0.0)
+        r = float32(0.0)
+        if labels[y, x] == INTERIOR:
+            v = float32(packed[y, x, c])
+            r = packed_rhs(packed, c, y, x, h, w)
+        rhs[c, y, x] = r
+        buf_a[c, y, x] = v
+        buf_b[c, y, x] = v
+    grid.sync()
+    for s in range(iterations):
+        src = buf_a if s % 2 == 0 else buf_b
+        dst = buf_b if s % 2 == 0 else buf_a
+        for e in range(start, 3 * n, stride):
+            c = e // n
+            y = (e - c * n) // w
+            x = e - c * n - y * w
+            if labels[y, x] == INTERIOR:
+                a = float32(0.0)  # non-interior values are 0: no label test per neighbour
+                if y > 0:
+                    a += src[c, y - 1, x]
+                if y < h - 1:
+                    a += src[c, y + 1, x]
+                if x > 0:
+                    a += src[c, y, x - 1]
+                if x < w - 1:
+                    a += src[c, y, x + 1]
+                dst[c, y, x] = clamp_255((a + rhs[c, y, x]) / neighbour_count(y, x, h, w))
+        grid.sync()  # I_{k+1} is complete everywhere before anyone reads it
+    last = buf_a if iterations % 2 == 0 else buf_b
+    for e in range(start, 3 * n, stride):
+        c = e // n
+        y = (e - c * n) // w
+        x = e - c * n - y * w
+        v = last[c, y, x]
+        planes[c, y, x] = v
+        out[y, x, c] = uint8(v) if labels[y, x] == INTERIOR else packed[y, x, 3 + c]
+
+
+def _example_packed():
+    source, target, mask, _ = _example_problem()
+    h, w = mask.shape
+    packed = np.empty((h, w, PACKED_CHANNELS), np.uint8)
+    packed[..., :3], packed[..., 3:6], packed[..., 6] = source, target, mask
+    return packed
+
+
+def _example_persistent():
+    packed = _example_packed()
+    h, w = packed.shape[:2]
+    return 3, 32, (packed, np.int32(3), np.zeros((h, w, 3), np.uint8), np.zeros((3, h, w), np.float32))
+
+
+def _example_cooperative():
+    packed = _example_packed()
+    h, w = packed.shape[:2]
+    planes = lambda: np.zeros((3, h, w), np.float32)  # noqa: E731
+    return 3, 32, (packed, np.int32(3), np.zeros((h, w), np.uint8), planes(), planes(), planes(),
+                   np.zeros((h, w, 3), np.uint8), planes())
+
+
+#: Shared-memory floats and threads of the persistent kernel on a GPU (48 KB, 1024 threads).
+PERSISTENT_GPU = (12288, 1024)
+#: Threads of the persistent kernel in the simulator, where every thread at a barrier costs time
+#: (800 sweeps of a small crop: ~3 s with 8 threads, ~35 s with 64); its capacity follows the crop.
+PERSISTENT_SIM_THREADS = 8
+register_kernel(f"poisson.jacobi_persistent_kernel[capacity={PERSISTENT_GPU[0]},threads={PERSISTENT_GPU[1]}]",
+                PERSISTENT_SIG, lambda: jacobi_persistent_kernel(*PERSISTENT_GPU).py_func, LESSON)
+register_kernel("poisson.jacobi_persistent_kernel[capacity=256,threads=32]", PERSISTENT_SIG,
+                lambda: jacobi_persistent_kernel(256, 32).py_func, LESSON, example=_example_persistent)
+register_kernel("poisson.jacobi_cooperative_kernel", COOPERATIVE_SIG, lambda: jacobi_cooperative_kernel.py_func, LESSON,
+                example=_example_cooperative)
