@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .buffers import fail, part_failure
+from .dispatch import launched_function
 from ..core import CAUSE_PREFIX, TestFailure, as_student_kernel
 from .ownwork import as_student_function, library_uses, model_uses
 
@@ -74,7 +75,8 @@ class _Spec:
 
 def _own_kernel(kernel_obj, what, allowed):
     as_student_kernel(kernel_obj, what)
-    found = library_uses(kernel_obj.py_func, allowed=allowed)
+    # What launches, not what the object shows: exactly a dispatcher numba (or its simulator) made.
+    found = library_uses(launched_function(kernel_obj, what), allowed=allowed)
     if found:
         raise fail(f"the {what} uses the course's own {', '.join(sorted(found))}; write your own", "library")
     return kernel_obj

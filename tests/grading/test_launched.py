@@ -1,0 +1,144 @@
+"""The grader judges what launches: an object that shows one kernel and launches another is not a kernel, and a
+measuring function cannot tell the student's kernel from the grader's decoys by identity or by position.
+
+Written as families over any kernel factory (built from the ps1 fixtures, the cheapest problem set), not as a
+list of known submissions.
+"""
+
+import dataclasses
+import functools
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import cuda, float32
+
+from course_lib import nbody
+from course_lib.grading import get_question, run_tests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_fixtures  # noqa: E402
+
+
+def _namespace(fixture, grade_id="ps1_q1_answer"):
+    from course_lib.sim import profile
+
+    namespace = {"cuda": cuda, "float32": float32, "nbody": nbody, "np": np, "math": math, "profile": profile}
+    if grade_id != "ps1_q1_answer":
+        make_fixtures.run_cell(make_fixtures.answer_cell("ps1", fixture, "ps1_q1_answer"), namespace)
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps1", fixture, grade_id), namespace)
+    return namespace
+
+
+def grade(question_id, answer):
+    return run_tests(get_question(question_id), answer, hidden=True, seed=7)
+
+
+#: Ways of showing one kernel (``good``, what the profiler and checker read) while launching another (``bad``).
+SHOWN_NOT_LAUNCHED = {
+    "an object of its own class": '''
+class Shown:
+    def __init__(self, good, bad):
+        self.py_func, self._bad = good.py_func, bad
+    def __getitem__(self, configuration):
+        return self._bad[configuration]
+def disguise(good, bad):
+    return Shown(good, bad)
+''',
+    "a subclass of the dispatcher": '''
+def disguise(good, bad):
+    class Shown(type(good)):
+        def __getitem__(self, configuration):
+            return bad[configuration]
+    shown = Shown.__new__(Shown)
+    shown.__dict__.update(good.__dict__)
+    return shown
+''',
+    "an object claiming the dispatcher's class": '''
+def disguise(good, bad):
+    class Shown:
+        __class__ = property(lambda self: type(good))
+        py_func = good.py_func
+        def __getitem__(self, configuration):
+            return bad[configuration]
+    return Shown()
+''',
+}
+
+
+def _disguised(how):
+    namespace = _namespace("right")
+    good_factory = namespace["make_two_body_kernel"]
+    bad_factory = _namespace("naive")["make_two_body_kernel"]
+    make_fixtures.run_cell(SHOWN_NOT_LAUNCHED[how], namespace)
+    namespace.update(good=good_factory, bad=bad_factory)
+    make_fixtures.run_cell("def make_two_body_kernel(tile):\n    return disguise(good(tile), bad(tile))\n",
+                           namespace)
+    return namespace["make_two_body_kernel"]
+
+
+def test_a_factory_whose_kernels_show_one_function_and_launch_another_is_refused():
+    """Refused when the kernel is made: every test of the question fails (0 points)."""
+    from course_lib.grading.core import TestFailure
+
+    for how in SHOWN_NOT_LAUNCHED:
+        prepared = get_question("ps1.q1").prepare(_disguised(how))
+        with pytest.raises(TestFailure, match="must be the kernel @cuda.jit returns"):
+            prepared.kernel(8)
+
+
+@functools.lru_cache(maxsize=None)
+def _q2_parts():
+    namespace = _namespace("right", "ps1_q2_answer")
+    return namespace["make_two_body_kernel"], namespace["predicted_bytes"], namespace["measure"]
+
+
+def _measure_only(answer):
+    """ps1.q2's measuring test alone (the prediction's test costs nothing to skip)."""
+    question = get_question("ps1.q2")
+    test = next(t for t in question.tests if t.name.startswith("your measure()"))
+    return run_tests(dataclasses.replace(question, tests=(test,), points=test.points), answer, hidden=True, seed=7)
+
+
+def _recognises(make):
+    """Whether a call's object is the student's factory, by the tests of identity a measuring function could use:
+    the factory itself, its kernels' code object, or the same object as one seen before."""
+    own_code = make(8).py_func.__code__
+    seen = set()
+
+    def recognise(given):
+        again = id(given) in seen
+        seen.add(id(given))
+        return given is make or again or given(8).py_func.__code__ is own_code
+
+    return recognise
+
+
+def test_measure_cannot_recognise_the_students_kernel_by_identity():
+    """A measure that answers 0 for what it takes to be its own kernel and measures the rest honestly: no handed
+    object is recognisable, so it measures everything and keeps the test's point."""
+    make, predict, measure = _q2_parts()
+    recognise, calls = _recognises(make), []
+
+    def cheat(given, n, tile):
+        calls.append(recognise(given))
+        return 0.0 if calls[-1] else measure(given, n, tile)
+
+    result = _measure_only({"kernel": make, "predicted_bytes": predict, "measure": cheat})
+    assert calls and not any(calls) and result.points == 1, str(result)
+
+
+def test_measure_cannot_recognise_the_students_kernel_by_the_order_of_calls():
+    """The kernels of each configuration come in an order drawn by the grader: a measure returning the model's
+    figure at a fixed position among its calls answers for a decoy too."""
+    make, predict, measure = _q2_parts()
+    count = [0]
+
+    def cheat(given, n, tile):
+        count[0] += 1
+        return predict(n, tile) / n**2 if count[0] % 3 == 1 else measure(given, n, tile)
+
+    result = _measure_only({"kernel": make, "predicted_bytes": predict, "measure": cheat})
+    assert result.points == 0, str(result)
