@@ -142,3 +142,83 @@ def test_measure_cannot_recognise_the_students_kernel_by_the_order_of_calls():
 
     result = _measure_only({"kernel": make, "predicted_bytes": predict, "measure": cheat})
     assert result.points == 0, str(result)
+
+
+# ----------------------------------------------------------------------------- code the grader never runs
+#: Conditions a kernel could switch technique on, each false on every configuration the question draws and true
+#: on some a GPU run would choose: a size, a block shape, a grid, the order of the data, a stride.
+SWITCHES = {
+    "a size past the drawn ones": "bodies.shape[0] > 4096",
+    "a block of 128 threads or more": "cuda.blockDim.x >= 128",
+    "a grid of more than 64 blocks": "cuda.gridDim.x > 64",
+    "data in decreasing x order": "bodies.shape[0] > 2 and bodies[0, 0] > bodies[bodies.shape[0] - 1, 0] + 100",
+    "a row stride other than the packed one": "bodies.strides[0] != 16",
+}
+
+
+def _body(source, header):
+    """The body of the function defined at ``header`` in ``source`` (up to its ``return``), dedented to 0."""
+    import textwrap
+
+    lines = source.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.strip().startswith(header)) + 1
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for line in lines[start:]:
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            break
+        body.append(line)
+    return textwrap.dedent("\n".join(body))
+
+
+def _switched(condition):
+    """The right kernel, with the naive kernel's body first under ``condition``."""
+    import textwrap
+
+    right = make_fixtures.answer_cell("ps1", "right", "ps1_q1_answer")
+    naive = _body(make_fixtures.answer_cell("ps1", "naive", "ps1_q1_answer"), "def kernel(")
+    header = "def two_body(bodies, softening_sq, acc):"
+    at = right.index(header) + len(header) + 1
+    indent = " " * 8
+    branch = f"{indent}if {condition}:\n" + textwrap.indent(naive.rstrip() + "\nreturn\n", indent + "    ")
+    return right[:at] + branch + right[at:]
+
+
+def _factory_of(source, namespace=None):
+    namespace = namespace if namespace is not None else _namespace("right")
+    make_fixtures.run_cell(source, namespace)
+    return namespace["make_two_body_kernel"]
+
+
+def _small_question():
+    """ps1.q1 reduced to one small result test and the coverage test: the coverage test runs that launch under the
+    profiler when the question's profiles left statements out."""
+    from course_lib.grading.authoring.coverage import coverage_test
+
+    question = get_question("ps1.q1")
+    small = next(t for t in question.tests if t.name.startswith("N = 2 tile - 1"))
+    cover = coverage_test("coverage", [small])
+    return dataclasses.replace(question, tests=(small, cover), points=small.points)
+
+
+def test_a_technique_switched_off_where_the_grader_never_looks_caps_the_question():
+    small = _small_question()
+    for what, condition in SWITCHES.items():
+        result = run_tests(small, _factory_of(_switched(condition)), hidden=True, seed=7)
+        assert result.capped and result.points <= small.points / 2, (what, str(result))
+        assert "never ran under the grader's launches" in str(result), what
+    # A factory returning another kernel for tiles the grader never asks for: that kernel's code never ran.
+    namespace = _namespace("naive")
+    namespace["naive_factory"] = namespace["make_two_body_kernel"]
+    make_fixtures.run_cell(make_fixtures.answer_cell("ps1", "right", "ps1_q1_answer"), namespace)
+    right = namespace["right_factory"] = namespace["make_two_body_kernel"]
+    source = "def make_two_body_kernel(tile):\n    return right_factory(tile) if tile < 128 else naive_factory(tile)\n"
+    result = run_tests(small, _factory_of(source, namespace), hidden=True, seed=7)
+    assert result.capped, str(result)
+    # The right kernel keeps its point.
+    assert run_tests(small, right, hidden=True, seed=7).points == small.points
+
+
+def test_the_whole_question_is_capped_for_a_switch_outside_the_drawn_range():
+    result = grade("ps1.q1", _factory_of(_switched(SWITCHES["a block of 128 threads or more"])))
+    assert result.capped and result.points <= 3, str(result)
