@@ -9,6 +9,7 @@ import numpy as np
 from numba import cuda
 
 from ..grading.authoring.harness import fail, function, question, result_test
+from ..grading.authoring.coverage import host_coverage_test
 from ..grading.authoring.hostcosts import counted_call, judge_bounded
 
 
@@ -166,4 +167,5 @@ Q3 = question(
                     run=_run_levels, judge=judge_levels),
         result_test("launches, copies and allocations per run (record(); six levels, 50 cells)", 1.5,
                     inputs=_levels_inputs(50, 6), run=_run_levels, judge=judge_level_counts, technique=True),
+        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])

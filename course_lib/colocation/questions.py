@@ -53,6 +53,7 @@ from numba import cuda, int32
 from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
+from ..grading.authoring.coverage import host_coverage_test
 from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
@@ -462,6 +463,7 @@ Q3 = question(
         result_test("launches, bytes, copies and allocations per run (record(); 15 pairs in batches of 2)", 1.5,
                     inputs=_filter_inputs(90, 6, 2, 2), run=_run_filter, judge=judge_filter_counts,
                     technique=True),
+        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])
 
 QUESTIONS = QUESTIONS + (Q3,)

@@ -12,6 +12,7 @@ from numba import cuda, float64, int64
 
 from ..grading.core import TestFailure
 from ..grading.authoring.harness import function, question, result_test
+from ..grading.authoring.coverage import host_coverage_test
 from ..grading.authoring.hostcosts import counted_call, judge_bounded
 
 
@@ -247,4 +248,5 @@ Q3 = question(
                     run=_run_merges, judge=judge_merges),
         result_test("launches, copies and allocations per run (record(); 24 elements)", 1.5,
                     inputs=_similarity_inputs(24), run=_run_merges, judge=judge_merge_counts, technique=True),
+        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])

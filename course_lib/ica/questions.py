@@ -63,6 +63,7 @@ from numba import cuda
 from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
                                          race_test, result_test)
+from ..grading.authoring.coverage import host_coverage_test
 from ..grading.authoring.hostcosts import counted_call, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
@@ -523,6 +524,7 @@ Q3 = question(
                     hidden=True, inputs=_hidden_chain, run=_run_chain, judge=judge_chain),
         result_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5)", 1.5,
                     inputs=_chain_inputs(5, 48, 6), run=_run_chain, judge=judge_chain_counts, technique=True),
+        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])
 
 QUESTIONS = QUESTIONS + (Q3,)

@@ -206,7 +206,7 @@ def test_a_technique_switched_off_where_the_grader_never_looks_caps_the_question
     for what, condition in SWITCHES.items():
         result = run_tests(small, _factory_of(_switched(condition)), hidden=True, seed=7)
         assert result.capped and result.points <= small.points / 2, (what, str(result))
-        assert "never ran under the grader's launches" in str(result), what
+        assert "never ran under the grader's runs" in str(result), what
     # A factory returning another kernel for tiles the grader never asks for: that kernel's code never ran.
     namespace = _namespace("naive")
     namespace["naive_factory"] = namespace["make_two_body_kernel"]
@@ -222,3 +222,47 @@ def test_a_technique_switched_off_where_the_grader_never_looks_caps_the_question
 def test_the_whole_question_is_capped_for_a_switch_outside_the_drawn_range():
     result = grade("ps1.q1", _factory_of(_switched(SWITCHES["a block of 128 threads or more"])))
     assert result.capped and result.points <= 3, str(result)
+
+
+# ----------------------------------------------------------------------------- host code the grader never runs
+#: Costs a host loop could pay only where the grader never looks: past the step counts or sizes it draws, or for an
+#: input layout it never passes. ``{first}`` is the first argument of the program, ``{step}`` its loop variable.
+LATE_COSTS = {
+    "a copy back past the drawn step counts": "if {step} >= 1000:\n    {first}.copy()",
+    "an allocation past the drawn sizes": "if len({first}) > 100_000:\n    cuda.device_array(8)",
+    "a copy for a strided input": "if not {first}.flags.c_contiguous:\n    cuda.to_device({first})",
+}
+
+
+def _with_late_cost(function, cost):
+    """``function``'s source with ``cost`` as the first statement of its first loop, run in a copy of its module's
+    namespace (its helpers are still found)."""
+    import ast
+    import inspect
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(function))
+    tree = ast.parse(source)
+    definition = tree.body[0]
+    loop = next(node for node in ast.walk(definition) if isinstance(node, ast.For))
+    first, step = definition.args.args[0].arg, loop.target.id
+    statement = ast.parse(cost.format(first=first, step=step)).body
+    loop.body[:0] = statement
+    namespace = dict(function.__globals__)
+    make_fixtures.run_cell(ast.unparse(tree), namespace)
+    return namespace[function.__name__]
+
+
+def test_a_host_loop_paying_per_step_only_where_the_grader_never_looks_caps_the_question():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cellsim"))
+    import submissions  # noqa: E402  (tests/cellsim: the ps7.q3 host programs)
+
+    question = get_question("ps7.q3")
+    # The smallest run (one level, three cells) and the coverage test.
+    tests = (question.tests[0], next(t for t in question.tests if "host program ran" in t.name))
+    small = dataclasses.replace(question, tests=tests, points=sum(t.points for t in tests))
+    assert run_tests(small, submissions.levels_solution, hidden=True, seed=7).points == small.points
+    for what, cost in LATE_COSTS.items():
+        result = run_tests(small, _with_late_cost(submissions.levels_solution, cost), hidden=True, seed=7)
+        assert result.capped and result.points <= small.points / 2, (what, str(result))
+        assert "host program never ran" in " ".join(str(result).split()), what

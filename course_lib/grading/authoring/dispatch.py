@@ -107,9 +107,9 @@ def _fresh_kernel(kernel):
 
 #: What each handed factory calls, by token: the factory's closure holds only the token, so the object a
 #: measuring function receives does not carry the target it stands for.
-_TARGETS: dict = {}
+_targets: dict = {}
 #: Every object handed out until :func:`release_handed`: kept alive, so that no two share an ``id``.
-_HANDED: list = []
+_handed: list = []
 
 
 def handed(target):
@@ -120,22 +120,22 @@ def handed(target):
     """
     if is_dispatcher(target):
         fresh = _fresh_kernel(target)
-        _HANDED.append(fresh)
+        _handed.append(fresh)
         return fresh
     token = object()
-    _TARGETS[id(token)] = (token, target)
+    _targets[id(token)] = (token, target)
 
     def make_kernel(*args, **kwargs):
-        made = _TARGETS[id(token)][1](*args, **kwargs)
+        made = _targets[id(token)][1](*args, **kwargs)
         fresh = _fresh_kernel(made) if is_dispatcher(made) else made
-        _HANDED.append(fresh)
+        _handed.append(fresh)
         return fresh
 
-    _HANDED.append(make_kernel)
+    _handed.append(make_kernel)
     return make_kernel
 
 
 def release_handed():
     """Forget the factories handed so far (after a measuring test)."""
-    _TARGETS.clear()
-    _HANDED.clear()
+    _targets.clear()
+    _handed.clear()

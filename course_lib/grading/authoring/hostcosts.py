@@ -59,8 +59,9 @@ def counted_call(function, *args):
         each kernel launched, in order (tuple of str).
     """
     from ...sim import record
+    from .coverage import traced_host
 
-    with record() as log, CountedAllocations() as allocations:
+    with record() as log, CountedAllocations() as allocations, traced_host(function):
         out = function(*args)
     summary = log.summary()
     counts = {"launches": summary["launches"],
