@@ -150,15 +150,12 @@ Q3 = question(
     "ps7.q3", "the level loop on the host: totals kept on the device", 4,
     answer=function("run_levels", allowed=(divide_cells, keep_daughters)),
     tolerance="exact (shares exact in binary); the last level's cells in any order",
-    hints={"totals": "totals[0] is the number of initial cells and each totals[g + 1] must start at 0: upload "
-                     "the whole totals array once, before the loop, and let keep_daughters count into it; swap "
-                     "the two level buffers after every level, so that level g + 1 divides what keep_daughters "
-                     "wrote",
-           "value": "launch divide_cells on level g's buffer, keep_daughters into the other one, then swap the two "
-                    "buffers; copy back only the last level's first totals[-1] cells",
-           "technique": "launch over the capacity (ceil(capacity / block) and ceil(2 capacity / block) blocks): "
-                        "the kernels read the level's total on the device, so the host never copies it inside the "
-                        "loop; allocate the level buffers, the daughters and the flags once, before the loop"},
+    hints={"totals": "compare the totals after one, then two levels with levels_reference: where does each level's "
+                     "total live, and which buffer does the next level divide?",
+           "value": "follow one cell through two levels by hand: which kernel reads which buffer, and which one holds "
+                    "the last level at the end?",
+           "technique": "the number of live cells exists only on the device: count what crosses the bus and what is "
+                        "allocated per level; both must stay the same whatever the number of levels"},
     tests=[
         result_test("one level, three cells", 1, inputs=_levels_inputs(3, 1), run=_run_levels, judge=judge_levels),
         result_test("five levels, 40 cells (block 32)", 1, inputs=_levels_inputs(40, 5, 32), run=_run_levels,

@@ -447,12 +447,10 @@ Q3 = question(
     answer=function("filter_bounds", allowed=(fill_kernel, grid_count_kernel, quadruplet_filter_kernel,
                                               candidate_bound_kernel)),
     tolerance="the bounds to 1e-15 (relative): the same integer sums, divided once",
-    hints={"bounds": "zero the CountMap, the cells' and the features' counters with fill_kernel, launch "
-                     "grid_count_kernel over the instances; then for each batch pass the batch's slice of the "
-                     "candidates (k ids each), the flags buffer and the batch's slice of the bounds",
-           "technique": "upload x, y, the features and all the candidates once; allocate the flags for one batch "
-                        "(batch x n_quads) and the bounds for all candidates before the loop; slices of device "
-                        "arrays are views (no copy, no allocation); copy the bounds back once, after the loop"},
+    hints={"bounds": "compare the bounds of the first batch with the reference: which counters must start at zero, "
+                     "and which part of the candidates and of the bounds does each batch see?",
+           "technique": "count what crosses the bus and what is allocated per batch: both must stay the same whatever "
+                        "the number of batches (a slice of a device array is a view)"},
     tests=[
         result_test("one batch: 4 features, pairs, all 6 candidates at once", 1, inputs=_filter_inputs(60, 4, 2, 6),
                     run=_run_filter, judge=judge_bounds),

@@ -509,13 +509,10 @@ Q3 = question(
     "ps6.q3", "the minibatch chain on the host: W swapped, nothing copied inside the loop", 4,
     answer=function("run_minibatches", allowed=(activations_kernel, weight_update_kernel)),
     tolerance="W and the bias to 1e-9 (relative) of the NumPy chain",
-    hints={"chain": "minibatch m reads samples perm[m * batch:(m + 1) * batch]: pass start = m * batch; "
-                    "weight_update_kernel reads W and writes the next W into the other buffer (and W^T, which the "
-                    "next activations read): swap the two W buffers after every minibatch and copy back the one "
-                    "written last",
-           "technique": "upload the samples, the permutation, W, W^T and the bias once; allocate U, Y and the spare "
-                        "W once, before the loop; launch activations_kernel[batch, C] once per minibatch (not once "
-                        "per sample); copy back W and the bias after the loop"},
+    hints={"chain": "compare W after one, then two minibatches with the NumPy chain: which samples does minibatch m "
+                    "read, and which buffer holds the W it starts from?",
+           "technique": "count what crosses the bus and what is allocated per minibatch: both must stay the same "
+                        "whatever the number of minibatches, and a kernel launch should cover a whole minibatch"},
     tests=[
         result_test("one minibatch, C = 3", 1, inputs=_chain_inputs(3, 4, 4), run=_run_chain, judge=judge_chain),
         result_test("five minibatches, C = 7, a partial minibatch left out", 1, inputs=_chain_inputs(7, 43, 8),
