@@ -10,7 +10,7 @@ from numba import cuda
 
 from ..grading.authoring.harness import fail, function, question, result_test
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, judge_bounded
+from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
 
 
 #: The first daughter's share of its mother's fluorescence (the second gets the rest); both shares are exact in
@@ -162,7 +162,8 @@ Q3 = question(
                     judge=judge_levels),
         result_test("hidden: random cells, levels and block", 0.5, hidden=True, inputs=_hidden_levels,
                     run=_run_levels, judge=judge_levels),
-        result_test("launches, copies and allocations per run (record(); six levels, 50 cells)", 1.5,
-                    inputs=_levels_inputs(50, 6), run=_run_levels, judge=judge_level_counts, technique=True),
+        growth_test("launches, copies and allocations per run (record(); six levels, 50 cells, and three: none "
+                    "grows with the levels)", 1.5, inputs=(_levels_inputs(50, 6), _levels_inputs(50, 3)),
+                    run=_run_levels, judge=judge_level_counts, steps=lambda data: data["levels"]),
         host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])

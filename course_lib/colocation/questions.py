@@ -54,7 +54,7 @@ from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, judge_bounded
+from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
                                            sample_blocks, signature_test, warp_share)
@@ -458,9 +458,11 @@ Q3 = question(
                     inputs=_filter_inputs(80, 5, 3, 3), run=_run_filter, judge=judge_bounds),
         result_test("hidden: random instances, features, pattern size and batch", 0.5, hidden=True,
                     inputs=_hidden_filter, run=_run_filter, judge=judge_bounds),
-        result_test("launches, bytes, copies and allocations per run (record(); 15 pairs in batches of 2)", 1.5,
-                    inputs=_filter_inputs(90, 6, 2, 2), run=_run_filter, judge=judge_filter_counts,
-                    technique=True),
+        growth_test("launches, bytes, copies and allocations per run (record(); 15 pairs in batches of 2, and 6: "
+                    "none grows with the batches)", 1.5,
+                    inputs=(_filter_inputs(90, 6, 2, 2), _filter_inputs(90, 4, 2, 2)),
+                    run=_run_filter, judge=judge_filter_counts,
+                    steps=lambda data: -(-len(data["candidates"]) // data["batch"])),
         host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])
 

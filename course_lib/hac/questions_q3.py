@@ -13,7 +13,7 @@ from numba import cuda, float64, int64
 from ..grading.core import TestFailure
 from ..grading.authoring.harness import function, question, result_test
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, judge_bounded
+from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
 
 
 # ps5.q3 (4 points): **the device-resident merge loop, written on the host**. Two kernels are given
@@ -244,7 +244,8 @@ Q3 = question(
         result_test("17 elements", 1, inputs=_similarity_inputs(17), run=_run_merges, judge=judge_merges),
         result_test("hidden: a random matrix of 3 to 39 elements", 0.5, hidden=True, inputs=_hidden_similarity,
                     run=_run_merges, judge=judge_merges),
-        result_test("launches, copies and allocations per run (record(); 24 elements)", 1.5,
-                    inputs=_similarity_inputs(24), run=_run_merges, judge=judge_merge_counts, technique=True),
+        growth_test("launches, copies and allocations per run (record(); 24 elements, and 12: none grows with the "
+                    "merges)", 1.5, inputs=(_similarity_inputs(24), _similarity_inputs(12)), run=_run_merges,
+                    judge=judge_merge_counts, steps=lambda data: len(data["similarity"]) - 1),
         host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])

@@ -64,7 +64,7 @@ from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
                                          race_test, result_test)
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, judge_bounded
+from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                            no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
@@ -519,8 +519,9 @@ Q3 = question(
                     run=_run_chain, judge=judge_chain),
         result_test("hidden: random channels, samples and minibatch size (two minibatches or more)", 0.5,
                     hidden=True, inputs=_hidden_chain, run=_run_chain, judge=judge_chain),
-        result_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5)", 1.5,
-                    inputs=_chain_inputs(5, 48, 6), run=_run_chain, judge=judge_chain_counts, technique=True),
+        growth_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5, and four: "
+                    "none grows with the minibatches)", 1.5, inputs=(_chain_inputs(5, 48, 6), _chain_inputs(5, 24, 6)),
+                    run=_run_chain, judge=judge_chain_counts, steps=lambda data: len(data["perm"]) // data["batch"]),
         host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])
 

@@ -228,7 +228,7 @@ def test_the_whole_question_is_capped_for_a_switch_outside_the_drawn_range():
 #: Costs a host loop could pay only where the grader never looks: past the step counts or sizes it draws, or for an
 #: input layout it never passes. ``{first}`` is the first argument of the program, ``{step}`` its loop variable.
 LATE_COSTS = {
-    "a copy back past the drawn step counts": "if {step} >= 1000:\n    {first}.copy()",
+    "a copy past the drawn step counts": "if {step} >= 1000:\n    cuda.to_device({first})",
     "an allocation past the drawn sizes": "if len({first}) > 100_000:\n    cuda.device_array(8)",
     "a copy for a strided input": "if not {first}.flags.c_contiguous:\n    cuda.to_device({first})",
 }
@@ -266,3 +266,10 @@ def test_a_host_loop_paying_per_step_only_where_the_grader_never_looks_caps_the_
         result = run_tests(small, _with_late_cost(submissions.levels_solution, cost), hidden=True, seed=7)
         assert result.capped and result.points <= small.points / 2, (what, str(result))
         assert "host program never ran" in " ".join(str(result).split()), what
+    # A copy per step from a step the grader reaches on: under any bound fixed for one run, but it grows.
+    growth = next(t for t in question.tests if t.name.startswith("launches, copies and allocations"))
+    counted = dataclasses.replace(question, tests=(growth,), points=growth.points)
+    late = _with_late_cost(submissions.levels_solution, "if {step} >= 5:\n    cuda.to_device({first})")
+    result = run_tests(counted, late, hidden=True, seed=7)
+    assert result.points <= counted.points / 2 and "copies between host and device more" in " ".join(
+        str(result).split()), str(result)

@@ -186,14 +186,14 @@ def _roots(answer):
     return roots
 
 
-def _ran(statement) -> bool:
+def _has_run(statement) -> bool:
     filename, first, last = statement
     return any((filename, line) in _ran for line in range(first, last + 1))
 
 
 def _uncovered(answer, host=False):
     roots = [answer.value] if host else _roots(answer)
-    return sorted((f, first) for f, first, last in kernel_statements(roots, host) if not _ran((f, first, last)))
+    return sorted((f, first) for f, first, last in kernel_statements(roots, host) if not _has_run((f, first, last)))
 
 
 class traced_host:
