@@ -219,11 +219,6 @@ def test_a_technique_switched_off_where_the_grader_never_looks_caps_the_question
     assert run_tests(small, right, hidden=True, seed=7).points == small.points
 
 
-def test_the_whole_question_is_capped_for_a_switch_outside_the_drawn_range():
-    result = grade("ps1.q1", _factory_of(_switched(SWITCHES["a block of 128 threads or more"])))
-    assert result.capped and result.points <= 3, str(result)
-
-
 # ----------------------------------------------------------------------------- host code the grader never runs
 #: Costs a host loop could pay only where the grader never looks: past the step counts or sizes it draws, or for an
 #: input layout it never passes. ``{first}`` is the first argument of the program, ``{step}`` its loop variable.
