@@ -14,7 +14,9 @@
   of V in ``DRAWN_VERTICES`` (V odd, so the last warp is partial) with a mean degree in ``DRAWN_DEGREES``, at
   level 1 or 2, with blocks of one warp (32) in one and of 64, 128 or 160 threads in the other (every block
   runs: these launches are small). A step that votes only in blocks of several warps, or only on the graphs
-  and levels of the visible test, fails there. Features and bounds, from the cost model of a bottom-up step
+  and levels of the visible test, fails there. A second hidden test profiles each drawn graph's first level, its
+  deepest, and the widest past the third (:func:`drawn_depth`), so that an early exit kept only at the levels the
+  other tests profile shows too. Features and bounds, from the cost model of a bottom-up step
   (one thread per vertex; an unvisited vertex scans its in-neighbours, in any order, and stops at the first
   one in the frontier; it writes only its own entries and adds itself to the count once):
 
@@ -295,6 +297,25 @@ def drawn_level(block_sizes):
     return inputs
 
 
+def drawn_depth(block_sizes, pick, degrees=DRAWN_DEGREES, vertices=DRAWN_VERTICES):
+    """A signature configuration at a level chosen from the drawn graph's own search: ``pick(sizes, rng)``, where
+    ``sizes[l]`` counts the vertices at depth l, so that the first level, the deepest and the widest past level 2
+    are profiled: an early exit kept only at the levels other tests profile shows at these."""
+    def inputs(rng, info):
+        n = int(rng.integers(*vertices)) | 1
+        graph = data.random_graph(n, int(rng.integers(*degrees)), seed=int(rng.integers(1 << 20)))
+        depths = one_level(graph, 0, n)["depth"]
+        sizes = np.bincount(depths[depths >= 0])
+        level = max(0, min(len(sizes) - 2, int(pick(sizes, rng))))
+        return {**one_level(graph, 0, level), "block": int(rng.choice(block_sizes))}
+    return inputs
+
+
+def widest_past(first):
+    """``pick`` of :func:`drawn_depth`: the level at or past ``first`` whose frontier is the largest."""
+    return lambda sizes, rng: first + int(np.argmax(sizes[first:-1])) if len(sizes) > first + 1 else len(sizes) - 2
+
+
 _DENSE = (lambda rng: (measure_graph(), 0))
 _KERNEL = kernel("bottom_up_step")
 
@@ -330,6 +351,12 @@ Q1 = question(
                        label=lambda c: f"level {c['current']} of a {len(c['depth'])}-vertex graph"),
         signature_test("hidden: the bottom-up technique on graphs, levels and blocks drawn at grading time", 0,
                        hidden=True, configs=[drawn_level((32,)), drawn_level((64, 128, 160))],
+                       launch=launch_level, expect=expect_level, features=BOTTOM_UP_SIGNATURE),
+        signature_test("hidden: the bottom-up technique at the first, the widest past the third and the deepest level",
+                       0, hidden=True,
+                       configs=[drawn_depth((64,), lambda sizes, rng: 0),
+                                drawn_depth((96, 128), widest_past(3), degrees=(3, 5), vertices=(500, 700)),
+                                drawn_depth((32, 160), lambda sizes, rng: len(sizes) - 2)],
                        launch=launch_level, expect=expect_level, features=BOTTOM_UP_SIGNATURE),
     ])
 

@@ -53,7 +53,8 @@ from numba import cuda, int32
 from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
-from ..grading.authoring.hostcosts import counted_call, judge_bounded
+from ..grading.authoring.coverage import host_coverage_test
+from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
                                            sample_blocks, signature_test, warp_share)
@@ -446,12 +447,10 @@ Q3 = question(
     answer=function("filter_bounds", allowed=(fill_kernel, grid_count_kernel, quadruplet_filter_kernel,
                                               candidate_bound_kernel)),
     tolerance="the bounds to 1e-15 (relative): the same integer sums, divided once",
-    hints={"bounds": "zero the CountMap, the cells' and the features' counters with fill_kernel, launch "
-                     "grid_count_kernel over the instances; then for each batch pass the batch's slice of the "
-                     "candidates (k ids each), the flags buffer and the batch's slice of the bounds",
-           "technique": "upload x, y, the features and all the candidates once; allocate the flags for one batch "
-                        "(batch x n_quads) and the bounds for all candidates before the loop; slices of device "
-                        "arrays are views (no copy, no allocation); copy the bounds back once, after the loop"},
+    hints={"bounds": "compare the bounds of the first batch with the reference: which counters must start at zero, "
+                     "and which part of the candidates and of the bounds does each batch see?",
+           "technique": "count what crosses the bus and what is allocated per batch: both must stay the same whatever "
+                        "the number of batches (a slice of a device array is a view)"},
     tests=[
         result_test("one batch: 4 features, pairs, all 6 candidates at once", 1, inputs=_filter_inputs(60, 4, 2, 6),
                     run=_run_filter, judge=judge_bounds),
@@ -459,9 +458,12 @@ Q3 = question(
                     inputs=_filter_inputs(80, 5, 3, 3), run=_run_filter, judge=judge_bounds),
         result_test("hidden: random instances, features, pattern size and batch", 0.5, hidden=True,
                     inputs=_hidden_filter, run=_run_filter, judge=judge_bounds),
-        result_test("launches, bytes, copies and allocations per run (record(); 15 pairs in batches of 2)", 1.5,
-                    inputs=_filter_inputs(90, 6, 2, 2), run=_run_filter, judge=judge_filter_counts,
-                    technique=True),
+        growth_test("launches, bytes, copies and allocations per run (record(); 15 pairs in batches of 2, and 6: "
+                    "none grows with the batches)", 1.5,
+                    inputs=(_filter_inputs(90, 6, 2, 2), _filter_inputs(90, 4, 2, 2)),
+                    run=_run_filter, judge=judge_filter_counts,
+                    steps=lambda data: -(-len(data["candidates"]) // data["batch"])),
+        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])
 
 QUESTIONS = QUESTIONS + (Q3,)

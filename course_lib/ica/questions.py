@@ -63,7 +63,8 @@ from numba import cuda
 from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
                                          race_test, result_test)
-from ..grading.authoring.hostcosts import counted_call, judge_bounded
+from ..grading.authoring.coverage import host_coverage_test
+from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                            no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
@@ -508,21 +509,20 @@ Q3 = question(
     "ps6.q3", "the minibatch chain on the host: W swapped, nothing copied inside the loop", 4,
     answer=function("run_minibatches", allowed=(activations_kernel, weight_update_kernel)),
     tolerance="W and the bias to 1e-9 (relative) of the NumPy chain",
-    hints={"chain": "minibatch m reads samples perm[m * batch:(m + 1) * batch]: pass start = m * batch; "
-                    "weight_update_kernel reads W and writes the next W into the other buffer (and W^T, which the "
-                    "next activations read): swap the two W buffers after every minibatch and copy back the one "
-                    "written last",
-           "technique": "upload the samples, the permutation, W, W^T and the bias once; allocate U, Y and the spare "
-                        "W once, before the loop; launch activations_kernel[batch, C] once per minibatch (not once "
-                        "per sample); copy back W and the bias after the loop"},
+    hints={"chain": "compare W after one, then two minibatches with the NumPy chain: which samples does minibatch m "
+                    "read, and which buffer holds the W it starts from?",
+           "technique": "count what crosses the bus and what is allocated per minibatch: both must stay the same "
+                        "whatever the number of minibatches, and a kernel launch should cover a whole minibatch"},
     tests=[
         result_test("one minibatch, C = 3", 1, inputs=_chain_inputs(3, 4, 4), run=_run_chain, judge=judge_chain),
         result_test("five minibatches, C = 7, a partial minibatch left out", 1, inputs=_chain_inputs(7, 43, 8),
                     run=_run_chain, judge=judge_chain),
         result_test("hidden: random channels, samples and minibatch size (two minibatches or more)", 0.5,
                     hidden=True, inputs=_hidden_chain, run=_run_chain, judge=judge_chain),
-        result_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5)", 1.5,
-                    inputs=_chain_inputs(5, 48, 6), run=_run_chain, judge=judge_chain_counts, technique=True),
+        growth_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5, and four: "
+                    "none grows with the minibatches)", 1.5, inputs=(_chain_inputs(5, 48, 6), _chain_inputs(5, 24, 6)),
+                    run=_run_chain, judge=judge_chain_counts, steps=lambda data: len(data["perm"]) // data["batch"]),
+        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])
 
 QUESTIONS = QUESTIONS + (Q3,)

@@ -57,8 +57,6 @@ stores by two.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import cuda
 
@@ -69,6 +67,10 @@ from ..grading.authoring.signature import (Feature, at_most, load_sectors_per_re
                                            signature_test)
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compare_images, compose, jacobi_step_reference, prepare
+from .questions_layout import (SAMPLED_BLOCKS, colour_cells, colour_columns, draw_block, merge_colours, packed_grid,
+                               packed_width, pixel_grid, ran_mask, sectors_per_row_of_lanes, threads_ran)
+from .questions_q3 import (Q3, SPLIT_SIGNATURE, drawn_split, expect_split, launch_split, same_cells, split_case,
+                           split_span)
 
 PROBLEM_SET = "ps4"
 #: The two tolerances: a pixel may differ by at most 2 levels, and at most 1% of the pixels may differ.
@@ -80,136 +82,6 @@ BLOCK = (32, 4)
 LABEL_GUARD = INTERIOR
 #: The problem measured in q2 (the notebook builds the same one).
 MEASURE_SHAPE, MEASURE_SEED = (12, 14), 6
-#: Blocks profiled in each drawn launch of a signature.
-SAMPLED_BLOCKS = 3
-
-
-# ----------------------------------------------------------------------------- the layout
-def packed_width(width: int) -> int:
-    """Cells per row of one colour's array for an image ``width`` pixels wide."""
-    return (int(width) + 1) // 2
-
-
-def colour_columns(height: int, width: int, colour: int) -> np.ndarray:
-    """The image column of every cell of one colour.
-
-    Returns
-    -------
-    ndarray
-        int64 of shape (height, packed_width(width)): ``2k + (y + colour) % 2`` at (y, k), ``width`` or more
-        at a padding cell.
-    """
-    rows, cells = np.indices((height, packed_width(width)))
-    return 2 * cells + (rows + colour) % 2
-
-
-def colour_cells(planes, colour: int, fill=0) -> np.ndarray:
-    """The cells of one colour of an array, packed row by row.
-
-    Parameters
-    ----------
-    planes : array_like
-        Shape (..., H, W), any dtype (float32 planes, uint8 labels).
-    colour : int
-        0 (red, (y + x) even) or 1 (black).
-    fill : scalar
-        The value of the padding cells.
-
-    Returns
-    -------
-    ndarray
-        Shape (..., H, Wc) with Wc = (W + 1) // 2, the dtype of ``planes``: cell (y, k) holds pixel
-        (y, 2k + (y + colour) % 2).
-    """
-    planes = np.asarray(planes)
-    height, width = planes.shape[-2:]
-    columns = colour_columns(height, width, colour)
-    rows = np.broadcast_to(np.arange(height)[:, None], columns.shape)
-    real = columns < width
-    packed = np.full(planes.shape[:-2] + columns.shape, fill, planes.dtype)
-    packed[..., real] = planes[..., rows[real], columns[real]]
-    return packed
-
-
-def merge_colours(red, black, width: int) -> np.ndarray:
-    """The full array of two colour arrays (the inverse of :func:`colour_cells`).
-
-    Parameters
-    ----------
-    red, black : array_like
-        Shape (..., H, Wc): the cells of colour 0 and of colour 1.
-    width : int
-        W, the full array's width (Wc = (W + 1) // 2); padding cells are dropped.
-
-    Returns
-    -------
-    ndarray
-        Shape (..., H, W), the dtype of ``red``.
-    """
-    red, black = np.asarray(red), np.asarray(black)
-    height = red.shape[-2]
-    merged = np.zeros(red.shape[:-2] + (height, int(width)), red.dtype)
-    for colour, cells in enumerate((red, black)):
-        columns = colour_columns(height, width, colour)
-        rows = np.broadcast_to(np.arange(height)[:, None], columns.shape)
-        real = columns < width
-        merged[..., rows[real], columns[real]] = cells[..., real]
-    return merged
-
-
-def packed_grid(height: int, width: int, block) -> tuple:
-    """The grid of one thread per cell of a colour: ``(ceil(Wc / bx), ceil(H / by))``."""
-    return (math.ceil(packed_width(width) / block[0]), math.ceil(height / block[1]))
-
-
-def pixel_grid(height: int, width: int, block) -> tuple:
-    """The grid of one thread per pixel: ``(ceil(W / bx), ceil(H / by))``."""
-    return (math.ceil(width / block[0]), math.ceil(height / block[1]))
-
-
-def ran_mask(shape, block, blocks) -> np.ndarray:
-    """Which elements of a (rows, columns) array one thread each of the launched blocks covers.
-
-    Parameters
-    ----------
-    shape : tuple of int
-        (rows, columns) of the array the grid covers, one thread per element.
-    block : tuple of int
-        (bx, by).
-    blocks : sequence of tuple or None
-        The ``(block x, block y[, block z])`` indices that ran (a profiled sample), or None for the whole grid.
-
-    Returns
-    -------
-    ndarray
-        bool of ``shape``.
-    """
-    if blocks is None:
-        return np.ones(shape, bool)
-    mask = np.zeros(shape, bool)
-    for index in blocks:
-        bx, by = index[0], index[1]
-        mask[by * block[1]:(by + 1) * block[1], bx * block[0]:(bx + 1) * block[0]] = True
-    return mask
-
-
-def threads_ran(grid, block, blocks) -> int:
-    """Threads of the launched blocks (all, or the sample)."""
-    count = grid[0] * grid[1] if blocks is None else len(blocks)
-    return count * block[0] * block[1]
-
-
-def sectors_per_row_of_lanes(block, item_bytes: int = 4) -> float:
-    """The model's bound on sectors per warp request when consecutive lanes take consecutive elements of a row.
-
-    A warp of a ``bx``-wide block covers ``32 / min(bx, 32)`` rows of ``min(bx, 32)`` consecutive elements; each
-    row's bytes touch at most ``bytes / 32 + 1`` sectors (one more when they straddle a sector boundary).
-    """
-    lanes_per_row = min(int(block[0]), 32)
-    rows = max(32 // lanes_per_row, 1)
-    return rows * (math.ceil(lanes_per_row * item_bytes / 32) + 1)
-
-
 # ----------------------------------------------------------------------------- q1
 def clone_case(source, target, mask, iterations):
     """``inputs`` data: the prepared problem (labels, B + C, initial guess) and the iteration count."""
@@ -304,14 +176,10 @@ def judge_clone(d, got):
 def clone_test(name, points, make, iterations, hidden=False):
     def inputs(rng, info):
         d = clone_case(*make(rng), iterations)
-        d["block"] = _draw_block(rng) if hidden else BLOCK
+        d["block"] = draw_block(rng) if hidden else BLOCK
         return d
 
     return result_test(name, points, inputs=inputs, run=_run, judge=judge_clone, hidden=hidden)
-
-
-def _draw_block(rng):
-    return ((32, 1), (32, 4), (64, 2), (16, 8))[int(rng.integers(4))]
 
 
 def half_sweep_case(shape, seed, colour, block, blocks=None, fill=0.35):
@@ -544,114 +412,5 @@ Q2 = question(
                                      "report.total.global_load_bytes"),
     ])
 
-
-# ----------------------------------------------------------------------------- q3
-def split_case(shape, seed, block, blocks=None):
-    """One split launch's data: planes of values in [1, 255) drawn from ``seed``, the blocks and the sample."""
-    planes = np.random.default_rng(seed).uniform(1, 255, (3, *shape)).astype(np.float32)
-    return {"planes": planes, "block": tuple(block), "blocks": blocks}
-
-
-def launch_split(answer, d):
-    planes = np.asarray(d["planes"], np.float32)
-    packed = (3, planes.shape[1], packed_width(planes.shape[2]))
-    # NaN shows a cell left unwritten; a padding cell must stay NaN.
-    return Launch(answer.kernel(), pixel_grid(*planes.shape[1:], d["block"]), d["block"],
-                  {"planes": planes, "red": np.full(packed, np.nan, np.float32),
-                   "black": np.full(packed, np.nan, np.float32)},
-                  outputs=("red", "black"), axes={"planes": (1, 2), "red": (1, 2), "black": (1, 2)},
-                  blocks=d.get("blocks"))
-
-
-def expect_split(d):
-    return {"red": colour_cells(d["planes"], 0, fill=np.nan), "black": colour_cells(d["planes"], 1, fill=np.nan)}
-
-
-def same_cells(got, expected, name):
-    got, expected = np.asarray(got), np.asarray(expected)
-    if got.shape != expected.shape:
-        raise fail(f"{name} has shape {got.shape}, expected {expected.shape}")
-    wrong = ~((got == expected) | (np.isnan(got) & np.isnan(expected)))
-    if wrong.any():
-        y, k = (int(i) for i in np.argwhere(wrong)[0][1:])
-        raise fail(f"{name}: {int(wrong.sum())} of {expected.size} cells differ from the split; first at row {y}, cell "
-                   f"{k} (pixel x = {2 * k + (y + (name == 'black')) % 2}): got {got[(0, y, k)]}, expected "
-                   f"{expected[(0, y, k)]}", "value")
-
-
-def _pixels_ran(d):
-    planes = np.asarray(d["planes"])
-    return int(np.sum(ran_mask(planes.shape[1:], d["block"], d.get("blocks"))))
-
-
-def _twelve_per_pixel(d):
-    moved = 12 * _pixels_ran(d)
-    return moved, moved
-
-
-def split_span(d):
-    """Busiest thread over the mean, one thread per pixel: 4 statements for a pixel moved, 1 for any other thread."""
-    planes = np.asarray(d["planes"])
-    grid = pixel_grid(*planes.shape[1:], d["block"])
-    moved, threads = _pixels_ran(d), threads_ran(grid, d["block"], d.get("blocks"))
-    return 4 * threads / (4 * moved + threads - moved) if moved else 1.0
-
-
-SPLIT_SIGNATURE = (
-    Feature("global bytes loaded", lambda m, d: m["global_load_bytes"], _twelve_per_pixel,
-            "every pixel's three values are read once", "12 bytes per pixel"),
-    Feature("global bytes stored", lambda m, d: m["global_store_bytes"], _twelve_per_pixel,
-            "every pixel's three values are written once, to its colour's array", "12 bytes per pixel"),
-    no_atomics("every cell is written by the thread of its pixel", "one owner per cell"),
-    load_sectors_per_request(at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
-                             "consecutive lanes (threadIdx.x) take consecutive pixels x of a row",
-                             "<= bytes / 32 + 1 sectors per row"),
-    Feature("global store sectors per request", lambda m, d: m["store_sectors_per_request"],
-            at_most(lambda d: sectors_per_row_of_lanes(d["block"])),
-            "consecutive pixels of a row go to consecutive cells (k = x // 2) of their colour's array",
-            "half a warp's row per store, consecutive cells"),
-    Feature("thread span (busiest thread's statements / mean)", lambda m, d: m["thread_span"],
-            at_most(lambda d: 2 * split_span(d)), "one thread per pixel, on every grid", "4 statements per pixel"),
-)
-
-
-def drawn_split(rng, info):
-    """A split drawn at grading time: a large image and blocks of 32 x 1 (one warp), 32 x 8 or 64 x 16; three
-    blocks profiled."""
-    shape = (int(rng.integers(64, 201)), int(rng.integers(260, 601)))
-    block = ((32, 1), (32, 8), (64, 16))[int(rng.integers(3))]
-    return split_case(shape, int(rng.integers(1 << 20)), block,
-                      sample_blocks(rng, pixel_grid(*shape, block), SAMPLED_BLOCKS))
-
-
-def _split_label(d):
-    _, height, width = np.shape(d["planes"])
-    drawn, sampled = ("", "") if d.get("blocks") is None else ("drawn ", f", {len(d['blocks'])} of them sampled")
-    return f"{drawn}{height} x {width}, {d['block'][0]} x {d['block'][1]} blocks{sampled}"
-
-
-def _split_test(name, points, make, hidden=False):
-    return result_test(name, points, inputs=make, launch=launch_split, expect=expect_split, compare=same_cells,
-                       axes={"red": (1, 2), "black": (1, 2)}, label=_split_label, hidden=hidden)
-
-
-Q3 = question(
-    "ps4.q3", "split the image into its colours on the GPU", 2, answer=kernel("split_kernel"),
-    tolerance="exact values",
-    hints={"value": "pixel (y, x) goes to cell (y, x // 2) of red when (y + x) is even, of black otherwise",
-           "bounds": "guard x < W and y < H: the grid may cover more pixels than the image",
-           "technique": "one thread per pixel, threadIdx.x along x: consecutive lanes read consecutive pixels and "
-                        "write consecutive cells"},
-    tests=[
-        _split_test("a 6 x 9 image in 8 x 8 blocks", 0.5, lambda rng, info: split_case((6, 9), 1, (8, 8))),
-        _split_test("hidden: drawn sizes and blocks", 0.5, lambda rng, info: split_case(
-            (int(rng.integers(1, 20)), int(rng.integers(1, 50))), int(rng.integers(1 << 20)), _draw_block(rng)),
-            hidden=True),
-        signature_test("the split, measured", 1,
-                       configs=[lambda rng, info: split_case((12, 40), 2, (32, 4)),
-                                lambda rng, info: split_case((19, 23), 3, (16, 16)), drawn_split],
-                       launch=launch_split, expect=expect_split, compare=same_cells, features=SPLIT_SIGNATURE,
-                       label=_split_label),
-    ])
 
 QUESTIONS = (Q1, Q2, Q3)

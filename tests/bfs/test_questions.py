@@ -44,6 +44,25 @@ def test_no_early_exit_is_capped_with_the_bytes_measured():
     assert "stops scanning its in-neighbours at the first one in the frontier" in said
 
 
+def test_an_early_exit_kept_only_at_some_levels_is_capped_on_every_seed():
+    """The step profiled at the first, the widest past the third and the deepest level of graphs drawn at grading
+    time: an early exit kept only at the levels the other tests profile (1 and 2), or dropped at one band of levels,
+    shows there."""
+    import dataclasses
+
+    question = get_question("ps3.q1")
+    levels = next(t for t in question.tests if t.name.startswith("hidden: the bottom-up technique at the first"))
+    small = dataclasses.replace(question, tests=(dataclasses.replace(levels, points=1),), points=1)
+    source = make_fixtures.answer_cell("ps3", "right", "ps3_q1_answer")
+    for keep in ("current >= 1 and current <= 2", "current < 3"):
+        namespace = {"cuda": cuda, "np": np, "bfs": bfs}
+        make_fixtures.run_cell(source.replace("while k < end and not reached:",
+                                              f"while k < end and not (reached and {keep}):"), namespace)
+        for seed in (7, 12):
+            result = run_tests(small, namespace["bottom_up_step"], hidden=True, seed=seed)
+            assert result.points == 0 and "technique" in str(result), (keep, seed, str(result))
+
+
 def test_a_plain_read_modify_write_of_the_shared_word_is_caught_by_the_checker():
     result = grade(_kernel("racy"))
     failed = {o.name: o.message for o in result.outcomes if not o.passed}

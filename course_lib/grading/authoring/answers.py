@@ -15,6 +15,8 @@ from typing import Callable
 import numpy as np
 
 from .buffers import fail, part_failure
+from .coverage import reset as reset_coverage
+from .dispatch import launched_function
 from ..core import CAUSE_PREFIX, TestFailure, as_student_kernel
 from .ownwork import as_student_function, library_uses, model_uses
 
@@ -70,11 +72,15 @@ class _Spec:
     what: str
     validate: Callable  # validate(value, what) -> value to keep, or raise TestFailure
     example: str = ""
+    #: The answer is kernel code (a kernel or a kernel factory): its statements must all run under the
+    #: question's launches (:mod:`course_lib.grading.authoring.coverage`).
+    kernel: bool = False
 
 
 def _own_kernel(kernel_obj, what, allowed):
     as_student_kernel(kernel_obj, what)
-    found = library_uses(kernel_obj.py_func, allowed=allowed)
+    # What launches, not what the object shows: exactly a dispatcher numba (or its simulator) made.
+    found = library_uses(launched_function(kernel_obj, what), allowed=allowed)
     if found:
         raise fail(f"the {what} uses the course's own {', '.join(sorted(found))}; write your own", "library")
     return kernel_obj
@@ -90,7 +96,7 @@ def kernel(what: str = "kernel", *, allowed=()) -> _Spec:
     allowed : sequence
         Course objects the kernel may call (device functions the question offers).
     """
-    return _Spec(what, lambda value, name: Answer(_own_kernel(value, name, allowed), {}))
+    return _Spec(what, lambda value, name: Answer(_own_kernel(value, name, allowed), {}), kernel=True)
 
 
 def kernel_factory(what: str = "kernel factory", *, probe: dict | None = None, allowed=()) -> _Spec:
@@ -114,7 +120,7 @@ def kernel_factory(what: str = "kernel factory", *, probe: dict | None = None, a
             answer.kernel(**probe)
         return answer
 
-    return _Spec(what, validate)
+    return _Spec(what, validate, kernel=True)
 
 
 def function(what: str = "function", *, forbidden_names=(), allowed=()) -> _Spec:
@@ -198,6 +204,7 @@ def measurement(what: str = "measure") -> _Spec:
 def _prepare(answer_spec, options):
     """The question's ``prepare``: validate the answer (a spec, or a dict of field specs) and the options."""
     def prepare(value=None, **given):
+        reset_coverage()  # a new answer: the statements that ran are those of its own launches
         unknown = sorted(set(given) - set(options))
         if unknown:
             raise fail(f"check() got unexpected option(s) {unknown}; this question takes "

@@ -100,6 +100,7 @@ import dataclasses
 # Re-exported: question modules, the measuring and signature tests and the course's tests import these from here.
 from .answers import (Answer, _prepare, _Spec, choice, function, integer, kernel, kernel_factory, measurement,
                       number, number_map)
+from .coverage import coverage_test
 from .buffers import GUARD, fail, guarded, inner, part_failure, sentinel, unguard
 from ..core import Question, Test, TestFailure
 from .launches import Launch, check_launch, profile_launch, run_launch
@@ -198,6 +199,12 @@ def question(id: str, title: str, points: float, *, answer, tests, options=None,
                                          hints=tuple({**merged, **dict(test.hints)}.items())))
     if not any(t.points > 0 for t in built if not t.hidden):
         raise ValueError(f"{id}: the visible tests carry no points")
+    specs = answer.values() if isinstance(answer, dict) else [answer]
+    if any(getattr(spec, "kernel", False) for spec in specs) and any(t.technique for t in built):
+        # Last, after every launch: each statement of the kernels must have run under one of them.
+        built.append(dataclasses.replace(
+            coverage_test("hidden: every statement of your kernels ran under the grader's launches", built),
+            hints=tuple(merged.items())))
 
     def describe(prepared):
         return dict(prepared.options)

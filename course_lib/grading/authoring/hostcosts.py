@@ -59,8 +59,9 @@ def counted_call(function, *args):
         each kernel launched, in order (tuple of str).
     """
     from ...sim import record
+    from .coverage import traced_host
 
-    with record() as log, CountedAllocations() as allocations:
+    with record() as log, CountedAllocations() as allocations, traced_host(function):
         out = function(*args)
     summary = log.summary()
     counts = {"launches": summary["launches"],
@@ -92,3 +93,59 @@ def judge_bounded(measured, label):
                            "technique", public=True)
             failure.measurement = {"measured": float(value), "low": 0.0, "high": float(most), "unit": what}
             raise failure
+
+
+#: What a host loop may add per step: two launches (the question's kernel pair); no copy, no allocation.
+PER_STEP = (("launches", "launches", 2, "two per step"),
+            ("copies", "copies between host and device", 0, "none inside the loop"),
+            ("DtoH_count", "copies back to the host", 0, "none inside the loop"),
+            ("allocations", "device allocations", 0, "none inside the loop"))
+
+
+def growth_test(name: str, points: float, *, inputs, run, judge, steps, per_step=PER_STEP, hint: str = "",
+                hints=None):
+    """The counts of a host program at two step counts: each run judged by ``judge`` (results and bounds), and the
+    counts' growth between them at most ``per_step`` per added step.
+
+    A cost paid per step from some step on (a copy back once the loop is past its first steps) stays under a bound
+    fixed for one run; measured at two step counts it grows with the steps. (A cost that starts past every step the
+    grader runs never runs at all: :func:`~course_lib.grading.authoring.coverage.host_coverage_test` catches it.)
+
+    Parameters
+    ----------
+    inputs : sequence of two callables
+        ``inputs(rng, info) -> data`` of the two runs (another step count each).
+    run : callable
+        ``run(answer, data) -> dict`` with the outputs and :func:`counted_call`'s counts.
+    judge : callable
+        ``judge(data, got)`` of one run (its results and its bounds).
+    steps : callable
+        ``steps(data) -> int``: the loop's steps in that run.
+    per_step : sequence of (key, what, most, why)
+        The counts compared and what one more step may add to each.
+
+    A failure caps the question (``technique=True``).
+    """
+    from .testkinds import _test
+
+    def make_inputs(rng, info):
+        return {"runs": [make(rng, info) for make in inputs]}
+
+    def produce(answer, data):
+        return [run(answer, d) for d in data["runs"]]
+
+    def judge_runs(data, got, info):
+        if type(got) is not list or len(got) != len(data["runs"]) or not all(isinstance(g, dict) for g in got):
+            raise fail("the runs did not come back", "answer")
+        for d, g in zip(data["runs"], got):
+            judge(d, g)
+        (few, few_got), (many, many_got) = sorted(zip(data["runs"], got), key=lambda pair: steps(pair[0]))
+        added = steps(many) - steps(few)
+        if added <= 0:
+            return
+        judge_bounded(((f"{what} more", int(many_got[key]) - int(few_got[key]), most * added, f"{why}: at most "
+                        f"{most} per step") for key, what, most, why in per_step if key in many_got and key in few_got),
+                      f"in a run of {steps(many)} steps than in one of {steps(few)}")
+
+    return _test(name, points, inputs=make_inputs, produce=produce, judge=judge_runs, hidden=False, hint=hint,
+                 hints=hints, technique=True)

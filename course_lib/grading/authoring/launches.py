@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .buffers import guarded, inner, sentinel
+from .coverage import note_profile
 
 __all__ = ["Launch", "check_launch", "profile_launch", "run_launch"]
 
@@ -96,5 +97,6 @@ def profile_launch(launch: Launch) -> dict:
 
     args = {name: np.array(v) if isinstance(v, np.ndarray) else v for name, v in launch.args.items()}
     report = trusted_profile(launch.kernel, launch.grid, launch.block, *args.values())
+    note_profile(report)
     metrics = {k: float(v) for k, v in report.total.as_dict().items() if isinstance(v, (int, float))}
     return {"metrics": metrics, "outputs": {name: args[name] for name in launch.outputs}}

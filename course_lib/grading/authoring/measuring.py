@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from .dispatch import handed, release_handed
 from .harness import _matches, _test, fail, profile_launch
 
 __all__ = ["best_parameter_test", "kernel_measurement_test"]
@@ -57,21 +58,28 @@ def kernel_measurement_test(name: str, points: float, *, key: str, kernel_key: s
     labels = [YOURS, *decoys]
 
     def inputs(rng, info):
-        return {"cases": [[label, list(config)] for config in configs(rng, info) for label in labels]}
+        # The kernels of each configuration in an order drawn here: the position of a call does not say
+        # which kernel it is.
+        return {"cases": [[labels[k], list(config)] for config in configs(rng, info)
+                          for k in rng.permutation(len(labels))]}
 
     def produce(answer, data):
         student_measure = answer[key]
         own = answer[kernel_key]
         results = []
-        for label, config in data["cases"]:
-            if label == YOURS:
-                # The student's kernel (or factory); a factory's kernels are made through the answer's checks.
-                given, make = own.value, (own.kernel if own._make is not None else own.value)
-            else:
-                given = make = decoys[label]
-            reported = student_measure(given, *(arguments(tuple(config)) if arguments else config))
-            metrics = profile_launch(launch(make, tuple(config)))["metrics"]
-            results.append({"reported": reported, "metrics": metrics})
+        try:
+            for label, config in data["cases"]:
+                if label == YOURS:
+                    # The student's kernel (or factory); a factory's kernels are made through the answer's checks.
+                    target, make = own.value, (own.kernel if own._make is not None else own.value)
+                else:
+                    target = make = decoys[label]
+                # A fresh object each call, made alike for every kernel: identity cannot tell them apart.
+                reported = student_measure(handed(target), *(arguments(tuple(config)) if arguments else config))
+                metrics = profile_launch(launch(make, tuple(config)))["metrics"]
+                results.append({"reported": reported, "metrics": metrics})
+        finally:
+            release_handed()
         return results
 
     def judge(data, got, info):

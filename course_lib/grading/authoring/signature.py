@@ -203,11 +203,13 @@ def profile_signature(launch: Launch) -> dict:
     """Run a launch under the course's profiler (in the simulator, on any backend): the kernel totals
     and the launch's counts (span, barriers, shared bytes per block, warp share) in one dict, and the
     outputs. A launch with ``blocks`` profiles only that sample of its grid."""
+    from .coverage import note_profile
     from .trusted import trusted_profile
 
     args = {name: np.array(v) if isinstance(v, np.ndarray) else v for name, v in launch.args.items()}
     options = {} if launch.blocks is None else {"blocks": launch.blocks}
     report = trusted_profile(launch.kernel, launch.grid, launch.block, *args.values(), **options)
+    note_profile(report)
     metrics = {k: float(v) for k, v in report.total.as_dict().items() if isinstance(v, (int, float))}
     metrics.update({k: float(v) for k, v in report.launch_metrics().items() if isinstance(v, (int, float))})
     return {"metrics": metrics, "outputs": {name: args[name] for name in launch.outputs}}

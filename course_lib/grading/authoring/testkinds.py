@@ -165,7 +165,13 @@ def result_test(name: str, points: float, *, inputs, expect=None, launch=None, r
         raise ValueError(f"test {name!r}: give expect or judge")
     custom = judge
     compare = compare or exact
-    produce = (lambda answer, data: run_launch(launch(answer, data))) if launch is not None else run
+    if launch is not None:
+        def produce(answer, data):
+            return run_launch(launch(answer, data))
+
+        produce.launch = launch  # the coverage test runs it again under the profiler when it needs to
+    else:
+        produce = run
     guard_axes = axes if axes is not None else ({} if launch is not None else None)
 
     def judge(data, got, info):
@@ -202,6 +208,8 @@ def race_test(name: str, points: float, *, inputs, launch, expect, compare=None,
 
     def produce(answer, data):
         return check_launch(launch(answer, data))
+
+    produce.launch = launch  # the coverage test runs it again under the profiler when it needs to
 
     def judge(data, got, info):
         if not isinstance(got, dict) or type(got.get("ok")) is not bool or not isinstance(got.get("problems"), list):

@@ -1,0 +1,298 @@
+"""Every statement of a submitted kernel must run under some graded launch.
+
+A kernel can use the technique on the configurations the grader draws and something else outside
+them: a branch on the size, the block shape, a stride, the order of the data or a count that the
+grader never reaches. Whatever the branch tests, the code it guards never runs while the grader
+watches. :func:`coverage_test` (added by :func:`~course_lib.grading.authoring.harness.question` to
+every question whose technique is measured on kernels) therefore asks that every statement of the
+student's kernels and device functions ran in some launch the question's tests made under the
+course's profiler or checker. It reads them from the profiles of the technique tests, and, for what
+they left out, runs the launches of the question's result and checker tests under the profiler (in the
+simulator, on any backend). A statement that never ran caps the question at its technique cap.
+
+What counts as the student's kernels: the kernel answered, or every kernel its factory made, and every
+kernel and device function (``@cuda.jit`` in the student's notebook) that the answer's code names,
+through its globals, closures and helper functions, so a kernel a factory returns only for a tile the
+grader never asks for is read too.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+
+from .buffers import fail
+from .dispatch import is_dispatcher, launched_function
+
+__all__ = ["coverage_test", "host_coverage_test", "kernel_statements", "note_profile", "reset", "statements_ran",
+           "traced_host"]
+
+#: ``(file, line)`` of every statement that ran in a profiled or checked launch since :func:`reset`.
+_ran: set = set()
+
+
+def reset() -> None:
+    """Forget the statements that ran (a new answer is being graded)."""
+    _ran.clear()
+
+
+def note_profile(report) -> None:
+    """Record the statements that ran in a profiler's report (``report.lines``: one row per line that ran)."""
+    for row in getattr(report, "lines", ()) or ():
+        if getattr(row, "line", 0):
+            _ran.add((str(row.file), int(row.line)))
+
+
+def statements_ran() -> set:
+    return set(_ran)
+
+
+def _is_jit(decorator) -> bool:
+    return "jit" in ast.unparse(decorator)
+
+
+def _header_end(stmt) -> int:
+    """The last line of a statement's own text: its header for a compound statement (``for``, ``if``...)."""
+    blocks = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+    firsts = [b[0].lineno for b in blocks if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
+    firsts += [h.lineno for h in getattr(stmt, "handlers", []) or []]
+    firsts += [c.pattern.lineno for c in getattr(stmt, "cases", []) or []]
+    if firsts:
+        return max(stmt.lineno, min(firsts) - 1)
+    return stmt.end_lineno or stmt.lineno
+
+
+def _statements(body, filename, offset, out, skip_jit=False):
+    """Add ``(file, first line, last line)`` of every statement of ``body`` (nested blocks too; a block's docstring
+    is not one); ``skip_jit`` leaves out the bodies of ``@cuda.jit`` functions defined there."""
+    for k, stmt in enumerate(body):
+        if k == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+                and isinstance(stmt.value.value, str):
+            continue
+        out.add((filename, stmt.lineno + offset, _header_end(stmt) + offset))
+        if skip_jit and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                any(_is_jit(d) for d in stmt.decorator_list):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                _statements(block, filename, offset, out, skip_jit)
+        for handler in getattr(stmt, "handlers", []) or []:
+            _statements(handler.body, filename, offset, out, skip_jit)
+        for case in getattr(stmt, "cases", []) or []:
+            _statements(case.body, filename, offset, out, skip_jit)
+
+
+def _parsed(function):
+    """``(function definition, line offset)`` of a function's source, or None where it cannot be read."""
+    try:
+        lines, start = inspect.getsourcelines(function)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, IndentationError, ValueError):
+        return None
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return node, start - 1
+
+
+def _device_code(function, is_kernel, out, host=False):
+    """Statements of ``function`` if it is kernel code (or, with ``host``, host code: then every statement but the
+    bodies of kernels), and of every ``@cuda.jit`` function defined inside it."""
+    parsed = _parsed(function)
+    if parsed is None:
+        return
+    node, offset = parsed
+    filename = function.__code__.co_filename
+    if is_kernel or host:
+        if not (host and is_kernel):
+            _statements(node.body, filename, offset, out, skip_jit=host)
+        return
+    for inner in ast.walk(node):
+        if inner is not node and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                any(_is_jit(d) for d in inner.decorator_list):
+            _statements(inner.body, filename, offset, out)
+
+
+def _names(code):
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def kernel_statements(roots, host: bool = False) -> set:
+    """``(file, first line, last line)`` of every statement of the student's kernel code reached from ``roots``
+    (with ``host``: of the student's host code instead, the host program and its helper functions).
+
+    Parameters
+    ----------
+    roots : iterable
+        Kernels (dispatchers) and functions (kernel factories, helpers) of the student's notebook.
+
+    Functions of other modules (NumPy, the course's device functions a question offers) are not followed:
+    only those sharing the globals of the first root's function.
+    """
+    out, seen, home = set(), set(), None
+    work = list(roots)
+    while work:
+        obj = work.pop()
+        if isinstance(obj, types.MethodType):
+            obj = obj.__func__
+        if is_dispatcher(obj):
+            try:
+                function, is_kernel = launched_function(obj), True
+            except Exception:
+                continue
+        elif isinstance(obj, types.FunctionType):
+            function, is_kernel = obj, False
+        else:
+            continue
+        if home is None:
+            home = function.__globals__
+        if function.__globals__ is not home or id(function) in seen:
+            continue
+        seen.add(id(function))
+        _device_code(function, is_kernel, out, host)
+        cells = dict(zip(function.__code__.co_freevars, function.__closure__ or ()))
+        for name in _names(function.__code__):
+            if name in cells:
+                try:
+                    work.append(cells[name].cell_contents)
+                except ValueError:  # an empty cell
+                    pass
+            elif name in function.__globals__:
+                work.append(function.__globals__[name])
+    return out
+
+
+def _roots(answer):
+    """The kernels and factories of a prepared answer (a dict answer's kernel fields too)."""
+    from .answers import Answer
+
+    roots = []
+    values = [answer] if isinstance(answer, Answer) else []
+    if isinstance(answer, Answer) and isinstance(answer.value, dict):
+        values += [v for v in answer.value.values() if isinstance(v, Answer)]
+    for value in values:
+        if isinstance(value.value, dict):
+            continue
+        if is_dispatcher(value.value) or value._make is not None:
+            roots.append(value.value)
+            roots.extend(value._kernels.values())
+    return roots
+
+
+def _has_run(statement) -> bool:
+    filename, first, last = statement
+    return any((filename, line) in _ran for line in range(first, last + 1))
+
+
+def _uncovered(answer, host=False):
+    roots = [answer.value] if host else _roots(answer)
+    return sorted((f, first) for f, first, last in kernel_statements(roots, host) if not _has_run((f, first, last)))
+
+
+class traced_host:
+    """Records the lines the student's host code runs (in the calling thread) while open: the functions sharing
+    the globals of ``function`` (its notebook), not the course's or other packages' code."""
+
+    def __init__(self, function):
+        self.home = getattr(function, "__globals__", None)
+
+    def _local(self, frame, event, arg):
+        if event == "line":
+            _ran.add((frame.f_code.co_filename, frame.f_lineno))
+        return self._local
+
+    def _global(self, frame, event, arg):
+        if frame.f_globals is self.home:
+            _ran.add((frame.f_code.co_filename, frame.f_lineno))
+            return self._local
+        return None
+
+    def __enter__(self):
+        import sys
+
+        self._saved = sys.gettrace()
+        if self.home is not None and self._saved is None:  # under a debugger or coverage tool: leave it be
+            sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc):
+        import sys
+
+        if self.home is not None and self._saved is None:
+            sys.settrace(None)
+        return False
+
+
+def host_coverage_test(name: str):
+    """Every statement of the student's host program (and of its helper functions) ran in the question's calls
+    (:func:`~course_lib.grading.authoring.hostcosts.counted_call` records them): a copy, a read or an allocation
+    made only past the step counts or sizes the grader draws never runs. 0 points; a failure caps the question."""
+    from ..core import Test
+
+    def inputs(rng, info):
+        return {}
+
+    def produce(answer, data):
+        return {"missing": [[str(f), int(line)] for f, line in _uncovered(answer, host=True)]}
+
+    return Test(name, hidden=True, hint="", inputs=inputs, produce=produce, judge=_judge_missing("host program"),
+                points=0, technique=True, hints=())
+
+
+def coverage_test(name: str, tests, *, hidden: bool = True):
+    """The statements of the student's kernels all ran under the question's launches (0 points; a failure caps
+    the question).
+
+    Parameters
+    ----------
+    tests : sequence of Test
+        The question's tests whose ``produce`` has a ``launch`` attribute (result and checker tests): what the
+        technique tests' profiles left out is looked for in their launches, run under the profiler on inputs
+        drawn from the same generators.
+    """
+    from ..core import Test
+    from .launches import profile_launch
+
+    runs = [(t.inputs, t.produce.launch) for t in tests if getattr(t.produce, "launch", None) is not None]
+
+    def inputs(rng, info):
+        return {"runs": [make(rng, info) for make, _ in runs]}
+
+    def produce(answer, data):
+        missing = _uncovered(answer)
+        if missing:  # what the profiled launches left out, looked for in the result and checker launches
+            for (_, launch), config in zip(runs, data["runs"]):
+                try:
+                    profile_launch(launch(answer, config))
+                except Exception:  # a failing launch fails its own test; here it only adds no statement
+                    pass
+            missing = _uncovered(answer)
+        return {"missing": [[str(f), int(line)] for f, line in missing]}
+
+    return Test(name, hidden=hidden, hint="", inputs=inputs, produce=produce, judge=_judge_missing("kernel code"),
+                points=0, technique=True, hints=())
+
+
+def _judge_missing(what):
+    def judge(data, got, info):
+        if not isinstance(got, dict) or not isinstance(got.get("missing"), list):
+            raise fail("the list of statements that ran did not come back", "answer")
+        missing = got["missing"]
+        if missing:
+            lines = ", ".join(str(entry[1]) for entry in missing[:12] if isinstance(entry, list) and len(entry) == 2)
+            lines += " ..." if len(missing) > 12 else ""
+            failure = fail(f"{len(missing)} statement(s) of your {what} never ran under the grader's runs "
+                           f"(lines {lines}): code the grader never runs cannot be credited. Every statement must "
+                           "serve the sizes and step counts the question allows", "technique", public=True)
+            failure.measurement = {"measured": float(len(missing)), "low": 0.0, "high": 0.0,
+                                   "unit": "statements that never ran"}
+            raise failure
+
+    return judge
