@@ -25,6 +25,7 @@ from ._core import FATE_RULE, THESIS_FATE_RULE
 from ._inputs import MAX_TYPES, CellTypes, InitialHistogram
 from ._result import SimulationResult, default_edges
 from .api import DEVICE_METHODS, METHODS, default_block, default_memory_budget, prepare_problem, simulate
+from . import _pooled_kernels  # noqa: F401 (registers the pooled method's kernels)
 from .data import THESIS_TYPES, THESIS_TYPES_TEXT, lognormal_histogram, random_types, single_value_histogram
 from .model import depth_bound, depth_estimate
 from .quiz import QUIZ

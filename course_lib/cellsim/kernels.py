@@ -413,4 +413,3 @@ register_kernel(f"cellsim.scan_block_kernel[block={COMPILE_BLOCK}]", "void(int32
                 example=lambda: _example_scan(COMPILE_BLOCK))
 
 # The pooled simulator's kernels register themselves beside these (the registry imports this module).
-from . import pooled_kernels as _pooled_kernels  # noqa: E402,F401

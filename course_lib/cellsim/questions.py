@@ -65,7 +65,7 @@
   level, at most :data:`Q3_MAX_COPIES` copies and :data:`Q3_MAX_ALLOCATIONS` allocations per run, whatever the
   number of levels. A host loop copying the total back every level to size its grid, or allocating every level,
   is capped at half.
-  Its own module: :mod:`course_lib.cellsim.questions_q3` (its given kernels are re-exported here, where the
+  Its own module: :mod:`course_lib.cellsim._questions_q3` (its given kernels are re-exported here, where the
   problem set imports them).
 """
 
@@ -85,7 +85,7 @@ from ..grading.authoring.signature import (Feature, at_least, at_most, between, 
                                            signature_test, warp_share)
 from .model import tree_level_bytes
 from .profiling import MEASURE_BLOCK, cells_case, measure_case  # noqa: F401  (tests read MEASURE_BLOCK here)
-from .questions_q3 import (Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, divide_cells, judge_level_counts, judge_levels,
+from ._questions_q3 import (Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, divide_cells, judge_level_counts, judge_levels,
                            keep_daughters, levels_case, levels_reference)
 
 PROBLEM_SET = "ps7"

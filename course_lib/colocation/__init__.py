@@ -15,7 +15,7 @@ load on first use.
 """
 
 from .._lazy import lazy_submodules
-from . import kernels, profiling
+from . import _fused_kernels, kernels, profiling  # noqa: F401 (_fused_kernels: registers its kernels)
 from .api import HOST_MEMORY, METHODS, VERSIONS, LevelStats, MiningResult, check_inputs, default_block, mine
 from .cpu import mine_cpu
 from .data import SpatialData, planted_colocations, uniform_features

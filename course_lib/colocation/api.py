@@ -91,12 +91,12 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
         GPU only: threads per block (default :func:`default_block`).
     filter : {"two_step", "fused"}
         GPU only: the lesson's filter (a flag per candidate and quadruplet, then the bounds: two
-        launches), or :func:`~course_lib.colocation.fused_kernels.fused_filter_kernel` (one launch,
+        launches), or :func:`~course_lib.colocation._fused_kernels.fused_filter_kernel` (one launch,
         no flag matrix; the host divides the counted instances by the feature totals).
     search : {"twice", "once"}
         GPU only: the lesson's refine (each row's neighbourhood searched to count its extensions, then
-        again to write them), or :func:`~course_lib.colocation.fused_kernels.extend_keep_kernel` and
-        :func:`~course_lib.colocation.fused_kernels.place_kept_kernel` (the first extensions of each
+        again to write them), or :func:`~course_lib.colocation._fused_kernels.extend_keep_kernel` and
+        :func:`~course_lib.colocation._fused_kernels.place_kept_kernel` (the first extensions of each
         row kept in a scratch buffer by the counting search and copied to their place; only rows with
         more are searched again). Same table, same order.
 
@@ -363,9 +363,9 @@ class _DeviceMiner:
         return np.concatenate(bounds)
 
     def _fused_filter(self, group, k):
-        """Upper bounds of PI of one group by :func:`~course_lib.colocation.fused_kernels.fused_filter_kernel`:
+        """Upper bounds of PI of one group by :func:`~course_lib.colocation._fused_kernels.fused_filter_kernel`:
         the candidates and the zeroed sums go up in one copy, the sums come back in one."""
-        from .fused_kernels import bounds_from_sums, fused_filter_kernel
+        from ._fused_kernels import bounds_from_sums, fused_filter_kernel
 
         g = self.grid
         cand = np.array(group, np.int32).reshape(len(group), k)
@@ -417,11 +417,11 @@ class _DeviceMiner:
 
     def _refine_once(self, d_table, rows, k, candidates, parents, n_parents):
         """:meth:`_refine` (the lesson's, which it prints) with the neighbour search once per row:
-        :func:`~course_lib.colocation.fused_kernels.extend_keep_kernel` counts each row's extensions
-        and keeps the first ones, :func:`~course_lib.colocation.fused_kernels.place_kept_kernel` copies
+        :func:`~course_lib.colocation._fused_kernels.extend_keep_kernel` counts each row's extensions
+        and keeps the first ones, :func:`~course_lib.colocation._fused_kernels.place_kept_kernel` copies
         them to their place after the prefix sum (searching again only rows with more)."""
         from . import kernels
-        from .fused_kernels import KEPT, extend_keep_kernel, place_kept_kernel
+        from ._fused_kernels import KEPT, extend_keep_kernel, place_kept_kernel
 
         g, nf = self.grid, self.n_features
         child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)

@@ -451,4 +451,3 @@ def participation_kernel(table, k, seg_start, feature_local, flags, part_count):
 
 
 # The one-pass filter registers itself beside these (the registry imports this module).
-from . import fused_kernels as _fused_kernels  # noqa: E402,F401

@@ -46,7 +46,7 @@
   (:func:`course_lib.grading.authoring.recorded.run_measurement_test`): a pasted count, or one of a loop of the
   student's own instead of the one given, scores 0 for the copies and caps the question at half.
 - ``ps5.q3`` (4 points): the device-resident merge loop written on the host, in its own module
-  (:mod:`course_lib.hac.questions_q3`); its given kernels are re-exported here, where the problem set imports them.
+  (:mod:`course_lib.hac._questions_q3`); its given kernels are re-exported here, where the problem set imports them.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from ..grading.authoring.signature import Feature, at_most, between, no_atomics,
 from ..sim import record
 from .api import cluster
 from .data import tied_graph
-from .questions_q3 import (PAIR_BLOCK, Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, Q3_MAX_DTOH, Q3_RTOL, Q3_SPARE_LAUNCHES,
+from ._questions_q3 import (PAIR_BLOCK, Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, Q3_MAX_DTOH, Q3_RTOL, Q3_SPARE_LAUNCHES,
                            closest_pair_kernel, judge_merge_counts, judge_merges, merge_pair_kernel, merges_reference,
                            similarity_case)
 

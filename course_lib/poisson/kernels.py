@@ -21,7 +21,8 @@ import numpy as np
 from numba import cuda, float32, uint8
 
 from ..registry import course_kernel, register_kernel
-from .reference import BORDER, INTERIOR, OUTSIDE, prepare
+from ._stencil import _EXAMPLE_SHAPE, IMAGE, LABELS, LESSON, PLANES, _example_problem, clamp_255, neighbour_count
+from .reference import BORDER, INTERIOR, OUTSIDE, prepare  # noqa: F401
 
 __all__ = [
     "FUSED_SIG",
@@ -36,10 +37,6 @@ __all__ = [
     "poisson_setup_kernel",
 ]
 
-LESSON = "lessons/04_poisson.ipynb"
-PLANES = "float32[:, :, ::1]"
-IMAGE = "uint8[:, :, ::1]"
-LABELS = "uint8[:, ::1]"
 STEP_SIG = f"void({PLANES}, {PLANES}, {LABELS}, {PLANES})"
 #: Signature of the kernels made by :func:`jacobi_fused_kernel` (the last argument is the step count).
 FUSED_SIG = f"void({PLANES}, {PLANES}, {LABELS}, {PLANES}, int32)"
@@ -47,16 +44,8 @@ FUSED_SIG = f"void({PLANES}, {PLANES}, {LABELS}, {PLANES}, int32)"
 
 # Example launches for the race and barrier checker (tests/sim/test_reference_kernels.py):
 # an 11 x 13 image (not a multiple of the 8 x 8 block) with a blob mask.
-_EXAMPLE_SHAPE = (11, 13)
 _EXAMPLE_BLOCK = (8, 8)
 _EXAMPLE_GRID = (2, 2)
-
-
-def _example_problem():
-    from .data import synthetic_pair
-
-    source, target, mask = synthetic_pair(*_EXAMPLE_SHAPE, seed=11, fill=0.5)
-    return source, target, mask, prepare(source, target, mask)
 
 
 def _example_classify():
@@ -95,27 +84,6 @@ def _example_fused(halo, block_x, block_y, steps):
     h, w = _EXAMPLE_SHAPE
     grid = (math.ceil(w / (block_x - 2 * halo)), math.ceil(h / (block_y - 2 * halo)))
     return grid, (block_x, block_y), (prep.guess, prep.rhs, prep.labels, prep.guess.copy(), np.int32(steps))
-
-
-@cuda.jit(device=True, inline=True)
-def neighbour_count(y, x, h, w):
-    """D: how many of the 4 neighbours of (y, x) lie inside an h x w image (float32)."""
-    d = 0
-    if y > 0:
-        d += 1
-    if y < h - 1:
-        d += 1
-    if x > 0:
-        d += 1
-    if x < w - 1:
-        d += 1
-    return float32(d)
-
-
-@cuda.jit(device=True, inline=True)
-def clamp_255(v):
-    """Clamp to [0, 255] as the classic method does after every iteration."""
-    return min(max(v, float32(0.0)), float32(255.0))
 
 
 @course_kernel(f"void({LABELS}, {LABELS})", lesson=LESSON, example=_example_classify)
@@ -374,6 +342,6 @@ for _halo, _bx, _by in FUSED_CONFIGS:
 
 
 # The one-launch kernels live in their own module; their names stay importable from here.
-from .persistent_kernels import (COOPERATIVE_SIG, PACKED, PACKED_CHANNELS, PERSISTENT_GPU,  # noqa: E402,F401
+from ._persistent_kernels import (COOPERATIVE_SIG, PACKED, PACKED_CHANNELS, PERSISTENT_GPU,  # noqa: E402,F401
                                  PERSISTENT_SIG, PERSISTENT_SIM_THREADS, jacobi_cooperative_kernel,
                                  jacobi_persistent_kernel, packed_label, packed_rhs)

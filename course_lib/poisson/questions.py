@@ -67,9 +67,9 @@ from ..grading.authoring.signature import (Feature, at_most, load_sectors_per_re
                                            signature_test)
 from .data import cat_in_coffee, synthetic_pair
 from .reference import INTERIOR, classify_mask, compare_images, compose, jacobi_step_reference, prepare
-from .questions_layout import (SAMPLED_BLOCKS, colour_cells, colour_columns, draw_block, merge_colours, packed_grid,
+from ._questions_layout import (SAMPLED_BLOCKS, colour_cells, colour_columns, draw_block, merge_colours, packed_grid,
                                packed_width, pixel_grid, ran_mask, sectors_per_row_of_lanes, threads_ran)
-from .questions_q3 import (Q3, SPLIT_SIGNATURE, drawn_split, expect_split, launch_split, same_cells, split_case,
+from ._questions_q3 import (Q3, SPLIT_SIGNATURE, drawn_split, expect_split, launch_split, same_cells, split_case,
                            split_span)
 
 PROBLEM_SET = "ps4"

@@ -9,8 +9,8 @@ atomics against privatised shared-memory counts.
 
 Public entry points: :func:`reduce`, :func:`scan`, :func:`segmented_scan`, :func:`compact`,
 :func:`histogram` (``method=`` picks the variant), the float64 references and the NumPy CPU peers.
-Kernels live in :mod:`course_lib.primitives.kernels` (the warp-level ones, shuffles and votes, in
-:mod:`course_lib.primitives.warp`), counting models in
+Kernels live in :mod:`course_lib.primitives.kernels` (the warp-level ones, shuffles and votes,
+among them), counting models in
 :mod:`course_lib.primitives.model` (checked against the profiler by
 :mod:`course_lib.primitives.profiling`), plots in :mod:`course_lib.primitives.plots`, the
 explorer in :mod:`course_lib.primitives.widgets`, problem set 9 in :mod:`course_lib.primitives.questions`.
@@ -22,7 +22,7 @@ from .cpu import compact_cpu, histogram_cpu, reduce_cpu, scan_cpu, segmented_sca
 from .data import random_values, segment_heads, skewed_keys, uniform_keys
 from .model import scan_adds, scan_barriers, scan_steps, sweep_wavefronts, wavefronts
 from .._lazy import lazy_submodules
-from . import kernels, profiling, warp
+from . import kernels, profiling
 from .quiz import QUIZ
 from .reference import (compact_reference, histogram_reference, reduce_reference, scan_reference,
                         segmented_scan_reference)
@@ -59,7 +59,6 @@ __all__ = [
     "skewed_keys",
     "sweep_wavefronts",
     "uniform_keys",
-    "warp",
     "wavefronts",
     "widgets",
 ]

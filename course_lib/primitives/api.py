@@ -15,7 +15,7 @@ from numba import cuda
 
 from .. import device
 from .._validate import check_array, check_block, check_choice, check_flag, check_float, check_int
-from . import kernels, warp
+from . import kernels
 from .cpu import compact_cpu, histogram_cpu, reduce_cpu, scan_cpu, segmented_scan_cpu
 
 __all__ = ["HISTOGRAM_METHODS", "REDUCE_GRID", "REDUCE_METHODS", "SCAN_METHODS", "compact", "default_block", "histogram",
@@ -55,7 +55,7 @@ def _device_scan(d_x, method, block, dtype):
     d_out = cuda.device_array(n, dtype)
     if method in ("hillis_steele", "warp"):  # inclusive within the tile
         per_block = block
-        kernel = (kernels.hillis_steele_scan_kernel if method == "hillis_steele" else warp.warp_scan_kernel)(block, dtype)
+        kernel = (kernels.hillis_steele_scan_kernel if method == "hillis_steele" else kernels.warp_scan_kernel)(block, dtype)
     else:
         per_block = 2 * block
         kernel = kernels.blelloch_scan_kernel(block, dtype, method == "blelloch_padded")
@@ -85,7 +85,7 @@ def scan(x, *, method: str = "blelloch_padded", inclusive: bool = False, block: 
     x : array_like of shape (n,), float32 or int32
     method : {"blelloch_padded", "blelloch", "hillis_steele", "warp", "cpu"}
         The work-efficient scan with or without the bank-conflict padding, the step-efficient
-        scan, the hybrid scan of warp shuffles (:func:`~course_lib.primitives.warp.warp_scan_kernel`,
+        scan, the hybrid scan of warp shuffles (:func:`~course_lib.primitives.kernels.warp_scan_kernel`,
         two barriers per block), or ``numpy.cumsum``.
     inclusive : bool
         ``out[i]`` includes ``x[i]`` (default: exclusive, ``out[0] = 0``).
@@ -112,7 +112,7 @@ def scan(x, *, method: str = "blelloch_padded", inclusive: bool = False, block: 
 def reduce(x, *, method: str = "tree", block: int | None = None):
     """Sum of ``x`` (shape (n,), float32 or int32), by tree reduction per block, then of the partial
     sums until one is left (``"tree"``, a launch per level), by a grid-stride loop and warp shuffles
-    (``"warp"``, :func:`~course_lib.primitives.warp.warp_reduce_kernel`: two launches whatever n), or by NumPy
+    (``"warp"``, :func:`~course_lib.primitives.kernels.warp_reduce_kernel`: two launches whatever n), or by NumPy
     (``"cpu"``). Returns a scalar of the dtype of ``x``."""
     x = _values(x)
     method = check_choice(method, "method", REDUCE_METHODS)
@@ -121,7 +121,7 @@ def reduce(x, *, method: str = "tree", block: int | None = None):
         return reduce_cpu(x)
     d_values = cuda.to_device(np.ascontiguousarray(x))
     if method == "warp":
-        kernel = warp.warp_reduce_kernel(block, _dtype_name(x))
+        kernel = kernels.warp_reduce_kernel(block, _dtype_name(x))
         blocks = min(-(-x.size // block), REDUCE_GRID)
         d_partial = cuda.device_array(blocks, x.dtype)
         kernel[blocks, block](d_values, d_partial)

@@ -25,26 +25,13 @@ import numpy as np
 from numba import cuda, float32, int32
 
 from ..registry import course_kernel, register_kernel
+from ._tiles import _NUMBA_TYPES, BANKS, BLOCKS, LESSON, _check  # noqa: F401
+from ._warp import FULL_MASK, WARP, warp_reduce_kernel, warp_scan_kernel, warp_vote_count_kernel  # noqa: F401
 
-__all__ = ["BANKS", "BLOCKS", "add_block_offsets_kernel", "add_segment_carries_kernel", "blelloch_scan_kernel", "block_reduce_kernel",
+__all__ = ["BANKS", "BLOCKS", "FULL_MASK", "WARP", "add_block_offsets_kernel", "add_segment_carries_kernel", "blelloch_scan_kernel", "block_reduce_kernel",
            "conflict_free", "hillis_steele_scan_kernel", "histogram_atomic_kernel", "histogram_private_kernel",
            "keep_flags_kernel", "scatter_kept_kernel", "segmented_scan_kernel", "shift_right_kernel",
-           "tile_tails_kernel"]
-
-LESSON = "lessons/09_primitives.ipynb"
-#: Shared-memory banks of 4 bytes (every CUDA GPU since compute capability 2.0).
-BANKS = 32
-#: Threads per block the factories accept: powers of two, so that the trees are full.
-BLOCKS = (32, 64, 128, 256, 512)
-_NUMBA_TYPES = {"float32": float32, "int32": int32}
-
-
-def _check(block: int, dtype: str):
-    if block not in BLOCKS:
-        raise ValueError(f"block must be one of {BLOCKS} (threads per block, a power of two), got {block!r}")
-    if dtype not in _NUMBA_TYPES:
-        raise ValueError(f"dtype must be one of {sorted(_NUMBA_TYPES)}, got {dtype!r}")
-
+           "tile_tails_kernel", "warp_reduce_kernel", "warp_scan_kernel", "warp_vote_count_kernel"]
 
 @cuda.jit(device=True, inline=True)
 def conflict_free(i):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels, warp
+from . import kernels
 
 __all__ = ["MEASURED", "measure_scan"]
 
@@ -55,9 +55,9 @@ def measure_scan(method: str, n: int, block: int = 32, seed: int = 0) -> dict:
     if method == "reduce":
         kernel, per_block = kernels.block_reduce_kernel(block), block
     elif method == "warp_reduce":  # one tile per block here, to compare with the tree (the kernel takes any grid)
-        kernel, per_block = warp.warp_reduce_kernel(block), block
+        kernel, per_block = kernels.warp_reduce_kernel(block), block
     elif method == "warp_scan":
-        kernel, per_block = warp.warp_scan_kernel(block), block
+        kernel, per_block = kernels.warp_scan_kernel(block), block
     elif method == "hillis_steele":
         kernel, per_block = kernels.hillis_steele_scan_kernel(block), block
     else:

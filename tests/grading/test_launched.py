@@ -193,7 +193,7 @@ def _factory_of(source, namespace=None):
 def _small_question():
     """ps1.q1 reduced to one small result test and the coverage test: the coverage test runs that launch under the
     profiler when the question's profiles left statements out."""
-    from course_lib.grading.authoring.coverage import coverage_test
+    from course_lib.grading.authoring.launches import coverage_test
 
     question = get_question("ps1.q1")
     small = next(t for t in question.tests if t.name.startswith("N = 2 tile - 1"))

@@ -26,7 +26,7 @@ import types
 from .buffers import fail
 from .dispatch import is_dispatcher, launched_function
 
-__all__ = ["coverage_test", "host_coverage_test", "kernel_statements", "note_profile", "reset", "statements_ran",
+__all__ = ["host_coverage_test", "kernel_statements", "note_profile", "reset", "statements_ran",
            "traced_host"]
 
 #: ``(file, line)`` of every statement that ran in a profiled or checked launch since :func:`reset`.
@@ -171,12 +171,13 @@ def kernel_statements(roots, host: bool = False) -> set:
 
 def _roots(answer):
     """The kernels and factories of a prepared answer (a dict answer's kernel fields too)."""
-    from .answers import Answer
+    def is_answer(x):  # an Answer of .answers (which imports this module: checked by its attributes)
+        return hasattr(x, "_make") and hasattr(x, "_kernels") and hasattr(x, "value")
 
     roots = []
-    values = [answer] if isinstance(answer, Answer) else []
-    if isinstance(answer, Answer) and isinstance(answer.value, dict):
-        values += [v for v in answer.value.values() if isinstance(v, Answer)]
+    values = [answer] if is_answer(answer) else []
+    if is_answer(answer) and isinstance(answer.value, dict):
+        values += [v for v in answer.value.values() if is_answer(v)]
     for value in values:
         if isinstance(value.value, dict):
             continue
@@ -243,40 +244,6 @@ def host_coverage_test(name: str):
         return {"missing": [[str(f), int(line)] for f, line in _uncovered(answer, host=True)]}
 
     return Test(name, hidden=True, hint="", inputs=inputs, produce=produce, judge=_judge_missing("host program"),
-                points=0, technique=True, hints=())
-
-
-def coverage_test(name: str, tests, *, hidden: bool = True):
-    """The statements of the student's kernels all ran under the question's launches (0 points; a failure caps
-    the question).
-
-    Parameters
-    ----------
-    tests : sequence of Test
-        The question's tests whose ``produce`` has a ``launch`` attribute (result and checker tests): what the
-        technique tests' profiles left out is looked for in their launches, run under the profiler on inputs
-        drawn from the same generators.
-    """
-    from ..core import Test
-    from .launches import profile_launch
-
-    runs = [(t.inputs, t.produce.launch) for t in tests if getattr(t.produce, "launch", None) is not None]
-
-    def inputs(rng, info):
-        return {"runs": [make(rng, info) for make, _ in runs]}
-
-    def produce(answer, data):
-        missing = _uncovered(answer)
-        if missing:  # what the profiled launches left out, looked for in the result and checker launches
-            for (_, launch), config in zip(runs, data["runs"]):
-                try:
-                    profile_launch(launch(answer, config))
-                except Exception:  # a failing launch fails its own test; here it only adds no statement
-                    pass
-            missing = _uncovered(answer)
-        return {"missing": [[str(f), int(line)] for f, line in missing]}
-
-    return Test(name, hidden=hidden, hint="", inputs=inputs, produce=produce, judge=_judge_missing("kernel code"),
                 points=0, technique=True, hints=())
 
 

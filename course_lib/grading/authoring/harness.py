@@ -100,10 +100,9 @@ import dataclasses
 # Re-exported: question modules, the measuring and signature tests and the course's tests import these from here.
 from .answers import (Answer, _prepare, _Spec, choice, function, integer, kernel, kernel_factory, measurement,
                       number, number_map)
-from .coverage import coverage_test
 from .buffers import GUARD, fail, guarded, inner, part_failure, sentinel, unguard
 from ..core import Question, Test, TestFailure
-from .launches import Launch, check_launch, profile_launch, run_launch
+from .launches import Launch, check_launch, coverage_test, profile_launch, run_launch
 from .testkinds import (CHECKER_CAUSES, _judge_outputs, _matches, _test, calls_test, close, exact, race_test,
                         result_test, sign_flipped, technique_test, value_test)
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .buffers import guarded, inner, sentinel
-from .coverage import note_profile
+from .coverage import _judge_missing, _uncovered, note_profile
 
-__all__ = ["Launch", "check_launch", "profile_launch", "run_launch"]
+__all__ = ["Launch", "check_launch", "coverage_test", "profile_launch", "run_launch"]
 
 
 @dataclass
@@ -100,3 +100,36 @@ def profile_launch(launch: Launch) -> dict:
     note_profile(report)
     metrics = {k: float(v) for k, v in report.total.as_dict().items() if isinstance(v, (int, float))}
     return {"metrics": metrics, "outputs": {name: args[name] for name in launch.outputs}}
+
+
+def coverage_test(name: str, tests, *, hidden: bool = True):
+    """The statements of the student's kernels all ran under the question's launches (0 points; a failure caps
+    the question).
+
+    Parameters
+    ----------
+    tests : sequence of Test
+        The question's tests whose ``produce`` has a ``launch`` attribute (result and checker tests): what the
+        technique tests' profiles left out is looked for in their launches, run under the profiler on inputs
+        drawn from the same generators.
+    """
+    from ..core import Test
+
+    runs = [(t.inputs, t.produce.launch) for t in tests if getattr(t.produce, "launch", None) is not None]
+
+    def inputs(rng, info):
+        return {"runs": [make(rng, info) for make, _ in runs]}
+
+    def produce(answer, data):
+        missing = _uncovered(answer)
+        if missing:  # what the profiled launches left out, looked for in the result and checker launches
+            for (_, launch), config in zip(runs, data["runs"]):
+                try:
+                    profile_launch(launch(answer, config))
+                except Exception:  # a failing launch fails its own test; here it only adds no statement
+                    pass
+            missing = _uncovered(answer)
+        return {"missing": [[str(f), int(line)] for f, line in missing]}
+
+    return Test(name, hidden=hidden, hint="", inputs=inputs, produce=produce, judge=_judge_missing("kernel code"),
+                points=0, technique=True, hints=())

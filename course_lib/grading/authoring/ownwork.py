@@ -235,7 +235,7 @@ def _module_holding_answers(name: str):
     if parts[0] != _PACKAGE:
         return None
     for i, part in enumerate(parts[1:3], start=1):
-        if part in ("model", "questions") or part.startswith("questions_"):  # a question split into its own module
+        if part in ("model", "questions") or part.startswith(("questions_", "_questions_")):  # a question in its own module
             return ".".join(parts[:i + 1])
     if parts[1:2] == ["grading"]:
         while len(parts) > 2 and ".".join(parts) not in sys.modules:  # `from module import function`

@@ -1,6 +1,6 @@
 """The layout problem set 4 grades on: one array per colour of the red-black ordering (packed along the rows), the
 grids of its launches, and which threads and cells the profiler's sampled blocks cover. Shared by ``ps4.q1`` and
-``ps4.q3`` (:mod:`course_lib.poisson.questions`, :mod:`course_lib.poisson.questions_q3`)."""
+``ps4.q3`` (:mod:`course_lib.poisson.questions`, :mod:`course_lib.poisson._questions_q3`)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from . import pooled_kernels as pk
+from . import _pooled_kernels as pk
 from ._problem import Problem
 from ._result import SimulationResult
 from .model import batch_cells, frame_bytes
@@ -102,7 +102,7 @@ class CompactWorkspace:
         """The buffers of ``generation``, holding at least ``cells`` cells: grown, when too small, to
         :data:`HEADROOM` times that (at least doubling), but never beyond ``limit`` cells (the batch
         size of the budget, or the most cells the generation can have)."""
-        from .api import BatchArrays
+        from ._device_batches import BatchArrays
 
         current = self.frames[generation]
         if current is not None and current.capacity >= cells:
@@ -153,7 +153,7 @@ def workspace_bytes() -> int:
 
 def release_workspaces() -> None:
     """Free this thread's pooled workspaces (the next call allocates again)."""
-    from .api import _release_freed_memory
+    from ._device_batches import _release_freed_memory
 
     _pool().clear()
     _release_freed_memory()
@@ -240,7 +240,7 @@ class _Run:
             self.edges, f.children, f.division_times, ws.hist, ws.level_counts, ws.totals)
 
     def _scan(self, generation, bound):
-        from .api import _exclusive_scan
+        from ._device_batches import _exclusive_scan
 
         f = self.ws.frames[generation]
         _exclusive_scan(f.children, bound, f.offsets, f.scan, self.block, total_out=self.ws.total)

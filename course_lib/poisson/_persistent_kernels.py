@@ -17,7 +17,7 @@ from numba import cuda, float32, int32, uint8
 
 from .. import device
 from ..registry import register_kernel
-from .kernels import IMAGE, LABELS, LESSON, PLANES, _example_problem, clamp_255, neighbour_count
+from ._stencil import IMAGE, LABELS, LESSON, PLANES, _example_problem, clamp_255, neighbour_count
 from .reference import BORDER, INTERIOR, OUTSIDE
 
 __all__ = ["COOPERATIVE_SIG", "PACKED", "PACKED_CHANNELS", "PERSISTENT_GPU", "PERSISTENT_SIG",

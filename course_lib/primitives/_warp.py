@@ -1,4 +1,4 @@
-"""Warp-level primitives of the primitives unit (``lessons/09_primitives.ipynb``, sections 11 and 12).
+"""Warp-level kernels of the primitives unit (re-exported by :mod:`course_lib.primitives.kernels`) (``lessons/09_primitives.ipynb``, sections 11 and 12).
 
 The 32 lanes of a warp can exchange registers without shared memory or a barrier:
 
@@ -29,7 +29,7 @@ import numpy as np
 from numba import cuda, float32, int32
 
 from ..registry import register_kernel
-from .kernels import LESSON, _check
+from ._tiles import LESSON, _check
 
 __all__ = ["FULL_MASK", "WARP", "warp_reduce_kernel", "warp_scan_kernel", "warp_vote_count_kernel"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..grading.authoring.harness import Launch, fail, kernel, question, result_test
 from ..grading.authoring.signature import (Feature, at_most, load_sectors_per_request, no_atomics, sample_blocks,
                                            signature_test)
-from .questions_layout import (SAMPLED_BLOCKS, colour_cells, draw_block, packed_width, pixel_grid, ran_mask,
+from ._questions_layout import (SAMPLED_BLOCKS, colour_cells, draw_block, packed_width, pixel_grid, ran_mask,
                                sectors_per_row_of_lanes, threads_ran)
 
 

@@ -94,7 +94,7 @@ def test_points_are_checked_once(monkeypatch, method):
 
 @pytest.mark.parametrize("extent", [2.0, 12.0], ids=["dense: rows past KEPT searched again", "sparse"])
 def test_searching_once_writes_the_lesson_s_table(extent):
-    from course_lib.colocation.fused_kernels import KEPT
+    from course_lib.colocation._fused_kernels import KEPT
 
     data = co.planted_colocations(37, 3, groups=((0, 1, 2),), extent=extent, seed=7)
     grid = co.grid_for(data.points, 1.0, 3)
