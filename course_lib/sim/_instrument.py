@@ -22,6 +22,7 @@ from numba.cuda import types
 from numba.cuda.np import numpy_support
 
 from . import _engine, _typing
+from ._traced_bytes import bytewise_where_widths_meet
 from ._uninit import _never_written, _root, _uninitialized_entry, forget_uninitialized, track_uninitialized
 
 __all__ = ["Observer", "TracedArray", "forget_uninitialized", "launch", "py_function", "is_kernel_code",
@@ -252,6 +253,8 @@ class TracedArray:
             return self._view(self._a[idx])
         if off is False:
             return self._a.dtype.type(0) if self._a.dtype.fields is None else np.zeros((), self._a.dtype)[()]
+        from ._traced_bytes import TracedRecord
+
         return TracedRecord(self, off, self._a[idx], idx)
 
     def atomic_index(self, index, frame):
@@ -308,73 +311,6 @@ class TracedArray:
 
     def __repr__(self):
         return f"<{self.space} array {self.name} {self._a.dtype}{list(self._shape)}>"
-
-
-def _bytewise_where_widths_meet(arrays):
-    """Arguments that are views of one allocation with different element sizes (or element starts that do not
-    line up) are compared byte by byte: a float32 view and a uint8 view of one buffer race where bytes overlap."""
-    layouts = {}
-    for array in arrays:
-        layouts.setdefault(array.alloc, set()).add((array.itemsize, array._base % array.itemsize))
-    for array in arrays:
-        if len(layouts[array.alloc]) > 1:
-            array.bytewise = True
-
-
-class _FieldSlot:
-    """A record field of a traced array, as the observers see an access to it: its bytes (``itemsize``) in the
-    array's allocation, compared byte by byte."""
-
-    __slots__ = ("name", "space", "alloc", "itemsize", "uninit", "bytewise")
-
-    def __init__(self, array, field, size):
-        self.name = f"{array.name}.{field}"
-        self.space, self.alloc, self.uninit = array.space, array.alloc, array.uninit
-        self.itemsize, self.bytewise = size, True
-
-
-class TracedRecord:
-    """One record of a traced record array: reading or writing a field reports an access to the field's bytes
-    (numba-cuda loads and stores a field alone), so threads writing different fields of a record do not race,
-    and a field written while another thread reads the whole record does."""
-
-    __slots__ = ("_array", "_offset", "_value", "_index")
-
-    def __init__(self, array, offset, value, index):
-        object.__setattr__(self, "_array", array)
-        object.__setattr__(self, "_offset", offset)
-        object.__setattr__(self, "_value", value)
-        object.__setattr__(self, "_index", index)
-
-    def _field(self, name, write):
-        array = self._array
-        fields = array._a.dtype.fields
-        if name not in fields:
-            raise AttributeError(name)
-        dtype, where = fields[name][0], fields[name][1]
-        slot = _FieldSlot(array, name, dtype.itemsize)
-        array._obs.access(slot, self._offset + where, write, self._index, sys._getframe(2))
-
-    def __getattr__(self, name):
-        self._field(name, False)
-        return self._value[name]
-
-    def __setattr__(self, name, value):
-        self._field(name, True)
-        self._value[name] = value
-
-    def __getitem__(self, name):
-        if isinstance(name, str):
-            self._field(name, False)
-        return self._value[name]
-
-    def __setitem__(self, name, value):
-        if isinstance(name, str):
-            self._field(name, True)
-        self._value[name] = value
-
-    def __repr__(self):
-        return repr(self._value)
 
 
 class _TracedShared:
@@ -607,7 +543,7 @@ def launch(kernel, griddim, blockdim, args, observer, *, seed=None, sharedmem=0,
                             uninit = entry[1]
                     mem = TracedArray(ary, name, "global", observer, alloc, base, root, uninit)
                 fake_args.append(mem)
-            _bytewise_where_widths_meet([m for m in fake_args if isinstance(m, TracedArray)])
+            bytewise_where_widths_meet([m for m in fake_args if isinstance(m, TracedArray)])
             with sim_kernel.swapped_cuda_module(fn, module):
                 _engine.observer, _engine.thread_order_rng = observer, rng
                 try:

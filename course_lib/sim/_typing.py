@@ -176,8 +176,19 @@ def _key(fn, argtypes, debug):
     except (OSError, TypeError):
         return None
     text = repr((_CACHE_FORMAT, version("numba-cuda"), fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno,
-                 source, _globals_fingerprint(fn), tuple(str(t) for t in argtypes), bool(debug)))
+                 source, _globals_fingerprint(fn), tuple(str(t) for t in argtypes), bool(debug), _nrt()))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _nrt():
+    """numba-cuda's ``CUDA_ENABLE_NRT`` in this process: with it, kernels may allocate (``np.empty``,
+    ``array.copy()``), and the typing process compiles them so."""
+    try:
+        from numba.cuda import config
+
+        return bool(getattr(config, "CUDA_ENABLE_NRT", False))
+    except Exception:
+        return False
 
 
 def kernel_typing(fn, argtypes, debug=False):
@@ -186,7 +197,7 @@ def kernel_typing(fn, argtypes, debug=False):
     Returns None when the typing cannot be had (no numba-cuda toolkit, a kernel numba cannot
     pickle or read): the kernel then runs with the runtime typing only.
     """
-    key = (fn.__code__, tuple(argtypes), bool(debug), id(fn.__globals__))
+    key = (fn.__code__, tuple(argtypes), bool(debug), id(fn.__globals__), _nrt())
     found = _memory.get(key)
     if found is not None:
         _stats["memory_hits"] += 1
@@ -326,7 +337,7 @@ def _type_in_child(fn, argtypes, debug):
     named = _by_name(fn)
     target = ("name", named) if named else ("function", fn)
     try:
-        payload = _dumps({"target": target, "argtypes": tuple(argtypes), "debug": bool(debug)}, [fn])
+        payload = _dumps({"target": target, "argtypes": tuple(argtypes), "debug": bool(debug), "nrt": _nrt()}, [fn])
     except Exception:
         return None
     global _broken

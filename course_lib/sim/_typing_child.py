@@ -251,6 +251,10 @@ def _serve():  # pragma: no cover - runs in the child
         try:
             request = pickle.loads(inp.read(size))
             kind, target = request["target"]
+            if compile_cuda is not None:  # the launching process's NRT setting (np.empty, array.copy need it)
+                from numba.cuda import config as cuda_config
+
+                cuda_config.CUDA_ENABLE_NRT = bool(request.get("nrt", False))
             kernel = _lookup(*target) if kind == "name" else target
             py_func = getattr(kernel, "py_func", kernel)
             if compile_cuda is None:
@@ -263,11 +267,15 @@ def _serve():  # pragma: no cover - runs in the child
                     reply = {"typing": _analyse(cres, request["argtypes"])}
                 except _ENVIRONMENT_ERRORS as err:  # needs a driver or a library this machine lacks
                     reply = {"typing": KernelTyping(untypable=f"{type(err).__name__}: {str(err).strip()}")}
-                except Exception as err:  # numba-cuda refuses the kernel: typing, lowering, or its own checks
+                except (errors.NumbaError, NotImplementedError, TypeError) as err:  # numba-cuda refuses the kernel
                     text = str(err).strip()
-                    if not isinstance(err, errors.NumbaError):
+                    if not isinstance(err, errors.NumbaError):  # "No definition for lowering ...", a type check
                         text = f"{type(err).__name__}: {text}"
                     reply = {"typing": KernelTyping(error=text)}
+                except Exception as err:  # an internal error of compiling outside numba-cuda's dispatcher
+                    # (recursive device functions: "'JITCUDACodegen' object has no attribute
+                    # 'insert_unresolved_ref'"), which a GPU launch does not meet: not a refusal.
+                    reply = {"typing": KernelTyping(untypable=f"{type(err).__name__}: {str(err).strip()}")}
         except Exception as err:  # anything else: the parent runs without static typing
             reply = {"unavailable": f"{type(err).__name__}: {err}"}
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
