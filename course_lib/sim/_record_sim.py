@@ -88,7 +88,7 @@ def _hook_auto_device(ary, stream=0, copy=True):
 
 def _hook_synchronize():
     __import__("course_lib.sim._record_sim", fromlist=["_"]).log(
-        __import__("course_lib.sim._record", fromlist=["_"]).Wait("device"))
+        __import__("course_lib.sim._record_log", fromlist=["_"]).Wait("device"))
 
 
 def to_device(ary, stream, copy, to):
