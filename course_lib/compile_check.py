@@ -34,7 +34,8 @@ T4_SMS = 40
 #: Threads per block of each cooperative kernel's largest launch (the grid-barrier kernels launch with at most
 #: ``max_cooperative_grid_blocks(block)`` blocks): poisson's default block on a GPU, ica's block of C <= 256
 #: channels; hac's registered kernels name their block.
-COOPERATIVE_BLOCKS = {"poisson.jacobi_cooperative_kernel": 256, "ica.persistent_step_kernel": 256}
+COOPERATIVE_BLOCKS = {"poisson.jacobi_cooperative_kernel": 256, "ica.persistent_step_kernel": 256,
+                      "ica.split_step_kernel": 256}  # the split step launches 256 threads per block on a GPU
 
 
 @dataclass
