@@ -4,7 +4,7 @@
 import pytest
 
 from course_lib import cellsim as cs
-from course_lib.cellsim import pooled
+from course_lib.cellsim import _pooled as pooled
 from course_lib.sim import record
 
 KW = {"tau_max": 120.0, "phi_min": 8.7}
