@@ -165,8 +165,9 @@ def scan_from_the_last(in_indptr, in_indices, frontier_bits, current, depth, par
     v = cuda.grid(1)
     hit = False
     if v < depth.shape[0] and depth[v] == -1:
+        first = in_indptr[v]
         k = in_indptr[v + 1] - 1
-        while k >= in_indptr[v]:
+        while k >= first:
             u = in_indices[k]
             if frontier_bits[u // 32] & (1 << (u % 32)) != 0:
                 depth[v] = current + 1

@@ -26,10 +26,17 @@ def grade(question, answer, seed):
 
 @cuda.jit(device=True)
 def relax(mine, other, rhs, labels, width, colour, y, k):
-    """The update of one cell (every q1 variant below uses the same arithmetic; the technique differs)."""
+    """The update of one cell, if (y, k) is an interior cell (every q1 variant below uses the same arithmetic; the
+    technique differs)."""
     h, wc = labels.shape
-    if y >= h or k >= wc or labels[y, k] != INTERIOR:
-        return
+    if y < h and k < wc and labels[y, k] == INTERIOR:
+        relax_interior(mine, other, rhs, labels, width, colour, y, k)
+
+
+@cuda.jit(device=True)
+def relax_interior(mine, other, rhs, labels, width, colour, y, k):
+    """The update of an interior cell (y, k): no guard, so a caller that checked already has no dead code."""
+    h = labels.shape[0]
     o = (y + colour) % 2
     x = 2 * k + o
     d = float32((y > 0) + (y < h - 1) + (x > 0) + (x < width - 1))
@@ -177,7 +184,7 @@ def labels_first(mine, other, rhs, labels, width, colour):
     """Reads the label first and relaxes through the shared device function."""
     k, y = cuda.grid(2)
     if k < labels.shape[1] and y < labels.shape[0] and labels[y, k] == INTERIOR:
-        relax(mine, other, rhs, labels, width, colour, y, k)
+        relax_interior(mine, other, rhs, labels, width, colour, y, k)
 
 
 RIGHT_Q1 = [neighbours_by_pixel, grid_stride_rows, labels_first]
