@@ -237,8 +237,12 @@ def merge_path_search(diagonal, indptr, n_rows, nnz):
     (int, int)
         Rows finished and non-zeros consumed before step ``diagonal``.
     """
-    lo = max(diagonal - nnz, 0)
-    hi = min(diagonal, n_rows)
+    return _merge_path_bisect(diagonal, indptr, max(diagonal - nnz, 0), min(diagonal, n_rows))
+
+
+@cuda.jit(device=True, inline=True)
+def _merge_path_bisect(diagonal, indptr, lo, hi):
+    """The binary search of :func:`merge_path_search`, the rows finished known to lie in ``[lo, hi]``."""
     while lo < hi:
         pivot = (lo + hi) // 2
         # Row ``pivot`` ends at or before non-zero ``diagonal - pivot - 1``: the path passed that row end.
@@ -247,6 +251,67 @@ def merge_path_search(diagonal, indptr, n_rows, nnz):
         else:
             hi = pivot
     return lo, diagonal - lo
+
+
+@cuda.jit(device=True, inline=True)
+def _walk_merge_path(steps, row, k, indptr, indices, data, x, y):
+    """Take ``steps`` steps of the merge path from row ``row``, non-zero ``k``; write ``y`` at row ends but the first.
+
+    The first row a thread finishes may have begun in earlier threads, so its sum is returned
+    for the caller to complete after the scan of the carry-outs.
+
+    Returns
+    -------
+    (int, value, bool, value)
+        The row the thread stops inside (its carry-out row; R past the end), the sum of the
+        first row finished, whether a row was finished, and the partial sum of the carry-out row.
+    """
+    first_value = y.dtype.type(0)
+    finished_any = False
+    running = y.dtype.type(0)
+    for _ in range(steps):
+        if k < indptr[row + 1]:  # the next step is a non-zero of the current row
+            running += data[k] * x[indices[k]]
+            k += 1
+        else:  # the next step is the current row's end
+            if finished_any:
+                y[row] = running
+            else:
+                first_value = running
+                finished_any = True
+            running = y.dtype.type(0)
+            row += 1
+    return row, first_value, finished_any, running
+
+
+@cuda.jit(device=True, inline=True)
+def _scan_carry_outs(scan_rows, scan_values, t, row, running, first_value, finished_any):
+    """Segmented inclusive scan by row of the block's carry-outs; the first row's sum completed.
+
+    Every thread of the block must call it (it holds barriers). After it, ``scan_rows[t]`` and
+    ``scan_values[t]`` hold thread ``t``'s carry-out row and its sum over threads ``0..t``.
+
+    Returns
+    -------
+    value
+        ``first_value`` plus the carry of the threads before ``t`` where the thread finished a row
+        (thread t starts where thread t - 1 stopped: its carry-out row is the first row finished).
+    """
+    scan_rows[t] = row
+    scan_values[t] = running
+    cuda.syncthreads()
+    offset = 1
+    while offset < scan_rows.shape[0]:  # uniform barriers: every thread runs every round
+        carry = scan_values.dtype.type(0)
+        if t >= offset and scan_rows[t - offset] == scan_rows[t]:
+            carry = scan_values[t - offset]
+        cuda.syncthreads()
+        scan_values[t] += carry
+        cuda.syncthreads()
+        offset *= 2
+    if finished_any and t > 0:
+        first_value += scan_values[t - 1]
+    return first_value
 
 
 @lru_cache(maxsize=None)
@@ -290,39 +355,11 @@ def merge_path_kernel(block: int):
         total_items = n_rows + nnz
         start = min((cuda.blockIdx.x * block + t) * items_per_thread, total_items)
         end = min(start + items_per_thread, total_items)
-        row, k = merge_path_search(start, indptr, n_rows, nnz)
-        first_row = row
-        first_value = y.dtype.type(0)
-        finished_any = False
-        running = y.dtype.type(0)
-        for _ in range(end - start):
-            if k < indptr[row + 1]:  # the next step is a non-zero of the current row
-                running += data[k] * x[indices[k]]
-                k += 1
-            else:  # the next step is the current row's end
-                if finished_any:
-                    y[row] = running
-                else:  # the first row may have begun in earlier threads: written after the scan
-                    first_value = running
-                    finished_any = True
-                running = y.dtype.type(0)
-                row += 1
-        # Carry-out: the unfinished row (n_rows past the end) and its partial sum.
-        scan_rows[t] = row
-        scan_values[t] = running
-        cuda.syncthreads()
-        offset = 1
-        while offset < block:  # segmented inclusive scan by row, uniform barriers
-            carry = y.dtype.type(0)
-            if t >= offset and scan_rows[t - offset] == scan_rows[t]:
-                carry = scan_values[t - offset]
-            cuda.syncthreads()
-            scan_values[t] += carry
-            cuda.syncthreads()
-            offset *= 2
+        first_row, k = merge_path_search(start, indptr, n_rows, nnz)
+        row, first_value, finished_any, running = _walk_merge_path(end - start, first_row, k, indptr, indices,
+                                                                   data, x, y)
+        first_value = _scan_carry_outs(scan_rows, scan_values, t, row, running, first_value, finished_any)
         if finished_any:
-            if t > 0:  # thread t starts where thread t - 1 stopped: its carry-out row is first_row
-                first_value += scan_values[t - 1]
             y[first_row] = first_value
         if t == block - 1:
             carry_rows[cuda.blockIdx.x] = scan_rows[t]
@@ -335,15 +372,8 @@ def merge_path_kernel(block: int):
 @cuda.jit(device=True, inline=True)
 def _merge_path_search_between(diagonal, indptr, row_lo, row_hi):
     """:func:`merge_path_search` with the rows finished known to lie in ``[row_lo, row_hi]`` (a tile's)."""
-    lo = max(row_lo, diagonal - indptr[indptr.shape[0] - 1])
-    hi = min(diagonal, row_hi)
-    while lo < hi:
-        pivot = (lo + hi) // 2
-        if indptr[pivot + 1] <= diagonal - pivot - 1:
-            lo = pivot + 1
-        else:
-            hi = pivot
-    return lo, diagonal - lo
+    return _merge_path_bisect(diagonal, indptr, max(row_lo, diagonal - indptr[indptr.shape[0] - 1]),
+                              min(diagonal, row_hi))
 
 
 @cuda.jit(device=True, inline=True)
@@ -404,38 +434,11 @@ def merge_path_tiles_kernel(block: int):
         items = (tile_end - tile_start + block - 1) // block
         start = min(tile_start + t * items, tile_end)
         end = min(start + items, tile_end)
-        row, k = _merge_path_search_between(start, indptr, tile_rows[b], tile_rows[b + 1])
-        first_row = row
-        first_value = y.dtype.type(0)
-        finished_any = False
-        running = y.dtype.type(0)
-        for _ in range(end - start):
-            if k < indptr[row + 1]:  # the next step is a non-zero of the current row
-                running += data[k] * x[indices[k]]
-                k += 1
-            else:  # the next step is the current row's end
-                if finished_any:
-                    y[row] = running
-                else:  # the first row may have begun in earlier threads: written after the scan
-                    first_value = running
-                    finished_any = True
-                running = y.dtype.type(0)
-                row += 1
-        scan_rows[t] = row
-        scan_values[t] = running
-        cuda.syncthreads()
-        offset = 1
-        while offset < block:  # segmented inclusive scan of the carry-outs by row, uniform barriers
-            carry = y.dtype.type(0)
-            if t >= offset and scan_rows[t - offset] == scan_rows[t]:
-                carry = scan_values[t - offset]
-            cuda.syncthreads()
-            scan_values[t] += carry
-            cuda.syncthreads()
-            offset *= 2
+        first_row, k = _merge_path_search_between(start, indptr, tile_rows[b], tile_rows[b + 1])
+        row, first_value, finished_any, running = _walk_merge_path(end - start, first_row, k, indptr, indices,
+                                                                   data, x, y)
+        first_value = _scan_carry_outs(scan_rows, scan_values, t, row, running, first_value, finished_any)
         if finished_any:
-            if t > 0:  # thread t starts where thread t - 1 stopped: its carry-out row is first_row
-                first_value += scan_values[t - 1]
             if first_row == tile_rows[b] and split[b] >= 0:  # a split row begun in an earlier tile
                 _add_part(split[b], first_row, first_value, sums, arrived, parts, y)
             else:
