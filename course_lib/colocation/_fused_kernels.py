@@ -24,10 +24,9 @@ from numba import cuda, int32
 
 from ..registry import course_kernel
 from ._types import MAX_PATTERN
-from .kernels import _EXTEND_SIG, LESSON, _example_extend, _I, _row_extensions_device, _small
+from .kernels import _EXTEND_SIG, ALL_EXTENSIONS, LESSON, _example_extend, _I, _row_extensions_device, _small
 
-__all__ = ["KEPT", "bounds_from_sums", "extend_keep_kernel", "fused_filter_kernel", "place_kept_kernel",
-           "row_extensions_kept"]
+__all__ = ["KEPT", "bounds_from_sums", "extend_keep_kernel", "fused_filter_kernel", "place_kept_kernel"]
 
 #: Extensions per row the counting pass keeps (a row with more is searched again when placed).
 KEPT = 4
@@ -119,54 +118,6 @@ def bounds_from_sums(sums, candidates, feature_count) -> np.ndarray:
     return np.minimum(1.0, ratios.min(axis=1)) if len(candidates) else np.zeros(0)
 
 
-def row_extensions_kept(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order, n_cols,
-                        n_rows, r2, kept):
-    """The search of :func:`~course_lib.colocation.kernels.row_extensions` (written out again: the
-    lesson shows that one), counting every extension of one row of size k and writing the first
-    :data:`KEPT` of them as rows ``row * KEPT, ...`` of ``kept`` (width k + 2: the members, j, the
-    candidate). Returns the count."""
-    p = table[row * (k + 1) + k]
-    last_feature = features[table[row * (k + 1) + k - 1]]
-    extendable = False
-    for h in range(last_feature + 1, n_features):
-        if child_of[p * n_features + h] >= 0:
-            extendable = True
-            break
-    if not extendable:
-        return 0
-    first = table[row * (k + 1)]
-    cx = cell_of[first] % n_cols
-    cy = cell_of[first] // n_cols
-    found = 0
-    for ny in range(max(cy - 1, 0), min(cy + 2, n_rows)):
-        for nx in range(max(cx - 1, 0), min(cx + 2, n_cols)):
-            cell = ny * n_cols + nx
-            for s in range(cell_start[cell], cell_start[cell + 1]):
-                j = order[s]
-                h = features[j]
-                if h > last_feature and child_of[p * n_features + h] >= 0:
-                    near = True
-                    for m in range(k):
-                        member = table[row * (k + 1) + m]
-                        dx = x[member] - x[j]
-                        dy = y[member] - y[j]
-                        if dx * dx + dy * dy > r2:
-                            near = False
-                            break
-                    if near:
-                        if found < KEPT:
-                            base = (row * KEPT + found) * (k + 2)
-                            for m in range(k):
-                                kept[base + m] = table[row * (k + 1) + m]
-                            kept[base + k] = j
-                            kept[base + k + 1] = child_of[p * n_features + h]
-                        found += 1
-    return found
-
-
-_row_extensions_kept_device = cuda.jit(device=True, inline="always")(row_extensions_kept)
-
-
 def _example_keep():
     griddim, blockdim, args = _example_extend(False)
     rows = args[-1].shape[0]
@@ -180,8 +131,8 @@ def extend_keep_kernel(table, k, child_of, n_features, x, y, features, cell_of, 
     extensions in ``kept`` (int32, rows * KEPT * (k + 2)). Arguments as ``extend_count_kernel``."""
     row = cuda.grid(1)
     if row < counts.shape[0]:
-        counts[row] = _row_extensions_kept_device(table, row, k, child_of, n_features, x, y, features, cell_of,
-                                                  cell_start, order, n_cols, n_rows, r2, kept)
+        counts[row] = _row_extensions_device(table, row, k, child_of, n_features, x, y, features, cell_of,
+                                             cell_start, order, n_cols, n_rows, r2, KEPT, row * KEPT, kept)
 
 
 def _example_place():
@@ -202,7 +153,7 @@ def place_kept_kernel(table, k, child_of, n_features, x, y, features, cell_of, c
         n = counts[row]
         if n > KEPT:
             _row_extensions_device(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order,
-                                   n_cols, n_rows, r2, True, offsets[row], new_table)
+                                   n_cols, n_rows, r2, ALL_EXTENSIONS, offsets[row], new_table)
         else:
             width = k + 2
             for e in range(n):

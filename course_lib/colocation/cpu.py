@@ -13,7 +13,7 @@ from itertools import combinations
 import numba
 import numpy as np
 
-from .kernels import row_extensions
+from .kernels import ALL_EXTENSIONS, row_extensions
 from .model import _count_map, cell_index, feature_local_ids
 
 __all__ = ["mine_cpu"]
@@ -93,7 +93,8 @@ def _extend(table, k, child_of, n_features, x, y, features, cell_of, cell_start,
     """Count (``fill=False``: into ``offsets``) or write (``fill=True``) the extensions of every row."""
     for row in numba.prange(len(table) // (k + 1)):
         found = _row_extensions_cpu(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order,
-                                    n_cols, n_rows, r2, fill, offsets[row] if fill else 0, new_table)
+                                    n_cols, n_rows, r2, ALL_EXTENSIONS if fill else 0, offsets[row] if fill else 0,
+                                    new_table)
         if not fill:
             offsets[row] = found
 

@@ -31,11 +31,13 @@ from numba import cuda, int32
 from ..registry import course_kernel
 from ._types import MAX_PATTERN
 
-__all__ = ["BOUND_BLOCK", "MAX_PATTERN", "candidate_bound_kernel", "extend_count_kernel",
+__all__ = ["ALL_EXTENSIONS", "BOUND_BLOCK", "MAX_PATTERN", "candidate_bound_kernel", "extend_count_kernel",
            "extend_fill_kernel", "fill_kernel", "grid_count_kernel", "participation_kernel",
            "quadruplet_filter_kernel", "row_extensions", "scatter_by_cell_kernel", "singleton_table_kernel"]
 
 LESSON = "lessons/08_colocation.ipynb"
+#: ``most`` of :func:`row_extensions` that writes every extension of a row (more than a row can have).
+ALL_EXTENSIONS = 2**31 - 1
 #: Threads per block of :func:`candidate_bound_kernel` (a power of two: tree reduction).
 BOUND_BLOCK = 128
 
@@ -272,7 +274,7 @@ def candidate_bound_kernel(count_map, n_features, n_cols, n_rows, candidates, k,
 
 
 def row_extensions(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order, n_cols, n_rows,
-                   r2, fill, out, new_table):
+                   r2, most, out, new_table):
     """The neighbour search of both refine passes: the extensions of one row of size k.
 
     The candidates that extend the row's pattern p by a feature h are ``child_of[p * F + h]``
@@ -281,8 +283,9 @@ def row_extensions(table, row, k, child_of, n_features, x, y, features, cell_of,
     r of every member (squared distances, no square root). A pattern with no candidate above its
     last feature (one that was not prevalent, say) is not searched at all.
 
-    Returns how many extensions the row has; with ``fill`` also writes them as rows ``out``,
-    ``out + 1``, ... of ``new_table`` (width k + 2: the members, j, the candidate).
+    Returns how many extensions the row has, and writes the first ``most`` of them (none when
+    counting, :data:`ALL_EXTENSIONS` when filling) as rows ``out``, ``out + 1``, ... of
+    ``new_table`` (width k + 2: the members, j, the candidate).
     """
     p = table[row * (k + 1) + k]
     last_feature = features[table[row * (k + 1) + k - 1]]
@@ -313,7 +316,7 @@ def row_extensions(table, row, k, child_of, n_features, x, y, features, cell_of,
                             near = False
                             break
                     if near:
-                        if fill:
+                        if found < most:
                             for m in range(k):
                                 new_table[(out + found) * (k + 2) + m] = table[row * (k + 1) + m]
                             new_table[(out + found) * (k + 2) + k] = j
@@ -322,10 +325,10 @@ def row_extensions(table, row, k, child_of, n_features, x, y, features, cell_of,
     return found
 
 
-# Written once as plain Python: inlined into both refine kernels here, and compiled for the CPU
-# miner (course_lib.colocation.cpu), so every version searches alike. Inlined at Numba IR level:
-# a separately compiled device function asks the driver for the current GPU, so compile_ptx (and
-# the compile check) fails without one.
+# Written once as plain Python: inlined into the refine kernels here and in ._fused_kernels, and
+# compiled for the CPU miner (course_lib.colocation.cpu), so every version searches alike. Inlined
+# at Numba IR level: a separately compiled device function asks the driver for the current GPU, so
+# compile_ptx (and the compile check) fails without one.
 _row_extensions_device = cuda.jit(device=True, inline="always")(row_extensions)
 
 
@@ -386,7 +389,7 @@ def extend_count_kernel(table, k, child_of, n_features, x, y, features, cell_of,
     row = cuda.grid(1)
     if row < counts.shape[0]:  # counts[:0]: nothing is written when counting
         counts[row] = _row_extensions_device(table, row, k, child_of, n_features, x, y, features, cell_of,
-                                             cell_start, order, n_cols, n_rows, r2, False, 0, counts[:0])
+                                             cell_start, order, n_cols, n_rows, r2, 0, 0, counts[:0])
 
 
 @course_kernel(f"void({_EXTEND_SIG}, {_I}, {_I})", lesson=LESSON, example=lambda: _example_extend(True))
@@ -406,7 +409,7 @@ def extend_fill_kernel(table, k, child_of, n_features, x, y, features, cell_of, 
     row = cuda.grid(1)
     if row < offsets.shape[0]:
         _row_extensions_device(table, row, k, child_of, n_features, x, y, features, cell_of, cell_start, order,
-                               n_cols, n_rows, r2, True, offsets[row], new_table)
+                               n_cols, n_rows, r2, ALL_EXTENSIONS, offsets[row], new_table)
 
 
 def _example_participation():
