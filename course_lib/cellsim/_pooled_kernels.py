@@ -28,14 +28,13 @@ from numba import cuda, int32
 from ..registry import register_kernel
 from . import _core
 from ._inputs import MAX_TYPES
-from .kernels import LESSON, _check_slots, _example_cells, _example_inputs
+from .kernels import LESSON, _check_slots, _example_cells, _example_inputs, write_initial_cell
 
 __all__ = ["COUNTER_DEEPEST", "COUNTER_DISCARDED", "COUNTER_DIVISIONS", "COUNTER_OVERFLOW", "N_COUNTERS", "clear_kernel",
            "fate_live_kernel", "init_live_kernel", "scatter_live_kernel"]
 
 _dev = _core.build("cuda")
 fate = _dev.fate
-initial_cell = _dev.initial_cell
 bin_index = _dev.bin_index
 
 #: Slots of ``totals`` (int64): divisions, discarded cells, deepest generation with a live cell, and
@@ -62,12 +61,7 @@ def init_live_kernel(cumulative, fluorescence, type_params, k0, k1, first_id, n,
     if j == 0:
         live[0] = n
     if j < n:
-        cell = first_id + j
-        phi, cell_type = initial_cell(cell, cumulative, fluorescence, type_params, k0, k1)
-        ids[j] = cell
-        phis[j] = phi
-        taus[j] = 0.0
-        types[j] = cell_type
+        write_initial_cell(j, first_id, cumulative, fluorescence, type_params, k0, k1, ids, phis, taus, types)
 
 
 @lru_cache(maxsize=None)

@@ -175,6 +175,17 @@ def _example_tree_level():
 # ----------------------------------------------------------------------------------------------
 
 
+@cuda.jit(device=True, inline=True)
+def write_initial_cell(j, first_id, cumulative, fluorescence, type_params, k0, k1, ids, phis, taus, types):
+    """Write initial cell ``first_id + j`` into slot j of ``ids``, ``phis``, ``taus`` and ``types`` (born at 0)."""
+    cell = first_id + j
+    phi, cell_type = initial_cell(cell, cumulative, fluorescence, type_params, k0, k1)
+    ids[j] = cell
+    phis[j] = phi
+    taus[j] = 0.0
+    types[j] = cell_type
+
+
 @course_kernel("void(int64[::1], float64[::1], float64[:, ::1], uint64, uint64, int64, int64, " + _CELLS + ")",
                lesson=LESSON, example=_example_init)
 def init_cells_kernel(cumulative, fluorescence, type_params, k0, k1, first_id, n, ids, phis, taus, types):
@@ -186,12 +197,7 @@ def init_cells_kernel(cumulative, fluorescence, type_params, k0, k1, first_id, n
     """
     j = cuda.grid(1)
     if j < n:
-        cell = first_id + j
-        phi, cell_type = initial_cell(cell, cumulative, fluorescence, type_params, k0, k1)
-        ids[j] = cell
-        phis[j] = phi
-        taus[j] = 0.0
-        types[j] = cell_type
+        write_initial_cell(j, first_id, cumulative, fluorescence, type_params, k0, k1, ids, phis, taus, types)
 
 
 # ----------------------------------------------------------------------------------------------
