@@ -30,7 +30,7 @@ import numpy as np
 from . import _pooled_kernels as pk
 from ._problem import Problem
 from ._result import SimulationResult
-from .model import batch_cells, frame_bytes
+from .model import compact_batch_cells
 
 __all__ = ["HEADROOM", "CompactWorkspace", "release_workspaces", "run_compact_pooled", "workspace_bytes"]
 
@@ -172,14 +172,10 @@ def run_compact_pooled(problem: Problem, block: int, budget: int) -> SimulationR
     """The pooled compacting simulator on a validated problem (see the module docstring).
 
     ``budget`` bounds the cells' buffers as in ``"compact"``: ``depth + 1`` batches of
-    :func:`~course_lib.cellsim.model.batch_cells` cells at most.
+    :func:`~course_lib.cellsim.model.compact_batch_cells` cells at most.
     """
     depth, n_cells = problem.depth, problem.n_cells
-    cap = batch_cells(budget, depth, block, largest=n_cells * 2**depth)
-    if cap < 1:
-        need = (depth + 1) * frame_bytes(1, block)
-        raise ValueError(f"memory_budget of {budget} bytes cannot hold one cell per generation for {depth + 1} "
-                         f"generations; it needs at least {need} bytes")
+    cap = compact_batch_cells(budget, depth, block, n_cells)
     existing = _pool().get((block, depth, problem.n_slots, problem.types.n_types))
     allocations_before = 0 if existing is None else existing.allocations
     ws = _workspace(block, depth, problem.n_slots, problem.types.n_types)

@@ -13,7 +13,7 @@ from ._problem import Problem
 from ._result import SimulationResult, bin_counts, resolve_edges
 from ._device_batches import (BatchArrays, _exclusive_scan, _grid, _release_freed_memory,  # noqa: F401
                               exclusive_scan)
-from .model import TREE_SLOT_BYTES, batch_cells, depth_bound, frame_bytes
+from .model import TREE_SLOT_BYTES, compact_batch_cells, depth_bound
 
 __all__ = ["DEVICE_METHODS", "METHODS", "PHASES", "BatchArrays", "PhaseClock", "Problem", "default_block",
            "default_memory_budget", "exclusive_scan", "prepare_problem", "simulate"]
@@ -177,11 +177,7 @@ def _run_compact(problem: Problem, block: int, budget: int, clock=None) -> Simul
 
     clock = PhaseClock(False) if clock is None else clock
     depth, n_cells = problem.depth, problem.n_cells
-    cap = batch_cells(budget, depth, block, largest=n_cells * 2**depth)
-    if cap < 1:
-        need = (depth + 1) * frame_bytes(1, block)
-        raise ValueError(f"memory_budget of {budget} bytes cannot hold one cell per generation for {depth + 1} "
-                         f"generations; it needs at least {need} bytes")
+    cap = compact_batch_cells(budget, depth, block, n_cells)
     root_capacity = min(cap, n_cells)
     fate_kernel = kernels.fate_histogram_kernel(problem.n_slots)
     params, table = cuda.to_device(problem.params), cuda.to_device(problem.table)

@@ -16,8 +16,9 @@ import math
 
 from .._validate import check_float, check_int
 
-__all__ = ["CELL_BYTES", "FRAME_BYTES_PER_CELL", "SCRATCH_BYTES", "TREE_SLOT_BYTES", "batch_cells", "depth_bound", "depth_estimate",
-           "frame_bytes", "scan_scratch_elements", "thesis_memory_example", "tree_level_bytes", "tree_peak_bytes"]
+__all__ = ["CELL_BYTES", "FRAME_BYTES_PER_CELL", "SCRATCH_BYTES", "TREE_SLOT_BYTES", "batch_cells",
+           "compact_batch_cells", "depth_bound", "depth_estimate", "frame_bytes", "scan_scratch_elements",
+           "thesis_memory_example", "tree_level_bytes", "tree_peak_bytes"]
 
 #: Bytes of one cell in the compacted arrays: id (int64), fluorescence and birth time (float64), type (int32).
 CELL_BYTES = 8 + 8 + 8 + 4
@@ -141,3 +142,31 @@ def batch_cells(memory_budget, depth, block, largest=None) -> int:
     if largest is not None:
         n = min(n, int(largest))
     return max(n, 0)
+
+
+def compact_batch_cells(memory_budget, depth, block, n_cells) -> int:
+    """:func:`batch_cells` for the compacting simulators, starting from ``n_cells`` cells.
+
+    Parameters
+    ----------
+    memory_budget, depth, block
+        As for :func:`batch_cells`.
+    n_cells : int
+        Initial cells: no batch holds more than their ``2**depth`` descendants.
+
+    Returns
+    -------
+    int
+        Cells per batch, at least 1.
+
+    Raises
+    ------
+    ValueError
+        If the budget cannot hold one cell per generation.
+    """
+    cap = batch_cells(memory_budget, depth, block, largest=n_cells * 2**depth)
+    if cap < 1:
+        need = (depth + 1) * frame_bytes(1, block)
+        raise ValueError(f"memory_budget of {memory_budget} bytes cannot hold one cell per generation for "
+                         f"{depth + 1} generations; it needs at least {need} bytes")
+    return cap
