@@ -18,6 +18,17 @@ def _mined(points, features, r, threshold, **options):
     return result, log
 
 
+def _ready_miner(data, n_features, preprocess, **option):
+    """A device miner (r = 1, block 32) past preprocessing, its feature totals uploaded: what the filter and
+    the refine read."""
+    grid = co.grid_for(data.points, 1.0, n_features)
+    miner = api._DeviceMiner(data.points, data.features, 1.0, n_features, grid, block=32, preprocess=preprocess,
+                             batched=True, host_memory="pageable", **option)
+    miner._preprocess()
+    miner._d_feature_count = miner._upload(miner.feature_count.astype(np.int32))
+    return miner
+
+
 def _line(n, vertical=False):
     points = np.column_stack([np.linspace(0.0, 9.0, n), np.zeros(n)])
     return (points[:, ::-1].copy() if vertical else points), np.arange(n) % 3
@@ -51,15 +62,8 @@ def test_the_fused_filter_mines_what_the_reference_mines(case):
 
 def test_the_bounds_are_the_lesson_filter_s_bounds():
     data = co.planted_colocations(97, 5, groups=((0, 1),), extent=6.0, seed=2)
-    grid = co.grid_for(data.points, 1.0, 5)
     candidates = list(combinations(range(5), 2))
-    bounds = []
-    for name in ("two_step", "fused"):
-        miner = api._DeviceMiner(data.points, data.features, 1.0, 5, grid, block=32, preprocess="device",
-                                 batched=True, host_memory="pageable", filter=name)
-        miner._preprocess()
-        miner._d_feature_count = miner._upload(miner.feature_count.astype(np.int32))
-        bounds.append(miner._filter(candidates, 2))
+    bounds = [_ready_miner(data, 5, "device", filter=name)._filter(candidates, 2) for name in ("two_step", "fused")]
     np.testing.assert_array_equal(bounds[0], bounds[1])
     assert 0 < bounds[1].min() and bounds[1].max() <= 1
 
@@ -97,16 +101,12 @@ def test_searching_once_writes_the_lesson_s_table(extent):
     from course_lib.colocation._fused_kernels import KEPT
 
     data = co.planted_colocations(37, 3, groups=((0, 1, 2),), extent=extent, seed=7)
-    grid = co.grid_for(data.points, 1.0, 3)
     candidates = list(combinations(range(3), 2))
     tables = []
     for search in ("twice", "once"):
         # Host preprocessing: the cell-to-instance index in a fixed order (the device's, built with atomics,
         # may order the instances of a cell differently from run to run, and the rows follow it).
-        miner = api._DeviceMiner(data.points, data.features, 1.0, 3, grid, block=32, preprocess="host",
-                                 batched=True, host_memory="pageable", search=search)
-        miner._preprocess()
-        miner._d_feature_count = miner._upload(miner.feature_count.astype(np.int32))
+        miner = _ready_miner(data, 3, "host", search=search)
         d_table, rows = miner._singleton_tables()["all"]
         refine = miner._refine_once if search == "once" else miner._refine
         with record() as log:
