@@ -51,35 +51,30 @@ def test_device_array_transpose_is_a_copy_and_reshape_never_copies():
     assert [s.shape for s in cuda.to_device(np.arange(10)).split(4)] == [(4,), (4,), (2,)]
 
 
-@cuda.jit
-def _float_written_byte_read(out):
-    wide = cuda.shared.array(0, float32)
-    narrow = cuda.shared.array(0, int8)
-    t = cuda.threadIdx.x
-    if t == 0:
-        wide[0] = 1.0  # bytes 0-3
-    if t == 1:
-        out[0] = narrow[2]  # byte 2 of the same dynamic shared memory, with no barrier between
+def _float_written_byte_read(byte):
+    """Thread 0 writes a float32 at bytes 0-3 of dynamic shared memory, thread 1 reads byte ``byte`` of the
+    same memory through an int8 view, with no barrier between."""
 
+    @cuda.jit
+    def float_written_byte_read(out):
+        wide = cuda.shared.array(0, float32)
+        narrow = cuda.shared.array(0, int8)
+        t = cuda.threadIdx.x
+        if t == 0:
+            wide[0] = 1.0
+        if t == 1:
+            out[0] = narrow[byte]
 
-@cuda.jit
-def _float_written_other_byte_read(out):
-    wide = cuda.shared.array(0, float32)
-    narrow = cuda.shared.array(0, int8)
-    t = cuda.threadIdx.x
-    if t == 0:
-        wide[0] = 1.0
-    if t == 1:
-        out[0] = narrow[4]  # byte 4: after the float
+    return float_written_byte_read
 
 
 @sim_only
 def test_a_race_between_dynamic_shared_views_of_different_widths_is_reported():
     from course_lib.sim import check
 
-    report = check(_float_written_byte_read, 1, 2, np.zeros(1, np.int8), sharedmem=16)
+    report = check(_float_written_byte_read(2), 1, 2, np.zeros(1, np.int8), sharedmem=16)  # inside the float
     assert [p.kind for p in report.problems] == ["race"]
-    assert check(_float_written_other_byte_read, 1, 2, np.zeros(1, np.int8), sharedmem=16).ok
+    assert check(_float_written_byte_read(4), 1, 2, np.zeros(1, np.int8), sharedmem=16).ok  # after it
 
 
 _RECORD = np.dtype([("x", np.float32), ("y", np.int32)], align=True)
