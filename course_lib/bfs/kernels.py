@@ -34,6 +34,7 @@ The kernels live in one module per strategy: :mod:`course_lib.bfs._kernels_edge`
 and :mod:`course_lib.bfs._kernels_bitmap` (the bitmap search); this module gathers them.
 """
 
+from . import _kernels_bitmap, _kernels_edge, _kernels_frontier
 from ._kernels_bitmap import (FULL_MASK, TWC_BLOCK, WARP, bfs_bitmap_init_kernel, bfs_bottom_up_bitmap_kernel,
                               bfs_twc_kernel)
 from ._kernels_common import LESSON, UNVISITED
@@ -42,20 +43,6 @@ from ._kernels_frontier import (add_block_offsets_kernel, bfs_bottom_up_kernel, 
                                 block_exclusive_scan_kernel, claim_candidates_kernel, compact_kernel,
                                 expand_frontier_kernel, frontier_degree_kernel, level_flags_kernel)
 
-__all__ = [
-    "UNVISITED",
-    "add_block_offsets_kernel",
-    "bfs_bitmap_init_kernel",
-    "bfs_bottom_up_bitmap_kernel",
-    "bfs_bottom_up_kernel",
-    "bfs_twc_kernel",
-    "bfs_edge_quadratic_kernel",
-    "bfs_frontier_atomic_kernel",
-    "bfs_init_kernel",
-    "block_exclusive_scan_kernel",
-    "claim_candidates_kernel",
-    "compact_kernel",
-    "expand_frontier_kernel",
-    "frontier_degree_kernel",
-    "level_flags_kernel",
-]
+# Every strategy module's kernels (the bitmap search's constants stay in its own module's list).
+__all__ = ["UNVISITED", *sorted(name for module in (_kernels_bitmap, _kernels_edge, _kernels_frontier)
+                                for name in module.__all__ if name.endswith("_kernel"))]
