@@ -10,7 +10,7 @@ from numba import cuda
 
 from ..grading.authoring.harness import fail, function, question, result_test
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
+from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
 
 
 #: The first daughter's share of its mother's fluorescence (the second gets the rest); both shares are exact in
@@ -141,8 +141,7 @@ def judge_level_counts(data, got):
     judge_levels(data, got)
     levels = data["levels"]
     judge_bounded((("launches", got["launches"], 2 * levels, "two per level"),
-                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
-                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                   *copies_and_allocations_bounds(got, Q3_MAX_COPIES, Q3_MAX_ALLOCATIONS)),
                   f"for {levels} levels")
 
 

@@ -54,7 +54,7 @@ from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
+from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
                                            sample_blocks, signature_test, warp_share)
@@ -437,8 +437,7 @@ def judge_filter_counts(data, got):
                    ("bytes copied to the device", got["HtoD_bytes"], q3_upload_bytes(data),
                     "the points, their features and the candidates: the counters are built on the device"),
                    ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "the bounds, once"),
-                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
-                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                   *copies_and_allocations_bounds(got, Q3_MAX_COPIES, Q3_MAX_ALLOCATIONS)),
                   _filter_label(data))
 
 

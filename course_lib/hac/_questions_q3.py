@@ -13,7 +13,7 @@ from numba import cuda, float64, int64
 from ..grading.core import TestFailure
 from ..grading.authoring.harness import function, question, result_test
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
+from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
 
 
 # ps5.q3 (4 points): **the device-resident merge loop, written on the host**. Two kernels are given
@@ -222,8 +222,7 @@ def judge_merge_counts(data, got):
     n = len(data["similarity"])
     judge_bounded((("launches", got["launches"], 2 * (n - 1) + Q3_SPARE_LAUNCHES, "two per merge"),
                    ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "only the finished tree"),
-                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
-                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                   *copies_and_allocations_bounds(got, Q3_MAX_COPIES, Q3_MAX_ALLOCATIONS)),
                   f"for n = {n} ({n - 1} merges)")
 
 

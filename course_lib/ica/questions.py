@@ -64,7 +64,7 @@ from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
                                          race_test, result_test)
 from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import counted_call, growth_test, judge_bounded
+from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                            no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
@@ -500,8 +500,7 @@ def judge_chain_counts(data, got):
     n_minibatches = len(data["perm"]) // data["batch"]
     judge_bounded((("launches", got["launches"], 2 * n_minibatches, "two per minibatch"),
                    ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "W and the bias, once"),
-                   ("copies between host and device", got["copies"], Q3_MAX_COPIES, "none inside the loop"),
-                   ("device allocations", got["allocations"], Q3_MAX_ALLOCATIONS, "none inside the loop")),
+                   *copies_and_allocations_bounds(got, Q3_MAX_COPIES, Q3_MAX_ALLOCATIONS)),
                   _chain_label(data))
 
 

@@ -95,6 +95,25 @@ def judge_bounded(measured, label):
             raise failure
 
 
+def copies_and_allocations_bounds(got, max_copies, max_allocations):
+    """The rows of :func:`judge_bounded` every host-loop question shares: copies and device allocations, each
+    under a bound that holds only when the loop adds none.
+
+    Parameters
+    ----------
+    got : dict
+        :func:`counted_call`'s counts (``copies`` and ``allocations`` are read).
+    max_copies, max_allocations : int
+        The bounds of one run.
+
+    Returns
+    -------
+    tuple of (str, int, int, str)
+    """
+    return (("copies between host and device", got["copies"], max_copies, "none inside the loop"),
+            ("device allocations", got["allocations"], max_allocations, "none inside the loop"))
+
+
 #: What a host loop may add per step: two launches (the question's kernel pair); no copy, no allocation.
 PER_STEP = (("launches", "launches", 2, "two per step"),
             ("copies", "copies between host and device", 0, "none inside the loop"),
