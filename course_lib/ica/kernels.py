@@ -56,6 +56,8 @@ __all__ = [
     "logistic_kernel",
     "permuted_gemv_kernel",
     "persistent_step_kernel",
+    "sample_activations",
+    "weight_row_update",
     "weight_update_kernel",
     "weights_update_kernel",
 ]
@@ -288,6 +290,82 @@ def permuted_gemv_kernel(Wt, Xt, perm, start, U):
 
 
 # ----------------------------------------------------------------------------- fused minibatch
+# The fused and the persistent kernels do one sample's activations and one row's weight update the same way, so
+# they share these two device functions (the persistent step's weights then equal the fused method's bit for bit).
+@cuda.jit(device=True, inline=True)
+def sample_activations(b, Wt, Xt, perm, start, bias, U, Y, sample):
+    """Row b of ``U = W x + bias`` and ``Y = -tanh(U / 2)``: one block, one thread per channel.
+
+    Parameters
+    ----------
+    b : int
+        The sample's position in the minibatch; it is ``Xt[perm[start + b]]``.
+    Wt, Xt, perm, start, bias, U, Y
+        As for :func:`activations_kernel`.
+    sample : float64 shared array of length :data:`MAX_CHANNELS`
+        Where the block stages the sample (the caller syncs before restaging it).
+
+    The block copies the sample into shared memory (C consecutive doubles, coalesced), then
+    thread c sums ``Wt[k, c] * sample[k]``: consecutive addresses of ``Wt`` across the lanes,
+    and a shared-memory broadcast of ``sample[k]``.
+    """
+    c = cuda.threadIdx.x
+    n_channels = Wt.shape[0]
+    if c < n_channels:
+        sample[c] = Xt[perm[start + b], c]
+    cuda.syncthreads()
+    if c < n_channels:
+        u = bias[c]
+        for k in range(n_channels):
+            u += Wt[k, c] * sample[k]
+        U[b, c] = u
+        Y[b, c] = -math.tanh(0.5 * u)
+
+
+@cuda.jit(device=True, inline=True)
+def weight_row_update(i, W, U, Y, lrate, W_next, Wt, bias, g):
+    """Row i of ``W_next = W + lrate (Y U^T + B I) W``, and ``bias[i]``: one block, one thread per column.
+
+    Parameters
+    ----------
+    i : int
+        The row.
+    W, U, Y, lrate, W_next, Wt, bias
+        As for :func:`weight_update_kernel`.
+    g : float64 shared array of length :data:`MAX_CHANNELS`
+        Where the block stages row i of ``Y U^T + B I`` (the caller syncs before reusing it).
+
+    Thread k first forms ``g[k] = sum_b Y[b, i] U[b, k]`` (plus B on the diagonal): the lanes
+    read consecutive ``U[b, k]`` and all the same ``Y[b, i]``. Then thread j sums
+    ``g[k] * W[k, j]``, reading rows of W coalesced and ``g[k]`` as a broadcast. The
+    transposed copy costs one strided store per element, C^2 per minibatch, and makes the
+    C^2 B reads of the next activations coalesced.
+    """
+    k = cuda.threadIdx.x
+    n_channels = W.shape[0]
+    n_block = U.shape[0]
+    y_sum = 0.0
+    if k < n_channels:
+        total = 0.0
+        for b in range(n_block):
+            y = Y[b, i]
+            total += y * U[b, k]
+            y_sum += y
+        if k == i:
+            total += n_block
+        g[k] = total
+    cuda.syncthreads()
+    if k < n_channels:
+        acc = 0.0
+        for m in range(n_channels):
+            acc += g[m] * W[m, k]
+        w = W[i, k] + lrate * acc
+        W_next[i, k] = w
+        Wt[k, i] = w
+        if k == 0:
+            bias[i] += lrate * y_sum
+
+
 @course_kernel(f"void({_M}, {_M}, int32[::1], int64, {_V}, {_M}, {_M})", lesson=LESSON,
                example=_activations_example)
 def activations_kernel(Wt, Xt, perm, start, bias, U, Y):
@@ -300,23 +378,10 @@ def activations_kernel(Wt, Xt, perm, start, bias, U, Y):
     bias : float64 array of shape (C,)
     U, Y : float64 arrays of shape (B, C), overwritten
 
-    Launch as ``[B, C]`` (C <= 256).
+    Launch as ``[B, C]`` (C <= 256). Block b runs :func:`sample_activations` for sample b.
     """
-    # permuted_gemv_kernel's staging and sum again, on purpose: the fused kernel reads whole, and its profile
-    # compares line by line with the unfused one's.
     sample = cuda.shared.array(MAX_CHANNELS, float64)
-    c = cuda.threadIdx.x
-    b = cuda.blockIdx.x
-    n_channels = Wt.shape[0]
-    if c < n_channels:
-        sample[c] = Xt[perm[start + b], c]
-    cuda.syncthreads()
-    if c < n_channels:
-        u = bias[c]
-        for k in range(n_channels):
-            u += Wt[k, c] * sample[k]
-        U[b, c] = u
-        Y[b, c] = -math.tanh(0.5 * u)
+    sample_activations(cuda.blockIdx.x, Wt, Xt, perm, start, bias, U, Y, sample)
 
 
 @course_kernel(f"void({_M}, {_M}, {_M}, float64, {_M}, {_M}, {_V})", lesson=LESSON, example=_weight_update_example)
@@ -332,38 +397,11 @@ def weight_update_kernel(W, U, Y, lrate, W_next, Wt, bias):
     Wt : float64 array of shape (C, C), overwritten with ``W_next`` transposed
     bias : float64 array of shape (C,), ``bias[i] += lrate * sum_b Y[b, i]`` (block i only)
 
-    Launch as ``[C, C]`` (C <= 256). Thread k first forms ``g[k] = sum_b Y[b, i] U[b, k]``
-    (plus B on the diagonal): the lanes read consecutive ``U[b, k]`` and all the same
-    ``Y[b, i]``. The row ``g`` is staged in shared memory; then thread j sums
-    ``g[k] * W[k, j]``, reading rows of W coalesced and ``g[k]`` as a broadcast. The
-    transposed copy costs one strided store per element, C^2 per minibatch, and makes
-    the C^2 B reads of the next activations coalesced.
+    Launch as ``[C, C]`` (C <= 256). Block i runs :func:`weight_row_update` for row i, which
+    says how the threads share the work and read memory.
     """
     g = cuda.shared.array(MAX_CHANNELS, float64)
-    i = cuda.blockIdx.x
-    k = cuda.threadIdx.x
-    n_channels = W.shape[0]
-    n_block = U.shape[0]
-    y_sum = 0.0
-    if k < n_channels:
-        total = 0.0
-        for b in range(n_block):
-            y = Y[b, i]
-            total += y * U[b, k]
-            y_sum += y
-        if k == i:
-            total += n_block
-        g[k] = total
-    cuda.syncthreads()
-    if k < n_channels:
-        acc = 0.0
-        for m in range(n_channels):
-            acc += g[m] * W[m, k]
-        w = W[i, k] + lrate * acc
-        W_next[i, k] = w
-        Wt[k, i] = w
-        if k == 0:
-            bias[i] += lrate * y_sum
+    weight_row_update(cuda.blockIdx.x, W, U, Y, lrate, W_next, Wt, bias, g)
 
 
 # ----------------------------------------------------------------------------- persistent step
@@ -372,35 +410,6 @@ def _persistent_example():
     n_minibatches = perm.shape[0] // U.shape[0]
     return 3, W.shape[0], (W.copy(), np.zeros_like(W), np.zeros_like(W), Xt, perm, n_minibatches, bias.copy(),
                            np.zeros_like(U), np.zeros_like(U), 0.01)
-
-
-@cuda.jit(device=True, inline=True)
-def _row_update(i, W, W_next, Wt, U, Y, lrate, bias, g):
-    """Row i of the weight update (one block, one thread per column), as :func:`weight_update_kernel`."""
-    k = cuda.threadIdx.x
-    n_channels = W.shape[0]
-    n_block = U.shape[0]
-    y_sum = 0.0
-    if k < n_channels:
-        total = 0.0
-        for b in range(n_block):
-            y = Y[b, i]
-            total += y * U[b, k]
-            y_sum += y
-        if k == i:
-            total += n_block
-        g[k] = total
-    cuda.syncthreads()
-    if k < n_channels:
-        acc = 0.0
-        for m in range(n_channels):
-            acc += g[m] * W[m, k]
-        w = W[i, k] + lrate * acc
-        W_next[i, k] = w
-        Wt[k, i] = w
-        if k == 0:
-            bias[i] += lrate * y_sum
-    cuda.syncthreads()  # g is rewritten by this block's next row
 
 
 @course_kernel(f"void({_M}, {_M}, {_M}, {_M}, int32[::1], int64, {_V}, {_M}, {_M}, float64)", lesson=LESSON,
@@ -432,7 +441,6 @@ def persistent_step_kernel(W, W_spare, Wt, Xt, perm, n_minibatches, bias, U, Y, 
     sample = cuda.shared.array(MAX_CHANNELS, float64)
     g = cuda.shared.array(MAX_CHANNELS, float64)
     grid = cuda.cg.this_grid()
-    c = cuda.threadIdx.x
     n_channels = W.shape[0]
     n_block = U.shape[0]
     for e in range(cuda.grid(1), n_channels * n_channels, cuda.gridsize(1)):
@@ -441,22 +449,15 @@ def persistent_step_kernel(W, W_spare, Wt, Xt, perm, n_minibatches, bias, U, Y, 
     for t in range(n_minibatches):
         start = t * n_block
         for b in range(cuda.blockIdx.x, n_block, cuda.gridDim.x):
-            if c < n_channels:
-                sample[c] = Xt[perm[start + b], c]
-            cuda.syncthreads()
-            if c < n_channels:
-                u = bias[c]
-                for k in range(n_channels):
-                    u += Wt[k, c] * sample[k]
-                U[b, c] = u
-                Y[b, c] = -math.tanh(0.5 * u)
+            sample_activations(b, Wt, Xt, perm, start, bias, U, Y, sample)
             cuda.syncthreads()  # sample is restaged for this block's next b
         grid.sync()
         for i in range(cuda.blockIdx.x, n_channels, cuda.gridDim.x):
             if t % 2 == 0:
-                _row_update(i, W, W_spare, Wt, U, Y, lrate, bias, g)
+                weight_row_update(i, W, U, Y, lrate, W_spare, Wt, bias, g)
             else:
-                _row_update(i, W_spare, W, Wt, U, Y, lrate, bias, g)
+                weight_row_update(i, W_spare, U, Y, lrate, W, Wt, bias, g)
+            cuda.syncthreads()  # g is rewritten by this block's next row
         grid.sync()
     if n_minibatches % 2 == 1:  # the last update wrote W_spare: the result goes back to W
         for e in range(cuda.grid(1), n_channels * n_channels, cuda.gridsize(1)):

@@ -31,7 +31,7 @@ from ._warp import FULL_MASK, WARP, warp_reduce_kernel, warp_scan_kernel, warp_v
 __all__ = ["BANKS", "BLOCKS", "FULL_MASK", "WARP", "add_block_offsets_kernel", "add_segment_carries_kernel", "blelloch_scan_kernel", "block_reduce_kernel",
            "conflict_free", "hillis_steele_scan_kernel", "histogram_atomic_kernel", "histogram_private_kernel",
            "keep_flags_kernel", "scatter_kept_kernel", "segmented_scan_kernel", "shift_right_kernel",
-           "tile_tails_kernel", "warp_reduce_kernel", "warp_scan_kernel", "warp_vote_count_kernel"]
+           "sweep_pair", "tile_tails_kernel", "warp_reduce_kernel", "warp_scan_kernel", "warp_vote_count_kernel"]
 
 @cuda.jit(device=True, inline=True)
 def conflict_free(i):
@@ -41,6 +41,31 @@ def conflict_free(i):
     power-of-two strides no longer land every lane of a warp in the same bank.
     """
     return i + (i >> 5)
+
+
+@cuda.jit(device=True, inline=True)
+def sweep_pair(t, stride, padded):
+    """The two slots thread ``t`` combines at one level of a Blelloch sweep.
+
+    Parameters
+    ----------
+    t : int
+        The thread (one of the level's active ones).
+    stride : int
+        The level's distance between the two children.
+    padded : bool
+        The shared array is padded: the slots are mapped by :func:`conflict_free`.
+
+    Returns
+    -------
+    (int, int)
+        The left child's slot and the right child's (the parent's) slot.
+    """
+    left = stride * (2 * t + 1) - 1
+    right = left + stride
+    if padded:
+        return conflict_free(left), conflict_free(right)
+    return left, right
 
 
 # --------------------------------------------------------------------------- reduce
@@ -170,10 +195,7 @@ def blelloch_scan_kernel(block: int, dtype: str = "float32", padded: bool = Fals
         while active > 0:  # up-sweep: after it, temp[tile - 1] holds the tile's total
             cuda.syncthreads()
             if t < active:
-                left = stride * (2 * t + 1) - 1
-                right = left + stride
-                if padded:
-                    left, right = conflict_free(left), conflict_free(right)
+                left, right = sweep_pair(t, stride, padded)
                 temp[right] += temp[left]
             stride *= 2
             active //= 2
@@ -186,10 +208,7 @@ def blelloch_scan_kernel(block: int, dtype: str = "float32", padded: bool = Fals
             stride //= 2
             cuda.syncthreads()
             if t < active:
-                left = stride * (2 * t + 1) - 1
-                right = left + stride
-                if padded:
-                    left, right = conflict_free(left), conflict_free(right)
+                left, right = sweep_pair(t, stride, padded)
                 carried = temp[left]
                 temp[left] = temp[right]
                 temp[right] += carried

@@ -17,6 +17,7 @@ import numpy as np
 
 from numba.cuda.simulator.kernelapi import Dim3
 
+from ._forwarded import forwarded
 from ._marks import _FAIR, REWRITTEN
 from ._warp import WARP_SIZE
 
@@ -229,17 +230,10 @@ class Carrier(threading.Thread):
         self.v = None
         self.manager = None
 
-    @property
-    def threadIdx(self):
-        return self.v.threadIdx
-
-    @property
-    def blockIdx(self):
-        return self.v.blockIdx
-
-    @property
-    def thread_id(self):
-        return self.v.thread_id
+    # The simulated thread it runs now answers.
+    threadIdx = forwarded("v.threadIdx")
+    blockIdx = forwarded("v.blockIdx")
+    thread_id = forwarded("v.thread_id")
 
     def run(self):
         while True:

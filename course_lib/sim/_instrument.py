@@ -22,6 +22,7 @@ from numba.cuda import types
 from numba.cuda.np import numpy_support
 
 from . import _engine, _typing
+from ._forwarded import forwarded
 from ._traced_bytes import bytewise_where_widths_meet
 from ._uninit import _never_written, _root, _uninitialized_entry, forget_uninitialized, track_uninitialized
 
@@ -280,25 +281,11 @@ class TracedArray:
         return wrapped
 
     # What kernels ask of arrays ----------------------------------------------
-    @property
-    def shape(self):
-        return self._shape
-
-    @property
-    def ndim(self):
-        return self._ndim
-
-    @property
-    def size(self):
-        return self._a.size
-
-    @property
-    def dtype(self):
-        return self._a.dtype
-
-    @property
-    def strides(self):
-        return self._strides
+    shape = forwarded("_shape")
+    ndim = forwarded("_ndim")
+    size = forwarded("_a.size")
+    dtype = forwarded("_a.dtype")
+    strides = forwarded("_strides")
 
     def __len__(self):
         return len(self._a)

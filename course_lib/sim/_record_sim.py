@@ -179,6 +179,19 @@ def _setitem(original):
     return __setitem__
 
 
+def _log_copy_to_host(array):
+    """Log the copy of a device array's extent to the host; an empty array's copy moves nothing and is not logged.
+
+    Parameters
+    ----------
+    array : FakeCUDAArray
+        The array copied (or a view of it: only the bytes it spans count).
+    """
+    nbytes = _extent(array)
+    if nbytes:
+        log(Transfer("DtoH", nbytes))
+
+
 def _copy_to_host(original):
     def copy_to_host(self, ary=None, stream=0):
         implicit = sys._getframe(1).f_code.co_filename.endswith(os.path.join("simulator", "args.py"))
@@ -189,9 +202,7 @@ def _copy_to_host(original):
             if not getattr(_local, "launch_stream", 0):  # the simulator passes no stream: the launch's
                 log(Wait("stream"))
         else:
-            nbytes = _extent(self)
-            if nbytes:
-                log(Transfer("DtoH", nbytes))
+            _log_copy_to_host(self)
         return result
 
     return copy_to_host
@@ -216,9 +227,7 @@ def _getattr(original):
         # np.asarray(d) / np.array(d): numba-cuda's __array__ copies the array to the host.
         if (name in ("__array_struct__", "__array_interface__") and not self.__dict__.get(HOST_MEMORY)
                 and not quiet() and not _engine.on_carrier() and not _caller_is_internal()):
-            nbytes = _extent(self)
-            if nbytes:
-                log(Transfer("DtoH", nbytes))
+            _log_copy_to_host(self)
         return result
 
     return __getattr__

@@ -39,7 +39,6 @@ Python from ``COURSE_PYTHON`` (default ``$AUTOGRADER_ROOT/venv/bin/python``), so
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -49,6 +48,7 @@ import zipfile
 from pathlib import Path
 
 from ..catalog import SHIPPED, problem_set_id, solution_path, solutions_folder
+from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
@@ -136,7 +136,7 @@ def build_archive(problem_set: str, out, *, lock=None, timeout: float = 60.0, me
     if not lock.is_file():
         raise ValueError(f"no lock file at {lock}: the archive installs the course with the repository's exact pins "
                          f"({LOCK.as_posix()}); pass --lock FILE to use another")
-    if timeout <= 0 or memory_mb < 0 or sandbox not in ("auto", "require", "off"):
+    if timeout <= 0 or memory_mb < 0 or sandbox not in SANDBOX_MODES:
         raise ValueError(f"bad limits: timeout {timeout!r} (> 0), memory {memory_mb!r} (>= 0), sandbox {sandbox!r}")
     solution = solution_path(problem_set)
     out = Path(out)
@@ -152,12 +152,8 @@ def build_archive(problem_set: str, out, *, lock=None, timeout: float = 60.0, me
             _add(archive, f"course/{name}", (root / name).read_bytes())
         _add(archive, f"course/{LOCK.as_posix()}", lock.read_bytes())
         _add(archive, f"course/solutions/{solution.name}", solution.read_bytes())
-        package = root / "course_lib"
-        for path in sorted(package.rglob("*")):
-            relative = path.relative_to(root)
-            if path.is_file() and not path.is_symlink() and not set(relative.parts) & set(_SKIP) \
-                    and path.suffix not in (".pyc", ".pyo"):
-                _add(archive, f"course/{relative.as_posix()}", path.read_bytes())
+        for path, relative in course_files(root, _SKIP, (".pyc", ".pyo")):
+            _add(archive, f"course/{relative.as_posix()}", path.read_bytes())
     os.replace(tmp, out)
     return out
 
@@ -296,23 +292,15 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         are written: Gradescope then reports that the autograder failed, to the instructor).
     """
     from ..running.client import GradeOptions
-    from ..running.manifest import verify
     from ..running.notebooks import read_submissions
-    from ..running.sandbox import resolve
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
     root = Path(root)
     options = options or GradeOptions()
-    results_dir = root / "results"
-    results_dir.mkdir(parents=True, exist_ok=True)
-    manifest = root / "source" / "manifest.json"
-    if manifest.is_file():  # the solutions may be gone: deleted by an earlier run in this container
-        verify(manifest, absent_ok=("solutions/", "course_lib/_shipped/solutions/") if hide_solutions else ())
-    else:
-        log(f"no manifest at {manifest} (setup.sh writes it): the course files are not verified")
-    box = resolve(sandbox)
-    log(box.note)
+    # The solutions may be gone: deleted by an earlier run in this container.
+    absent_ok = ("solutions/", "course_lib/_shipped/solutions/") if hide_solutions else ()
+    results_dir, box = start_job(root, root / "source" / "manifest.json", absent_ok, "setup.sh", sandbox, log)
     specs = _answer_specs(problem_set, root, hide_solutions)
     if hide_solutions:
         log(f"deleted {_hide_solutions(root)} solution notebook(s) before grading")
@@ -369,18 +357,10 @@ def _write_results(results_dir: Path, content: dict) -> Path:
 
 def main(argv=None) -> int:
     """``python -m course_lib.grading.reporting.gradescope run PS [--root DIR] ...`` (what ``run_autograder`` calls)."""
-    from ..running.client import GradeOptions
-
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.gradescope",
-                                     description="Grade a Gradescope submission (run by run_autograder).")
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="grade ROOT/submission/*.ipynb into ROOT/results/results.json")
-    run.add_argument("problem_set")
-    run.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
-    run.add_argument("--timeout", type=float, default=60.0)
-    run.add_argument("--memory", type=int, default=4096)
-    run.add_argument("--sandbox", choices=("auto", "require", "off"), default="auto")
-    run.add_argument("--seed", type=int)
+    parser, commands, run = job_parser("python -m course_lib.grading.reporting.gradescope",
+                                       "Grade a Gradescope submission (run by run_autograder).",
+                                       "grade ROOT/submission/*.ipynb into ROOT/results/results.json",
+                                       "--root", os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     run.add_argument("--hide-solutions", action="store_true",
                      help="delete the solution notebooks once read (run_autograder does, in Gradescope's container)")
     prep = commands.add_parser("prepare", help="save how the problem set's answers are passed (setup.sh runs it)")
@@ -390,13 +370,7 @@ def main(argv=None) -> int:
         problem_set = problem_set_id(ns.problem_set)
         print(f"saved {save_specs(problem_set, SAVED_SPECS / f'{problem_set}.json')}")
         return 0
-    try:
-        grade_directory(ns.problem_set, ns.root, options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory),
-                        sandbox=ns.sandbox, seed=ns.seed, hide_solutions=ns.hide_solutions)
-    except (RuntimeError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return run_job(grade_directory, ns, hide_solutions=ns.hide_solutions)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,6 @@ the way PrairieLearn does, in a temporary folder.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -46,6 +45,7 @@ import uuid
 from pathlib import Path
 
 from ..catalog import manifest as units, problem_set_id, solution_path
+from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job
 
 __all__ = ["ENTRYPOINT", "grade_root", "results_of", "write_question"]
 
@@ -147,8 +147,7 @@ def write_question(problem_set: str, out, *, image: str | None = None, timeout: 
     from .gradescope import _SKIP, EXTRA, LOCK, _repository
 
     problem_set = problem_set_id(problem_set)
-    if not 0 < timeout <= MAX_TIMEOUT or test_timeout <= 0 or memory_mb < 0 or sandbox not in ("auto", "require",
-                                                                                               "off"):
+    if not 0 < timeout <= MAX_TIMEOUT or test_timeout <= 0 or memory_mb < 0 or sandbox not in SANDBOX_MODES:
         raise ValueError(f"bad limits: job timeout {timeout!r} (PrairieLearn allows 1 to {MAX_TIMEOUT} s), test "
                          f"timeout {test_timeout!r}, memory {memory_mb!r}, sandbox {sandbox!r}")
     root = _repository()
@@ -188,11 +187,8 @@ def write_question(problem_set: str, out, *, image: str | None = None, timeout: 
         _copy(root / file, course / file)
     _copy(lock, course / LOCK)
     _copy(solution, course / "solutions" / solution.name)
-    for path in sorted((root / "course_lib").rglob("*")):
-        relative = path.relative_to(root)
-        if path.is_file() and not path.is_symlink() and not set(relative.parts) & set(_SKIP) \
-                and path.suffix not in (".pyc", ".pyo", ".nbi", ".nbc"):
-            _copy(path, course / relative)
+    for path, relative in course_files(root, _SKIP, (".pyc", ".pyo", ".nbi", ".nbc")):
+        _copy(path, course / relative)
     return question
 
 
@@ -227,24 +223,16 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
         and PrairieLearn reports the job as failed (to the instructor, the student keeps the attempt).
     """
     from ..running.client import GradeOptions
-    from ..running.manifest import default_path, verify
+    from ..running.manifest import default_path
     from ..running.notebooks import parse_notebook, read_submissions
-    from ..running.sandbox import resolve
     from .gradescope import _answer_specs, _grade_one, _hide_solutions, _notebook, _write_results
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
     root = Path(root)
     options = options or GradeOptions()
-    results_dir = root / "results"
-    results_dir.mkdir(parents=True, exist_ok=True)
-    manifest = default_path()
-    if manifest.is_file():
-        verify(manifest, absent_ok=("solutions/", "course_lib/_shipped/solutions/"))
-    else:
-        log(f"no manifest at {manifest} (the image's build writes it): the course files are not verified")
-    box = resolve(sandbox)
-    log(box.note)
+    results_dir, box = start_job(root, default_path(), ("solutions/", "course_lib/_shipped/solutions/"),
+                                 "the image's build", sandbox, log)
     course_root = Path(__file__).resolve().parents[3]
     specs = _answer_specs(problem_set, course_root, hide_solutions=True)
     log(f"deleted {_hide_solutions(course_root)} solution notebook(s) before grading")
@@ -271,26 +259,11 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
 
 def main(argv=None) -> int:
     """``python -m course_lib.grading.reporting.prairielearn run PS [--grade-root DIR]`` (the entrypoint's)."""
-    from ..running.client import GradeOptions
-
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.reporting.prairielearn",
-                                     description="Grade a PrairieLearn submission (run by the entrypoint).")
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="grade GRADE_ROOT/student/*.ipynb into GRADE_ROOT/results/results.json")
-    run.add_argument("problem_set")
-    run.add_argument("--grade-root", default=os.environ.get("GRADE_ROOT", "/grade"))
-    run.add_argument("--timeout", type=float, default=60.0)
-    run.add_argument("--memory", type=int, default=4096)
-    run.add_argument("--sandbox", choices=("auto", "require", "off"), default="auto")
-    run.add_argument("--seed", type=int)
-    ns = parser.parse_args(argv)
-    try:
-        grade_root(ns.problem_set, ns.grade_root, options=GradeOptions(timeout=ns.timeout, memory_mb=ns.memory),
-                   sandbox=ns.sandbox, seed=ns.seed)
-    except (RuntimeError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    parser, _, _ = job_parser("python -m course_lib.grading.reporting.prairielearn",
+                              "Grade a PrairieLearn submission (run by the entrypoint).",
+                              "grade GRADE_ROOT/student/*.ipynb into GRADE_ROOT/results/results.json",
+                              "--grade-root", os.environ.get("GRADE_ROOT", "/grade"))
+    return run_job(grade_root, parser.parse_args(argv))
 
 
 if __name__ == "__main__":
