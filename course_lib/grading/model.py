@@ -61,6 +61,10 @@ class Test:
     hints : tuple of (str, str)
         ``(cause, hint)`` pairs: the hint shown when a failure names that cause
         (``TestFailure(cause=...)``, or ``"bounds"`` for an IndexError of the student's code).
+    hint_key : str
+        The id of the question the test belongs to (set by the harness's ``question``): the grader's
+        hints for it (:mod:`course_lib.grading.resources`, read when a failure is reported) go over
+        ``hint`` and ``hints``.
     """
 
     __test__ = False
@@ -75,10 +79,17 @@ class Test:
     points: float | None = None
     technique: bool = False
     hints: tuple = ()
+    hint_key: str = ""
 
     def hint_for(self, cause: str | None) -> str:
         """The hint for a failure with this likely cause (the general hint when none is given for it)."""
-        return dict(self.hints).get(cause, self.hint) if cause else self.hint
+        hints, hint = dict(self.hints), self.hint
+        if self.hint_key:
+            from .resources import stored_hints
+
+            stored, general = stored_hints(self.hint_key, self.name)
+            hints, hint = {**hints, **stored}, general or hint
+        return hints.get(cause, hint) if cause else hint
 
     def __post_init__(self):
         if self.points is not None and not (isinstance(self.points, (int, float)) and self.points >= 0):

@@ -57,6 +57,11 @@ Failures and hints
 ------------------
 A judge raises :func:`fail` ``(message, cause)``; the feedback then shows the hint the question
 gives for that cause (``hints={"sign": ..., "barrier": ...}``, on top of :data:`DEFAULT_HINTS`).
+A hint tells how to answer, so a problem set's hints are not written here but in the grader's
+resources (``grading_resources/hints/psN_<unit>.json``, :mod:`course_lib.grading.resources`): the
+question's per cause, a test's own by its name, and the sentence a calls or value test adds to a
+wrong value (``explain=STORED``). The grader reads them when it reports; a submission's process never
+sees them. ``hints=`` and ``hint=`` in a question module still work (the harness's own tests use them).
 :func:`result_test` finds the cause itself: ``bounds`` for a guard that changed or an
 IndexError, ``unwritten`` for outputs never written, and the question's ``diagnose`` rules
 (e.g. :func:`sign_flipped`) for a wrong value. The checker's problems map to ``barrier``,
@@ -103,7 +108,7 @@ from .answers import (Answer, _prepare, _Spec, choice, function, integer, kernel
 from .buffers import GUARD, fail, guarded, inner, part_failure, sentinel, unguard
 from ..core import Question, Test, TestFailure
 from .launches import Launch, check_launch, coverage_test, profile_launch, run_launch
-from .testkinds import (CHECKER_CAUSES, _judge_outputs, _matches, _test, calls_test, close, exact, race_test,
+from .testkinds import (CHECKER_CAUSES, STORED, _judge_outputs, _matches, _test, calls_test, close, exact, race_test,
                         result_test, sign_flipped, technique_test, value_test)
 
 __all__ = [
@@ -111,6 +116,7 @@ __all__ = [
     "GUARD",
     "Answer",
     "Launch",
+    "STORED",
     "calls_test",
     "choice",
     "close",
@@ -194,8 +200,10 @@ def question(id: str, title: str, points: float, *, answer, tests, options=None,
         judge = test.judge
         if hasattr(judge, "rules"):
             judge.rules = tuple(diagnose)
+        if hasattr(judge, "stored_for"):  # explain=STORED: the grader's sentence for this test
+            judge.stored_for = (id, test.name)
         built.append(dataclasses.replace(test, inputs=_checked_inputs(test.inputs, options),
-                                         hints=tuple({**merged, **dict(test.hints)}.items())))
+                                         hints=tuple({**merged, **dict(test.hints)}.items()), hint_key=id))
     if not any(t.points > 0 for t in built if not t.hidden):
         raise ValueError(f"{id}: the visible tests carry no points")
     specs = answer.values() if isinstance(answer, dict) else [answer]
@@ -203,7 +211,7 @@ def question(id: str, title: str, points: float, *, answer, tests, options=None,
         # Last, after every launch: each statement of the kernels must have run under one of them.
         built.append(dataclasses.replace(
             coverage_test("hidden: every statement of your kernels ran under the grader's launches", built),
-            hints=tuple(merged.items())))
+            hints=tuple(merged.items()), hint_key=id))
 
     def describe(prepared):
         return dict(prepared.options)

@@ -288,8 +288,9 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
         Relative tolerance (0: exact). Booleans must match exactly.
     what : str, optional
         The function's name in messages (default ``key``).
-    explain : callable, optional
-        ``explain(arguments, expected) -> str`` added to the failure message.
+    explain : callable or STORED, optional
+        ``explain(arguments, expected) -> str`` added to the failure message; :data:`STORED`: the sentence
+        the grader's resources hold for this test (:mod:`course_lib.grading.resources`).
     transform : callable, optional
         ``transform(*arguments, value) -> number`` compared with ``expect(*arguments)`` instead of the value
         itself (grader side): e.g. the modelled cost of the K an answer chose, against the least cost.
@@ -315,18 +316,36 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
                 except Exception:  # an answer the model cannot take (a negative K, say)
                     raise fail(f"{call} = {value!r} is not a valid answer") from None
                 if not _matches(judged, want, rtol):
-                    more = f": {explain(arguments, want)}" if explain else ""
+                    more = _explained(explain, judge, arguments, want)
                     raise fail(f"{call} = {value!r}, which gives {_short(judged)}; the best is {_short(want)}{more}")
                 continue
             if isinstance(want, np.ndarray):
-                _same_array(value, want, rtol, call, explain(arguments, want) if explain else "")
+                _same_array(value, want, rtol, call, _explained(explain, judge, arguments, want)[2:])
                 continue
             if not _matches(value, want, rtol):
-                more = f": {explain(arguments, want)}" if explain else ""
+                more = _explained(explain, judge, arguments, want)
                 raise fail(f"{call} = {value!r}, expected {_short(want)}{more}"[:1500])
 
+    judge.stored_for = None  # (question id, test name), set by the harness's question()
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
                  technique=False)
+
+
+#: ``explain=STORED``: the sentence the grader's resources hold for the test
+#: (:func:`course_lib.grading.resources.explanation`), read when a wrong value is reported; a sentence that tells
+#: how to answer stays out of the library this way.
+STORED = "stored"
+
+
+def _explained(explain, judge, *arguments) -> str:
+    """``": <the explanation>"`` for a failure message, or ``""`` when there is none."""
+    if explain == STORED:
+        from ..resources import explanation
+
+        text = explanation(*judge.stored_for)(*arguments) if judge.stored_for else ""
+    else:
+        text = explain(*arguments) if explain else ""
+    return f": {text}" if text else ""
 
 
 def _same_array(value, want, rtol, call, more):
@@ -373,8 +392,10 @@ def value_test(name: str, points: float, *, key, expect, rtol: float = 0.0, expl
     def judge(data, got, info):
         want = expect(info)
         if not (_matches(got, want, rtol) if not isinstance(want, str) else got == want):
-            more = f": {explain(got, want)}" if explain else ""
+            more = _explained(explain, judge, got, want)
             raise fail(f"{key} = {got!r}{more}"[:1500])
+
+    judge.stored_for = None  # (question id, test name), set by the harness's question()
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint, hints=hints,
                  technique=False)

@@ -11,14 +11,16 @@ specification asks for (https://gradescope-autograders.readthedocs.io/en/latest/
                       deletes) and records the course files' hashes (the grader's manifest)
     run_autograder    run for each submission: grades /autograder/submission/*.ipynb with the course's
                       grader, hidden tests included, and writes /autograder/results/results.json
-    course/           pyproject.toml, setup.py, README.md, course_lib/, requirements/lock.txt and the
+    course/           pyproject.toml, setup.py, README.md, course_lib/, requirements/lock.txt, the
                       solution of this problem set only (the grader reads how answers are written from it)
+                      and its hints (``grading_resources/hints/``, :mod:`course_lib.grading.resources`)
 
 ``run_autograder`` calls :func:`main` (``python -m course_lib.grading.reporting.gradescope run PS``). It grades
 with the same code as ``course grading grade`` (:func:`~course_lib.grading.running.grader.grade_submission`:
 each test's inputs drawn by the grader, the student's code run in a separate process under the
 sandbox, outputs judged by the grader against its own references), verifies the course files against
-the manifest first, deletes the solution notebooks before any student code runs, and refuses a
+the manifest first, deletes the solution notebooks before any student code runs (and the hints, read
+first, where no bubblewrap hides them from the submission), and refuses a
 submission that changed the course's files. A container may run ``run_autograder`` again (Gradescope
 reuses them, and so do regrades): the solutions deleted by an earlier run are allowed to be missing, the
 answers' specs come from what ``prepare`` saved, and Numba's caches go to each run's own temporary folder
@@ -103,6 +105,11 @@ def _repository() -> Path:
     return root
 
 
+def _hint_files(root: Path, problem_set: str) -> list:
+    """The checkout's hint file of the problem set (``grading_resources/hints/psN_<unit>.json``), if any."""
+    return sorted((root / "grading_resources" / "hints").glob(f"{problem_set}_*.json"))
+
+
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
     info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # fixed: the same course gives the same archive
     info.external_attr = (0o100755 if executable else 0o100644) << 16
@@ -152,6 +159,8 @@ def build_archive(problem_set: str, out, *, lock=None, timeout: float = 60.0, me
             _add(archive, f"course/{name}", (root / name).read_bytes())
         _add(archive, f"course/{LOCK.as_posix()}", lock.read_bytes())
         _add(archive, f"course/solutions/{solution.name}", solution.read_bytes())
+        for hints in _hint_files(root, problem_set):
+            _add(archive, f"course/{hints.relative_to(root).as_posix()}", hints.read_bytes())
         for path, relative in course_files(root, _SKIP, (".pyc", ".pyo")):
             _add(archive, f"course/{relative.as_posix()}", path.read_bytes())
     os.replace(tmp, out)
@@ -267,6 +276,19 @@ def _hide_solutions(root: Path) -> int:
     return removed
 
 
+def _hide_hints(problem_set: str, root: Path, box) -> str:
+    """Read the problem set's hints into the grader (:func:`course_lib.grading.resources.preload`) and, without
+    bubblewrap (where the worker could read them), delete them under ``root``; returns the line to log."""
+    from .. import resources
+
+    found = resources.preload(problem_set)
+    if not found:
+        return "hints: none found (the feedback shows no hints; an earlier run in this container deleted them?)"
+    if box.kind == "bwrap":  # the worker sees only the course_lib package, hints aside
+        return f"hints: read for {found} question(s), out of the submissions' sight (bubblewrap)"
+    return f"hints: read for {found} question(s), then {resources.hide(root)} file(s) deleted before grading"
+
+
 def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "auto", seed: int | None = None,
                     hide_solutions: bool = False, log=print) -> dict:
     """Grade ``<root>/submission`` and write ``<root>/results/results.json``; returns its content.
@@ -304,6 +326,7 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
     specs = _answer_specs(problem_set, root, hide_solutions)
     if hide_solutions:
         log(f"deleted {_hide_solutions(root)} solution notebook(s) before grading")
+        log(_hide_hints(problem_set, root, box))
     path, problem = _notebook(root / "submission", problem_set)
     if path is None:
         content = {"score": 0.0, "output": problem, "visibility": "visible", "stdout_visibility": "hidden",

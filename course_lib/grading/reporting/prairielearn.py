@@ -187,6 +187,10 @@ def write_question(problem_set: str, out, *, image: str | None = None, timeout: 
         _copy(root / file, course / file)
     _copy(lock, course / LOCK)
     _copy(solution, course / "solutions" / solution.name)
+    from .gradescope import _hint_files
+
+    for hints in _hint_files(root, problem_set):
+        _copy(hints, course / hints.relative_to(root))
     for path, relative in course_files(root, _SKIP, (".pyc", ".pyo", ".nbi", ".nbc")):
         _copy(path, course / relative)
     return question
@@ -225,7 +229,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     from ..running.client import GradeOptions
     from ..running.manifest import default_path
     from ..running.notebooks import parse_notebook, read_submissions
-    from .gradescope import _answer_specs, _grade_one, _hide_solutions, _notebook, _write_results
+    from .gradescope import _answer_specs, _grade_one, _hide_hints, _hide_solutions, _notebook, _write_results
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -236,6 +240,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     course_root = Path(__file__).resolve().parents[3]
     specs = _answer_specs(problem_set, course_root, hide_solutions=True)
     log(f"deleted {_hide_solutions(course_root)} solution notebook(s) before grading")
+    log(_hide_hints(problem_set, course_root, box))
     path, problem = _notebook(root / "student", problem_set)
     if path is None:
         content = {"gradable": False, "format_errors": [problem], "message": problem}

@@ -8,7 +8,9 @@ Two modes (``--sandbox=auto|require|off``):
     it sees only the system's ``/usr`` (and ``/lib*``), the Python installation and the course
     package, all read-only, a private ``/proc`` in which the grader's processes do not exist,
     a minimal ``/dev``, and a private, size-limited tmpfs for ``/tmp`` (its working folder,
-    HOME and TMPDIR). No network. When the worker ends, every process it started dies with
+    HOME and TMPDIR). No network. Not the grader's hints (:mod:`course_lib.grading.resources`): a
+    checkout's ``grading_resources/`` is outside the package, and a copy inside a folder it sees
+    (``_shipped/``, or where ``$COURSE_GRADING_RESOURCES`` points) is covered by an empty tmpfs. When the worker ends, every process it started dies with
     its PID namespace.
 
 ``none``
@@ -126,14 +128,33 @@ def _bwrap_options(bytecode: str | None = None) -> list:
     course = str(_course_dir())
     options += ["--ro-bind", course, course]
     shipped = os.path.join(course, "_shipped")
-    if os.path.isdir(shipped):  # an installed package's copy of the solutions: not for submissions to read
+    if os.path.isdir(shipped):  # an installed package's copy of the solutions and hints: not for submissions to read
         options += ["--tmpfs", shipped]
+    options += _hidden_resources([*_python_dirs(), course, "/usr"], hidden=shipped)
     # A GPU: its device files and what the driver reads about it.
     gpu = sorted(str(p) for p in Path("/dev").glob("nvidia*"))
     if gpu:
         for dev in gpu:
             options += ["--dev-bind", dev, dev]
         options += ["--ro-bind-try", "/sys", "/sys", "--ro-bind-try", "/proc/driver/nvidia", "/proc/driver/nvidia"]
+    return options
+
+
+def _hidden_resources(bound, hidden: str) -> list:
+    """``--tmpfs`` over each folder of the grader's hints (:mod:`course_lib.grading.resources`) that lies inside a
+    folder the worker sees (``hidden``, already under a tmpfs, aside): a checkout's ``grading_resources/`` is
+    outside the package and never bound, but ``$COURSE_GRADING_RESOURCES`` may name one under site-packages."""
+    from ..resources import folders
+
+    def inside(path, folder):
+        return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+    options = []
+    for folder in folders():
+        path = os.path.realpath(folder)
+        if os.path.isdir(path) and not inside(path, os.path.realpath(hidden)) \
+                and any(inside(path, os.path.realpath(b)) for b in bound):
+            options += ["--tmpfs", path]
     return options
 
 
