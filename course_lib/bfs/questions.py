@@ -51,8 +51,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, choice, fail, function, guarded, inner, kernel,
-                                         measurement, question, race_test, result_test, unguard, value_test)
+from ..grading.authoring.harness import (STORED, Answer, Launch, calls_test, choice, fail, function, guarded, inner,
+                                         kernel, measurement, question, race_test, result_test, unguard, value_test)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import Feature, at_most, signature_test
 from . import data
@@ -322,16 +322,6 @@ _KERNEL = kernel("bottom_up_step")
 Q1 = question(
     "ps3.q1", "race-free bottom-up step on bit-packed frontiers", 6, answer=_KERNEL,
     tolerance="exact depths against SciPy's shortest paths; any valid BFS parent tree",
-    hints={"race": "a thread writes only its own vertex: depth[v], parent[v]; the warp's word of next_bits is "
-                   "stored by one lane, after the warp's vote, and next_count gets the vote's popc once per warp; "
-                   "never another vertex's entries",
-           "bounds": "guard v < V before reading in_indptr[v + 1], and let threads past V vote False",
-           "value": "an unvisited vertex (depth -1) looks through its in-neighbours u for one whose bit "
-                    "(frontier_bits[u >> 5] >> (u & 31)) & 1 is set; the first one found is its parent and its depth "
-                    "is current + 1",
-           "warp": "every lane of the warp must reach cuda.ballot_sync(0xFFFFFFFF, found): no early return",
-           "technique": "stop scanning at the first frontier neighbour (break), and build the next frontier by "
-                        "one vote and one popc per warp, not a bit or an atomic per vertex"},
     tests=[
         search_test("a chain (one vertex per level)", 1, lambda rng: (data.chain(6), 0)),
         search_test("a component larger than a block, unreachable vertices", 1,
@@ -414,16 +404,11 @@ Q2 = question(
     answer={"kernel": _KERNEL, "predicted_edges": function("predicted_edges"), "measure": measurement()},
     tolerance="edges exact; measurements within 1% of the course's profiler",
     tests=[
-        calls_test("the predicted edges examined", 1, key="predicted_edges", args=_edges_args, expect=examined_edges,
-                   hint="an unvisited vertex examines its in-neighbours up to and including the first one in the "
-                        "frontier; a visited vertex examines none"),
+        calls_test("the predicted edges examined", 1, key="predicted_edges", args=_edges_args, expect=examined_edges),
         kernel_measurement_test("your measure(), on your step and on the grader's, on drawn graphs and levels", 1,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_decoy_launch,
-                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01, caps=True,
-                                hint="measure(kernel, graph, level): the state before `level` from "
-                                     "bfs.bfs_reference, one launch of `kernel` under profile() with blocks of 32, "
-                                     "report.total.global_load_bytes"),
+                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01, caps=True),
     ])
 
 
@@ -450,15 +435,12 @@ Q3 = question(
     tolerance="exact integers",
     tests=[
         calls_test("edge-parallel BFS on a one-way chain from its middle", 0.75, key="quadratic_on_chain",
-                   args=chain_args, expect=quadratic_on_chain,
-                   hint="every arc is examined at every iteration, reachable or not, and the host needs one more "
-                        "iteration than the maximum depth to learn it is done"),
+                   args=chain_args, expect=quadratic_on_chain),
         calls_test("frontier BFS on a one-way chain from its middle", 0.75, key="frontier_on_chain", args=chain_args,
-                   expect=frontier_on_chain, hint="only reached vertices scan their out-arcs"),
+                   expect=frontier_on_chain),
         value_test("worst-case work of a search made of bottom-up steps only", 0.5, key="complexity",
                    expect=lambda info: "O(V * E)",
-                   explain=lambda got, want: "the early exit needs a frontier neighbour: which graph needs the most "
-                                             "levels, and what do its unvisited vertices examine at each level?"),
+                   explain=STORED),
     ])
 
 QUESTIONS = (Q1, Q2, Q3)

@@ -149,12 +149,6 @@ Q3 = question(
     "ps7.q3", "the level loop on the host: totals kept on the device", 4,
     answer=function("run_levels", allowed=(divide_cells, keep_daughters)),
     tolerance="exact (shares exact in binary); the last level's cells in any order",
-    hints={"totals": "compare the totals after one, then two levels with levels_reference: where does each level's "
-                     "total live, and which buffer does the next level divide?",
-           "value": "follow one cell through two levels by hand: which kernel reads which buffer, and which one holds "
-                    "the last level at the end?",
-           "technique": "the number of live cells exists only on the device: count what crosses the bus and what is "
-                        "allocated per level; both must stay the same whatever the number of levels"},
     tests=[
         result_test("one level, three cells", 1, inputs=_levels_inputs(3, 1), run=_run_levels, judge=judge_levels),
         result_test("five levels, 40 cells (block 32)", 1, inputs=_levels_inputs(40, 5, 32), run=_run_levels,

@@ -77,7 +77,7 @@ import itertools
 import numpy as np
 from numba import cuda
 
-from ..grading.authoring.harness import (Answer, Launch, calls_test, fail, function, kernel_factory,
+from ..grading.authoring.harness import (STORED, Answer, Launch, calls_test, fail, function, kernel_factory,
                                          measurement, question, race_test, result_test, unguard)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.recorded import run_measurement_test
@@ -283,18 +283,6 @@ Q1 = question(
     "ps7.q1", "compacting the recorded cells in one kernel: a warp-shuffle scan and one atomic per block", 6,
     answer=kernel_factory("make_compact_kernel"),
     tolerance="exact (values are copied, not computed); the blocks' order in the output is free",
-    hints={"bounds": "guard i < n (the last block is partly idle, its threads scan a 0) and write only recorded "
-                     "cells: out_ids has one slot per recorded cell",
-           "unwritten": "every recorded cell needs a slot: the block's start (what its atomic returned) plus the "
-                        "number of recorded cells before it in the block",
-           "counter": "the counter must end at the number of recorded cells: each block adds its own total once",
-           "value": "a recorded cell's slot is the block's start plus the EXCLUSIVE prefix of the block's flags "
-                    "(the cells before it, not including itself); share the start with the block through shared "
-                    "memory after a barrier",
-           "pairing": "write the cell's index and its own fluorescence to the same slot",
-           "technique": "scan each warp's flags in registers (cuda.shfl_up_sync, 5 steps), write each warp's "
-                        "total to shared memory, a barrier, add the totals of the earlier warps, then let one "
-                        "thread reserve the block's total with one cuda.atomic.add on the counter"},
     tests=[
         result_test("n = 1, not recorded (no points: a kernel doing nothing passes)", 0, inputs=case(1, 0.0, 64),
                     **_Q1),
@@ -395,9 +383,7 @@ def _dtoh_configs(rng, info):
 _DTOH_TEST = dict(key="dtoh_bytes", configs=_dtoh_configs, call=lambda measure, run, config: measure(run),
                   truth=lambda run, config: run.dtoh_bytes,
                   shown=lambda label, config: f"dtoh_bytes(<{label}>) on {config[0]} cells (histogram seed "
-                                              f"{config[1]})",
-                  hints={"measure": "with record() as log: run(), then log.summary()['DtoH_bytes']: the run given, "
-                                    "not one of your own"})
+                                              f"{config[1]})")
 
 
 def predicted_load_bytes(n, n_recorded):
@@ -474,16 +460,13 @@ Q2 = question(
             "predicted_load_bytes": function("predicted_load_bytes"),
             "measure_load_bytes": measurement("measure_load_bytes")},
     tolerance="exact integers; measurements within 1% of the course's profiler",
-    hints={"value": "a slot of the tree is 24 bytes (state int32, fluorescence and birth time float64, type "
-                    "int32); level g has L * 2**g slots and the step to g + 1 needs both levels"},
     tests=[
         calls_test("bytes of the tree while level g makes level g + 1", 1, key="tree_step_bytes", args=_pairs,
                    expect=_expected_step_bytes,
-                   explain=lambda a, want: "count both levels: L 2**g slots read, 2 L 2**g slots written"),
+                   explain=STORED),
         calls_test("the first level that does not fit a budget", 0.5, key="first_level_over", args=_budgets,
                    expect=_expected_first_level_over,
-                   explain=lambda a, want: "the smallest g whose step (levels g and g + 1) needs more than the "
-                                           "budget"),
+                   explain=STORED),
         run_measurement_test("device-to-host bytes of the tree and compact runs (record(); a histogram drawn by "
                              "the grader)", 0.5, runs=DTOH_RUNS, **_DTOH_TEST),
         run_measurement_test("hidden: device-to-host bytes of the grader's own run (record(); a histogram drawn "
@@ -492,15 +475,11 @@ Q2 = question(
                    key="predicted_load_bytes", expect=predicted_load_bytes,
                    args=lambda rng, info: [(197, 97), (1, 0), (131, 131), (int(rng.integers(2, 10**6)), 0),
                                            (int(rng.integers(1000, 10**6)), int(rng.integers(0, 1000)))],
-                   explain=lambda a, want: "count what each thread must read: its flag (int32), and for a recorded "
-                                           "cell its fluorescence (float64); nothing else needs global memory"),
+                   explain=STORED),
         measured(kernel_measurement_test(
             "your measure_load_bytes(), on your kernel and on the grader's, at sizes drawn by the grader", 0.75,
             key="measure_load_bytes", kernel_key="make_compact_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
-            launch=_measure_launch, measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
-            hint="measure_load_bytes(make_kernel, n): profile(make_kernel(64), ceil(n / 64), 64, flags, phis, counter, "
-                 "out_ids, out_phis).total.global_load_bytes on the cells of measure_case(n), for the factory it is "
-                 "given")),
+            launch=_measure_launch, measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01)),
     ])
 
 

@@ -51,7 +51,7 @@ import numpy as np
 from numba import cuda, int32
 
 from ..grading.authoring.buffers import fail
-from ..grading.authoring.harness import (Launch, calls_test, function, kernel, measurement, question, race_test,
+from ..grading.authoring.harness import (STORED, Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
 from ..grading.authoring.coverage import host_coverage_test
 from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
@@ -211,13 +211,6 @@ _Q1 = dict(launch=launch_counts, expect=expect_counts)
 Q1 = question(
     "ps8.q1", "instances per feature, with warp-aggregated atomics", 6, answer=kernel("feature_count_kernel"),
     tolerance="exact integers against NumPy's bincount",
-    hints={"race": "many warps add to the same feature_count[f]: add with cuda.atomic.add(feature_count, f, n)",
-           "bounds": "guard i < N before reading features[i]; every lane must still take part in the warp "
-                     "intrinsics (give the lanes past N a feature no instance has, such as -1)",
-           "value": "each group of lanes with the same feature must be added once, by one lane, with the group's "
-                    "size: cuda.popc of the mask that match_any_sync (or ballot_sync) returns",
-           "technique": "peers = cuda.match_any_sync(mask, feature) gives the lanes with the same feature; the "
-                        "lowest of them (no peer below it: peers & cuda.lanemask_lt() == 0) adds cuda.popc(peers)"},
     tests=[
         result_test("no instance (N = 0)", 0.5, inputs=lambda rng, info: count_case([], 3, 64), label=_label, **_Q1),
         result_test("one instance", 0.5, inputs=_case(1, 2, 64, seed=1), label=_label, **_Q1),
@@ -301,15 +294,10 @@ Q2 = question(
     answer={"feature_count_kernel": kernel("feature_count_kernel"),
             "predicted_global_atomics": function("predicted_global_atomics"), "measure": measurement()},
     tolerance="the prediction exact; measurements within 1% of the course's profiler",
-    hints={"measure": "measure(kernel, n, block, n_features): launch kernel[ceil(n / block), block] on "
-                      "co.profiling.measure_features(n, n_features) and a zeroed int32 count array under profile() "
-                      "and return report.total.global_atomics"},
     tests=[
         calls_test("the prediction: global atomics for features i % F", 2, key="predicted_global_atomics",
                    args=_prediction_args, expect=_expected_global_atomics,
-                   explain=lambda args, want: "each warp adds one count per feature it holds: a full warp of 32 "
-                                              "consecutive instances holds min(32, F) features, the last warp "
-                                              "min(its instances, F); the block size does not matter"),
+                   explain=STORED),
         measured(kernel_measurement_test(
             "your measure(), on your kernel and on the grader's, at drawn sizes", 2, key="measure",
             kernel_key="feature_count_kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
@@ -446,10 +434,6 @@ Q3 = question(
     answer=function("filter_bounds", allowed=(fill_kernel, grid_count_kernel, quadruplet_filter_kernel,
                                               candidate_bound_kernel)),
     tolerance="the bounds to 1e-15 (relative): the same integer sums, divided once",
-    hints={"bounds": "compare the bounds of the first batch with the reference: which counters must start at zero, "
-                     "and which part of the candidates and of the bounds does each batch see?",
-           "technique": "count what crosses the bus and what is allocated per batch: both must stay the same whatever "
-                        "the number of batches (a slice of a device array is a view)"},
     tests=[
         result_test("one batch: 4 features, pairs, all 6 candidates at once", 1, inputs=_filter_inputs(60, 4, 2, 6),
                     run=_run_filter, judge=judge_bounds),

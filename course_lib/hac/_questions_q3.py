@@ -233,11 +233,6 @@ Q3 = question(
     "ps5.q3", "the device-resident merge loop on the host: only the tree comes back", 4,
     answer=function("merge_all", allowed=(closest_pair_kernel, merge_pair_kernel)),
     tolerance="the merges exact, the heights to 1e-12 (relative)",
-    hints={"merges": "compare your tree with merges_reference on a 4 x 4 matrix, step by step: which arrays does "
-                     "each given kernel read, and which does it leave for the next step?",
-           "heights": "a height is written on the device when its merge happens: where does it live until the end?",
-           "technique": "count what crosses the bus per merge: nothing the next merge needs should leave the device, "
-                        "and nothing should be allocated more than once"},
     tests=[
         result_test("three elements", 1, inputs=_similarity_inputs(3), run=_run_merges, judge=judge_merges),
         result_test("17 elements", 1, inputs=_similarity_inputs(17), run=_run_merges, judge=judge_merges),

@@ -55,7 +55,7 @@ import numpy as np
 from numba import cuda
 
 from ..grading.core import TestFailure
-from ..grading.authoring.harness import Launch, calls_test, function, kernel, question, race_test, result_test
+from ..grading.authoring.harness import STORED, Launch, calls_test, function, kernel, question, race_test, result_test
 from ..grading.authoring.recorded import run_measurement_test
 from ..grading.authoring.signature import Feature, at_most, between, no_atomics, signature_test, warp_share
 from ..sim import record
@@ -272,26 +272,6 @@ Q1 = question(
     "ps5.q1", "the fusion step as a segmented reduction in warps, by shuffles", 6, answer=_FUSION,
     tolerance=f"sums within {RTOL:g} (relative) of a float64 reference; endpoints and tombstones exact",
     diagnose=[("chunk", run_crosses_chunks)],
-    hints={"chunk": "only runs that cross from one chunk of 32 keys to the next are wrong: after its scan, lane 31 "
-                    "of a warp holds the running sum, neighbour and first entry of the last run; lane 31 hands them "
-                    "on through shared memory, and the lanes of the next warp (or of the first warp in the next "
-                    "pass) whose run started at their lane 0 add them when their key continues that run",
-           "tombstone": "every entry of a run but the first becomes a tombstone: weight -inf, src and dst -1; the "
-                        "first entry (lowest index: keys are sorted by neighbour, then entry) keeps the run's sum",
-           "value": "each run's first entry must end with the sum of the whole run, in float32 to about 1e-5",
-           "race": "the last lane of a run writes the weight of the run's first entry, which a lane of another warp "
-                   "may have read: a cuda.syncthreads() between a pass's loads and its stores orders them (a shuffle "
-                   "does not)",
-           "barrier": "lane 31 writes the carry that the lanes of its warp read just before: a cuda.syncwarp() "
-                      "between those reads and the write; the next warp reads it after a cuda.syncthreads(), which "
-                      "every thread of the block reaches",
-           "warp": "every lane of the warp must reach every shuffle of the full mask: lanes past the last key take "
-                   "part with a key of their own and only skip the loads and stores (no early return)",
-           "unwritten": "launch one block of whole warps; it walks the keys 32 per warp at a time until all are done",
-           "technique": "a segmented scan in registers: in log2(32) = 5 steps every lane takes the neighbour, "
-                        "running sum and first entry of the lane offset places below (cuda.shfl_up_sync) and adds "
-                        "the sum when the neighbour is its own; only the carry between warps goes through shared "
-                        "memory; no atomics, no shared-memory scan, no loop of one lane over a run"},
     tests=[
         result_test("no entries (no points: a kernel doing nothing passes)", 0, inputs=case(0, pairs), **_Q1),
         result_test("one entry", 0.5, inputs=case(1, lambda r: 1, 5), **_Q1),
@@ -405,11 +385,7 @@ def _call_copies(copies, loop, config):
 
 
 _COPIES = function("copies", allowed=(cluster, record, tied_graph))
-_COPIES_TEST = dict(key="copies", configs=_copies_configs, call=_call_copies, truth=_copies_recorded,
-                    hints={"measure": "with record() as log: loop(graph, 2), and again with 1 merge, on graph = "
-                                      "hac.tied_graph(n, seed=seed); return the difference of "
-                                      "log.summary()['HtoD_count'] + ['DtoH_count']: the loop given, not one of "
-                                      "your own, and the graph of the n and seed given"})
+_COPIES_TEST = dict(key="copies", configs=_copies_configs, call=_call_copies, truth=_copies_recorded)
 
 Q2 = question(
     "ps5.q2", "measure and explain: Amdahl's law and the copies of each loop", 4,
@@ -418,8 +394,7 @@ Q2 = question(
     tests=[
         calls_test("Amdahl: the thesis's stages and a random profile", 1, key="amdahl", rtol=1e-9,
                    args=_amdahl_cases, expect=_amdahl_expected,
-                   explain=lambda a, want: "the stages not accelerated keep their time; the accelerated ones take "
-                                           "time / speedup"),
+                   explain=STORED),
         calls_test("hidden: every stage, no stage, a huge speedup", 1, key="amdahl", rtol=1e-9, hidden=True,
                    args=_hidden_amdahl_cases, expect=_amdahl_expected),
         run_measurement_test("copies of one iteration of the lesson's two loops (record(); graphs drawn by the "

@@ -61,8 +61,8 @@ import numpy as np
 from numba import cuda
 
 from ..grading.authoring.buffers import fail
-from ..grading.authoring.harness import (Answer, Launch, calls_test, close, function, kernel, measurement, question,
-                                         race_test, result_test)
+from ..grading.authoring.harness import (STORED, Answer, Launch, calls_test, close, function, kernel, measurement,
+                                         question, race_test, result_test)
 from ..grading.authoring.coverage import host_coverage_test
 from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
@@ -242,17 +242,6 @@ Q1 = question(
     "ps6.q1", "the register-blocked minibatch product U = X_b W^T", 6,
     answer=kernel("minibatch GEMM kernel"),
     tolerance=f"|error| <= {RTOL:g} x max|U| against NumPy in float64",
-    hints={"bounds": "the last tiles are partial: stage a 0 for a sample b >= B or a channel >= C, and store only "
-                     "the outputs with b < B and c < C",
-           "unwritten": "block (i, j) writes the 16 x 16 outputs U[16 j:16 j + 16, 16 i:16 i + 16], four per "
-                        "thread: every output needs a thread",
-           "barrier": "one barrier after staging a tile (before any thread reads it) and one after the products "
-                      "(before any thread overwrites it); every thread must reach both",
-           "value": "row b of U is W @ Xt[perm[start + b]]: the permutation is indexed from start, and "
-                    "Wt[k, c] = W[c, k]",
-           "technique": "stage a 16 x 16 tile of the samples and one of W^T in shared memory, then, for each k, "
-                        "read two samples' values and two channels' weights into registers and make the four "
-                        "products"},
     tests=[
         result_test("one channel, one sample (no points: a sanity check)", 0, inputs=case(1, 1), **_Q1),
         result_test("C = 5, B = 3, start = 2 (one partial tile)", 1, inputs=case(5, 3, 2), **_Q1),
@@ -360,30 +349,21 @@ Q2 = question(
     tests=[
         calls_test("launches per step, for each method", 1, key="launches_per_step", args=_launch_cases,
                    expect=expected_launches,
-                   explain=lambda a, want: "floor(N / B) minibatches per step; the drop-in method launches one GEMV "
-                                           "per sample plus 5 kernels, the custom one 6, the fused one 2"),
+                   explain=STORED),
         calls_test("occupancy from the compile check's registers and shared memory", 1.5, key="occupancy",
                    args=_occupancy_cases, expect=expected_occupancy, rtol=1e-9,
-                   explain=lambda a, want: "resident blocks = the fewest allowed by the block limit, the warp limit, "
-                                           "the registers (per warp, rounded up to register_unit) and the shared "
-                                           "memory (per block plus shared_reserved, rounded up to shared_unit); "
-                                           "occupancy = resident warps / max_warps"),
+                   explain=STORED),
         calls_test("the prediction: global bytes your q1 kernel loads for C channels, B samples", 0.75,
                    key="predicted_load_bytes", expect=predicted_load_bytes,
                    args=lambda rng, info: [(1, 1), (16, 16), (17, 33), (40, 37), (int(rng.integers(2, 300)),
                                                                                int(rng.integers(1, 300)))],
-                   explain=lambda a, want: "each block row of U (16 samples) reads all of W^T once; each block "
-                                           "column (16 channels) reads its samples' C values, and each sample's "
-                                           "permutation entry once (requested bytes, every lane counted)"),
+                   explain=STORED),
         measured(kernel_measurement_test(
             "your measure_load_bytes(), on your kernel and on the grader's, at channel counts drawn by the grader",
             0.75,
             key="measure_load_bytes", kernel_key="minibatch_gemm_kernel", decoys=MEASURE_DECOYS,
             configs=_measure_configs, launch=_measure_launch,
-            measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
-            hint="measure_load_bytes(kernel, C): profile(kernel, (ceil(C / 16), ceil(B / 16)), (8, 8), Wt, Xt, perm, "
-                 "start, U).total.global_load_bytes on the minibatch of measure_case(C), for the kernel it is "
-                 "given")),
+            measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01)),
     ])
 
 QUESTIONS = (Q1, Q2)
@@ -508,10 +488,6 @@ Q3 = question(
     "ps6.q3", "the minibatch chain on the host: W swapped, nothing copied inside the loop", 4,
     answer=function("run_minibatches", allowed=(activations_kernel, weight_update_kernel)),
     tolerance="W and the bias to 1e-9 (relative) of the NumPy chain",
-    hints={"chain": "compare W after one, then two minibatches with the NumPy chain: which samples does minibatch m "
-                    "read, and which buffer holds the W it starts from?",
-           "technique": "count what crosses the bus and what is allocated per minibatch: both must stay the same "
-                        "whatever the number of minibatches, and a kernel launch should cover a whole minibatch"},
     tests=[
         result_test("one minibatch, C = 3", 1, inputs=_chain_inputs(3, 4, 4), run=_run_chain, judge=judge_chain),
         result_test("five minibatches, C = 7, a partial minibatch left out", 1, inputs=_chain_inputs(7, 43, 8),

@@ -47,8 +47,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32
 
-from ..grading.authoring.harness import (Launch, calls_test, close, function, kernel_factory, measurement, question,
-                                         race_test, result_test, sign_flipped)
+from ..grading.authoring.harness import (STORED, Launch, calls_test, close, function, kernel_factory, measurement,
+                                         question, race_test, result_test, sign_flipped)
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                            no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
@@ -193,15 +193,6 @@ Q1 = question(
     "ps1.q1", "tiling with two destination bodies per thread", 6, answer=_KERNEL,
     tolerance=f"|error| <= {RTOL:g} x max|a| against a float64 NumPy reference",
     diagnose=[("sign", sign_flipped)],
-    hints={"sign": "r_ij = p_j - p_i: interaction(xi, yi, zi, xj, yj, zj, mj, eps2) takes the destination first",
-           "barrier": "one syncthreads after staging a tile and one before the next tile overwrites it; threads "
-                      "past N must still reach both (no early return)",
-           "bounds": "guard the loads of both destinations and of the last tile (j < N), and both stores",
-           "unwritten": "each thread stores two bodies: its own index and the one P further, within its block's "
-                        "2P bodies",
-           "value": "pad the last tile with zero-mass bodies; both destinations of a thread use every staged source",
-           "technique": "stage each source once per block in cuda.shared.array((tile, 4), float32) and use it "
-                        "from there for both destinations"},
     tests=[
         result_test("one body (N = 1; no points: a kernel writing zeros passes)", 0, inputs=case(lambda p, r: 1, 4),
                     **_Q1),
@@ -280,15 +271,11 @@ Q2 = question(
     answer={"kernel": _KERNEL, "predicted_bytes": function("predicted_bytes"),
             "measure": measurement("measure")},
     tolerance="predictions within 5% of the model; measurements within 1% of the course's profiler",
-    hints={"measure": "measure(make_kernel, n, tile): build make_kernel(tile), launch it under profile() on n "
-                      "bodies with ceil(n / (2 tile)) blocks of tile threads, and return "
-                      "report.total.global_load_bytes / n**2"},
     tests=[
         calls_test("the prediction, bytes loaded for N bodies and tile P", 1, key="predicted_bytes", rtol=0.05,
                    args=lambda rng, info: [(64, 4), (1000, 16), (4096, 128), (int(rng.integers(300, 5000)), 32)],
                    expect=predicted_bytes,
-                   explain=lambda a, want: "count the sources once per block of 2P destinations, plus each "
-                                           "destination once"),
+                   explain=STORED),
         kernel_measurement_test("your measure(), on your kernel and on the grader's, at drawn sizes", 1,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS,
                                 configs=_measure_configs, launch=_measure_launch, measure=_bytes_per_interaction,
@@ -319,8 +306,6 @@ Q3 = question(
     "ps1.q3", "choosing the tile for two bodies per thread", 2, answer=function("choose_tile"),
     tolerance="exact integers",
     tests=[calls_test("tile size on several devices", 2, what="choose_tile", args=_tile_cases, expect=two_body_tile,
-                      explain=lambda a, want: "the largest power of two that fits a block, gives every SM a block "
-                                              "of 2P bodies and lets two blocks be resident",
-                      hint="a block now covers 2P bodies: ceil(N / (2P)) blocks")])
+                      explain=STORED)])
 
 QUESTIONS = (Q1, Q2, Q3)

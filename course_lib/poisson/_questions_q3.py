@@ -105,10 +105,6 @@ def _split_test(name, points, make, hidden=False):
 Q3 = question(
     "ps4.q3", "split the image into its colours on the GPU", 2, answer=kernel("split_kernel"),
     tolerance="exact values",
-    hints={"value": "pixel (y, x) goes to cell (y, x // 2) of red when (y + x) is even, of black otherwise",
-           "bounds": "guard x < W and y < H: the grid may cover more pixels than the image",
-           "technique": "one thread per pixel, threadIdx.x along x: consecutive lanes read consecutive pixels and "
-                        "write consecutive cells"},
     tests=[
         _split_test("a 6 x 9 image in 8 x 8 blocks", 0.5, lambda rng, info: split_case((6, 9), 1, (8, 8))),
         _split_test("hidden: drawn sizes and blocks", 0.5, lambda rng, info: split_case(

@@ -311,12 +311,6 @@ Q1 = question(
     "ps4.q1", "red-black Gauss-Seidel on colour-separated arrays", 6, answer=_KERNEL,
     tolerance=f"at most {MAX_PIXEL_DIFF} levels per pixel and at most {MAX_FRACTION:.0%} of the pixels differing, "
               "against a NumPy red-black reference",
-    hints={"race": "write only `mine`: `other` is read by every thread of the launch",
-           "bounds": "guard k < Wc and y < H; a neighbour past the image edge is not read (D does not count it)",
-           "value": "cell (y, k) of colour c is pixel (y, 2k + (y + c) % 2): find each neighbour's pixel, then the "
-                    "cell of `other` holding it (its row's parity decides); new = clamp((A + rhs) / D, 0, 255)",
-           "technique": "one thread per cell, threadIdx.x along the cells k of a row, each updating only its own "
-                        "strict-interior cell, on every grid and block shape"},
     tests=[
         clone_test("blob mask, 3 iterations", 1.25, _blob, 3),
         clone_test("mask touching the image edge, 4 iterations", 0.75, _edge, 4),
@@ -400,16 +394,11 @@ Q2 = question(
     tolerance="bytes exact; measurements within 1% of the course's profiler",
     tests=[
         calls_test("the predicted bytes stored by one launch", 1, key="predicted_store_bytes", args=_store_args,
-                   expect=_predicted_stores,
-                   hint="3 float32 values for each strict-interior pixel of the launch's colour"),
+                   expect=_predicted_stores),
         kernel_measurement_test("your measure(), on your kernel and on the grader's, on drawn problems", 1,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_measure_launch,
-                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01,
-                                hint="measure(kernel, problem, colour): poisson.prepare(*problem), the "
-                                     "colour-separated arrays of question 1 (0 outside the strict interior), one "
-                                     "launch of `kernel` on (32, 4) blocks under profile(), "
-                                     "report.total.global_load_bytes"),
+                                measure=lambda metrics, config: metrics["global_load_bytes"], rtol=0.01),
     ])
 
 
