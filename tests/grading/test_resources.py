@@ -1,0 +1,132 @@
+"""The grader's hints: out of every importable module, out of the sandboxed worker's sight, and still in the feedback."""
+
+import ast
+import json
+import os
+import re
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from course_lib.grading import resources
+from course_lib.grading.catalog import manifest
+from course_lib.grading.core import get_question, run_tests
+from course_lib.grading.reporting.gradescope import _hide_hints
+from course_lib.grading.running import sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "course_lib"
+#: Units whose questions modules still carry their hints (``hint=``, ``hints=``, ``explain=`` in the module): moving
+#: them is running the same extraction as the others' (their texts to ``grading_resources/hints/psN_<unit>.json``).
+PENDING = {"spmv", "primitives"}
+#: The end of a string literal, a line break and the start of the next literal (implicit concatenation).
+_JOINS = re.compile(r"\"[ \t]*\n[ \t]*f?\"")
+
+
+def _stored_texts():
+    texts = []
+    for path in resources.hint_files():
+        for question in json.loads(path.read_text(encoding="utf-8"))["questions"].values():
+            texts += list((question.get("hints") or {}).values())
+            for test in (question.get("tests") or {}).values():
+                texts += [test.get("hint", ""), test.get("explain", ""), *(test.get("hints") or {}).values()]
+    return [t for t in texts if t]
+
+
+def test_no_hint_is_left_in_an_importable_module():
+    files = {path.stem.split("_", 1)[1] for path in resources.hint_files()}
+    assert files == set(manifest().values()) - PENDING  # one file per moved unit
+    texts = _stored_texts()
+    assert len(texts) > 60
+    sources, pending = [], []
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        sources.append(source)
+        if "questions" not in path.name:
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if not (isinstance(node, ast.keyword) and node.arg in ("hint", "hints", "explain")):
+                continue
+            if path.relative_to(PACKAGE).parts[0] in PENDING:
+                if isinstance(node.value, (ast.Constant, ast.Dict)):
+                    value = ast.literal_eval(node.value)
+                    pending += list(value.values()) if isinstance(value, dict) else [value]
+                continue
+            # No hint written in a moved unit's questions module (a new one goes to its hints file).
+            assert isinstance(node.value, ast.Name) and node.value.id == "STORED", \
+                f"{path.name}:{node.lineno}: {node.arg}= belongs in grading_resources/hints"
+    # The sources with each string literal split over lines joined again, so that a hint is found whole.
+    joined = _JOINS.sub("", "\n".join(sources))
+    assert pending and all(text in joined for text in pending)  # the scan finds the hints still in modules
+    leaked = [text for text in texts if text in joined]
+    assert not leaked, leaked[:3]
+
+
+def test_a_failing_answer_gets_the_hint_and_explanation_stored_for_it(monkeypatch):
+    question = get_question("ps3.q3")
+    wrong = {"quadratic_on_chain": lambda n: 0, "frontier_on_chain": lambda n: n, "complexity": "O(V + E)"}
+    stored = json.loads((ROOT / "grading_resources" / "hints" / "ps3_bfs.json").read_text())["questions"]["ps3.q3"]
+    tests = stored["tests"]
+    messages = {o.name: o.message.replace("\n", " ") for o in run_tests(question, wrong).outcomes}
+    frontier = "frontier BFS on a one-way chain from its middle"
+    assert messages[frontier].endswith("Hint: " + tests[frontier]["hint"])
+    complexity = "worst-case work of a search made of bottom-up steps only"
+    explain = tests[complexity]["explain"]
+    assert messages[complexity].startswith(f"complexity = 'O(V + E)': {explain[:40]}")
+    # Without the grader's resources (a student's install), the same failures, with no hint and no explanation.
+    monkeypatch.setattr(resources, "folders", lambda: [])
+    monkeypatch.setattr(resources, "_loaded", {})
+    bare = {o.name: o.message for o in run_tests(question, wrong).outcomes}
+    assert "Hint: " not in bare[frontier] and bare[complexity] == "complexity = 'O(V + E)'"
+    assert bare[frontier] == messages[frontier].split(" Hint: ")[0]
+
+
+_INSIDE = textwrap.dedent('''
+    import json, os
+    from course_lib.grading import resources
+    seen = {"files": [str(p) for p in resources.hint_files()], "hint": resources.stored_hints("ps3.q1", "x")[0]}
+    for path in map(str, resources.folders()):
+        try:
+            seen[path] = sorted(os.listdir(os.path.join(path, "hints")))
+        except OSError as exc:
+            seen[path] = exc.strerror
+    print(json.dumps(seen))
+''')
+
+
+def test_the_sandboxed_worker_cannot_read_the_hints():
+    assert resources.stored_hints("ps3.q1", "x")[0]  # the grader reads them
+    box = sandbox.resolve("auto")
+    if box.kind != "bwrap":
+        pytest.skip(box.note)
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "COURSE_BACKEND": "sim",
+           resources.ENV: str(resources.CHECKOUT)}
+    argv, env, cwd = box.command(["-B", "-c", _INSIDE], env, "/")
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen.pop("files") == [] and seen.pop("hint") == {}
+    assert all(listing == "No such file or directory" for listing in seen.values()), seen
+
+
+def test_resources_under_a_folder_the_worker_sees_are_covered(tmp_path, monkeypatch):
+    site = tmp_path / "site-packages"
+    (site / "grading_resources" / "hints").mkdir(parents=True)
+    monkeypatch.setenv(resources.ENV, str(site / "grading_resources"))
+    options = sandbox._hidden_resources([str(site), "/usr"], hidden=str(tmp_path / "course_lib" / "_shipped"))
+    assert options == ["--tmpfs", os.path.realpath(site / "grading_resources")]
+
+
+def test_without_bubblewrap_the_hints_are_read_then_deleted(tmp_path, monkeypatch):
+    copy = tmp_path / "source" / "course" / "grading_resources"
+    (copy / "hints").mkdir(parents=True)
+    original = ROOT / "grading_resources" / "hints" / "ps3_bfs.json"
+    (copy / "hints" / original.name).write_bytes(original.read_bytes())
+    monkeypatch.setenv(resources.ENV, str(copy))
+    monkeypatch.setattr(resources, "_loaded", {})
+    line = _hide_hints("ps3", tmp_path, sandbox.Sandbox("none", ""))
+    assert line == "hints: read for 3 question(s), then 1 file(s) deleted before grading"
+    assert not list((copy / "hints").iterdir())  # gone before any submission runs
+    assert "race" in resources.stored_hints("ps3.q1", "x")[0]  # kept in the grader's memory
