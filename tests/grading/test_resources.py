@@ -19,7 +19,8 @@ from course_lib.grading.running import sandbox
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "course_lib"
 #: Units whose questions modules still carry their hints (``hint=``, ``hints=``, ``explain=`` in the module): moving
-#: them is running the same extraction as the others' (their texts to ``grading_resources/hints/psN_<unit>.json``).
+#: them is ``python tests/grading/move_hints.py <unit>`` (plus what it prints as left to move by hand), then
+#: removing them here.
 PENDING = {"spmv", "primitives"}
 #: The end of a string literal, a line break and the start of the next literal (implicit concatenation).
 _JOINS = re.compile(r"\"[ \t]*\n[ \t]*f?\"")
