@@ -107,7 +107,6 @@ def explanation(question_id: str, test_name: str):
     def explain(*_):
         return _entry(question_id, test_name).get("explain") or ""
 
-    explain.stored_for = (question_id, test_name)
     return explain
 
 
