@@ -81,6 +81,7 @@ def test_question_files_and_a_job_graded_the_way_prairielearn_runs_it(tmp_path):
     course = out / "grader_image" / "course"
     assert (course / "course_lib" / "grading" / "running" / "grader.py").is_file()
     assert [p.name for p in (course / "solutions").iterdir()] == ["ps1_nbody.ipynb"]
+    assert [p.name for p in (course / "grading_resources" / "hints").iterdir()] == ["ps1_nbody.json"]
     assert (course / "requirements" / "lock.txt").read_bytes() == lock.read_bytes()
     # The image's build steps after the install (the test's environment has the packages)
     env = dict(os.environ, COURSE_DIR=str(course), COURSE_PYTHON=sys.executable,
