@@ -67,7 +67,7 @@ import numpy as np
 
 from numba import cuda, float32
 
-from ..grading.authoring.buffers import fail
+from ..grading.authoring.buffers import TestFailure, fail
 from ..grading.authoring.harness import Launch, close, function, kernel_factory, profile_launch, question, race_test
 from ..grading.authoring.harness import result_test
 from ..grading.authoring.testkinds import _technique_failure, _test
@@ -412,25 +412,37 @@ def layout_test(name, points, inputs, *, hidden=False):
     the course's profiler: the result must be right, the accesses conflict-free (one wavefront per warp-wide
     access) and the shared array no larger than the least conflict-free layout of the family needs."""
     def produce(answer, data):
-        layouts = []
+        # The profiles run here, in the submission's worker (as every measurement of the problem sets does), and
+        # only for a layout the judge will accept; the judge checks the layouts again.
+        results = []
         for per_thread, block in data["configs"]:
             layout = answer.value(per_thread, block)
-            layouts.append(list(layout) if isinstance(layout, (tuple, list)) else layout)
-        return layouts
-
-    def judge(data, got, info):
-        if type(got) is not list or len(got) != len(data["configs"]):
-            raise fail("the layouts did not come back", "answer")
-        for (per_thread, block), layout in zip(data["configs"], got):
-            period, gap = _valid_layout(layout, per_thread, block)
+            result = {"layout": list(layout) if isinstance(layout, (tuple, list)) else layout}
+            try:
+                period, gap = _valid_layout(layout, per_thread, block)
+            except TestFailure:
+                results.append(result)
+                continue
             x = np.random.default_rng(per_thread * block).uniform(-1, 1, per_thread * block).astype(np.float32)
             run = profile_launch(Launch(staging_kernel(per_thread, block, period, gap), 1, block,
                                         {"x": x, "out": np.zeros(block, np.float32)}, outputs=("out",)))
             want = x.astype(np.float64).reshape(block, per_thread).sum(axis=1)
-            if not np.allclose(run["outputs"]["out"], want, rtol=1e-5, atol=1e-5):
-                raise fail(f"C = {per_thread}, B = {block}: the staged values did not come back", "answer")
             m = run["metrics"]
-            ratio = m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1)
+            result.update(sums_right=bool(np.allclose(run["outputs"]["out"], want, rtol=1e-5, atol=1e-5)),
+                          wavefronts_per_access=float(m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1)))
+            results.append(result)
+        return results
+
+    def judge(data, got, info):
+        if type(got) is not list or len(got) != len(data["configs"]):
+            raise fail("the layouts did not come back", "answer")
+        for (per_thread, block), result in zip(data["configs"], got):
+            if not isinstance(result, dict):
+                raise fail("the layouts did not come back", "answer")
+            period, gap = _valid_layout(result.get("layout"), per_thread, block)
+            ratio = result.get("wavefronts_per_access")
+            if result.get("sums_right") is not True or type(ratio) is not float or not np.isfinite(ratio):
+                raise fail(f"C = {per_thread}, B = {block}: the staged values did not come back", "answer")
             label = f"C = {per_thread}, B = {block}, layout (period {period}, gap {gap})"
             if ratio > 1.0 + 1e-9:
                 raise _technique_failure(
