@@ -45,25 +45,34 @@ scan and a scatter over the whole array. The questions ask for what lies next to
   counter does not keep the order). Measured on B = 64 and B = 128 and, in a hidden test drawn at grading
   time as in ``ps9.q1`` (a tile is B values), on B = 32 and on B = 64, 96 or 128, with a threshold drawn in
   [-0.8, 0.8).
-- ``ps9.q3`` (2 points): the bank conflicts, predicted and measured. Answer: ``{"kernel": make_coarse_scan_kernel,
-  "worst_ways": f(stride, active), "measure": g(make_kernel, n, block)}``. ``worst_ways`` gives the
-  wavefronts of the warp-wide access to ``temp[stride * (2 t + 2) - 1]`` by threads t < ``active`` (the
-  first warp of them) of an unpadded shared array: the up-sweep's right-hand operand. ``measure`` runs
-  ``make_kernel(block)`` on ``n`` random values under ``profile`` and returns the shared wavefronts over the
-  ideal (over 1 when the ideal is 0); the grader calls it on the student's kernel and on the lesson's Blelloch
-  kernels, padded and not, at sizes drawn at grading time; a failure there caps the question at half.
+- ``ps9.q3`` (2 points): **a staging layout for C values per thread**, a design decision. Answer:
+  ``check("ps9.q3", staging_layout)``, a function of the coarsening factor C and the block size B returning
+  ``(period, gap)``: value i of a tile of C B values is stored at ``i + gap * (i // period)``. The lesson pads
+  for one value per thread and for its sweeps; which layout a tile of C values per thread needs (none, or a gap
+  at a period that depends on C) is left to the student. The grader runs its own kernel with that layout
+  (:func:`staging_kernel`: coalesced staging stores, then each thread's C consecutive reads) under the course's
+  profiler (any backend), and requires the right sums, one shared wavefront per warp-wide access, and no more
+  shared words than the least conflict-free layout of the family (:func:`least_staged_words`): visible on four
+  (C, B), hidden on three drawn at grading time (an even C with an odd factor, an odd C, any C in 2..16; B of
+  32, 64 or 128). Both tests are technique tests: padding everywhere as the lesson does (conflicts or wasted
+  words), never padding, or padding only powers of two each fail both. ``primitives.model.wavefronts`` may be
+  used to try candidates.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ..grading.authoring.harness import Launch, calls_test, close, function, kernel_factory, measurement, question
-from ..grading.authoring.harness import race_test, result_test
-from ..grading.authoring.measuring import kernel_measurement_test
+from numba import cuda, float32
+
+from ..grading.authoring.buffers import TestFailure, fail
+from ..grading.authoring.harness import Launch, close, function, kernel_factory, profile_launch, question, race_test
+from ..grading.authoring.harness import result_test
+from ..grading.authoring.testkinds import _technique_failure, _test
 from ..grading.authoring.signature import (Feature, at_most, between, no_atomics, sample_blocks, signature_test,
                                            warp_share)
-from . import kernels
 from .model import wavefronts
 from .reference import scan_reference
 
@@ -300,57 +309,171 @@ Q2 = question(
 
 
 # ----------------------------------------------------------------------------- q3
-def up_sweep_wavefronts(stride, active):
-    """Wavefronts of the warp-wide access to ``temp[stride * (2t + 2) - 1]`` by threads t < min(active, 32)."""
-    t = np.arange(min(int(active), 32))
-    return wavefronts(stride * (2 * t + 2) - 1)
+#: The coarsening factors and blocks a layout is judged on (drawn at grading time in the hidden test).
+LAYOUT_PER_THREAD, LAYOUT_BLOCKS = range(2, 17), (32, 64, 128)
+#: The most shared words a layout may take, over the tile's values (a larger array is refused, not profiled).
+LAYOUT_MAX_WORDS = 2
 
 
-def _ways_args(rng, info):
-    pairs = [(1, 32), (2, 32), (4, 16), (8, 32), (16, 8), (32, 32), (1, 1), (64, 4)]
-    return pairs + [(int(2 ** rng.integers(0, 7)), int(2 ** rng.integers(0, 6)))]
+def staged_words(per_thread, block, period, gap):
+    """Shared words of a tile of ``per_thread * block`` values with value i stored at ``i + gap * (i // period)``."""
+    tile = per_thread * block
+    return tile + gap * ((tile - 1) // period)
 
 
-def _lesson_blelloch(padded):
-    def make(block):
-        return kernels.blelloch_scan_kernel(block, "float32", padded)
-    return make
+def _conflict_free(per_thread, block, period, gap):
+    """Whether every warp-wide access of :func:`staging_kernel` under the layout hits 32 distinct banks (its
+    words are distinct, so that is one wavefront each)."""
+    lanes = np.arange(block).reshape(-1, 32)
+    stores = np.arange(per_thread)[:, None, None] * block + lanes  # (row, warp, lane)
+    reads = per_thread * lanes + np.arange(per_thread)[:, None, None]  # (step, warp, lane)
+    for logical in (reads[:, :1], stores, reads):  # the first warp's reads reject most layouts, cheaply
+        banks = np.sort((logical + gap * (logical // period)) % 32, axis=-1)
+        if (np.diff(banks, axis=-1) == 0).any():
+            return False
+    return True
 
 
-#: The grader's kernels that ``measure`` must measure too (their bank conflicts differ).
-MEASURE_DECOYS = {"the lesson's Blelloch scan": _lesson_blelloch(False),
-                  "the lesson's padded Blelloch scan": _lesson_blelloch(True)}
+@functools.lru_cache(maxsize=None)
+def least_staged_words(per_thread, block):
+    """The fewest shared words of a layout ``i + gap * (i // period)`` (any period; a gap of 1 or 2 words, as 3
+    takes no fewer in the range graded) under which the accesses of :func:`staging_kernel` are all conflict-free:
+    found by trying them (the grader's reference)."""
+    tile = per_thread * block
+    if _conflict_free(per_thread, block, 1, 0):
+        return tile
+    least = None
+    for gap in (1, 2):
+        # For one gap, the longest period that works takes the fewest words.
+        for period in range(tile, 0, -1):
+            if _conflict_free(per_thread, block, period, gap):
+                words = staged_words(per_thread, block, period, gap)
+                least = words if least is None else min(least, words)
+                break
+    return least
 
 
-def _measure_configs(rng, info):
-    return [(int(rng.integers(100, 300)), 32), (int(rng.integers(300, 600)), 64)]
+def staging_kernel(per_thread, block, period, gap):
+    """The grader's kernel for one layout: the block stages ``per_thread * block`` values coalesced (thread t
+    stores values t, t + B, ...), then thread t adds its own ``per_thread`` consecutive values, all through
+    the layout ``i + gap * (i // period)``."""
+    words = staged_words(per_thread, block, period, gap)
+
+    @cuda.jit
+    def stage_and_add(x, out):
+        staged = cuda.shared.array(words, float32)
+        t = cuda.threadIdx.x
+        for row in range(per_thread):
+            k = row * block + t
+            staged[k + gap * (k // period)] = x[k]
+        cuda.syncthreads()
+        total = float32(0)
+        for step in range(per_thread):
+            k = per_thread * t + step
+            total += staged[k + gap * (k // period)]
+        out[t] = total
+
+    return stage_and_add
 
 
-def _measure_launch(make, config):
-    n, block = config
-    data = scan_case(n, block, seed=n)
-    return Launch(make(block), tiles_of(data), block,
-                  {"x": data["x"], "out": np.zeros(n, np.float32),
-                   "block_sums": np.zeros(tiles_of(data), np.float32)}, outputs=("out",))
+def _layout_configs(configs):
+    return lambda rng, info: {"configs": [list(c) for c in configs]}
+
+
+def _drawn_layout_configs(rng, info):
+    """One even C with an odd factor (where a gap every 32 words wastes memory), one odd C, one C from the
+    whole range, each with a block drawn from ``LAYOUT_BLOCKS``."""
+    evens = [c for c in LAYOUT_PER_THREAD if c % 2 == 0 and c & (c - 1)]
+    odds = [c for c in LAYOUT_PER_THREAD if c % 2]
+    picks = [int(rng.choice(evens)), int(rng.choice(odds)), int(rng.choice(list(LAYOUT_PER_THREAD)))]
+    return {"configs": [[c, int(rng.choice(LAYOUT_BLOCKS))] for c in picks]}
+
+
+def _valid_layout(layout, per_thread, block):
+    where = f"staging_layout({per_thread}, {block})"
+    if not isinstance(layout, (tuple, list)) or len(layout) != 2:
+        raise fail(f"{where} returned {layout!r:.80}, not a pair (period, gap)", "answer")
+    period, gap = layout
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in (period, gap)):
+        raise fail(f"{where} returned {layout!r:.80}: period and gap must be integers", "answer")
+    period, gap = int(period), int(gap)
+    if period < 1 or gap < 0:
+        raise fail(f"{where} returned period {period} and gap {gap}: the period must be at least 1 and the gap "
+                   "at least 0", "answer")
+    if staged_words(per_thread, block, period, gap) > LAYOUT_MAX_WORDS * per_thread * block:
+        raise fail(f"{where} returned period {period} and gap {gap}: "
+                   f"{staged_words(per_thread, block, period, gap)} shared words for {per_thread * block} values, "
+                   f"more than {LAYOUT_MAX_WORDS} per value", "memory")
+    return period, gap
+
+
+def layout_test(name, points, inputs, *, hidden=False):
+    """The student's ``staging_layout(C, B)`` on each configuration, run in the grader's staging kernel under
+    the course's profiler: the result must be right, the accesses conflict-free (one wavefront per warp-wide
+    access) and the shared array no larger than the least conflict-free layout of the family needs."""
+    def produce(answer, data):
+        # The profiles run here, in the submission's worker (as every measurement of the problem sets does), and
+        # only for a layout the judge will accept; the judge checks the layouts again.
+        results = []
+        for per_thread, block in data["configs"]:
+            layout = answer.value(per_thread, block)
+            result = {"layout": list(layout) if isinstance(layout, (tuple, list)) else layout}
+            try:
+                period, gap = _valid_layout(layout, per_thread, block)
+            except TestFailure:
+                results.append(result)
+                continue
+            x = np.random.default_rng(per_thread * block).uniform(-1, 1, per_thread * block).astype(np.float32)
+            run = profile_launch(Launch(staging_kernel(per_thread, block, period, gap), 1, block,
+                                        {"x": x, "out": np.zeros(block, np.float32)}, outputs=("out",)))
+            want = x.astype(np.float64).reshape(block, per_thread).sum(axis=1)
+            m = run["metrics"]
+            result.update(sums_right=bool(np.allclose(run["outputs"]["out"], want, rtol=1e-5, atol=1e-5)),
+                          wavefronts_per_access=float(m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1)))
+            results.append(result)
+        return results
+
+    def judge(data, got, info):
+        if type(got) is not list or len(got) != len(data["configs"]):
+            raise fail("the layouts did not come back", "answer")
+        for (per_thread, block), result in zip(data["configs"], got):
+            if not isinstance(result, dict):
+                raise fail("the layouts did not come back", "answer")
+            period, gap = _valid_layout(result.get("layout"), per_thread, block)
+            ratio = result.get("wavefronts_per_access")
+            if result.get("sums_right") is not True or type(ratio) is not float or not np.isfinite(ratio):
+                raise fail(f"C = {per_thread}, B = {block}: the staged values did not come back", "answer")
+            label = f"C = {per_thread}, B = {block}, layout (period {period}, gap {gap})"
+            if ratio > 1.0 + 1e-9:
+                raise _technique_failure(
+                    f"{label}: the profiler measured {ratio:.3g} shared wavefronts per warp-wide access; a "
+                    "conflict-free layout needs 1", {"measured": ratio, "low": 1.0, "high": 1.0,
+                                                    "unit": "wavefronts / ideal"})
+            words, least = staged_words(per_thread, block, period, gap), least_staged_words(per_thread, block)
+            if words > least:
+                raise _technique_failure(
+                    f"{label}: conflict-free, but {words} shared words for {per_thread * block} values; a layout "
+                    f"of this family does it in {least}",
+                    {"measured": words, "low": per_thread * block, "high": least, "unit": "shared words"})
+
+    return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden,
+                 hint="a bank is a word index modulo 32: list the banks the 32 lanes of a warp hit in each access, "
+                      "for the stores and for the reads, and place the gap words where they separate the lanes "
+                      "that collide, and nowhere else", hints=None, technique=True)
 
 
 Q3 = question(
-    "ps9.q3", "bank conflicts, predicted and measured", 2,
-    answer={"kernel": _COARSE, "worst_ways": function("worst_ways"), "measure": measurement()},
-    tolerance="wavefronts exact; measurements within 1% of the course's profiler",
-    hints={"measure": "measure(make_kernel, n, block): launch make_kernel(block) with ceil(n / (4 block)) blocks on n "
-                      "random float32 values under profile() and return report.total.shared_wavefronts / "
-                      "max(report.total.shared_ideal_wavefronts, 1)"},
+    "ps9.q3", "a conflict-free staging layout for C values per thread, in the fewest words", 2,
+    answer=function("staging_layout", allowed=(wavefronts,)),
+    tolerance="exact: one shared wavefront per warp-wide access, measured by the course's profiler, and no more "
+              "shared words than the least conflict-free layout of the family",
+    hints={"memory": "a gap word costs shared memory that could hold values: add one only where two lanes of a "
+                     "warp would otherwise meet in a bank"},
     tests=[
-        calls_test("the wavefronts of the up-sweep's right operand", 1, key="worst_ways", args=_ways_args,
-                   expect=up_sweep_wavefronts,
-                   hint="lanes whose word indices are equal modulo 32 share a bank; a bank serves one distinct word "
-                        "per wavefront"),
-        kernel_measurement_test("your measure(), on your kernel and on the lesson's", 1, key="measure",
-                                kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
-                                launch=_measure_launch,
-                                measure=lambda m, config: m["shared_wavefronts"] / max(m["shared_ideal_wavefronts"], 1),
-                                rtol=0.01, caps=True),
+        layout_test("your layouts, profiled in a staging kernel: C = 4 and 3 (B = 64), C = 6 (B = 32), C = 12 "
+                    "(B = 128)", 1, _layout_configs([(4, 64), (3, 64), (6, 32), (12, 128)])),
+        layout_test("hidden: your layouts for coarsening factors and blocks drawn at grading time", 1,
+                    _drawn_layout_configs, hidden=True),
     ])
 
 QUESTIONS = (Q1, Q2, Q3)

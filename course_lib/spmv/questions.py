@@ -35,19 +35,22 @@
   on matrices and L drawn at grading time, and measures each launch itself (a failure there caps the question at
   half); ``best_lanes`` must be the L
   its own measurements of the student's kernel on ``MEASURE_MATRIX`` pick.
-- ``ps2.q3`` (2 points): the hybrid's K at the speed ratio the student **measures**. Answer: ``{"measure_ratio":
+- ``ps2.q3`` (2 points): the hybrid's K at the **traffic ratio** the student measures. Answer: ``{"measure_ratio":
   f(A), "hyb_cost": cost(row_lengths, K, ratio, launch), "choose_k": g(row_lengths, ratio, launch)}``.
-  ``measure_ratio(A)`` profiles two launches on the float32 CSR matrix A (:func:`ratio_launches`: the course's ELL
-  kernel with K = the longest row and its segmented COO kernel with every entry, blocks of ``RATIO_BLOCK``) and
-  returns COO's global load sectors per entry over ELL's per slot (padding included): 1.3 to 5.4 on the kinds
-  of matrix the grader draws, never the lesson's 3 in general. The grader calls it on two matrices of
-  ``RATIO_KINDS`` (visible) and one drawn from the grading seed (hidden; no points of its own), and profiles the
-  same launches itself (:func:`measured_ratio`, to 1%): a pasted, modelled or misdirected measurement scores 0
-  there and caps the question at half (``technique=True``). The cost of ELL width K is R K slots, ``ratio`` per
-  entry past the first K of its row and ``launch`` if any entry is left for COO; ``choose_k`` must reach the least
-  cost on matrices with ratios drawn below and above 3 and launch costs up to ones that make pure ELL the best,
-  and, in a hidden test, on a drawn matrix at the ratio the student's ``measure_ratio`` gives, judged at the
-  grader's measured ratio. Lesson 2's rule (the largest K that at least R / 3 rows reach) answers none of these.
+  ``measure_ratio(A)`` profiles two launches on a float32 CSR matrix A whose rows all have one length
+  (:func:`ratio_launches`: the course's ELL kernel with every entry, so no padding, and its segmented COO kernel
+  with the same entries, blocks of ``RATIO_BLOCK``) and returns COO's global load sectors per entry over ELL's:
+  what a COO entry costs in the traffic the profiler counts, against the same entry in ELL (about 1.1 to 1.5
+  on the matrices the grader draws, not the lesson's speed ratio of 3; the scan steps, barriers and atomics of
+  COO are not in it). The grader calls it on two such matrices of distinct row lengths (visible) and one drawn
+  from the grading seed (hidden; no points of its own), and profiles the same launches itself
+  (:func:`measured_ratio`, to 1%): a pasted, modelled or misdirected measurement scores 0 there and caps the
+  question at half (``technique=True``). The cost of ELL width K is R K slots (a padded slot costs its warp a
+  step like a real one), ``ratio`` per entry past the first K of its row and ``launch`` if any entry is left for
+  COO; ``choose_k`` must reach the least cost on matrices with ratios drawn below and above 3 and launch costs up
+  to ones that make pure ELL the best, and, in a hidden test, on a drawn matrix of uneven rows at the ratio the
+  student's ``measure_ratio`` gives on a drawn matrix of one row length, judged at the grader's measured ratio.
+  Lesson 2's rule (the largest K that at least R / 3 rows reach) answers none of these.
 """
 
 from __future__ import annotations
@@ -407,21 +410,20 @@ def best_cost(lengths, ratio, launch):
     return min(modelled_cost(lengths, K, ratio, launch) for K in range(int(np.max(lengths, initial=0)) + 1))
 
 
-#: Threads per block of the two launches the speed ratio is measured on.
+#: Threads per block of the two launches the traffic ratio is measured on.
 RATIO_BLOCK = 64
-#: The kinds of matrix the grader measures the ratio on (drawn at grading time, with their size and seed).
-RATIO_KINDS = ("power-law rows", "balanced rows", "skewed rows", "empty rows and a long row")
-#: The kinds whose rows differ in length, where K is judged.
+#: The rows and the entries per row of the matrices the ratio is measured on (every row of one length, so that
+#: ELL holds no padding and both launches process the same entries), drawn at grading time with their seed.
+RATIO_ROWS, RATIO_ROW_LENGTHS = (32, 80), (2, 10)
+#: The kinds of matrix whose rows differ in length, where K is judged.
 UNEVEN_KINDS = ("power-law rows", "skewed rows", "empty rows and a long row")
 
 
-def ratio_matrix(spec):
-    """The float32 CSR matrix of a drawn ``(kind, rows, seed)``: small, so that its two launches profile quickly."""
+def uneven_matrix(spec):
+    """The float32 CSR matrix of a drawn ``(kind, rows, seed)`` of ``UNEVEN_KINDS``, where K is chosen."""
     kind, rows, seed = spec
     if kind == "power-law rows":
         A = power_law_rows(rows, 8.0, 2.1, seed=seed)
-    elif kind == "balanced rows":
-        A = random_balanced(rows, 3 + seed % 6, seed=seed)
     elif kind == "skewed rows":
         A = row_length_family(rows, 1.5, 6.0, seed=seed)
     else:
@@ -429,36 +431,53 @@ def ratio_matrix(spec):
     return as_csr(A, np.float32)
 
 
+def ratio_matrix(spec):
+    """The float32 CSR matrix of a drawn ``(rows, entries per row, seed)``: every row of one length, small, so that
+    its two launches profile quickly."""
+    rows, length, seed = spec
+    return as_csr(random_balanced(rows, length, seed=seed), np.float32)
+
+
 def ratio_launches(A):
-    """The two launches the ratio compares, on ``A`` (float32 CSR): the course's ELL kernel with every entry in
-    ELL (K = the longest row, R x K slots, padding included) and its segmented COO kernel with every entry in COO,
+    """The two launches the ratio compares, on ``A`` (float32 CSR, every row of one length K): the course's ELL
+    kernel with every entry in ELL (R x K slots, no padding) and its segmented COO kernel with the same entries,
     both with blocks of ``RATIO_BLOCK`` threads and x = 1."""
     n_rows, n_cols = A.shape
+    lengths = np.diff(A.indptr)
+    if lengths.size == 0 or (lengths != lengths[0]).any() or lengths[0] == 0:
+        raise ValueError("the traffic ratio is measured on a matrix whose rows all have one length, at least 1 "
+                         f"(got lengths {lengths.min(initial=0)} to {lengths.max(initial=0)}): ELL then holds no "
+                         "padding and both launches process the same entries")
     x = np.ones(n_cols, np.float32)
     split = ell_split(A)
     ell = Launch(kernels.ell_kernel, max(1, -(-n_rows // RATIO_BLOCK)), RATIO_BLOCK,
                  {"ell_indices": split.ell_indices, "ell_data": split.ell_data, "x": x,
                   "y": np.zeros(n_rows, np.float32)}, outputs=("y",))
-    rows = np.repeat(np.arange(n_rows, dtype=np.int32), np.diff(A.indptr)).astype(np.int32)
+    rows = np.repeat(np.arange(n_rows, dtype=np.int32), lengths).astype(np.int32)
     coo = Launch(kernels.coo_segmented_kernel(RATIO_BLOCK), max(1, -(-A.nnz // RATIO_BLOCK)), RATIO_BLOCK,
                  {"rows": rows, "cols": A.indices.astype(np.int32), "data": A.data, "x": x,
                   "y": np.zeros(n_rows, np.float32)}, outputs=("y",))
-    return ell, coo, n_rows * split.K, A.nnz
+    return ell, coo, A.nnz
 
 
 def measured_ratio(A):
-    """The grader's measurement: COO's global load sectors per entry over ELL's per slot (course profiler)."""
-    ell, coo, slots, entries = ratio_launches(A)
-    per_slot = profile_launch(ell)["metrics"]["global_load_sectors"] / slots
-    per_entry = profile_launch(coo)["metrics"]["global_load_sectors"] / entries
-    return per_entry / per_slot
+    """The grader's measurement: COO's global load sectors per entry over ELL's per entry, on the same entries
+    (course profiler). Sectors are one of COO's costs; its scan steps, barriers and atomics are not in it."""
+    ell, coo, entries = ratio_launches(A)
+    per_ell_entry = profile_launch(ell)["metrics"]["global_load_sectors"] / entries
+    per_coo_entry = profile_launch(coo)["metrics"]["global_load_sectors"] / entries
+    return per_coo_entry / per_ell_entry
 
 
-def _ratio_specs(count, kinds=RATIO_KINDS):
-    """``inputs``: ``count`` matrices drawn now, each of another of ``kinds``, with 40 to 100 rows and a seed."""
+def _ratio_spec(rng):
+    return [int(rng.integers(*RATIO_ROWS)), int(rng.integers(*RATIO_ROW_LENGTHS)), int(rng.integers(1 << 20))]
+
+
+def _ratio_specs(count):
+    """``inputs``: ``count`` matrices drawn now, of distinct row lengths, for the ratio."""
     def inputs(rng, info):
-        picks = rng.choice(len(kinds), size=count, replace=False)
-        return {"specs": [[kinds[int(k)], int(rng.integers(40, 100)), int(rng.integers(1 << 20))] for k in picks]}
+        lengths = rng.choice(np.arange(*RATIO_ROW_LENGTHS), size=count, replace=False)
+        return {"specs": [[int(rng.integers(*RATIO_ROWS)), int(k), int(rng.integers(1 << 20))] for k in lengths]}
     return inputs
 
 
@@ -468,10 +487,11 @@ def _launch_costs(rng, lengths):
 
 
 def ratio_test(name, points, count, *, hidden=False, choose=False):
-    """The student's ``measure_ratio(A)`` on ``count`` matrices drawn at grading time, against the grader's own
-    measurement of the same two launches; with ``choose``, the K that ``choose_k`` gives at the ratio measured
-    must reach the least modelled cost at the grader's ratio instead. A measurement that was not measured on
-    the matrix given (pasted, modelled, measured once) caps the question at half."""
+    """The student's ``measure_ratio(A)`` on ``count`` matrices of one row length drawn at grading time, against
+    the grader's own measurement of the same two launches; with ``choose``, the K that ``choose_k`` gives, on a
+    matrix of uneven rows drawn too, at the ratio measured must reach the least modelled cost at the grader's
+    ratio instead. A measurement that was not measured on the matrix given (pasted, modelled, measured once)
+    caps the question at half."""
     def produce(answer, data):
         results = []
         for spec in data["specs"]:
@@ -481,19 +501,21 @@ def ratio_test(name, points, count, *, hidden=False, choose=False):
                 reported = float(reported)
             result = {"reported": reported, "want": float(measured_ratio(A))}
             if choose:
-                lengths = np.diff(A.indptr).astype(np.int64)
-                chosen = [answer["choose_k"](lengths, reported, launch) for launch in spec[3]]
+                lengths = np.diff(uneven_matrix(tuple(spec[3])).indptr).astype(np.int64)
+                chosen = [answer["choose_k"](lengths, reported, launch) for launch in spec[4]]
                 result["chosen"] = [int(K) if isinstance(K, np.integer) else K for K in chosen]
             results.append(result)
         return results
 
     def inputs(rng, info):
-        # K is judged on rows of uneven lengths (on equal rows every rule gives the longest row).
-        data = _ratio_specs(count, UNEVEN_KINDS if choose else RATIO_KINDS)(rng, info)
+        data = _ratio_specs(count)(rng, info)
         if choose:
+            # K is judged on rows of uneven lengths (on equal rows every rule gives the longest row).
             for spec in data["specs"]:
-                lengths = np.diff(ratio_matrix(tuple(spec)).indptr).astype(np.int64)
-                spec.append(_launch_costs(rng, lengths))
+                uneven = [UNEVEN_KINDS[int(rng.integers(len(UNEVEN_KINDS)))], int(rng.integers(40, 100)),
+                          int(rng.integers(1 << 20))]
+                lengths = np.diff(uneven_matrix(tuple(uneven)).indptr).astype(np.int64)
+                spec += [uneven, _launch_costs(rng, lengths)]
         return data
 
     def judge(data, got, info):
@@ -502,7 +524,8 @@ def ratio_test(name, points, count, *, hidden=False, choose=False):
         for spec, result in zip(data["specs"], got):
             if not isinstance(result, dict):
                 raise fail("the measurements did not come back", "answer")
-            where = "a matrix drawn at grading time" if hidden else f"a {spec[1]}-row matrix of {spec[0]}"
+            where = ("a matrix drawn at grading time" if hidden
+                     else f"a {spec[0]}-row matrix of {spec[1]} entries per row")
             value, want = result.get("reported"), result.get("want")
             if type(want) is not float or not np.isfinite(want):
                 raise fail("the grader's measurement did not come back", "answer")
@@ -514,37 +537,38 @@ def ratio_test(name, points, count, *, hidden=False, choose=False):
                                "for its two launches (allowed difference 1%): measure the matrix you are given",
                                "measure")
                 continue
-            lengths = np.diff(ratio_matrix(tuple(spec[:3])).indptr).astype(np.int64)
-            if type(result.get("chosen")) is not list or len(result["chosen"]) != len(spec[3]):
+            lengths = np.diff(uneven_matrix(tuple(spec[3])).indptr).astype(np.int64)
+            if type(result.get("chosen")) is not list or len(result["chosen"]) != len(spec[4]):
                 raise fail("choose_k's answers did not come back", "answer")
-            for launch, K in zip(spec[3], result["chosen"]):
+            for launch, K in zip(spec[4], result["chosen"]):
                 if type(K) is not int or K < 0:
                     raise fail(f"choose_k(..., {value:.4g}, {launch:.4g}) = {K!r} is not a valid K")
                 best = best_cost(lengths, want, launch)
                 if not _matches(modelled_cost(lengths, K, want, launch), best, 1e-9):
-                    raise fail(f"for {where} and launch cost {launch:.4g}, K = {K} costs "
+                    raise fail(f"for a matrix of {spec[3][0]} and launch cost {launch:.4g}, K = {K} costs "
                                f"{modelled_cost(lengths, K, want, launch):.6g} at the measured ratio {want:.4g}; "
                                f"the best costs {best:.6g}")
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden,
                  hint="measure_ratio(A): profile the two launches of the question on A and divide their sectors per "
-                      "entry and per slot", hints=None, technique=not choose)
+                      "entry", hints=None, technique=not choose)
 
 
 Q3 = question(
-    "ps2.q3", "choosing K for the hybrid, at the speed ratio you measure, with a COO launch cost", 2,
+    "ps2.q3", "choosing K for the hybrid, at the traffic ratio you measure, with a COO launch cost", 2,
     answer={"measure_ratio": measurement("measure_ratio"), "hyb_cost": function("hyb_cost"),
             "choose_k": function("choose_k")},
     tolerance="ratios within 1% of the course's profiler; costs to 1e-6 relative; K must reach the minimum "
               "modelled cost",
     tests=[
-        ratio_test("your measure_ratio(), on two matrices of other kinds", 0.5, 2),
+        ratio_test("your measure_ratio(), on matrices of two row lengths", 0.5, 2),
         ratio_test("hidden: your measure_ratio() on a matrix drawn at grading time", 0, 1, hidden=True),
         calls_test("the cost model", 0.5, key="hyb_cost", args=_cost_args, expect=modelled_cost, rtol=1e-6,
                    explain=lambda a, want: "the ELL part processes R x K slots (padding included), each remaining "
                                            "entry costs `ratio`, and the COO launch costs `launch` when it has "
                                            "an entry"),
-        ratio_test("hidden: your K, at the ratio you measure, on a matrix drawn at grading time", 0.5, 1, hidden=True,
+        ratio_test("hidden: your K on an uneven matrix, at the ratio you measure on another, drawn at grading time",
+                   0.5, 1, hidden=True,
                    choose=True),
         calls_test("K minimises the modelled cost", 0.5, key="choose_k", args=_k_args,
                    expect=best_cost,

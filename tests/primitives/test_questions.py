@@ -11,7 +11,7 @@ from numba import cuda, float32, int32
 from course_lib import primitives
 from course_lib.grading import get_question, run_tests
 from course_lib.primitives.model import wavefronts
-from course_lib.primitives.questions import up_sweep_wavefronts
+from course_lib.primitives.questions import least_staged_words, staged_words
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
 import make_fixtures  # noqa: E402
@@ -56,22 +56,26 @@ def test_the_library_kernels_are_refused():
     assert result.points == 0 and "course's own" in result.error
 
 
-def test_up_sweep_wavefronts():
-    assert up_sweep_wavefronts(1, 32) == 2 and up_sweep_wavefronts(16, 32) == 32
-    assert up_sweep_wavefronts(1, 1) == 1 and up_sweep_wavefronts(32, 32) == wavefronts(32 * (2 * np.arange(32) + 2) - 1)
+def test_the_least_staged_words_are_those_of_an_exhaustive_search():
+    """The grader's reference against every layout of the family (gaps up to 3), on a few (C, B)."""
+    def conflict_free(C, B, period, gap):
+        lanes = np.arange(B).reshape(-1, 32)
+        accesses = [k * B + lanes for k in range(C)] + [C * lanes + k for k in range(C)]
+        return all(wavefronts(w + gap * (w // period)) == 1 for access in accesses for w in access)
+
+    for C, B in [(3, 32), (4, 32), (6, 32)]:
+        tile = C * B
+        least = min(staged_words(C, B, period, gap) for gap in range(4) for period in range(1, tile + 1)
+                    if conflict_free(C, B, period, gap))
+        assert least_staged_words(C, B) == least, (C, B)
+    assert least_staged_words(6, 32) == 193 and least_staged_words(4, 64) == 256 + 7
 
 
-def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
-    """measure(make_kernel, n, block) is called on the lesson's Blelloch kernels and on sizes drawn at grading
-    time: a pasted ratio, or the student's own kernel whatever is given, fails, and caps q3."""
-    make = _answer("right", "ps9_q1_answer", "make_coarse_scan_kernel")
-    ways = _answer("right", "ps9_q3_answer", "worst_ways")
-    measure = _answer("right", "ps9_q3_answer", "measure")
-    answer = {"kernel": make, "worst_ways": ways}
-    assert grade("ps9.q3", {**answer, "measure": measure}).points == 2
-    cheats = {"pasted": lambda make_kernel, n, block: 1.0,
-              "always its own kernel": lambda make_kernel, n, block: measure(make, n, block)}
-    for what, cheat in cheats.items():
-        result = grade("ps9.q3", {**answer, "measure": cheat})
-        said = " ".join(str(result).split())
-        assert result.points == 1 and any(o.technique and not o.passed for o in result.outcomes), (what, said)
+def test_the_staging_layouts_are_graded_in_the_grader_s_kernel():
+    """The solution's layouts get full marks; the lesson's gap every 32 words, for every C, is capped."""
+    layout = _answer("right", "ps9_q3_answer", "staging_layout")
+    assert grade("ps9.q3", layout).points == 2
+    result = grade("ps9.q3", lambda per_thread, block: (32, 1))
+    said = " ".join(str(result).split())
+    assert result.points <= 1 and "shared wavefronts per warp-wide access" in said, said
+    assert grade("ps9.q3", lambda per_thread, block: (0, 1)).points == 0

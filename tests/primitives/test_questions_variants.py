@@ -4,10 +4,12 @@ Kernels written from the problem statements: right techniques written differentl
 techniques with right results at most half.
 """
 
+import numpy as np
 import pytest
 from numba import cuda, float32, int32
 
 from course_lib.grading import get_question, run_tests
+from course_lib.primitives.model import wavefronts
 
 FULL = 0xFFFFFFFF
 
@@ -327,10 +329,54 @@ def first_warp_compacts_the_block(block):
     return kernel
 
 
+# ----------------------------------------------------------------------------- ps9.q3, layouts
+def gap_every_32_words(per_thread, block):
+    """The lesson's padding for every C: conflicts at C = 6 or 12, wasted words at an odd C."""
+    return 32, 1
+
+
+def never_a_gap(per_thread, block):
+    return 1, 0
+
+
+def gap_for_powers_of_two_only(per_thread, block):
+    """A rule seen in libraries' exchanges: right at C = 2, 4, 8, 16 and odd C, conflicts at C = 6, 10, 12, 14."""
+    return (32, 1) if per_thread & (per_thread - 1) == 0 else (1, 0)
+
+
+def gap_per_thread(per_thread, block):
+    """One gap word after each thread's values: the reads are conflict-free, the warp's coalesced stores are not."""
+    return per_thread, 1
+
+
+def visible_answers_only(per_thread, block):
+    """Right on the visible configurations, a gap every 32 words elsewhere."""
+    return {(4, 64): (32, 1), (3, 64): (1, 0), (6, 32): (96, 1), (12, 128): (96, 1)}.get((per_thread, block), (32, 1))
+
+
+def longest_period_by_search(per_thread, block):
+    """Right, found rather than reasoned: the longest period with one gap word that the model finds conflict-free
+    for the stores and the reads of every warp, or no gap when none is needed."""
+    def conflict_free(period, gap):
+        for warp in range(block // 32):
+            lanes = 32 * warp + np.arange(32)
+            for k in range(per_thread):
+                for words in (k * block + lanes, per_thread * lanes + k):
+                    if wavefronts(words + gap * (words // period)) > 1:
+                        return False
+        return True
+
+    if conflict_free(1, 0):
+        return per_thread * block, 0
+    return next((p, 1) for p in range(per_thread * block, 0, -1) if conflict_free(p, 1))
+
+
 WRONG = [("ps9.q1", technique_only_up_to_2048_values), ("ps9.q1", first_warp_scans_the_tile),
-         ("ps9.q2", thread_zero_compacts_one_warp_blocks), ("ps9.q2", first_warp_compacts_the_block)]
-RIGHT = [("ps9.q1", tree_over_totals), ("ps9.q2", offsets_by_thread_zero)]
-POINTS = {"ps9.q1": 6, "ps9.q2": 3}
+         ("ps9.q2", thread_zero_compacts_one_warp_blocks), ("ps9.q2", first_warp_compacts_the_block),
+         ("ps9.q3", gap_every_32_words), ("ps9.q3", never_a_gap), ("ps9.q3", gap_for_powers_of_two_only),
+         ("ps9.q3", gap_per_thread), ("ps9.q3", visible_answers_only)]
+RIGHT = [("ps9.q1", tree_over_totals), ("ps9.q2", offsets_by_thread_zero), ("ps9.q3", longest_period_by_search)]
+POINTS = {"ps9.q1": 6, "ps9.q2": 3, "ps9.q3": 2}
 
 
 @pytest.mark.parametrize("seed", SEEDS)

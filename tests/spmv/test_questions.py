@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numba import cuda, float32, int32
 
 from course_lib import spmv
 from course_lib.grading import get_question, run_tests
-from course_lib.spmv.questions import best_cost, modelled_cost, warp_steps
+from course_lib.spmv.questions import best_cost, measured_ratio, modelled_cost, warp_steps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grading"))
 import make_fixtures  # noqa: E402
@@ -102,15 +103,16 @@ def test_only_a_measure_that_runs_the_kernel_it_is_given_passes():
 
 
 def test_q3_the_ratio_is_measured_on_the_matrix_given_and_k_follows_from_it():
-    """measure_ratio(A) is called on matrices drawn at grading time and compared with the grader's own profile of
-    the same two launches: the lesson's 3, a ratio pasted from one matrix, or one matrix measured whatever is given
-    scores 0 there and caps q3 at half; choose_k at the measured ratio is judged at the grader's ratio."""
+    """measure_ratio(A) is called on matrices of one row length drawn at grading time and compared with the
+    grader's own profile of the same two launches: the lesson's 3, a ratio pasted from one matrix, or one matrix
+    measured whatever is given scores 0 there and caps q3 at half; choose_k at the measured ratio is judged at
+    the grader's ratio. A matrix of uneven rows is refused by the grader's measurement (ELL would hold padding)."""
     measure = _answer("right", "ps2_q3_answer", "measure_ratio")
     answer = {"hyb_cost": _answer("right", "ps2_q3_answer", "hyb_cost"),
               "choose_k": _answer("right", "ps2_q3_answer", "choose_k")}
     result = grade("ps2.q3", {**answer, "measure_ratio": measure})
     assert result.points == 2, str(result)
-    fixed = spmv.as_csr(spmv.power_law_rows(60, 8.0, 2.1, seed=1), np.float32)
+    fixed = spmv.as_csr(spmv.random_balanced(60, 6, seed=1), np.float32)
     pasted = measure(fixed)
     cheats = {"the lesson's ratio": lambda A: 3.0, "pasted from one matrix": lambda A: pasted,
               "one matrix measured, whatever is given": lambda A: measure(fixed)}
@@ -119,3 +121,5 @@ def test_q3_the_ratio_is_measured_on_the_matrix_given_and_k_follows_from_it():
         said = " ".join(str(result).split())
         assert result.points <= 1 and any(o.technique and not o.passed for o in result.outcomes), (what, said)
         assert "but the course's profiler measures" in said, (what, said)
+    with pytest.raises(ValueError, match="one length"):
+        measured_ratio(spmv.as_csr(spmv.power_law_rows(60, 8.0, 2.1, seed=1), np.float32))

@@ -353,3 +353,38 @@ def test_a_wrong_technique_with_right_results_earns_at_most_half(factory, seed):
 def test_the_technique_written_differently_earns_full_marks(factory, seed):
     result = grade(factory, seed)
     assert result.points == POINTS, str(result)
+
+
+# ----------------------------------------------------------------------------- ps2.q3, the traffic ratio
+def test_q3_a_ratio_measured_another_way_keeps_full_marks():
+    """COO's sectors over ELL's (the entries are the same, so per entry cancels), the rows of the entries found
+    by a search in indptr, and K from the cumulative counts of the rows reaching each column."""
+    import numpy as np
+
+    from course_lib import spmv
+    from course_lib.sim import profile
+
+    def measure_ratio(A):
+        rows_of_a, cols_of_a = A.shape
+        ones = np.ones(cols_of_a, np.float32)
+        split = spmv.ell_split(A)
+        ell = profile(spmv.kernels.ell_kernel, (rows_of_a + 63) // 64, 64, split.ell_indices, split.ell_data, ones,
+                      np.zeros(rows_of_a, np.float32)).total.global_load_sectors
+        owner = (np.searchsorted(A.indptr, np.arange(A.nnz), side="right") - 1).astype(np.int32)
+        coo = profile(spmv.kernels.coo_segmented_kernel(64), (A.nnz + 63) // 64, 64, owner,
+                      A.indices.astype(np.int32), A.data, ones, np.zeros(rows_of_a, np.float32)).total
+        return coo.global_load_sectors / ell
+
+    def hyb_cost(lengths, K, ratio, launch):
+        excess = int(np.clip(lengths - K, 0, None).sum())
+        return float(len(lengths) * K + ratio * excess + (launch if excess > 0 else 0.0))
+
+    def choose_k(lengths, ratio, launch):
+        longest = int(lengths.max(initial=0))
+        reaching = np.bincount(lengths, minlength=longest + 1)[::-1].cumsum()[::-1]  # rows reaching k = 0..longest
+        worth = [k for k in range(1, longest + 1) if ratio * reaching[k] > len(lengths)]
+        return min({max(worth, default=0), longest}, key=lambda K: hyb_cost(lengths, K, ratio, launch))
+
+    result = run_tests(get_question("ps2.q3"), {"measure_ratio": measure_ratio, "hyb_cost": hyb_cost,
+                                                "choose_k": choose_k}, hidden=True, seed=SEEDS[0])
+    assert result.points == 2, str(result)
