@@ -205,15 +205,6 @@ Q1 = question(
     "ps9.q1", "a coarsened work-efficient scan", 6,
     answer=_COARSE,
     tolerance=f"|error| <= 1e-05 + {RTOL:g} x max|expected| against a float64 NumPy scan of each tile",
-    hints={"unwritten": "every value of out gets its exclusive prefix within its tile (out[first of tile] = 0), and "
-                        "block_sums[b] the tile's total",
-           "bounds": "the last tile is partial: load 0 past n, and store only below n",
-           "barrier": "a barrier between the staging stores and the reads of other threads' values, and between "
-                      "writing the totals' scan and reading it",
-           "value": "a thread's values get its own running sum plus the exclusive scan of the totals of the threads "
-                    "before it",
-           "technique": "stage the tile coalesced in a padded shared array, scan 4 values per thread serially, scan "
-                        "the B thread totals in the block, add back, store coalesced"},
     tests=[
         result_test("n = 1 (no points)", 0, inputs=sized(1, 32), label=_label, **_Q1),
         result_test("one partial tile, B = 32", 1, inputs=sized(77, 32), label=_label, **_Q1),
@@ -286,11 +277,6 @@ _Q2 = dict(launch=launch_compact, expect=expected_compact)
 Q2 = question(
     "ps9.q2", "compaction within a tile by warp votes", 3,
     answer=_COMPACT, tolerance="exact (values are copied, never computed)",
-    hints={"value": "the kept values of a tile keep their order: lane l's slot is the number of kept values of the "
-                    "lanes before it in its warp, plus the kept values of the warps before its warp",
-           "unwritten": "counts[b] is written for every block, 0 when nothing is kept",
-           "warp": "every lane of the warp must reach the ballot, the lanes past n with a false vote",
-           "technique": "cuda.ballot_sync and cuda.popc rank the lanes of a warp; one barrier shares the warps' counts"},
     tests=[
         result_test("one warp, nothing kept (no points)", 0, inputs=compact_sized(32, 32, 2.0), **_Q2),
         result_test("two tiles of 64, the last partial", 1, inputs=compact_sized(100, 64), **_Q2),
@@ -457,9 +443,7 @@ def layout_test(name, points, inputs, *, hidden=False):
                     {"measured": words, "low": per_thread * block, "high": least, "unit": "shared words"})
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden,
-                 hint="a bank is a word index modulo 32: list the banks the 32 lanes of a warp hit in each access, "
-                      "for the stores and for the reads, and place the gap words where they separate the lanes "
-                      "that collide, and nowhere else", hints=None, technique=True)
+                 technique=True)
 
 
 Q3 = question(
@@ -467,8 +451,6 @@ Q3 = question(
     answer=function("staging_layout", allowed=(wavefronts,)),
     tolerance="exact: one shared wavefront per warp-wide access, measured by the course's profiler, and no more "
               "shared words than the least conflict-free layout of the family",
-    hints={"memory": "a gap word costs shared memory that could hold values: add one only where two lanes of a "
-                     "warp would otherwise meet in a bank"},
     tests=[
         layout_test("your layouts, profiled in a staging kernel: C = 4 and 3 (B = 64), C = 6 (B = 32), C = 12 "
                     "(B = 128)", 1, _layout_configs([(4, 64), (3, 64), (6, 32), (12, 128)])),

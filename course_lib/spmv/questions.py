@@ -59,7 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import cuda, float32
 
-from ..grading.authoring.harness import (Answer, Launch, _matches, _test, calls_test, close, fail, function, integer,
+from ..grading.authoring.harness import (STORED, Answer, Launch, _matches, _test, calls_test, close, fail, function, integer,
                                          kernel_factory, measurement, profile_launch, question, race_test, result_test,
                                          sign_flipped)
 from ..grading.authoring.measuring import best_parameter_test, kernel_measurement_test
@@ -227,15 +227,6 @@ _Q1 = dict(launch=launch_subwarp, expect=expected_y, compare=close(RTOL, 1e-6))
 Q1 = question(
     "ps2.q1", "sub-warp CSR-vector kernel, bounds read once per row", 6, answer=_KERNEL, diagnose=[("sign", sign_flipped)],
     tolerance=f"|error| <= 1e-06 + {RTOL:g} x max|y| against a float64 SciPy reference",
-    hints={"warp": "every lane named in the shuffle's mask must reach it: lanes past the last row take part with a "
-                   "zero sum and only skip the store (no early return)",
-           "bounds": "guard the rows past the end (row < R) before reading indptr[row + 1], and the store",
-           "unwritten": "lane 0 of each group of L lanes writes its row's sum, empty rows too (0)",
-           "value": "lane l sums entries l, l + L, l + 2L... of its row; then log2(L) shuffle steps with offsets "
-                    "L/2, ..., 1 add the L partial sums, within the group",
-           "technique": "consecutive lanes must read consecutive entries of a row, a row's bounds are read once and "
-                        "handed to its lanes by cuda.shfl_sync, and the partial sums are added by shuffles "
-                        "(cuda.shfl_down_sync or shfl_xor_sync), not by atomics"},
     tests=[
         result_test("a 1 x 1 matrix (no points: a kernel copying x passes)", 0,
                     inputs=case(lambda r: sp.csr_matrix(np.array([[2.5]], np.float32)), 4), **_Q1),
@@ -348,19 +339,15 @@ Q2 = question(
     answer={"kernel": _KERNEL, "predicted_steps": function("predicted_steps"), "measure": measurement(),
             "best_lanes": integer("best_lanes", minimum=1, maximum=WARP)},
     tolerance="steps exact; measurements within 1% of the course's profiler",
-    hints={"measure": "measure(make_kernel, A, lanes): launch make_kernel(lanes) on the CSR matrix A with "
-                      "ceil(R L / 64) blocks of 64 under profile() and return report.total.global_load_sectors"},
     tests=[
         calls_test("the predicted loop steps of the warps", 1, key="predicted_steps", args=_steps_args,
-                   expect=warp_steps, hint="a warp holds 32 / L rows and runs as long as its longest row needs: "
-                                           "ceil(length / L) steps"),
+                   expect=warp_steps),
         kernel_measurement_test("your measure(), on your kernel and on the grader's, on drawn matrices and L", 0.5,
                                 key="measure", kernel_key="kernel", decoys=MEASURE_DECOYS, configs=_measure_configs,
                                 arguments=_measure_arguments, launch=_decoy_launch,
                                 measure=lambda metrics, config: metrics["global_load_sectors"], rtol=0.01, caps=True),
         best_parameter_test("the L with the least traffic for your kernel", 0.5, key="best_lanes",
-                            params=MEASURE_LANES, launch=_measure_launch, measure=_sectors, best=min,
-                            hint="profile(make_kernel(L), grid, 64, ...).total.global_load_sectors for each L"),
+                            params=MEASURE_LANES, launch=_measure_launch, measure=_sectors, best=min),
     ])
 
 
@@ -550,8 +537,7 @@ def ratio_test(name, points, count, *, hidden=False, choose=False):
                                f"the best costs {best:.6g}")
 
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden,
-                 hint="measure_ratio(A): profile the two launches of the question on A and divide their sectors per "
-                      "entry", hints=None, technique=not choose)
+                 technique=not choose)
 
 
 Q3 = question(
@@ -564,9 +550,7 @@ Q3 = question(
         ratio_test("your measure_ratio(), on matrices of two row lengths", 0.5, 2),
         ratio_test("hidden: your measure_ratio() on a matrix drawn at grading time", 0, 1, hidden=True),
         calls_test("the cost model", 0.5, key="hyb_cost", args=_cost_args, expect=modelled_cost, rtol=1e-6,
-                   explain=lambda a, want: "the ELL part processes R x K slots (padding included), each remaining "
-                                           "entry costs `ratio`, and the COO launch costs `launch` when it has "
-                                           "an entry"),
+                   explain=STORED),
         ratio_test("hidden: your K on an uneven matrix, at the ratio you measure on another, drawn at grading time",
                    0.5, 1, hidden=True,
                    choose=True),
@@ -574,9 +558,7 @@ Q3 = question(
                    expect=best_cost,
                    transform=lambda lengths, ratio, launch, K: (modelled_cost(lengths, K, ratio, launch)
                                                                 if K >= 0 else None),
-                   rtol=1e-9,
-                   hint="column K + 1 is worth moving into ELL while more than R / ratio rows reach it; then "
-                        "compare with the K that leaves COO empty, which saves the launch"),
+                   rtol=1e-9),
     ])
 
 

@@ -92,7 +92,7 @@ def _plain(value, shape, name):
     return value
 
 
-def _test(name, points, *, inputs, produce, judge, hidden, hint, hints, technique):
+def _test(name, points, *, inputs, produce, judge, hidden, technique, hint="", hints=None):
     return Test(name, hidden=hidden, hint=hint, inputs=inputs, produce=produce, judge=judge, points=points,
                 technique=technique, hints=tuple((hints or {}).items()))
 
