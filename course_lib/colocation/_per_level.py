@@ -117,7 +117,7 @@ def _filter_and_keep(miner, candidates, parents, n_parents, k, threshold):
     fused = miner.filter == "fused"
     parts = [candidates.reshape(-1), child_of, seg_start, slots] + ([np.zeros(n * k, np.int32)] if fused else [])
     d_in = miner._upload(np.concatenate(parts), into="level_in")
-    bounds_at = np.cumsum([0] + [len(p) for p in parts])
+    bounds_at = np.cumsum([0] + [len(p) for p in parts]).tolist()  # plain ints to slice device arrays
     d_cand, d_child_of, d_seg_start, d_slots = (d_in[bounds_at[i]: bounds_at[i + 1]] for i in range(4))
     shape = (np.int32(g.n_cols), np.int32(g.n_rows))
     d_bounds = miner._alloc("bounds", n, np.float64)

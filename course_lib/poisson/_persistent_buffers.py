@@ -66,7 +66,7 @@ def band_plan(h, w, sms=None, threads=None):
     pw = w + 2
     if 3 * pw > 12288:
         raise ValueError(f"a {h} x {w} crop is too wide for the banded layout (3 rows of W + 2 floats must fit "
-                         "48 KB of shared memory): use layout='grid'")
+                         "48 KB of shared memory): use layout='grid' (seamless_clone's method='persistent' picks it)")
     if sms is None:
         sms = _sm_count()
     if sms is None:  # the simulator: as many blocks as it lets a cooperative grid have
@@ -109,7 +109,8 @@ class _PersistentBuffers:
                 plan = band_plan(h, w, sms=limit, threads=threads)
                 if limit < 3 or plan[1] >= bands:
                     raise ValueError(f"a {h} x {w} crop needs {3 * bands} blocks of the banded layout, more than a "
-                                     f"cooperative launch may have ({limit}): use layout='grid'")
+                                     f"cooperative launch may have ({limit}): use layout='grid' (seamless_clone's "
+                                     "method='persistent' picks it)")
             self.grid = 3 * bands
             self.work = (np.int32(band_rows), cuda.device_array((2, 3, bands, 2, w), np.float32))
         else:
