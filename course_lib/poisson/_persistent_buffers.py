@@ -83,9 +83,11 @@ def band_plan(h, w, sms=None, threads=None):
 
 
 class _PersistentBuffers:
-    """Device buffers, host staging array and launch of the one-launch clone of one crop shape."""
+    """Device buffers, host staging array and launch of the one-launch clone of one crop shape (``key``: its
+    height, width, layout, and the shared layout's capacity and threads; ``grid_block``: the threads per block
+    of the grid layout)."""
 
-    def __init__(self, key):
+    def __init__(self, key, grid_block):
         from numba import cuda
 
         from . import kernels
@@ -114,16 +116,10 @@ class _PersistentBuffers:
             self.grid = 3 * bands
             self.work = (np.int32(band_rows), cuda.device_array((2, 3, bands, 2, w), np.float32))
         else:
-            self.kernel, self.block = kernels.jacobi_cooperative_kernel, _default_block()
+            self.kernel, self.block = kernels.jacobi_cooperative_kernel, grid_block
             self.grid = max(1, min(-(-3 * h * w // self.block), _cooperative_blocks(self.kernel, self.block)))
             self.work = (cuda.device_array((h, w), np.uint8),) + tuple(
                 cuda.device_array((3, h, w), np.float32) for _ in range(3))
-
-
-def _default_block():
-    from .api import default_block
-
-    return default_block()
 
 
 def _persistent_buffers() -> dict:

@@ -284,7 +284,7 @@ class PersistentSolver:
         pool = _persistent_buffers() if pooled else {}
         buffers = pool.get(key)
         if buffers is None:
-            buffers = _PersistentBuffers(key)
+            buffers = _PersistentBuffers(key, default_block())
             if pooled:
                 while len(pool) >= POOL_SHAPES:  # drop the oldest shape
                     pool.pop(next(iter(pool)))
