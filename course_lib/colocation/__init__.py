@@ -15,7 +15,8 @@ load on first use.
 """
 
 from .._lazy import lazy_submodules
-from . import _fused_kernels, kernels, profiling  # noqa: F401 (_fused_kernels: registers its kernels)
+# _fused_kernels and _per_level register their kernels beside the lesson's.
+from . import _fused_kernels, _per_level, kernels, profiling  # noqa: F401
 from .api import HOST_MEMORY, METHODS, VERSIONS, LevelStats, MiningResult, check_inputs, default_block, mine
 from .cpu import mine_cpu
 from .data import SpatialData, planted_colocations, uniform_features

@@ -31,7 +31,8 @@ from ._types import LevelStats, MiningResult
 from .model import _grid_for_checked, level_plan
 from .reference import apriori_candidates
 
-__all__ = ["FILTERS", "HOST_MEMORY", "METHODS", "SEARCHES", "VERSIONS", "LevelStats", "MiningResult", "check_inputs", "default_block", "mine"]
+__all__ = ["COPIES", "FILTERS", "HOST_MEMORY", "METHODS", "SEARCHES", "VERSIONS", "LevelStats", "MiningResult",
+           "check_inputs", "default_block", "mine"]
 
 #: ``"gpu"`` (kernels, on the GPU or in the simulator), ``"cpu"`` (compiled grid-based miner,
 #: all cores) and ``"reference"`` (SciPy k-d tree and Python sets).
@@ -41,6 +42,9 @@ METHODS = ("gpu", "cpu", "reference")
 FILTERS = ("two_step", "fused")
 #: The refines of :func:`mine` (``search=``): the neighbour search twice per row (the lesson's), or once.
 SEARCHES = ("twice", "once")
+#: The copies of a batched level in :func:`mine` (``copies=``): each phase's own (the lesson's: the candidates
+#: up and the bounds down, then the plan up and the counts down), or one copy each way per level.
+COPIES = ("per_phase", "per_level")
 
 #: Where :func:`mine` stages host arrays before upload (see the module docstring).
 HOST_MEMORY = ("pageable", "pinned_per_upload", "pinned_reused")
@@ -63,7 +67,8 @@ def default_block() -> int:
 
 
 def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_size=None, preprocess="device",
-         batched=True, host_memory="pageable", block=None, filter="two_step", search="twice") -> MiningResult:
+         batched=True, host_memory="pageable", block=None, filter="two_step", search="twice",
+         copies="per_phase") -> MiningResult:
     """Every prevalent co-location pattern of size >= 2 and its participation index.
 
     Parameters
@@ -99,6 +104,12 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
         :func:`~course_lib.colocation._fused_kernels.place_kept_kernel` (the first extensions of each
         row kept in a scratch buffer by the counting search and copied to their place; only rows with
         more are searched again). Same table, same order.
+    copies : {"per_phase", "per_level"}
+        GPU, batched only: the lesson's copies (the filter's candidates up and bounds down, then the
+        refine's plan up and participation counts down: two each way per level), or one each way per
+        level (:mod:`~course_lib.colocation._per_level`: the refine planned for every candidate before
+        the filter, the filter applied on the device, the survivors and their counts downloaded together,
+        every participation index of the level computed with NumPy). Same kernels, same patterns.
 
     Returns
     -------
@@ -125,6 +136,10 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
     block = default_block() if block is None else check_block(block)
     check_choice(filter, "filter", FILTERS)
     check_choice(search, "search", SEARCHES)
+    check_choice(copies, "copies", COPIES)
+    if copies == "per_level" and not batched:
+        raise ValueError("copies='per_level' needs batched=True: one candidate at a time, every candidate has its "
+                         "own copies")
     if len(features) == 0:
         return MiningResult({}, [], method)  # no instance, no pattern (and no grid to build)
     # The inputs are checked once, here: the methods below take them through their private entry points.
@@ -139,7 +154,8 @@ def mine(points, features, r, threshold, *, n_features=None, method="gpu", max_s
 
         return _mine_cpu_checked(points, features, r, threshold, n_features, max_size, grid)
     return _DeviceMiner(points, features, r, n_features, grid, block=block, preprocess=preprocess,
-                        batched=batched, host_memory=host_memory, filter=filter, search=search).run(threshold, max_size)
+                        batched=batched, host_memory=host_memory, filter=filter, search=search,
+                        copies=copies).run(threshold, max_size)
 
 
 def _blocks(n, block):
@@ -150,8 +166,8 @@ class _DeviceMiner:
     """The GPU pipeline (also runs in the simulator). See :func:`mine` for the options."""
 
     def __init__(self, points, features, r, n_features, grid, *, block, preprocess, batched, host_memory,
-                 filter="two_step", search="twice"):
-        self.filter, self.search = filter, search
+                 filter="two_step", search="twice", copies="per_phase"):
+        self.filter, self.search, self.copies = filter, search, copies
         self.points, self.features, self.r = points, features, r
         self.n_features, self.grid, self.block = n_features, grid, block
         self.preprocess, self.batched, self.host_memory = preprocess, batched, host_memory
@@ -416,12 +432,9 @@ class _DeviceMiner:
         return d_new, total, part
 
     def _refine_once(self, d_table, rows, k, candidates, parents, n_parents):
-        """:meth:`_refine` (the lesson's, which it prints) with the neighbour search once per row:
-        :func:`~course_lib.colocation._fused_kernels.extend_keep_kernel` counts each row's extensions
-        and keeps the first ones, :func:`~course_lib.colocation._fused_kernels.place_kept_kernel` copies
-        them to their place after the prefix sum (searching again only rows with more)."""
+        """:meth:`_refine` (the lesson's, which it prints) with the neighbour search once per row
+        (:meth:`_extend` with ``search="once"``)."""
         from . import kernels
-        from ._fused_kernels import KEPT, extend_keep_kernel, place_kept_kernel
 
         g, nf = self.grid, self.n_features
         child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)
@@ -430,18 +443,7 @@ class _DeviceMiner:
         common = (d_table, np.int32(k - 1), d_child_of, np.int32(nf), self.d_x, self.d_y, self.d_features,
                   self.d_cell_of, self.d_cell_start, self.d_order, np.int32(g.n_cols), np.int32(g.n_rows),
                   self.r * self.r)
-        d_counts = self._alloc("counts", rows)
-        d_kept = self._alloc("kept", rows * KEPT * (k + 1))
-        if rows:
-            extend_keep_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows], d_kept)
-        d_offsets, total = self._scan(d_counts, rows, "offsets")
-        if total * (k + 1) >= 2**31:
-            raise ValueError(f"the instance table of size {k} would have {total:,} rows, too many for int32 "
-                             "indices; use a smaller r or fewer instances")
-        d_new = self._alloc(f"table{k % 2}", total * (k + 1))
-        if rows:
-            place_kept_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows], d_offsets[:rows],
-                                                                     d_kept, d_new)
+        d_new, total = self._extend(common, rows, k)
         counters = self._zeros(n_flags + len(seg_start), name="participation")
         d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + len(seg_start)]
         if total:
@@ -450,8 +452,45 @@ class _DeviceMiner:
         part = d_part.copy_to_host().reshape(len(candidates), k)
         return d_new, total, part
 
+    def _extend(self, common, rows, k):
+        """The instance table of size k from the one of size k - 1 (``common``: the neighbour search's
+        arguments, the table first): each row's extensions counted, a prefix sum, then written, the
+        neighbour search twice per row (the lesson's) or once (``search="once"``:
+        :func:`~course_lib.colocation._fused_kernels.extend_keep_kernel` counts each row's extensions and
+        keeps the first ones, :func:`~course_lib.colocation._fused_kernels.place_kept_kernel` copies them to
+        their place after the prefix sum, searching again only rows with more).
+
+        Returns
+        -------
+        d_new : device array (the table of size k, candidate ids last), and its row count
+        """
+        from . import kernels
+        from ._fused_kernels import KEPT, extend_keep_kernel, place_kept_kernel
+
+        once, blocks = self.search == "once", _blocks(rows, self.block)
+        d_counts = self._alloc("counts", rows)
+        d_kept = self._alloc("kept", rows * KEPT * (k + 1)) if once else None
+        if rows and once:
+            extend_keep_kernel[blocks, self.block](*common, d_counts[:rows], d_kept)
+        elif rows:
+            kernels.extend_count_kernel[blocks, self.block](*common, d_counts[:rows])
+        d_offsets, total = self._scan(d_counts, rows, "offsets")
+        if total * (k + 1) >= 2**31:
+            raise ValueError(f"the instance table of size {k} would have {total:,} rows, too many for int32 "
+                             "indices; use a smaller r or fewer instances")
+        d_new = self._alloc(f"table{k % 2}", total * (k + 1))  # the level k - 1 table is the other one
+        if rows and once:
+            place_kept_kernel[blocks, self.block](*common, d_counts[:rows], d_offsets[:rows], d_kept, d_new)
+        elif rows:
+            kernels.extend_fill_kernel[blocks, self.block](*common, d_offsets[:rows], d_new)
+        return d_new, total
+
     # -- the search -------------------------------------------------------------------------------
     def run(self, threshold, max_size) -> MiningResult:
+        if self.copies == "per_level":
+            from ._per_level import mine_per_level
+
+            return mine_per_level(self, threshold, max_size)
         with self._phase("preprocess"):
             self._preprocess()
             self._d_feature_count = self._upload(self.feature_count.astype(np.int32))

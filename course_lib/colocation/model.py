@@ -273,9 +273,9 @@ def level_plan(candidates, parents, n_parents, n_features, feature_count):
 
     Parameters
     ----------
-    candidates : list of tuple of int
+    candidates : list of tuple of int, or int array of shape (C, k)
         The candidates of size k being refined.
-    parents : list of int
+    parents : list or array of int
         For each candidate, the id of the pattern of size k - 1 it extends (its rows' last column).
     n_parents : int
         Number of pattern ids of size k - 1.
@@ -288,15 +288,18 @@ def level_plan(candidates, parents, n_parents, n_features, feature_count):
     seg_start : int32 array of shape (C * k,)
     n_flags : int
     """
+    # One NumPy pass over the level's candidates (no Python loop per candidate): candidate c extends its
+    # parent by its last feature, and its k flag segments follow each other, one per feature, as long as
+    # the feature has instances.
+    cand = np.asarray(candidates, np.int64).reshape(len(candidates), -1) if len(candidates) else np.zeros((0, 1),
+                                                                                                        np.int64)
     child_of = np.full(max(n_parents, 1) * n_features, -1, np.int32)
-    seg_start = np.zeros(len(candidates) * (len(candidates[0]) if candidates else 0), np.int32)
-    n_flags, at = 0, 0
-    for c, (cand, parent) in enumerate(zip(candidates, parents)):
-        child_of[parent * n_features + cand[-1]] = c
-        for f in cand:
-            seg_start[at] = n_flags
-            n_flags += int(feature_count[f])
-            at += 1
+    if len(cand):
+        child_of[np.asarray(parents, np.int64) * n_features + cand[:, -1]] = np.arange(len(cand), dtype=np.int32)
+    sizes = np.asarray(feature_count, np.int64)[cand].reshape(-1)
+    n_flags = int(sizes.sum())
     if n_flags >= 2**31:
         raise ValueError(f"too many participation flags for int32 indices ({n_flags:,}); mine fewer candidates")
+    seg_start = np.zeros(len(sizes), np.int32)
+    np.cumsum(sizes[:-1], out=seg_start[1:], dtype=np.int32)
     return child_of, seg_start, n_flags

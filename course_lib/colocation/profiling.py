@@ -70,8 +70,10 @@ def phase_traffic(points, features, r, threshold, *, n_features=None, max_size=N
     points, features, r, threshold, n_features, max_size
         As for :func:`~course_lib.colocation.mine`.
     **version
-        Keyword arguments of one version (``preprocess``, ``batched``, ``host_memory``, ``block``);
-        default: the batched, device-preprocessing, pageable version.
+        Keyword arguments of one version (``preprocess``, ``batched``, ``host_memory``, ``block``) and the
+        options of :func:`~course_lib.colocation.mine` that change the copies and launches (``filter``,
+        ``search``, ``copies``); default: the batched, device-preprocessing, pageable version, as ``mine``
+        runs it.
 
     Returns
     -------
@@ -80,16 +82,22 @@ def phase_traffic(points, features, r, threshold, *, n_features=None, max_size=N
         "launches", "runs"}}`` for each phase of :data:`PHASES` (``runs``: how many times the phase
         ran, e.g. once per level for the filter), and ``"result"``: the :class:`MiningResult`.
     """
-    from .api import _DeviceMiner, check_inputs, default_block
+    from .._validate import check_choice
+    from .api import COPIES, FILTERS, SEARCHES, _DeviceMiner, check_inputs, default_block
     from .model import grid_for
 
     points, features, r, threshold, n_features, max_size = check_inputs(points, features, r, threshold,
                                                                         n_features, max_size)
-    options = dict(preprocess="device", batched=True, host_memory="pageable", block=default_block())
+    options = dict(preprocess="device", batched=True, host_memory="pageable", block=default_block(),
+                   filter="two_step", search="twice", copies="per_phase")
     unknown = set(version) - set(options)
     if unknown:
         raise ValueError(f"phase_traffic takes the options {sorted(options)}, got {sorted(unknown)}")
     options.update(version)
+    for name, choices in (("filter", FILTERS), ("search", SEARCHES), ("copies", COPIES)):
+        check_choice(options[name], name, choices)
+    if options["copies"] == "per_level" and not options["batched"]:
+        raise ValueError("copies='per_level' needs batched=True")
     if len(features) == 0:
         raise ValueError("phase_traffic needs at least one instance")
     miner = _DeviceMiner(points, features, r, n_features, grid_for(points, r, n_features), **options)

@@ -20,15 +20,16 @@ from ..registry import register_kernel
 from ._stencil import IMAGE, LABELS, LESSON, PLANES, _example_problem, clamp_255, neighbour_count
 from .reference import BORDER, INTERIOR, OUTSIDE
 
-__all__ = ["COOPERATIVE_SIG", "PACKED", "PACKED_CHANNELS", "PERSISTENT_GPU", "PERSISTENT_SIG",
-           "PERSISTENT_SIM_THREADS", "jacobi_cooperative_kernel", "jacobi_persistent_kernel", "packed_label",
-           "packed_rhs"]
+__all__ = ["BANDED_SIG", "COOPERATIVE_SIG", "PACKED", "PACKED_CHANNELS", "PERSISTENT_GPU", "PERSISTENT_SIG",
+           "PERSISTENT_SIM_THREADS", "jacobi_banded_kernel", "jacobi_cooperative_kernel", "jacobi_persistent_kernel",
+           "packed_label", "packed_rhs"]
 
 #: Channels of ``packed``: source RGB, target RGB, then the mask.
 PACKED_CHANNELS = 7
 PACKED = "uint8[:, :, ::1]"
 PERSISTENT_SIG = f"void({PACKED}, int32, {IMAGE}, {PLANES})"
 COOPERATIVE_SIG = f"void({PACKED}, int32, {LABELS}, {PLANES}, {PLANES}, {PLANES}, {IMAGE}, {PLANES})"
+BANDED_SIG = f"void({PACKED}, int32, int32, float32[:, :, :, :, ::1], {IMAGE}, {PLANES})"
 
 
 @cuda.jit(device=True, inline=True)
@@ -265,6 +266,143 @@ def jacobi_cooperative_kernel(packed, iterations, labels, rhs, buf_a, buf_b, out
         out[y, x, c] = uint8(v) if labels[y, x] == INTERIOR else packed[y, x, 3 + c]
 
 
+@lru_cache(maxsize=None)
+def jacobi_banded_kernel(capacity: int, threads: int):
+    """The whole clone in one cooperative launch, each block a band of rows of one channel in shared memory.
+
+    :func:`jacobi_persistent_kernel` runs on three SMs, one block per channel. Here the rows of
+    the crop are cut into bands of ``band_rows`` rows, and block ``c * bands + b`` holds band b of
+    channel c in shared memory, with one more row above and below (the *halo*: the last row of
+    the band above and the first row of the band below, or the zero frame beyond the image
+    edge). Each sweep, a block reads its halo rows from the global array ``edges``, where the
+    neighbouring bands left their boundary rows in the previous sweep, computes its band's
+    new values, and writes its own two boundary rows for the next sweep: ``edges`` is double
+    buffered (sweep s reads half ``s % 2`` and writes the other), so **one grid barrier per
+    sweep** separates a sweep's writes from the next sweep's reads. The per-pixel update is
+    :func:`jacobi_persistent_kernel`'s, in the same order: the result is bit-identical.
+
+    Parameters
+    ----------
+    capacity : int
+        Shared-memory floats of a block: ``(band_rows + 2) * (W + 2)`` must fit; at most 12,288 (48 KB).
+    threads : int
+        Threads per block (1..1024); each owns entries ``t, t + threads, ...`` of its band's rows.
+
+    Returns
+    -------
+    numba.cuda kernel
+        ``kernel[3 * bands, threads](packed, iterations, band_rows, edges, out, planes)``:
+        ``packed`` uint8 (H, W, 7), ``iterations`` and ``band_rows`` int32, ``edges`` float32
+        (2, 3, bands, 2, W) (workspace), ``out`` uint8 (H, W, 3), ``planes`` float32 (3, H, W).
+        A cooperative launch: at most ``max_cooperative_grid_blocks(threads)`` blocks.
+    """
+    if capacity < 9:
+        raise ValueError(f"capacity must hold at least a 1 x 1 band with its frame (9 floats), got {capacity}")
+    if capacity * 4 > 48 * 1024:
+        raise ValueError(f"capacity {capacity} floats exceeds the 48 KB of static shared memory (12,288 floats)")
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads must be between 1 and 1024, got {threads}")
+    per = -(-capacity // threads)
+    words = -(-per // 10)
+
+    def jacobi_banded(packed, iterations, band_rows, edges, out, planes):
+        tile = cuda.shared.array(capacity, float32)
+        rhs = cuda.local.array(per, float32)
+        codes = cuda.local.array(words, int32)  # 3 bits of D per owned entry, as in jacobi_persistent_kernel
+        fresh = cuda.local.array(per, float32)
+        grid = cuda.cg.this_grid()
+        h = packed.shape[0]
+        w = packed.shape[1]
+        pw = w + 2
+        bands = edges.shape[2]
+        c = cuda.blockIdx.x // bands
+        b = cuda.blockIdx.x - c * bands
+        t = cuda.threadIdx.x
+        y0 = b * band_rows
+        rows = min(band_rows, h - y0)
+        end = (rows + 1) * pw  # tile row 0 is the upper halo, rows 1 .. rows the band, row rows + 1 the lower halo
+        for k in range(words):
+            codes[k] = 0
+        # Thread t owns the band's entries pw + t, pw + t + threads, ...: I_0 = S, its code and B + C, and it
+        # leaves the band's first and last rows of I_0 in edges for the neighbouring bands.
+        for q in range(per):
+            i = pw + t + q * threads
+            rhs[q] = float32(0.0)
+            if i < end:
+                value = float32(0.0)
+                r = i // pw
+                y = y0 - 1 + r
+                x = i - r * pw - 1
+                if 0 <= x < w:
+                    if packed_label(packed, y, x, h, w) == INTERIOR:
+                        codes[q // 10] |= int32(neighbour_count(y, x, h, w)) << ((q % 10) * 3)
+                        rhs[q] = packed_rhs(packed, c, y, x, h, w)
+                        value = float32(packed[y, x, c])
+                    for half in range(2):  # both halves: a pixel no sweep writes stays 0 in either
+                        if r == 1:
+                            edges[half, c, b, 0, x] = value
+                        if r == rows:
+                            edges[half, c, b, 1, x] = value
+                tile[i] = value
+        for s in range(iterations):
+            grid.sync()  # the boundary rows of I_s are written everywhere, and every read of I_(s-1) is done
+            half = s % 2
+            for e in range(t, 2 * pw, threads):  # the halo rows of I_s
+                lower = e >= pw
+                x = e - pw - 1 if lower else e - 1
+                v = float32(0.0)
+                if 0 <= x < w:
+                    if lower and b + 1 < bands:
+                        v = edges[half, c, b + 1, 0, x]
+                    elif not lower and b > 0:
+                        v = edges[half, c, b - 1, 1, x]
+                tile[end + x + 1 if lower else e] = v
+            cuda.syncthreads()
+            for q in range(per):
+                d = (codes[q // 10] >> ((q % 10) * 3)) & 7
+                if d != 0:
+                    i = pw + t + q * threads
+                    a = float32(0.0)
+                    a += tile[i - pw]
+                    a += tile[i + pw]
+                    a += tile[i - 1]
+                    a += tile[i + 1]
+                    v = a + rhs[q]
+                    if d == 4:
+                        v = v * float32(0.25)
+                    elif d == 2:
+                        v = v * float32(0.5)
+                    elif d == 3:
+                        v = v / float32(3.0)
+                    fresh[q] = clamp_255(v)
+            cuda.syncthreads()  # every read of I_s in the tile is done before I_(s+1) is written
+            for q in range(per):
+                if (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0:
+                    i = pw + t + q * threads
+                    tile[i] = fresh[q]
+                    r = i // pw
+                    x = i - r * pw - 1
+                    if r == 1:
+                        edges[1 - half, c, b, 0, x] = fresh[q]
+                    if r == rows:
+                        edges[1 - half, c, b, 1, x] = fresh[q]
+        for q in range(per):
+            i = pw + t + q * threads
+            if i < end:
+                r = i // pw
+                y = y0 - 1 + r
+                x = i - r * pw - 1
+                if 0 <= x < w:
+                    v = tile[i]
+                    planes[c, y, x] = v
+                    interior = (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0
+                    out[y, x, c] = uint8(v) if interior else packed[y, x, 3 + c]
+
+    jacobi_banded.__name__ = f"jacobi_banded_{capacity}_{threads}"
+    options = {} if device.is_simulator() else {"max_registers": min(255, 65536 // threads)}
+    return cuda.jit(**options)(jacobi_banded)
+
+
 def _example_packed():
     source, target, mask, _ = _example_problem()
     h, w = mask.shape
@@ -277,6 +415,15 @@ def _example_persistent():
     packed = _example_packed()
     h, w = packed.shape[:2]
     return 3, 32, (packed, np.int32(3), np.zeros((h, w, 3), np.uint8), np.zeros((3, h, w), np.float32))
+
+
+def _example_banded():
+    packed = _example_packed()
+    h, w = packed.shape[:2]
+    band_rows = 4  # 11 rows: bands of 4, 4 and 3
+    bands = -(-h // band_rows)
+    return 3 * bands, 32, (packed, np.int32(3), np.int32(band_rows), np.zeros((2, 3, bands, 2, w), np.float32),
+                           np.zeros((h, w, 3), np.uint8), np.zeros((3, h, w), np.float32))
 
 
 def _example_cooperative():
@@ -298,3 +445,9 @@ register_kernel("poisson.jacobi_persistent_kernel[capacity=256,threads=32]", PER
                 lambda: jacobi_persistent_kernel(256, 32).py_func, LESSON, example=_example_persistent)
 register_kernel("poisson.jacobi_cooperative_kernel", COOPERATIVE_SIG, lambda: jacobi_cooperative_kernel.py_func, LESSON,
                 example=_example_cooperative)
+# The classic 333 x 500 crop's configuration on a GPU (band_plan: bands of 2 rows, 256 threads), and the
+# checker's example; the launch block is in the names (a cooperative kernel's, for the compile check).
+register_kernel("poisson.jacobi_banded_kernel[capacity=512,threads=256,block=256]", BANDED_SIG,
+                lambda: jacobi_banded_kernel(512, 256).py_func, LESSON)
+register_kernel("poisson.jacobi_banded_kernel[capacity=256,threads=32,block=32]", BANDED_SIG,
+                lambda: jacobi_banded_kernel(256, 32).py_func, LESSON, example=_example_banded)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,6 +10,9 @@ import numpy as np
 from .. import device
 from .._docs import fill_doc
 from .._validate import check_choice, check_int
+# The one-launch clone's pool, re-exported (release_buffers is its public door).
+from ._persistent_buffers import (POOL_SHAPES, _cooperative_blocks, _persistent_buffers,  # noqa: F401
+                                  _PersistentBuffers, release_buffers)
 from .cpu import _direct_solve, jacobi_cpu
 from .data import nonwhite_mask
 from .reference import (Prepared, _prepare_checked, check_image, check_problem, compose, jacobi_step_reference,
@@ -19,12 +21,13 @@ from .reference import (Prepared, _prepare_checked, check_image, check_problem, 
 __all__ = ["METHODS", "CloneHistory", "DeviceSolver", "PersistentSolver", "clone_history", "default_block", "default_fused",
            "direct_clone", "naive_paste", "seamless_clone", "validate_inputs"]
 
-#: ``"persistent"``: the whole clone in one launch; ``"jacobi"``: one kernel launch per iteration;
-#: ``"jacobi_fused"``: several iterations per launch in shared memory; ``"cpu"``: Numba
-#: ``parallel=True``; ``"numpy"``: the reference.
-METHODS = ("persistent", "jacobi", "jacobi_fused", "cpu", "numpy")
-#: Layouts of :class:`PersistentSolver`: one block per channel in shared memory, or a cooperative grid.
-PERSISTENT_LAYOUTS = ("shared", "grid")
+#: ``"persistent"``: the whole clone in one launch; ``"persistent_bands"``: the same, spread over the SMs
+#: (the banded layout); ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: several
+#: iterations per launch in shared memory; ``"cpu"``: Numba ``parallel=True``; ``"numpy"``: the reference.
+METHODS = ("persistent", "persistent_bands", "jacobi", "jacobi_fused", "cpu", "numpy")
+#: Layouts of :class:`PersistentSolver`: one block per channel in shared memory, a cooperative grid over
+#: global memory, or a cooperative grid of blocks each holding a band of rows of one channel in shared memory.
+PERSISTENT_LAYOUTS = ("shared", "grid", "bands")
 
 
 def default_block() -> int:
@@ -224,12 +227,16 @@ class PersistentSolver:
     source, target : ndarray of shape (H, W, 3), uint8
     mask : ndarray of shape (H, W), bool, optional
         As for :func:`seamless_clone` (pass the crop: the shared layout needs it small).
-    layout : {"shared", "grid"}, optional
+    layout : {"shared", "grid", "bands"}, optional
         ``"shared"``: :func:`~course_lib.poisson.kernels.jacobi_persistent_kernel`, one
         block per colour channel holding the channel in shared memory, when
         ``(H + 2) * (W + 2)`` fits its capacity; ``"grid"``:
         :func:`~course_lib.poisson.kernels.jacobi_cooperative_kernel`, a cooperative grid
-        with a grid barrier between sweeps, for any size. Default: shared when it fits.
+        with a grid barrier between sweeps, for any size; ``"bands"``:
+        :func:`~course_lib.poisson.kernels.jacobi_banded_kernel`, a cooperative grid of
+        blocks each holding a band of rows of one channel in shared memory, as many as the
+        GPU has SMs (:func:`~course_lib.poisson._persistent_buffers.band_plan`), one grid
+        barrier per sweep. Default: shared when it fits.
 
     Notes
     -----
@@ -276,7 +283,7 @@ class PersistentSolver:
         pool = _persistent_buffers() if pooled else {}
         buffers = pool.get(key)
         if buffers is None:
-            buffers = _PersistentBuffers(key)
+            buffers = _PersistentBuffers(key, default_block())
             if pooled:
                 while len(pool) >= POOL_SHAPES:  # drop the oldest shape
                     pool.pop(next(iter(pool)))
@@ -317,57 +324,6 @@ class PersistentSolver:
         return self.d_out.copy_to_host()
 
 
-class _PersistentBuffers:
-    """Device buffers, host staging array and launch of the one-launch clone of one crop shape."""
-
-    def __init__(self, key):
-        from numba import cuda
-
-        from . import kernels
-
-        h, w, layout, capacity, threads = key
-        self.packed = np.empty((h, w, kernels.PACKED_CHANNELS), np.uint8)
-        self.d_packed = None  # allocated by the first upload
-        self.d_out = cuda.device_array((h, w, 3), np.uint8)
-        self.d_planes = cuda.device_array((3, h, w), np.float32)
-        self.work = ()
-        if layout == "shared":
-            self.kernel, self.grid, self.block = kernels.jacobi_persistent_kernel(capacity, threads), 3, threads
-        else:
-            self.kernel, self.block = kernels.jacobi_cooperative_kernel, default_block()
-            self.grid = max(1, min(-(-3 * h * w // self.block), _cooperative_blocks(self.kernel, self.block)))
-            self.work = (cuda.device_array((h, w), np.uint8),) + tuple(
-                cuda.device_array((3, h, w), np.float32) for _ in range(3))
-
-
-#: Per host thread (a grader clones in threads): crop shape -> :class:`_PersistentBuffers`.
-_POOL = threading.local()
-#: Crop shapes a thread's pool keeps (the oldest is dropped beyond this).
-POOL_SHAPES = 4
-
-
-def _persistent_buffers() -> dict:
-    """This thread's pool of one-launch clone buffers (insertion ordered; at most :data:`POOL_SHAPES`)."""
-    pool = getattr(_POOL, "buffers", None)
-    if pool is None:
-        pool = _POOL.buffers = {}
-    return pool
-
-
-def release_buffers() -> None:
-    """Free this thread's pooled buffers of :func:`seamless_clone`'s one-launch clone."""
-    _POOL.buffers = {}
-
-
-def _cooperative_blocks(kernel, block):
-    """Most blocks of ``block`` threads a cooperative launch of ``kernel`` may have (all resident at once)."""
-    from .kernels import COOPERATIVE_SIG
-
-    if device.is_simulator():
-        return kernel.overloads[COOPERATIVE_SIG].max_cooperative_grid_blocks(block)
-    return kernel.compile(COOPERATIVE_SIG).max_cooperative_grid_blocks(block)
-
-
 def _check_method(method, fused):
     check_choice(method, "method", METHODS)
     if fused is not None and method != "jacobi_fused":
@@ -381,8 +337,8 @@ def _solver(source, target, mask, method, fused):
     """The solver of checked inputs, method and ``fused`` (:func:`_check_method`)."""
     if method in ("cpu", "numpy"):
         return _HostSolver(_prepare_checked(source, target, mask), method)
-    if method == "persistent":
-        return PersistentSolver._checked(source, target, mask)
+    if method in ("persistent", "persistent_bands"):
+        return PersistentSolver._checked(source, target, mask, "bands" if method == "persistent_bands" else None)
     return DeviceSolver._checked(source, target, mask, method, default_fused() if fused is None else fused)
 
 
@@ -447,9 +403,10 @@ def seamless_clone(source, target, mask=None, *, iterations=800, method="persist
         touch the image edge (there D counts only in-image neighbours).
     iterations : int
         Jacobi iterations (800 in the classic problem set; 0 pastes the source's interior).
-    method : {"persistent", "jacobi", "jacobi_fused", "cpu", "numpy"}
+    method : {"persistent", "persistent_bands", "jacobi", "jacobi_fused", "cpu", "numpy"}
         ``"persistent"`` (the default): the whole clone in one launch (setup, every sweep
-        and the compose; see :class:`PersistentSolver`); ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: up to ``halo``
+        and the compose; see :class:`PersistentSolver`); ``"persistent_bands"``: the same
+        spread over the SMs (its ``layout="bands"``); ``"jacobi"``: one kernel launch per iteration; ``"jacobi_fused"``: up to ``halo``
         iterations per launch in shared memory; ``"cpu"``: Numba ``parallel=True``;
         ``"numpy"``: the trusted reference. All give the same image.
     fused : tuple of int, optional

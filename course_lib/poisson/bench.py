@@ -294,7 +294,10 @@ def _poisson_notes(rows):
 
 PROBE = Probe(
     Inputs(f"cat in coffee {GOAL_SIZE[0]}x{GOAL_SIZE[1]}, cropped to the mask's box", _probe_inputs, 1.0),
-    method_cases(GPU_METHODS, default_gpu_method(seamless_clone, GPU_METHODS), _clone_case) + (
+    # persistent_bands: the one launch spread over the SMs, a few ms a call like persistent's 3.5 ms (2026-11-27),
+    # its kernel compiled once.
+    method_cases(GPU_METHODS, default_gpu_method(seamless_clone, GPU_METHODS), _clone_case,
+                 teaching={"persistent_bands": dict(expected_seconds=1.0)}) + (
         Case("solvers", f"{ITERATIONS} iterations on the mask's box: device time (launches queued), host cost per "
              "launch", f"{GOAL_SIZE[0]}x{GOAL_SIZE[1]}", 4.0, "rows", _solver_rows, fields={"scope": "device"}),
         Case("opencv_seamlessClone", "OpenCV's seamlessClone (direct solver), the library peer",

@@ -28,6 +28,7 @@ __all__ = [
     "FUSED_SIG",
     "compose_kernel",
     "classify_mask_kernel",
+    "jacobi_banded_kernel",
     "jacobi_cooperative_kernel",
     "jacobi_fused_kernel",
     "jacobi_persistent_kernel",
@@ -342,6 +343,6 @@ for _halo, _bx, _by in FUSED_CONFIGS:
 
 
 # The one-launch kernels live in their own module; their names stay importable from here.
-from ._persistent_kernels import (COOPERATIVE_SIG, PACKED, PACKED_CHANNELS, PERSISTENT_GPU,  # noqa: E402,F401
-                                 PERSISTENT_SIG, PERSISTENT_SIM_THREADS, jacobi_cooperative_kernel,
-                                 jacobi_persistent_kernel, packed_label, packed_rhs)
+from ._persistent_kernels import (BANDED_SIG, COOPERATIVE_SIG, PACKED, PACKED_CHANNELS,  # noqa: E402,F401
+                                 PERSISTENT_GPU, PERSISTENT_SIG, PERSISTENT_SIM_THREADS, jacobi_banded_kernel,
+                                 jacobi_cooperative_kernel, jacobi_persistent_kernel, packed_label, packed_rhs)
