@@ -257,7 +257,19 @@ class CpuSpmv:
         indptr, indices, data = _check_csr(indptr, indices, data, n_cols, "the number of columns")
         if indptr.shape[0] != n_rows + 1:
             raise ValueError(f"indptr must have shape ({n_rows + 1},) for {n_rows} rows, got shape {indptr.shape}")
-        self._indptr, self._indices, self._data = (np.array(a, order="C", copy=True) for a in (indptr, indices, data))
+        self._keep(*(np.array(a, order="C", copy=True) for a in (indptr, indices, data)), n_rows, n_cols)
+
+    @classmethod
+    def _of_checked(cls, csr):
+        """A :class:`CpuSpmv` of a SciPy CSR matrix :func:`~course_lib.spmv.as_csr` checked (for
+        ``prepare(A, "cpu")``, which checks it once): the structure is not checked again."""
+        op = cls.__new__(cls)
+        # as_csr's arrays are its own copies: kept as they are.
+        op._keep(*(np.ascontiguousarray(a) for a in (csr.indptr, csr.indices, csr.data)), *csr.shape)
+        return op
+
+    def _keep(self, indptr, indices, data, n_rows, n_cols):
+        self._indptr, self._indices, self._data = indptr, indices, data
         self.shape, self.dtype, self.nnz = (n_rows, n_cols), data.dtype, int(data.shape[0])
         self.parallel = numba.get_num_threads() > 1 and self.nnz >= PARALLEL_MIN_NNZ
 
@@ -309,3 +321,9 @@ def spmv_cpu(indptr, indices, data, x, parallel=None):
     x = check_array(x, "x", ndim=1, dtype=(np.float32, np.float64))
     indptr, indices, data = _check_csr(indptr, indices, data, x.shape[0], "the length of x")
     return _product(indptr, indices, data, _check_x(x, x.shape[0], data.dtype), parallel)
+
+
+def _spmv_checked(csr, x):
+    """:func:`spmv_cpu` of a checked SciPy CSR matrix (:func:`~course_lib.spmv.as_csr`) and a checked, finite
+    ``x`` of its column count (for :func:`course_lib.spmv.spmv`, which checks them once)."""
+    return _product(csr.indptr, csr.indices, csr.data, np.ascontiguousarray(x, dtype=csr.data.dtype), None)
