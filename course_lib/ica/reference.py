@@ -259,7 +259,16 @@ def center_and_sphere(X):
     ValueError
         If the covariance is singular (rank-deficient data).
     """
-    X = check_array(X, "X", ndim=2, dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
+    return _center_and_sphere(_recording(X))
+
+
+def _recording(X):
+    """``X`` checked as a 2-D array of finite real numbers, as float64."""
+    return check_array(X, "X", ndim=2, dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
+
+
+def _center_and_sphere(X):
+    """:func:`center_and_sphere` of a checked float64 recording (what :func:`validate_data` returns)."""
     if X.shape[1] < 2:
         raise ValueError(f"X must have at least 2 samples (columns) to estimate a covariance, got {X.shape[1]}")
     mean = X.mean(axis=1)
@@ -365,10 +374,15 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
     X = validate_data(X)
     options = check_options(X, batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
                             extended=extended)
-    return run_steps(X, ReferenceStepper, method="reference",
-                     n_subgauss=check_int(n_subgauss, "n_subgauss", minimum=0, maximum=X.shape[0]),
-                     ext_blocks=check_int(ext_blocks, "ext_blocks", minimum=0),
-                     kurt_size=check_int(kurt_size, "kurt_size", minimum=1), **options.as_dict())
+    return _infomax_checked(X, n_subgauss=check_int(n_subgauss, "n_subgauss", minimum=0, maximum=X.shape[0]),
+                            ext_blocks=check_int(ext_blocks, "ext_blocks", minimum=0),
+                            kurt_size=check_int(kurt_size, "kurt_size", minimum=1), **options.as_dict())
+
+
+def _infomax_checked(X, **options):
+    """:func:`infomax_reference` of a recording :func:`validate_data` returned and checked options (for
+    :func:`course_lib.ica.infomax`, which checks them once)."""
+    return _run_steps_checked(X, ReferenceStepper, method="reference", **options)
 
 
 class PermutationStream:
@@ -424,8 +438,7 @@ class ReferenceStepper:
         return W, bias, False
 
 
-def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_steps=512, seed=None,
-              history=False, extended=False, n_subgauss=1, ext_blocks=1, kurt_size=6000, callback=None):
+def run_steps(X, make_stepper, *, method, **options):
     """The step loop of every implementation: annealing, blow-up restarts, stopping (steps 2-5 above).
 
     ``make_stepper(Xs, batch)`` (``make_stepper(Xs, batch, ext, rng)`` for extended Infomax)
@@ -440,9 +453,17 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
     stepper that says how many minibatches its last step ran (``minibatches_run``) has them counted
     in ``result.minibatches_run``; otherwise a step counts all ``N // B``. A stepper with
     ``draws_permutations = True`` gets the run's :class:`PermutationStream` once
-    (``take_permutations``) and ``perm=None`` at every step.
+    (``take_permutations``) and ``perm=None`` at every step. ``options``: ``batch``, ``lrate``,
+    ``tol``, ``max_steps``, ``seed``, ``history``, ``extended``, ``n_subgauss``, ``ext_blocks``,
+    ``kurt_size`` (as :func:`infomax_reference` takes them) and ``callback``.
     """
-    Xs, sphere, mean = center_and_sphere(X)
+    return _run_steps_checked(_recording(X), make_stepper, method=method, **options)
+
+
+def _run_steps_checked(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_steps=512, seed=None,
+                       history=False, extended=False, n_subgauss=1, ext_blocks=1, kurt_size=6000, callback=None):
+    """:func:`run_steps` of a checked float64 recording (for :func:`course_lib.ica.infomax`, which checks it once)."""
+    Xs, sphere, mean = _center_and_sphere(X)
     n_channels, n_samples = Xs.shape
     batch = default_batch_size(n_samples) if batch is None else int(batch)
     lrate = default_lrate(n_channels) if lrate is None else float(lrate)
