@@ -60,7 +60,7 @@ import numpy as np
 from numba import cuda
 
 from ..registry import register_kernel
-from ._kernel_base import LESSON, REGISTERED_BLOCK, _check_power_of_two
+from ._kernel_base import LESSON, REGISTERED_BLOCK, _check_power_of_two, jit_for_block
 from ._rounds import KEY_NONE, RECORD_COLUMNS, dendrogram_from_merges
 
 __all__ = ["GRID_SYNCS_PER_ROUND", "RoundsClustering", "rounds_kernel"]
@@ -341,8 +341,7 @@ def rounds_kernel(block: int):
             r += 1
             grid.sync()
 
-    rounds_loop.__name__ = f"rounds_loop_{block}"
-    return cuda.jit(rounds_loop)
+    return jit_for_block(rounds_loop, block)
 
 
 def _signature(dtype):
