@@ -401,6 +401,16 @@ class PermutationStream:
         return self.rng.permutation(self.n_samples)
 
 
+#: The two arguments every stepper takes from :func:`run_steps` (``make_stepper(Xs, batch)``), documented once
+#: (:func:`course_lib._docs.fill_doc`).
+STEPPER_PARAMETERS = """
+Xs : ndarray of shape (C, N), float64
+    Sphered data (:func:`~course_lib.ica.reference.center_and_sphere`).
+batch : int
+    Samples per minibatch (B).
+"""
+
+
 class ReferenceStepper:
     """The minibatches of one step, as the module docstring writes them (the weights checked after each).
 
