@@ -109,6 +109,19 @@ def _sum_by_key(k0, v0, k1, v1, k2, v2, k3, v3):
 
 
 @cuda.jit(device=True, inline=True)
+def _scan_in_block(scan, t, block):
+    """Inclusive scan of ``scan[:block]`` in shared memory, called by every thread of the block (Hillis-Steele:
+    in step k each thread adds the value ``2**k`` places below it; all reads of a step before any write)."""
+    step = 1
+    while step < block:
+        below = scan[t - step] if t >= step else 0
+        cuda.syncthreads()
+        scan[t] += below
+        cuda.syncthreads()
+        step *= 2
+
+
+@cuda.jit(device=True, inline=True)
 def _new_sum(ends, link, keys, table, partner, buf, e, mask):
     """Entry e's part in the new list: (keep, sum). keep is 0 for a merged pair's own entry
     and for an entry whose new pair another entry (of smaller key) carries."""
@@ -280,13 +293,7 @@ def rounds_kernel(block: int):
                     link[2, e] = value
                 scan[t] = keep
                 cuda.syncthreads()
-                step = 1
-                while step < block:
-                    below = scan[t - step] if t >= step else 0
-                    cuda.syncthreads()
-                    scan[t] += below
-                    cuda.syncthreads()
-                    step *= 2
+                _scan_in_block(scan, t, block)
                 if e < last:
                     work[0, e] = running + scan[t] - 1 if keep else -1
                 running += scan[block - 1]
