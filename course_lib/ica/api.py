@@ -121,7 +121,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
     options = options.as_dict()
     if method == "reference":
-        return reference._infomax_checked(X, **options)
+        return reference._run_steps_checked(X, reference.ReferenceStepper, method="reference", **options)
     if method in KERNEL_METHODS + ("persistent", "persistent_split"):
         if X.shape[0] > MAX_CHANNELS:
             raise ValueError(f"X has {X.shape[0]} channels; the kernels handle at most {MAX_CHANNELS} "
