@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int
-from .cpu import bfs_cpu
+from . import cpu
 from ._workspace import BitmapWorkspace
 from .data import Graph, as_graph, check_source
 from . import model
@@ -193,7 +193,7 @@ def traverse(graph, source, method="direction_optimizing_twc", *, directed=True,
     if method == "cpu":
         if not download:
             raise ValueError("download=False leaves the result on the device: method 'cpu' has none")
-        depth, parent, sizes, _ = bfs_cpu(g, s, directed=g.directed, return_levels=True)
+        depth, parent, sizes, _ = cpu._bfs_checked(g, s, return_levels=True)
         return BFSRun(method, s, depth, parent, g, len(sizes), [int(x) for x in sizes])
     if on_device is None or on_device.graph is not g:
         on_device = DeviceGraph(g)

@@ -71,8 +71,12 @@ def bfs_cpu(graph, source, *, directed=True, return_levels=False):
         Only with ``return_levels=True``.
     """
     g = as_graph(graph, directed=directed)
-    s = check_source(source, g.n_vertices)
-    return_levels = check_flag(return_levels, "return_levels")
+    return _bfs_checked(g, check_source(source, g.n_vertices), check_flag(return_levels, "return_levels"))
+
+
+def _bfs_checked(g, s, return_levels=False):
+    """:func:`bfs_cpu` of a :class:`~course_lib.bfs.data.Graph` and a checked source (for
+    :func:`course_lib.bfs.traverse`, which checks them once)."""
     depth = np.full(g.n_vertices, -1, dtype=np.int32)
     parent = np.full(g.n_vertices, -1, dtype=np.int32)
     sizes = np.zeros(g.n_vertices, dtype=np.int64)

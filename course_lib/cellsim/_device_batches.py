@@ -13,6 +13,7 @@ __all__ = ["BatchArrays", "exclusive_scan"]
 
 
 def _grid(n, block):
+    """Blocks of ``block`` threads that cover ``n`` threads (at least one: a launch of no blocks is refused)."""
     return max(1, -(-n // block))
 
 

@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from . import _pooled_kernels as pk
+from ._device_batches import _grid
 from ._problem import Problem
 from ._result import SimulationResult
 from .model import compact_batch_cells
@@ -46,10 +47,6 @@ def _pool() -> dict:
     if pool is None:
         pool = _LOCAL.pool = {}
     return pool
-
-
-def _grid(n, block):
-    return max(1, -(-n // block))
 
 
 class CompactWorkspace:

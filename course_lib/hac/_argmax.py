@@ -16,7 +16,9 @@ import numpy as np
 from numba import cuda
 
 from ..registry import register_kernel
-from ._kernel_base import INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two, better, register_factory
+from .._docs import fill_doc
+from ._kernel_base import (BLOCK_FACTORY_DOC, INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two, better,
+                           jit_for_block, register_factory)
 
 
 def _reduce_in_shared(shared_value, shared_index, value, index, t, block):
@@ -37,17 +39,11 @@ _reduce_in_shared = cuda.jit(device=True, inline=True)(_reduce_in_shared)
 
 
 @lru_cache(maxsize=None)
+@fill_doc(factory=BLOCK_FACTORY_DOC)
 def argmax_soa_kernel(block: int):
     """Matching, struct-of-arrays: the largest weight and its index, one partial per block.
 
-    Parameters
-    ----------
-    block : int
-        Threads per block, a power of two (the shared scratch holds ``block`` pairs).
-
-    Returns
-    -------
-    numba.cuda kernel
+    {factory}
         ``kernel[grid, block](weights, part_value, part_index)``: ``weights`` of shape
         (M,); ``part_value`` (weight dtype) and ``part_index`` (int32) of shape (grid,).
         Each thread walks the entries with a grid-sized stride (consecutive threads
@@ -73,8 +69,7 @@ def argmax_soa_kernel(block: int):
             part_value[cuda.blockIdx.x] = shared_value[0]
             part_index[cuda.blockIdx.x] = shared_index[0]
 
-    argmax_soa.__name__ = f"argmax_soa_{block}"
-    return cuda.jit(argmax_soa)
+    return jit_for_block(argmax_soa, block)
 
 
 @lru_cache(maxsize=None)
@@ -108,8 +103,7 @@ def argmax_pairs_kernel(block: int):
             out_value[cuda.blockIdx.x] = shared_value[0]
             out_index[cuda.blockIdx.x] = shared_index[0]
 
-    argmax_pairs.__name__ = f"argmax_pairs_{block}"
-    return cuda.jit(argmax_pairs)
+    return jit_for_block(argmax_pairs, block)
 
 
 @lru_cache(maxsize=None)
@@ -148,8 +142,7 @@ def argmax_aos_kernel(block: int):
             out_values[cuda.blockIdx.x, 0] = shared_value[0]
             out_indices[cuda.blockIdx.x, 1] = shared_index[0]
 
-    argmax_aos.__name__ = f"argmax_aos_{block}"
-    return cuda.jit(argmax_aos)
+    return jit_for_block(argmax_aos, block)
 
 
 def _example_argmax_soa():

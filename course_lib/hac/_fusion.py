@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda
 
 from ..registry import course_kernel
-from ._kernel_base import INDEX_SENTINEL, KEY_SENTINEL, LESSON, _check_power_of_two, register_factory
+from ._kernel_base import INDEX_SENTINEL, KEY_SENTINEL, LESSON, _check_power_of_two, jit_for_block, register_factory
 
 
 # --------------------------------------------------------------------------------------
@@ -293,8 +293,7 @@ def fusion_segmented_kernel(block: int):
             counts[0] = 0
             counts[1] = 0
 
-    fusion_segmented.__name__ = f"fusion_segmented_{block}"
-    return cuda.jit(fusion_segmented)
+    return jit_for_block(fusion_segmented, block)
 
 
 def _example_merge_runs():

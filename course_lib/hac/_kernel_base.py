@@ -25,6 +25,27 @@ def better(value, index, best_value, best_index):
     return value > best_value or (value == best_value and index < best_index)
 
 
+#: The parameter and the kind of result of the kernel factories whose blocks reduce pairs in shared memory,
+#: documented once (:func:`course_lib._docs.fill_doc`); each factory describes its launch below it.
+BLOCK_FACTORY_DOC = """
+Parameters
+----------
+block : int
+    Threads per block, a power of two (the shared scratch holds ``block`` pairs).
+
+Returns
+-------
+numba.cuda kernel
+"""
+
+
+def jit_for_block(kernel, block):
+    """``cuda.jit(kernel)`` named ``<name>_<block>``: a factory's kernels for two block sizes are told apart in
+    profiles and compile reports."""
+    kernel.__name__ = f"{kernel.__name__}_{block}"
+    return cuda.jit(kernel)
+
+
 def _check_power_of_two(block):
     if isinstance(block, bool) or int(block) != block or not 1 <= block <= 1024 or block & (block - 1):
         raise ValueError(f"block must be a power of two between 1 and 1024 (threads per block), got {block!r}")

@@ -33,7 +33,9 @@ from numba import cuda
 
 from ..registry import register_kernel
 from ._argmax import _reduce_in_shared
-from ._kernel_base import INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two, better
+from .._docs import fill_doc
+from ._kernel_base import (BLOCK_FACTORY_DOC, INDEX_SENTINEL, LESSON, REGISTERED_BLOCK, _check_power_of_two, better,
+                           jit_for_block)
 
 __all__ = ["GRID_SYNCS_PER_MERGE", "merge_loop_kernel"]
 
@@ -44,17 +46,11 @@ NO_CLUSTER = -2
 
 
 @lru_cache(maxsize=None)
+@fill_doc(factory=BLOCK_FACTORY_DOC)
 def merge_loop_kernel(block: int):
     """The device-resident merge loop, merges ``q_start`` to ``q_stop - 1`` in one cooperative launch.
 
-    Parameters
-    ----------
-    block : int
-        Threads per block, a power of two (the shared scratch holds ``block`` pairs).
-
-    Returns
-    -------
-    numba.cuda kernel
+    {factory}
         ``kernel[grid, block](src, dst, weights, pop, parent, height, acc, first, part_value,
         part_index, n_elements, q_start, q_stop)`` with ``src``, ``dst`` (int32) and
         ``weights`` (float32 or float64) of shape (M,); ``pop``, ``height`` (weight dtype)
@@ -170,8 +166,7 @@ def merge_loop_kernel(block: int):
             k_prev = k
             grid.sync()
 
-    merge_loop.__name__ = f"merge_loop_{block}"
-    return cuda.jit(merge_loop)
+    return jit_for_block(merge_loop, block)
 
 
 def _signature(dtype):

@@ -60,7 +60,7 @@ import numpy as np
 from numba import cuda
 
 from ..registry import register_kernel
-from ._kernel_base import LESSON, REGISTERED_BLOCK, _check_power_of_two
+from ._kernel_base import LESSON, REGISTERED_BLOCK, _check_power_of_two, jit_for_block
 from ._rounds import KEY_NONE, RECORD_COLUMNS, dendrogram_from_merges
 
 __all__ = ["GRID_SYNCS_PER_ROUND", "RoundsClustering", "rounds_kernel"]
@@ -106,6 +106,19 @@ def _sum_by_key(k0, v0, k1, v1, k2, v2, k3, v3):
     if k2 < k1:
         k1, v1, k2, v2 = k2, v2, k1, v1
     return ((v0 + v1) + v2) + v3
+
+
+@cuda.jit(device=True, inline=True)
+def _scan_in_block(scan, t, block):
+    """Inclusive scan of ``scan[:block]`` in shared memory, called by every thread of the block (Hillis-Steele:
+    in step k each thread adds the value ``2**k`` places below it; all reads of a step before any write)."""
+    step = 1
+    while step < block:
+        below = scan[t - step] if t >= step else 0
+        cuda.syncthreads()
+        scan[t] += below
+        cuda.syncthreads()
+        step *= 2
 
 
 @cuda.jit(device=True, inline=True)
@@ -280,13 +293,7 @@ def rounds_kernel(block: int):
                     link[2, e] = value
                 scan[t] = keep
                 cuda.syncthreads()
-                step = 1
-                while step < block:
-                    below = scan[t - step] if t >= step else 0
-                    cuda.syncthreads()
-                    scan[t] += below
-                    cuda.syncthreads()
-                    step *= 2
+                _scan_in_block(scan, t, block)
                 if e < last:
                     work[0, e] = running + scan[t] - 1 if keep else -1
                 running += scan[block - 1]
@@ -341,8 +348,7 @@ def rounds_kernel(block: int):
             r += 1
             grid.sync()
 
-    rounds_loop.__name__ = f"rounds_loop_{block}"
-    return cuda.jit(rounds_loop)
+    return jit_for_block(rounds_loop, block)
 
 
 def _signature(dtype):

@@ -11,8 +11,8 @@ from ._device import FUSIONS, LAYOUTS, DeviceClustering
 from ._graph import as_graph
 from ._persistent import PersistentClustering
 from ._rac import RoundsClustering
-from .cpu import average_link_cpu, average_link_scan
-from .reference import average_link_reference, compare_dendrograms, scipy_average_linkage
+from . import cpu, reference
+from .reference import compare_dendrograms, scipy_average_linkage
 
 __all__ = ["FUSIONS", "GPU_METHODS", "LAYOUTS", "METHODS", "ONE_KERNEL_METHODS", "PersistentClustering",
            "RoundsClustering", "cluster", "default_block", "precision_study"]
@@ -118,11 +118,11 @@ def cluster(graph, method="gpu_persistent", *, dtype=None, fusion=None, layout="
             raise ValueError(f"fusion, layout, block and measure_stages apply to the GPU methods {GPU_METHODS}, "
                              f"not {method!r}")
         if method == "cpu":
-            return average_link_cpu(g, dtype)
+            return cpu._average_link(g, dtype, "auto")
         if method == "cpu_scan":
-            return average_link_scan(g, dtype)
+            return cpu._scan_checked(g, dtype)
         if method == "reference":
-            return average_link_reference(g, dtype, max_merges=max_merges)
+            return reference._reference_checked(g, dtype, max_merges)
         return scipy_average_linkage(g)
     if method in ONE_KERNEL_METHODS:
         if fusion is not None or layout != "soa" or measure_stages:
@@ -169,8 +169,9 @@ def precision_study(graph, method="cpu", cuts=(2, 4, 8, 16, 32)) -> dict:
     if isinstance(method, str) and method == "scipy":
         raise ValueError("method must take a dtype: 'scipy' works in float64 only")
     method = check_choice(method, "method", tuple(m for m in METHODS if m != "scipy"))
-    t64 = cluster(graph, method, dtype=np.float64)
-    t32 = cluster(graph, method, dtype=np.float32)
+    g = as_graph(graph)  # checked once for both runs
+    t64 = cluster(g, method, dtype=np.float64)
+    t32 = cluster(g, method, dtype=np.float32)
     out = compare_dendrograms(t32, t64, cuts)
     h32, h64 = t32.merge_heights.astype(np.float64), t64.merge_heights
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -113,9 +113,9 @@ def _scan_merges(src, dst, w, parent, height, pop, n, n_merges):
                 p = r
 
 
-def _prepare(graph, dtype):
-    g = as_graph(graph)
-    dtype = check_dtype(dtype, "dtype")
+def _buffers(g, dtype):
+    """The tree's arrays for an :class:`~course_lib.hac.AffinityGraph` (checked) and a checked float dtype."""
+    dtype = np.dtype(dtype)
     n_nodes = g.n_nodes
     parent = np.arange(n_nodes, dtype=np.int32)
     height = np.full(n_nodes, np.inf, dtype)
@@ -139,7 +139,13 @@ def average_link_scan(graph, dtype=np.float64) -> Dendrogram:
 
     {returns}
     """
-    g, dtype, parent, height, pop = _prepare(graph, dtype)
+    return _scan_checked(as_graph(graph), check_dtype(dtype, "dtype"))
+
+
+def _scan_checked(g, dtype):
+    """:func:`average_link_scan` of a checked graph and dtype (for :func:`course_lib.hac.cluster`, which checks
+    them once)."""
+    g, dtype, parent, height, pop = _buffers(g, dtype)
     src, dst, w = g.src.copy(), g.dst.copy(), g.weight.astype(dtype)
     n_merges = g.n_elements - g.n_components
     if n_merges:
@@ -528,12 +534,13 @@ def average_link_cpu(graph, dtype=np.float64) -> Dendrogram:
     >>> tree.parent.tolist()
     [4, 4, 5, 6, 5, 6, 6]
     """
-    return _average_link(graph, dtype, "auto")
+    return _average_link(as_graph(graph), check_dtype(dtype, "dtype"), "auto")
 
 
-def _average_link(graph, dtype, selection):
-    """:func:`average_link_cpu` with the selection named: ``"heap"``, ``"scan"`` or ``"auto"`` (by size)."""
-    g, dtype, parent, height, pop = _prepare(graph, dtype)
+def _average_link(g, dtype, selection):
+    """:func:`average_link_cpu` of a checked graph and dtype (for :func:`course_lib.hac.cluster`, which checks
+    them once), with the selection named: ``"heap"``, ``"scan"`` or ``"auto"`` (by size)."""
+    g, dtype, parent, height, pop = _buffers(g, dtype)
     n = g.n_elements
     if selection == "auto":
         selection = "scan" if n <= SCAN_UP_TO else "heap"

@@ -60,8 +60,13 @@ def average_link_reference(graph, dtype=np.float64, *, max_merges=None) -> Dendr
     of each run keeps the sum. Every faster version follows the same rules, so in the
     same precision they all produce this result exactly.
     """
-    g = as_graph(graph)
-    dtype = check_dtype(dtype, "dtype")
+    max_merges = None if max_merges is None else check_int(max_merges, "max_merges", minimum=0)
+    return _reference_checked(as_graph(graph), check_dtype(dtype, "dtype"), max_merges)
+
+
+def _reference_checked(g, dtype, max_merges=None):
+    """:func:`average_link_reference` of a checked graph, dtype and ``max_merges`` (for
+    :func:`course_lib.hac.cluster`, which checks them once)."""
     n, n_nodes = g.n_elements, g.n_nodes
     src = g.src.astype(np.int64)
     dst = g.dst.astype(np.int64)
@@ -72,7 +77,7 @@ def average_link_reference(graph, dtype=np.float64, *, max_merges=None) -> Dendr
     seconds = dict.fromkeys(STAGES, 0.0)
     n_merges = g.n_elements - g.n_components
     if max_merges is not None:
-        n_merges = min(n_merges, check_int(max_merges, "max_merges", minimum=0))
+        n_merges = min(n_merges, max_merges)
     clock = time.perf_counter
     for q in range(n_merges):
         t0 = clock()

@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 
 from .. import device
+from .._docs import fill_doc
+from .reference import STEPPER_PARAMETERS
 
 #: Launches per minibatch of each kernel method (B = samples per minibatch).
 LAUNCHES_PER_MINIBATCH = {"blas": "B + 5", "custom": "6", "fused": "2", "persistent": "1 per step"}
@@ -24,30 +26,28 @@ def launch_shape_2d(threads_per_block):
     return x, max(1, threads_per_block // x)
 
 
+@fill_doc(stepper=STEPPER_PARAMETERS)
 class KernelStepper:
     """Minibatches with the course's kernels (``method`` ``"blas"``, ``"custom"`` or ``"fused"``).
 
     Parameters
     ----------
-    Xs : ndarray of shape (C, N), float64
-        Sphered data.
-    block : int
-        Samples per minibatch.
+    {stepper}
     method : str
     threads_per_block : int
         Threads per block of the 1-D and 2-D general kernels (the block-per-sample and
         block-per-row kernels always use one thread per channel).
     """
 
-    def __init__(self, Xs, block, method, threads_per_block):
+    def __init__(self, Xs, batch, method, threads_per_block):
         from numba import cuda
 
         self.name = method
         n_channels = Xs.shape[0]
-        self.block, self.tpb = block, threads_per_block
+        self.block, self.tpb = batch, threads_per_block
         self.xt = cuda.to_device(np.ascontiguousarray(Xs.T))
-        self.U = cuda.device_array((block, n_channels), np.float64)
-        self.Y = cuda.device_array((block, n_channels), np.float64)
+        self.U = cuda.device_array((batch, n_channels), np.float64)
+        self.Y = cuda.device_array((batch, n_channels), np.float64)
         self.G = cuda.device_array((n_channels, n_channels), np.float64)
         self.P = cuda.device_array((n_channels, n_channels), np.float64)
         self.W_spare = cuda.device_array((n_channels, n_channels), np.float64)
@@ -104,6 +104,7 @@ class KernelStepper:
         return W, bias, not bool(np.all(np.abs(W) <= max_weight))
 
 
+@fill_doc(stepper=STEPPER_PARAMETERS)
 class PersistentStepper(KernelStepper):
     """A whole step in one cooperative launch of :func:`~course_lib.ica.kernels.persistent_step_kernel`.
 
@@ -114,15 +115,13 @@ class PersistentStepper(KernelStepper):
 
     Parameters
     ----------
-    Xs : ndarray of shape (C, N), float64
-    block : int
-        Samples per minibatch.
+    {stepper}
     """
 
-    def __init__(self, Xs, block):
+    def __init__(self, Xs, batch):
         from numba import cuda
 
-        super().__init__(Xs, block, "persistent", Xs.shape[0])
+        super().__init__(Xs, batch, "persistent", Xs.shape[0])
         n_channels = Xs.shape[0]
         self.d_W = cuda.device_array((n_channels, n_channels), np.float64)
         self.d_Wt = cuda.device_array((n_channels, n_channels), np.float64)

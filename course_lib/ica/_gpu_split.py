@@ -18,6 +18,8 @@ import warnings
 import numpy as np
 
 from .. import device
+from .._docs import fill_doc
+from .reference import STEPPER_PARAMETERS
 from ._split_step import MAX_THREADS, SAMPLES_PER_BLOCK, plan_split_step, split_step_kernel
 
 __all__ = ["PERMUTATION_SLOTS", "SplitStepper", "split_threads"]
@@ -31,15 +33,13 @@ def split_threads() -> int:
     return device.pick(sim=32, gpu=MAX_THREADS)
 
 
+@fill_doc(stepper=STEPPER_PARAMETERS)
 class SplitStepper:
     """Runs Infomax steps with :func:`~course_lib.ica._split_step.split_step_kernel`.
 
     Parameters
     ----------
-    Xs : ndarray of shape (C, N), float64
-        Sphered data.
-    batch : int
-        Samples per minibatch (B).
+    {stepper}
     threads : int, optional
         Threads per block; default :func:`split_threads`.
     per_block : int

@@ -8,8 +8,8 @@ from .. import device
 from .._validate import check_block, check_choice, check_flag, check_int, check_seed
 from ._gpu import PersistentStepper
 from .kernels import MAX_CHANNELS
-from .reference import (MIN_SAMPLES_PER_CHANNEL, InfomaxResult, center_and_sphere, check_options, infomax_reference,
-                        run_steps, validate_data)
+from . import reference
+from .reference import MIN_SAMPLES_PER_CHANNEL, InfomaxResult, check_options, validate_data
 
 __all__ = ["GPU_METHODS", "KERNEL_METHODS", "METHODS", "MIN_SAMPLES_PER_CHANNEL", "PEERS", "PersistentStepper",
            "default_block", "ica_peer", "infomax", "validate_data"]
@@ -121,7 +121,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
     options = options.as_dict()
     if method == "reference":
-        return infomax_reference(X, **options)
+        return reference._run_steps_checked(X, reference.ReferenceStepper, method="reference", **options)
     if method in KERNEL_METHODS + ("persistent", "persistent_split"):
         if X.shape[0] > MAX_CHANNELS:
             raise ValueError(f"X has {X.shape[0]} channels; the kernels handle at most {MAX_CHANNELS} "
@@ -147,7 +147,7 @@ def infomax(X, method="cpu", *, batch=None, lrate=None, tol=1e-6, max_steps=512,
         from .cpu import CpuStepper, ExtendedCpuStepper
 
         make = ExtendedCpuStepper if extended else CpuStepper
-    return run_steps(X, make, method=method, callback=callback, **options)
+    return reference._run_steps_checked(X, make, method=method, callback=callback, **options)
 
 
 def ica_peer(X, peer="mne", *, seed=0, extended=False, max_iter=None):
@@ -183,7 +183,7 @@ def ica_peer(X, peer="mne", *, seed=0, extended=False, max_iter=None):
     extended = check_flag(extended, "extended")
     if max_iter is not None:
         max_iter = check_int(max_iter, "max_iter", minimum=1)
-    Xs, sphere, mean = center_and_sphere(X)
+    Xs, sphere, mean = reference._center_and_sphere(X)
     white = Xs / 2.0  # the peers expect whitened data of unit variance (ours has variance 4)
     n_iter = 0
     if peer == "mne":

@@ -29,6 +29,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._docs import fill_doc
+from .reference import STEPPER_PARAMETERS
+
 __all__ = ["CpuStepper", "ExtendedCpuStepper"]
 
 # exp(-a) = 2^-k exp(r), r = k ln2 - a in [-ln2 / 2, ln2 / 2]: ln2 split in two (Cody-Waite) so that
@@ -115,15 +118,13 @@ def _add_scaled(v, tmp, lrate, max_weight):
     return not inside
 
 
+@fill_doc(stepper=STEPPER_PARAMETERS)
 class CpuStepper:
     """Runs Infomax steps on the CPU for :func:`course_lib.ica.infomax` (``method="cpu"``).
 
     Parameters
     ----------
-    Xs : ndarray of shape (C, N), float64
-        Sphered data.
-    batch : int
-        Samples per minibatch.
+    {stepper}
     """
 
     name = "cpu"

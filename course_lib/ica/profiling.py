@@ -204,10 +204,10 @@ def time_gpu_step(X, method="fused", *, seed=0, lrate=1e-4, repeat=3):
     from ..bench import gpu_time
     from ._gpu import CupyStepper, KernelStepper, PersistentStepper, have_cupy
     from .api import default_block, validate_data
-    from .reference import center_and_sphere, default_batch_size
+    from .reference import _center_and_sphere, default_batch_size
 
     method = check_choice(method, "method", ("persistent", "persistent_split", "fused", "custom", "blas", "cupy"))
-    Xs, _, _ = center_and_sphere(validate_data(X))
+    Xs, _, _ = _center_and_sphere(validate_data(X))
     n_channels, n_samples = Xs.shape
     batch = default_batch_size(n_samples)
     perm = np.random.default_rng(seed).permutation(n_samples)

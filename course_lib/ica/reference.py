@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import check_array, check_flag, check_float, check_int, check_seed
+from ._extended import ExtendedState
 from .data import MIN_CHANNELS
 
 __all__ = [
@@ -71,12 +72,6 @@ MAX_WEIGHT = 1e8
 RESTART_FACTOR = 0.9
 #: Give up when restarts bring the learning rate below this.
 MIN_LRATE = 1e-10
-# Extended Infomax (as in runica and MNE): kurtosis momentum, bias toward super-Gaussian,
-# and how the re-estimation interval grows once the signs are stable.
-_EXT_MOMENTUM = 0.5
-_SIGNS_BIAS = 0.02
-_SIGNCOUNT_THRESHOLD = 25
-_SIGNCOUNT_STEP = 2
 
 
 class ConvergenceWarning(UserWarning):
@@ -259,7 +254,16 @@ def center_and_sphere(X):
     ValueError
         If the covariance is singular (rank-deficient data).
     """
-    X = check_array(X, "X", ndim=2, dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
+    return _center_and_sphere(_recording(X))
+
+
+def _recording(X):
+    """``X`` checked as a 2-D array of finite real numbers, as float64."""
+    return check_array(X, "X", ndim=2, dtype="fiu", finite=True, allow_empty=False).astype(np.float64)
+
+
+def _center_and_sphere(X):
+    """:func:`center_and_sphere` of a checked float64 recording (what :func:`validate_data` returns)."""
     if X.shape[1] < 2:
         raise ValueError(f"X must have at least 2 samples (columns) to estimate a covariance, got {X.shape[1]}")
     mean = X.mean(axis=1)
@@ -282,54 +286,6 @@ def rank_of(evals) -> int:
     if not top > 0:
         return 0
     return int(np.count_nonzero(evals > top * 1e-12))
-
-
-def _kurtosis(a):
-    """Excess (Fisher) kurtosis of each row."""
-    a = a - a.mean(axis=1, keepdims=True)
-    m2 = (a * a).mean(axis=1)
-    m4 = (a ** 4).mean(axis=1)
-    return m4 / np.where(m2 > 0, m2 * m2, 1.0) - 3.0
-
-
-class ExtendedState:
-    """State of extended Infomax: the signs and when to re-estimate them (runica's rules)."""
-
-    def __init__(self, n_channels, n_subgauss, ext_blocks, kurt_size):
-        self.n_channels, self.n_subgauss, self.initial_blocks, self.kurt_size = (n_channels, n_subgauss,
-                                                                                 ext_blocks, kurt_size)
-        self.reset()
-
-    def reset(self):
-        self.signs = np.ones(self.n_channels)
-        self.signs[:self.n_subgauss] = -1.0
-        self.old_kurt = np.zeros(self.n_channels)
-        self.old_signs = np.zeros(self.n_channels)
-        self.signcount = 0
-        self.ext_blocks = self.initial_blocks
-        self.blockno = 0
-
-    def after_block(self, Xs, W, rng):
-        """Count a minibatch; every ``ext_blocks`` of them re-estimate the signs from a subsample."""
-        self.blockno += 1
-        if self.ext_blocks <= 0 or self.blockno % self.ext_blocks:
-            return
-        n = Xs.shape[1]
-        if self.kurt_size < n:
-            part = W @ Xs[:, rng.integers(0, n, self.kurt_size)]
-        else:
-            part = W @ Xs
-        kurt = _EXT_MOMENTUM * self.old_kurt + (1.0 - _EXT_MOMENTUM) * _kurtosis(part)
-        self.old_kurt = kurt
-        self.signs = np.sign(kurt + _SIGNS_BIAS)
-        if np.array_equal(self.signs, self.old_signs):
-            self.signcount += 1
-        else:
-            self.signcount = 0
-        self.old_signs = self.signs
-        if self.signcount >= _SIGNCOUNT_THRESHOLD:
-            self.ext_blocks = int(self.ext_blocks * _SIGNCOUNT_STEP)
-            self.signcount = 0
 
 
 def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, extended=False, n_subgauss=1,
@@ -365,10 +321,10 @@ def infomax_reference(X, *, batch=None, lrate=None, tol=1e-6, max_steps=512, ext
     X = validate_data(X)
     options = check_options(X, batch=batch, lrate=lrate, tol=tol, max_steps=max_steps, seed=seed, history=history,
                             extended=extended)
-    return run_steps(X, ReferenceStepper, method="reference",
-                     n_subgauss=check_int(n_subgauss, "n_subgauss", minimum=0, maximum=X.shape[0]),
-                     ext_blocks=check_int(ext_blocks, "ext_blocks", minimum=0),
-                     kurt_size=check_int(kurt_size, "kurt_size", minimum=1), **options.as_dict())
+    return _run_steps_checked(X, ReferenceStepper, method="reference",
+                              n_subgauss=check_int(n_subgauss, "n_subgauss", minimum=0, maximum=X.shape[0]),
+                              ext_blocks=check_int(ext_blocks, "ext_blocks", minimum=0),
+                              kurt_size=check_int(kurt_size, "kurt_size", minimum=1), **options.as_dict())
 
 
 class PermutationStream:
@@ -385,6 +341,16 @@ class PermutationStream:
     def draw(self):
         """The next permutation of ``0 .. N - 1`` (int64)."""
         return self.rng.permutation(self.n_samples)
+
+
+#: The two arguments every stepper takes from :func:`run_steps` (``make_stepper(Xs, batch)``), documented once
+#: (:func:`course_lib._docs.fill_doc`).
+STEPPER_PARAMETERS = """
+Xs : ndarray of shape (C, N), float64
+    Sphered data (:func:`~course_lib.ica.reference.center_and_sphere`).
+batch : int
+    Samples per minibatch (B).
+"""
 
 
 class ReferenceStepper:
@@ -424,8 +390,7 @@ class ReferenceStepper:
         return W, bias, False
 
 
-def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_steps=512, seed=None,
-              history=False, extended=False, n_subgauss=1, ext_blocks=1, kurt_size=6000, callback=None):
+def run_steps(X, make_stepper, *, method, **options):
     """The step loop of every implementation: annealing, blow-up restarts, stopping (steps 2-5 above).
 
     ``make_stepper(Xs, batch)`` (``make_stepper(Xs, batch, ext, rng)`` for extended Infomax)
@@ -440,9 +405,17 @@ def run_steps(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_
     stepper that says how many minibatches its last step ran (``minibatches_run``) has them counted
     in ``result.minibatches_run``; otherwise a step counts all ``N // B``. A stepper with
     ``draws_permutations = True`` gets the run's :class:`PermutationStream` once
-    (``take_permutations``) and ``perm=None`` at every step.
+    (``take_permutations``) and ``perm=None`` at every step. ``options``: ``batch``, ``lrate``,
+    ``tol``, ``max_steps``, ``seed``, ``history``, ``extended``, ``n_subgauss``, ``ext_blocks``,
+    ``kurt_size`` (as :func:`infomax_reference` takes them) and ``callback``.
     """
-    Xs, sphere, mean = center_and_sphere(X)
+    return _run_steps_checked(_recording(X), make_stepper, method=method, **options)
+
+
+def _run_steps_checked(X, make_stepper, *, method, batch=None, lrate=None, tol=1e-6, max_steps=512, seed=None,
+                       history=False, extended=False, n_subgauss=1, ext_blocks=1, kurt_size=6000, callback=None):
+    """:func:`run_steps` of a checked float64 recording (for :func:`course_lib.ica.infomax`, which checks it once)."""
+    Xs, sphere, mean = _center_and_sphere(X)
     n_channels, n_samples = Xs.shape
     batch = default_batch_size(n_samples) if batch is None else int(batch)
     lrate = default_lrate(n_channels) if lrate is None else float(lrate)

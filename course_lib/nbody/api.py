@@ -7,8 +7,8 @@ import numpy as np
 from .. import device
 from .._docs import fill_doc
 from .._validate import check_array, check_block, check_choice, check_float, check_int
-from .cpu import accelerations_cpu
-from .reference import BODIES_PARAMETERS, accelerations_reference
+from . import cpu, reference
+from .reference import BODIES_PARAMETERS
 
 __all__ = ["DEFAULT_BODIES_PER_THREAD", "METHODS", "TILED_METHODS", "accelerations", "default_block", "leapfrog", "pack_bodies"]
 
@@ -113,7 +113,12 @@ def accelerations(pos, mass, *, softening, method="blocked", tile=None, bodies_p
     """
     check_choice(method, "method", METHODS)
     eps = check_softening(softening)
-    bodies = pack_bodies(pos, mass)
+    tile, bodies_per_thread = _check_launch(method, tile, bodies_per_thread)
+    return _accelerations(pack_bodies(pos, mass), eps, method, tile, bodies_per_thread)
+
+
+def _check_launch(method, tile, bodies_per_thread):
+    """``tile`` and ``bodies_per_thread`` checked against ``method`` (a method of :data:`METHODS`)."""
     if tile is not None:
         if method not in TILED_METHODS + ("pxp",):
             raise ValueError(f"tile only applies to the {TILED_METHODS + ('pxp',)} methods, not {method!r}")
@@ -122,10 +127,16 @@ def accelerations(pos, mass, *, softening, method="blocked", tile=None, bodies_p
         if method != "blocked":
             raise ValueError(f"bodies_per_thread only applies to the 'blocked' method, not {method!r}")
         bodies_per_thread = check_int(bodies_per_thread, "bodies_per_thread", minimum=1, maximum=8)
+    return tile, bodies_per_thread
+
+
+def _accelerations(bodies, eps, method, tile, bodies_per_thread):
+    """:func:`accelerations` of checked, packed ``bodies`` (N, 4) and softening ``eps``."""
     if method == "numpy":
-        return accelerations_reference(bodies[:, :3], bodies[:, 3], eps).astype(np.float32)
+        pos, mass = bodies[:, :3].astype(np.float64), bodies[:, 3].astype(np.float64)
+        return reference._accelerations_checked(pos, mass, float(eps) ** 2).astype(np.float32)
     if method == "cpu":
-        return accelerations_cpu(bodies, eps * eps)
+        return cpu._accelerations_checked(bodies, eps * eps)
     return _launch(bodies, eps * eps, method, tile, bodies_per_thread)
 
 
@@ -185,17 +196,24 @@ def leapfrog(pos, vel, mass, *, dt, steps, softening, method="blocked", tile=Non
     steps = check_int(steps, "steps", minimum=0)
     every = check_int(every, "every", minimum=1)
     dt = check_float(dt, "dt", minimum=0, min_inclusive=False)
-    pos = pack_bodies(pos, mass)[:, :3].copy()
+    bodies = pack_bodies(pos, mass)
+    pos = bodies[:, :3].copy()
     vel = _as_float32(check_array(vel, "vel", shape=pos.shape, dtype="iuf", finite=True), "vel").copy()
     check_choice(method, "method", METHODS)
-    check_softening(softening)
-    acc = accelerations(pos, mass, softening=softening, method=method, tile=tile)
+    eps = check_softening(softening)
+    tile, _ = _check_launch(method, tile, None)
+
+    def accelerations_now():  # the bodies, checked above, at the positions reached
+        bodies[:, :3] = pos
+        return _accelerations(bodies, eps, method, tile, None)
+
+    acc = accelerations_now()
     snaps_pos, snaps_vel = [pos.copy()], [vel.copy()]
     half = np.float32(dt / 2)
     for step in range(1, steps + 1):
         vel += half * acc
         pos += np.float32(dt) * vel
-        acc = accelerations(pos, mass, softening=softening, method=method, tile=tile)
+        acc = accelerations_now()
         vel += half * acc
         if step % every == 0:
             snaps_pos.append(pos.copy())

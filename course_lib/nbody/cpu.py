@@ -58,7 +58,12 @@ def accelerations_cpu(bodies, softening_sq):
     bodies = check_array(bodies, "bodies", shape=(None, 4), dtype=np.float32, finite=True, allow_empty=False)
     if not bodies.flags.c_contiguous:
         raise ValueError("bodies must be C-contiguous (use pack_bodies), got a strided view")
-    softening_sq = check_float(softening_sq, "softening_sq", minimum=0, min_inclusive=False)
+    return _accelerations_checked(bodies, check_float(softening_sq, "softening_sq", minimum=0, min_inclusive=False))
+
+
+def _accelerations_checked(bodies, softening_sq):
+    """:func:`accelerations_cpu` of checked, C-contiguous float32 ``bodies`` (for
+    :func:`course_lib.nbody.accelerations`, which checks them once)."""
     acc = np.empty((bodies.shape[0], 3), dtype=np.float32)
     _accelerations_cpu(bodies, np.float32(softening_sq), acc)
     return acc

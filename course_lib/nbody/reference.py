@@ -44,7 +44,12 @@ def accelerations_reference(pos, mass, softening, *, chunk=1024):
     """
     pos, mass = _bodies(pos, mass)
     eps2 = check_float(softening, "softening", minimum=0, min_inclusive=False) ** 2
-    chunk = check_positive_int(chunk, "chunk")
+    return _accelerations_checked(pos, mass, eps2, check_positive_int(chunk, "chunk"))
+
+
+def _accelerations_checked(pos, mass, eps2, chunk=1024):
+    """:func:`accelerations_reference` of checked float64 ``pos`` (N, 3), ``mass`` (N,) and eps^2 (for
+    :func:`course_lib.nbody.accelerations`, which checks them once)."""
     out = np.empty_like(pos)
     for start in range(0, len(pos), chunk):
         d = pos[None, :, :] - pos[start:start + chunk, None, :]  # (c, N, 3): r_ij = p_j - p_i

@@ -16,7 +16,7 @@ from numba import cuda
 from .. import device
 from .._validate import check_array, check_block, check_choice, check_flag, check_float, check_int
 from . import kernels
-from .cpu import compact_cpu, histogram_cpu, reduce_cpu, scan_cpu, segmented_scan_cpu
+from .cpu import _histogram, _reduce, _scan, _segmented_scan, check_keys
 
 __all__ = ["HISTOGRAM_METHODS", "REDUCE_GRID", "REDUCE_METHODS", "SCAN_METHODS", "compact", "default_block", "histogram",
            "reduce", "scan", "segmented_scan"]
@@ -101,7 +101,7 @@ def scan(x, *, method: str = "blelloch_padded", inclusive: bool = False, block: 
     inclusive = check_flag(inclusive, "inclusive")
     block = _block(block)
     if method == "cpu":
-        return scan_cpu(x, inclusive=inclusive)
+        return _scan(x, inclusive)
     if x.size == 0:
         return x.copy()
     d_x = cuda.to_device(np.ascontiguousarray(x))
@@ -118,7 +118,7 @@ def reduce(x, *, method: str = "tree", block: int | None = None):
     method = check_choice(method, "method", REDUCE_METHODS)
     block = _block(block)
     if method == "cpu" or x.size == 0:
-        return reduce_cpu(x)
+        return _reduce(x)
     d_values = cuda.to_device(np.ascontiguousarray(x))
     if method == "warp":
         kernel = kernels.warp_reduce_kernel(block, _dtype_name(x))
@@ -163,7 +163,7 @@ def segmented_scan(x, heads, *, method: str = "gpu", block: int | None = None) -
     method = check_choice(method, "method", ("gpu", "cpu"))
     block = _block(block)
     if method == "cpu" or x.size == 0:
-        return segmented_scan_cpu(x, heads)
+        return _segmented_scan(x, heads != 0)
     return _device_segmented_scan(cuda.to_device(x), cuda.to_device(heads), block).copy_to_host()
 
 
@@ -175,7 +175,7 @@ def compact(x, threshold: float, *, method: str = "blelloch_padded", block: int 
     method = check_choice(method, "method", SCAN_METHODS)
     block = _block(block)
     if method == "cpu" or x.size == 0:
-        return compact_cpu(x, x > threshold)
+        return x[x > threshold]
     n, grid = x.size, -(-x.size // block)
     d_x = cuda.to_device(x)
     d_keep = cuda.device_array(n, np.int32)
@@ -195,14 +195,11 @@ def histogram(keys, bins: int, *, method: str = "private", block: int | None = N
     a grid-stride loop; default one per 8 tiles of work); ``"atomic"`` adds one global atomic per key;
     ``"cpu"`` is ``numpy.bincount``.
     """
-    keys = check_array(keys, "keys", ndim=1, dtype=np.int32)
-    bins = check_int(bins, "bins", minimum=1, maximum=4096)
-    if keys.size and (keys.min() < 0 or keys.max() >= bins):
-        raise ValueError(f"keys must lie in [0, bins) = [0, {bins}), got values from {keys.min()} to {keys.max()}")
+    keys, bins = check_keys(keys, bins, maximum=4096)
     method = check_choice(method, "method", HISTOGRAM_METHODS)
     block = _block(block)
     if method == "cpu" or keys.size == 0:
-        return histogram_cpu(keys, bins).astype(np.int64)
+        return _histogram(keys, bins).astype(np.int64)
     d_keys, d_counts = cuda.to_device(keys), cuda.to_device(np.zeros(bins, np.int32))
     if method == "atomic":
         kernels.histogram_atomic_kernel[-(-keys.size // block), block](d_keys, d_counts)

@@ -22,16 +22,42 @@ def _flags(flags, name, n):
     return check_array(flags, name, ndim=1, shape=(n,), dtype="iub") != 0
 
 
+def check_keys(keys, bins, *, maximum=None):
+    """Histogram keys as an int32 array of values in ``[0, bins)``, and ``bins`` as an int.
+
+    Raises
+    ------
+    ValueError
+        Keys that are not a 1-D int32 array or fall outside ``[0, bins)``; ``bins`` < 1 (or above ``maximum``).
+    """
+    keys = check_array(keys, "keys", ndim=1, dtype=np.int32)
+    bins = check_int(bins, "bins", minimum=1, maximum=maximum)
+    if keys.size and (keys.min() < 0 or keys.max() >= bins):
+        raise ValueError(f"keys must lie in [0, bins) = [0, {bins}), got values from {keys.min()} to {keys.max()}")
+    return keys, bins
+
+
+# The public functions check their arguments (students call them directly); the private ones below take
+# arguments checked already, for :mod:`course_lib.primitives.api`, which checks them once at its door.
+
+
 def reduce_cpu(x) -> float:
     """Sum of ``x`` (shape (n,)) in its own dtype (NumPy's pairwise summation)."""
-    return np.add.reduce(_values(x))
+    return _reduce(_values(x))
+
+
+def _reduce(x):
+    return np.add.reduce(x)
 
 
 def scan_cpu(x, inclusive: bool = False) -> np.ndarray:
     """Prefix sums of ``x`` (shape (n,)) in its dtype, exclusive or inclusive (``numpy.cumsum``)."""
-    x = _values(x)
+    return _scan(_values(x), check_flag(inclusive, "inclusive"))
+
+
+def _scan(x, inclusive):
     total = np.cumsum(x, dtype=x.dtype)
-    if check_flag(inclusive, "inclusive"):
+    if inclusive:
         return total
     out = np.empty_like(total)
     out[:1] = 0
@@ -42,7 +68,10 @@ def scan_cpu(x, inclusive: bool = False) -> np.ndarray:
 def segmented_scan_cpu(x, flags) -> np.ndarray:
     """Inclusive segmented scan of ``x`` (segments start where ``flags`` is set) with ``numpy.cumsum``."""
     x = _values(x)
-    heads = _flags(flags, "flags", x.size)
+    return _segmented_scan(x, _flags(flags, "flags", x.size))
+
+
+def _segmented_scan(x, heads):
     total = np.cumsum(x, dtype=x.dtype)
     if x.size == 0:
         return total
@@ -62,8 +91,8 @@ def compact_cpu(x, keep) -> np.ndarray:
 
 def histogram_cpu(keys, bins: int) -> np.ndarray:
     """``numpy.bincount`` of int keys in [0, bins): int64 of shape (bins,)."""
-    keys = check_array(keys, "keys", ndim=1, dtype=np.int32)
-    bins = check_int(bins, "bins", minimum=1)
-    if keys.size and (keys.min() < 0 or keys.max() >= bins):
-        raise ValueError(f"keys must lie in [0, bins) = [0, {bins}), got values from {keys.min()} to {keys.max()}")
+    return _histogram(*check_keys(keys, bins))
+
+
+def _histogram(keys, bins):
     return np.bincount(keys, minlength=bins)

@@ -11,9 +11,9 @@ from .. import device
 from .._validate import check_array, check_block, check_choice, check_int
 from ._checks import as_csr
 from ._merge_plan import plan_merge_tiles
-from .cpu import CpuSpmv, spmv_cpu
+from . import cpu, reference
+from .cpu import CpuSpmv
 from .model import bell_garland_k
-from .reference import spmv_reference
 
 __all__ = ["GPU_METHODS", "ITEMS_PER_THREAD", "METHODS", "DeviceSpmv", "choose_method", "HybMatrix", "as_csr", "default_block", "ell_split",
            "has_warp_shuffles", "hyb_split", "is_device_array", "prepare", "spmv"]
@@ -344,8 +344,7 @@ def prepare(A, method="auto", *, K=None, block=None, dtype=None):
     if method == "cpu":
         if block is not None:
             raise ValueError("block only applies to the kernel methods, not 'cpu'")
-        csr = as_csr(A, dtype)
-        return CpuSpmv(csr.indptr, csr.indices, csr.data, csr.shape)
+        return CpuSpmv._of_checked(as_csr(A, dtype))
     K = None if K is None else check_int(K, "K", minimum=0)
     block = _check_block(block, method)
     if method == "csr_vector" and not has_warp_shuffles():
@@ -416,9 +415,6 @@ def spmv(A, x, method="auto", *, K=None, block=None):
         x = x if device.is_simulator() else cuda.as_cuda_array(x)
     host = x.copy_to_host() if on_device else x
     host = _host_x(host, csr.shape)
-    if method == "scipy":
-        y = spmv_reference(csr, host)
-    else:
-        y = spmv_cpu(csr.indptr, csr.indices, csr.data, np.ascontiguousarray(host, dtype=dtype))
+    y = (reference if method == "scipy" else cpu)._spmv_checked(csr, host)
     return cuda.to_device(y) if on_device else y
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._docs import fill_doc
 from .._validate import check_array
 
 __all__ = ["PARALLEL_MIN_NNZ", "CpuSpmv", "spmv_cpu"]
@@ -91,47 +92,46 @@ def _first_non_finite(x):
     return -1
 
 
+@numba.njit(fastmath=_FAST, cache=True, nogil=True, inline="always")
+def _row(indices, data, x, start, end, zero):
+    """One row's product with ``x``: its entries ``start <= k < end`` (uintp), summed from ``zero`` (0 in the
+    result's dtype).
+
+    Inlined where it is called (Numba inlines it before LLVM sees the loop): a call would keep the
+    compiler from knowing that storing into ``y`` changes none of the inputs, and cost about 20 %
+    on a 5-point stencil.
+    """
+    one, two = np.uintp(1), np.uintp(2)
+    # Two partial sums: a row's additions form two chains of half the length, which the core
+    # overlaps (1.2x to 1.3x on 5-point stencils against one chain, the loop SciPy runs).
+    even = zero
+    odd = zero
+    k = start
+    while k + one < end:
+        even += data[k] * x[np.uintp(indices[k])]
+        odd += data[k + one] * x[np.uintp(indices[k + one])]
+        k += two
+    if k < end:
+        even += data[k] * x[np.uintp(indices[k])]
+    return even + odd
+
+
 @numba.njit(fastmath=_FAST, cache=True, nogil=True)
 def _rows(indptr, indices, data, x, y, first, last):
-    """``y[r] = A[r] @ x`` for the rows ``first <= r < last`` (the loop of :func:`_spmv_serial`)."""
-    one, two = np.uintp(1), np.uintp(2)
-    end = np.uintp(indptr[first])
+    """``y[r] = A[r] @ x`` for the rows ``first <= r < last`` (one chunk of :func:`_spmv_parallel`)."""
+    zero, end = y.dtype.type(0), np.uintp(indptr[first])
     for row in range(first, last):
         start, end = end, np.uintp(indptr[row + 1])
-        even = y.dtype.type(0)
-        odd = y.dtype.type(0)
-        k = start
-        while k + one < end:
-            even += data[k] * x[np.uintp(indices[k])]
-            odd += data[k + one] * x[np.uintp(indices[k + one])]
-            k += two
-        if k < end:
-            even += data[k] * x[np.uintp(indices[k])]
-        y[row] = even + odd
+        y[row] = _row(indices, data, x, start, end, zero)
 
 
 @numba.njit(fastmath=_FAST, cache=True, nogil=True)
 def _spmv_serial(indptr, indices, data, x):
-    # The loop of _rows written out here, not called: with y allocated in this function the
-    # compiler knows that storing into y changes none of the inputs, and schedules the loads
-    # freely (calling _rows costs about 20 % on a 5-point stencil).
     y = np.empty(indptr.shape[0] - 1, dtype=data.dtype)
-    one, two = np.uintp(1), np.uintp(2)
-    end = np.uintp(indptr[0])
+    zero, end = y.dtype.type(0), np.uintp(indptr[0])
     for row in range(y.shape[0]):
         start, end = end, np.uintp(indptr[row + 1])
-        # Two partial sums: a row's additions form two chains of half the length, which the core
-        # overlaps (1.2x to 1.3x on 5-point stencils against one chain, the loop SciPy runs).
-        even = y.dtype.type(0)
-        odd = y.dtype.type(0)
-        k = start
-        while k + one < end:
-            even += data[k] * x[np.uintp(indices[k])]
-            odd += data[k + one] * x[np.uintp(indices[k + one])]
-            k += two
-        if k < end:
-            even += data[k] * x[np.uintp(indices[k])]
-        y[row] = even + odd
+        y[row] = _row(indices, data, x, start, end, zero)
     return y
 
 
@@ -206,6 +206,18 @@ def _product(indptr, indices, data, x, parallel):
     return _spmv_serial(indptr, indices, data, x)
 
 
+#: The CSR arrays :class:`CpuSpmv` and :func:`spmv_cpu` take, documented once (:func:`course_lib._docs.fill_doc`).
+_CSR_PARAMETERS = """
+indptr : ndarray of shape (R + 1,), int32 or int64
+    Row pointers: rising from 0 to Z.
+indices : ndarray of shape (Z,), int32 or int64
+    Column of each non-zero, in [0, C).
+data : ndarray of shape (Z,), float32 or float64
+    Values, finite.
+"""
+
+
+@fill_doc(csr=_CSR_PARAMETERS)
 class CpuSpmv:
     """A CSR matrix checked once, ready for repeated products ``A @ x`` on the CPU.
 
@@ -216,12 +228,7 @@ class CpuSpmv:
 
     Parameters
     ----------
-    indptr : ndarray of shape (R + 1,), int32 or int64
-        Row pointers: rising from 0 to Z.
-    indices : ndarray of shape (Z,), int32 or int64
-        Column of each non-zero, in [0, C).
-    data : ndarray of shape (Z,), float32 or float64
-        Values, finite.
+    {csr}
     shape : tuple of int
         (R, C).
 
@@ -257,7 +264,19 @@ class CpuSpmv:
         indptr, indices, data = _check_csr(indptr, indices, data, n_cols, "the number of columns")
         if indptr.shape[0] != n_rows + 1:
             raise ValueError(f"indptr must have shape ({n_rows + 1},) for {n_rows} rows, got shape {indptr.shape}")
-        self._indptr, self._indices, self._data = (np.array(a, order="C", copy=True) for a in (indptr, indices, data))
+        self._keep(*(np.array(a, order="C", copy=True) for a in (indptr, indices, data)), n_rows, n_cols)
+
+    @classmethod
+    def _of_checked(cls, csr):
+        """A :class:`CpuSpmv` of a SciPy CSR matrix :func:`~course_lib.spmv.as_csr` checked (for
+        ``prepare(A, "cpu")``, which checks it once): the structure is not checked again."""
+        op = cls.__new__(cls)
+        # as_csr's arrays are its own copies: kept as they are.
+        op._keep(*(np.ascontiguousarray(a) for a in (csr.indptr, csr.indices, csr.data)), *csr.shape)
+        return op
+
+    def _keep(self, indptr, indices, data, n_rows, n_cols):
+        self._indptr, self._indices, self._data = indptr, indices, data
         self.shape, self.dtype, self.nnz = (n_rows, n_cols), data.dtype, int(data.shape[0])
         self.parallel = numba.get_num_threads() > 1 and self.nnz >= PARALLEL_MIN_NNZ
 
@@ -283,6 +302,7 @@ class CpuSpmv:
         return f"CpuSpmv(shape={self.shape}, nnz={self.nnz}, dtype={self.dtype}, parallel={self.parallel})"
 
 
+@fill_doc(csr=_CSR_PARAMETERS)
 def spmv_cpu(indptr, indices, data, x, parallel=None):
     """``y = A @ x`` for a CSR matrix on the CPU, every array checked on every call.
 
@@ -290,12 +310,7 @@ def spmv_cpu(indptr, indices, data, x, parallel=None):
 
     Parameters
     ----------
-    indptr : ndarray of shape (R + 1,), int32 or int64
-        Row pointers: rising from 0 to Z.
-    indices : ndarray of shape (Z,), int32 or int64
-        Column of each non-zero, in [0, C).
-    data : ndarray of shape (Z,), float32 or float64
-        Values, finite.
+    {csr}
     x : ndarray of shape (C,), same dtype as ``data``
     parallel : bool, optional
         Split the rows over Numba's threads. Default: when there is more than one
@@ -309,3 +324,9 @@ def spmv_cpu(indptr, indices, data, x, parallel=None):
     x = check_array(x, "x", ndim=1, dtype=(np.float32, np.float64))
     indptr, indices, data = _check_csr(indptr, indices, data, x.shape[0], "the length of x")
     return _product(indptr, indices, data, _check_x(x, x.shape[0], data.dtype), parallel)
+
+
+def _spmv_checked(csr, x):
+    """:func:`spmv_cpu` of a checked SciPy CSR matrix (:func:`~course_lib.spmv.as_csr`) and a checked, finite
+    ``x`` of its column count (for :func:`course_lib.spmv.spmv`, which checks them once)."""
+    return _product(csr.indptr, csr.indices, csr.data, np.ascontiguousarray(x, dtype=csr.data.dtype), None)

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from numba import cuda, int32
 
+from .._docs import fill_doc
 from ..registry import course_kernel, register_kernel
 
 __all__ = [
@@ -314,7 +315,22 @@ def _scan_carry_outs(scan_rows, scan_values, t, row, running, first_value, finis
     return first_value
 
 
+#: The parameter and the kind of result of the merge-path kernel factories, documented once
+#: (:func:`course_lib._docs.fill_doc`); each describes its launch below it.
+_MERGE_FACTORY_DOC = """
+Parameters
+----------
+block : int
+    Threads per block (1 <= block <= 1024).
+
+Returns
+-------
+numba.cuda kernel
+"""
+
+
 @lru_cache(maxsize=None)
+@fill_doc(factory=_MERGE_FACTORY_DOC)
 def merge_path_kernel(block: int):
     """CSR by merge path: every thread takes ``items_per_thread`` steps of rows + non-zeros.
 
@@ -328,14 +344,7 @@ def merge_path_kernel(block: int):
     sums of the threads before it in the block; the block's own last carry-out goes to
     ``carry_rows`` / ``carry_values`` for :func:`merge_path_fixup_kernel`.
 
-    Parameters
-    ----------
-    block : int
-        Threads per block (1 <= block <= 1024).
-
-    Returns
-    -------
-    numba.cuda kernel
+    {factory}
         ``kernel[blocks, block](indptr, indices, data, x, y, items_per_thread, carry_rows,
         carry_values)`` with ``blocks = ceil((R + Z) / (block * items_per_thread))``,
         ``carry_rows`` (int32) and ``carry_values`` (the value dtype) of length ``blocks``.
@@ -393,6 +402,7 @@ def _add_part(split, row, value, sums, arrived, parts, y):
 
 
 @lru_cache(maxsize=None)
+@fill_doc(factory=_MERGE_FACTORY_DOC)
 def merge_path_tiles_kernel(block: int):
     """CSR by merge path in one launch: tiles planned once per matrix, no fix-up pass for short rows.
 
@@ -406,14 +416,7 @@ def merge_path_tiles_kernel(block: int):
     Inside a block the threads share the tile's steps equally and combine their carry-outs by
     the segmented scan of :func:`merge_path_kernel`.
 
-    Parameters
-    ----------
-    block : int
-        Threads per block (1 <= block <= 1024).
-
-    Returns
-    -------
-    numba.cuda kernel
+    {factory}
         ``kernel[T, block](indptr, indices, data, x, y, tile_rows, tile_nnz, split, parts, sums,
         arrived)`` with the plan's arrays (:class:`~course_lib.spmv._merge_plan.MergeTiles`: int32
         ``tile_rows``, ``tile_nnz`` and ``split`` of length T + 1, ``parts`` of length S) and

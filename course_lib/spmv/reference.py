@@ -26,5 +26,10 @@ def spmv_reference(A, x):
     from ._checks import as_csr
 
     A64 = as_csr(A, np.float64)
-    x = check_array(x, "x", shape=(A64.shape[1],), dtype="biuf", finite=True)
-    return np.asarray(A64 @ x.astype(np.float64)).ravel()
+    return _spmv_checked(A64, check_array(x, "x", shape=(A64.shape[1],), dtype="biuf", finite=True))
+
+
+def _spmv_checked(csr, x):
+    """:func:`spmv_reference` of a checked CSR matrix and a checked ``x`` of its column count (for
+    :func:`course_lib.spmv.spmv`, which checks them once)."""
+    return np.asarray(csr.astype(np.float64, copy=False) @ x.astype(np.float64)).ravel()
