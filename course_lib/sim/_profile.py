@@ -223,7 +223,8 @@ class _Profiler(Observer):
                              max_block_barriers=self.max_block_barriers, syncwarps=self.syncwarps,
                              warp_share=float(np.median(self.warp_shares)) if self.warp_shares else float("nan"),
                              sampled=sampled,
-                             shared_bytes_per_block=max(self.shared_static.values(), default=0) + int(sharedmem))
+                             shared_bytes_per_block=max(self.shared_static.values(), default=0) + int(sharedmem),
+                             arms=frozenset(self.counter.arms))
 
 
 def _sectors(offsets, size):

@@ -9,7 +9,7 @@ total, shown as a table (text, or HTML in a notebook). How the counts are made:
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 __all__ = ["LineProfile", "ProfileReport"]
 
@@ -192,6 +192,10 @@ class ProfileReport:
     shared_bytes_per_block : int
         Bytes of shared memory a block allocates: the static ``cuda.shared.array`` the kernel
         declared (each source line once, as the compiler allocates them) plus ``sharedmem``.
+    arms : frozenset of (str, int, int)
+        ``(file, line, column)`` of every arm of a conditional expression (``a if c else b``, an operand
+        of ``and``/``or`` after the first) that some thread evaluated, in the kernel and its device
+        functions (:func:`course_lib.sim._lines.arm_key`; empty where the source could not be read).
     """
 
     kernel: str
@@ -209,6 +213,7 @@ class ProfileReport:
     warp_share: float = float("nan")
     sampled: bool = False
     shared_bytes_per_block: int = 0
+    arms: frozenset = field(default_factory=frozenset, repr=False)
 
     @property
     def thread_span(self) -> float:
@@ -238,7 +243,7 @@ class ProfileReport:
 
     def launch_metrics(self) -> dict:
         """The launch-wide counts and ratios (span, barriers, shared bytes) as a plain dict."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)[5:]}
+        out = {f.name: getattr(self, f.name) for f in fields(self)[5:] if f.name != "arms"}
         for name in ("thread_span", "warp_span", "warps", "barriers_per_block"):  # warp_share is a field
             out[name] = getattr(self, name)
         out["threads_per_block"] = _volume(self.blockdim)
