@@ -186,6 +186,12 @@ class ProfileReport:
         mean per warp of that block, a partial last warp counted whole): about 1 when a block's warps
         share its work, up to its number of warps when one warp does the block's work while the
         others wait (nan if nothing ran).
+    worst_warp_share : float
+        The same ratio in the worst block that ran, each block's mean per warp taken over its own
+        instructions or, where that is less, over those of the launch's median block (the upper one of
+        an even count): a partial last block's idle warps do not raise it, and one warp doing the
+        block's work raises it in any one block that ran, where the median can hide it (nan if nothing
+        ran). What the graders judge.
     sampled : bool
         Only a sample of the grid's blocks ran (``profile(..., blocks=...)``): the counts are those
         of the sample, ``blocks`` its size.
@@ -211,6 +217,7 @@ class ProfileReport:
     max_block_barriers: int = 0
     syncwarps: int = 0
     warp_share: float = float("nan")
+    worst_warp_share: float = float("nan")
     sampled: bool = False
     shared_bytes_per_block: int = 0
     arms: frozenset = field(default_factory=frozenset, repr=False)
