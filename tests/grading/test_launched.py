@@ -310,3 +310,80 @@ def test_a_host_loop_paying_per_step_only_where_the_grader_never_looks_caps_the_
     result = run_tests(counted, late, hidden=True, seed=7)
     assert result.points <= counted.points / 2 and "copies between host and device more" in " ".join(
         str(result).split()), str(result)
+
+
+# ----------------------------------------------------------------------------- host programs that use threads
+#: A pool whose worker is started before any graded call (a notebook's module-level pool).
+_EARLY_POOL = """
+from concurrent.futures import ThreadPoolExecutor
+import threading
+POOL = ThreadPoolExecutor(1)
+POOL.submit(int).result()
+
+
+def copied_in_a_thread(array):
+    box = []
+    worker = threading.Thread(target=lambda: box.append(array.copy_to_host()))
+    worker.start()
+    worker.join()
+    return box[0]
+"""
+#: The ps7.q3 program run in another thread: the statements it runs there count (right, full marks).
+IN_ANOTHER_THREAD = {
+    "a new pool's worker": """
+def program(phis, levels, phi_min, capacity, block):
+    with ThreadPoolExecutor(2) as pool:
+        return pool.submit(levels_solution, phis, levels, phi_min, capacity, block).result()
+""",
+    "a pool's worker started before the call": """
+def program(phis, levels, phi_min, capacity, block):
+    return POOL.submit(levels_solution, phis, levels, phi_min, capacity, block).result()
+""",
+    "a thread": """
+def program(phis, levels, phi_min, capacity, block):
+    box = []
+    worker = threading.Thread(target=lambda: box.append(levels_solution(phis, levels, phi_min, capacity, block)))
+    worker.start()
+    worker.join()
+    return box[0]
+""",
+}
+#: The level's total copied back every level by another thread (counted as the driver counts it: capped).
+COPY_IN_ANOTHER_THREAD = {
+    "a pool's worker started before the call": "POOL.submit(totals.copy_to_host).result()",
+    "a new thread each level": "copied_in_a_thread(totals)",
+}
+
+
+def _program(function, source, name):
+    """``source`` run in a copy of ``function``'s module namespace, with ``function``'s own source and a pool started
+    before the call (so the student's notebook holds all of them); its function ``name``."""
+    import inspect
+    import textwrap
+
+    namespace = dict(function.__globals__)
+    make_fixtures.run_cell(_EARLY_POOL + textwrap.dedent(inspect.getsource(function)) + source, namespace)
+    return namespace[name]
+
+
+def test_a_host_program_run_in_threads_is_covered_and_its_copies_there_are_counted():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cellsim"))
+    import submissions  # noqa: E402  (tests/cellsim: the ps7.q3 host programs)
+
+    question = get_question("ps7.q3")
+    tests = (question.tests[0], next(t for t in question.tests if "host program ran" in t.name))
+    small = dataclasses.replace(question, tests=tests, points=sum(t.points for t in tests))
+    for how, source in IN_ANOTHER_THREAD.items():
+        result = run_tests(small, _program(submissions.levels_solution, source, "program"), hidden=True, seed=7)
+        assert result.points == small.points, (how, str(result))
+    growth = next(t for t in question.tests if t.name.startswith("launches, copies and allocations"))
+    counted = dataclasses.replace(question, tests=(growth,), points=growth.points)
+    for how, copy in COPY_IN_ANOTHER_THREAD.items():
+        import inspect
+
+        source = inspect.getsource(submissions.levels_copy_per_level).replace("totals.copy_to_host()[g]", f"{copy}[g]")
+        assert copy in source
+        late = _program(submissions.levels_solution, source, "levels_copy_per_level")
+        result = run_tests(counted, late, hidden=True, seed=7)
+        assert result.points <= counted.points / 2 and "copies between host and device" in " ".join(
+            str(result).split()), (how, str(result))

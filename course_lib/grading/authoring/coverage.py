@@ -233,36 +233,92 @@ def _uncovered(answer, host=False):
 
 
 class traced_host:
-    """Records the lines the student's host code runs (in the calling thread) while open: the functions sharing
-    the globals of ``function`` (its notebook), not the course's or other packages' code."""
+    """Records the lines the student's host code runs while open: the functions sharing the globals of ``function``
+    (its notebook), not the course's or other packages' code; in the calling thread, in every thread started while
+    open (``threading.Thread``, a ``concurrent.futures`` pool's new workers) and in the calls a thread pool's
+    workers started earlier run for it (``ThreadPoolExecutor.submit`` and ``map``)."""
 
     def __init__(self, function):
         self.home = getattr(function, "__globals__", None)
+        self.open = False
 
     def _local(self, frame, event, arg):
+        if not self.open:
+            return None
         if event == "line":
             _ran.add((frame.f_code.co_filename, frame.f_lineno))
         return self._local
 
     def _global(self, frame, event, arg):
-        if frame.f_globals is self.home:
+        if self.open and frame.f_globals is self.home:
             _ran.add((frame.f_code.co_filename, frame.f_lineno))
             return self._local
         return None
 
-    def __enter__(self):
+    def _started(self, frame, event, arg):
+        """First trace call of a thread started while open: the simulator's carriers (which run kernels, not host code,
+        and are pooled for later launches) are left untraced."""
+        import sys
+        import threading
+
+        from ...sim._baton import Carrier
+
+        if isinstance(threading.current_thread(), Carrier):
+            sys.settrace(None)
+            return None
+        sys.settrace(self._global)
+        return self._global(frame, event, arg)
+
+    def _traced(self, fn):
+        """``fn`` run with this tracer in the thread that calls it (a pool's worker), where none is set."""
+        import functools
         import sys
 
-        self._saved = sys.gettrace()
-        if self.home is not None and self._saved is None:  # under a debugger or coverage tool: leave it be
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if not self.open or sys.gettrace() is not None:
+                return fn(*args, **kwargs)
             sys.settrace(self._global)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                sys.settrace(None)
+
+        return run
+
+    def __enter__(self):
+        import sys
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._saved = sys.gettrace()
+        self.open = self.home is not None and self._saved is None  # under a debugger or coverage tool: leave it be
+        # The hooks for other threads are the process's: set once (another thread's traced_host may hold them).
+        self._threads = self.open and threading.gettrace() is None
+        if self.open:
+            sys.settrace(self._global)
+        if self._threads:
+            threading.settrace(self._started)  # threads started while open trace from their first call
+            self._submit = ThreadPoolExecutor.submit
+            traced, submit = self._traced, self._submit
+
+            def traced_submit(pool, fn, /, *args, **kwargs):
+                return submit(pool, traced(fn), *args, **kwargs)
+
+            ThreadPoolExecutor.submit = traced_submit
         return self
 
     def __exit__(self, *exc):
         import sys
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
 
-        if self.home is not None and self._saved is None:
+        if self.open:
+            self.open = False  # threads still running stop recording at their next event
             sys.settrace(None)
+        if self._threads:
+            threading.settrace(None)
+            ThreadPoolExecutor.submit = self._submit
         return False
 
 
