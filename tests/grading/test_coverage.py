@@ -1,9 +1,14 @@
-"""Does the coverage of a kernel count the arms of its conditional expressions, as the profiler evaluates them?
+"""Does the coverage of a kernel count the arms of its conditional expressions, as the profiler evaluates them, and
+the coverage of a host program the statements its other threads run?
 
 A line runs whichever way its conditional expression goes; the profiler notes each arm evaluated
 (``ProfileReport.arms``) and the coverage enumerates the arms of the student's kernel code with the same keys, for a
 kernel at the top of a cell and for one indented inside its factory alike.
 """
+
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -56,3 +61,37 @@ def test_the_profiler_notes_every_arm_evaluated_under_the_keys_the_coverage_read
     both = report.arms | profile(make_kernel(8), 2, 32, a, out).arms
     np.testing.assert_array_equal(out, 2 * a)
     assert sorted(_arm_text(key) for key in arms - both) == ["doubled(a, 0) > 0", "float32(0.0)", "float32(0.0)"]
+
+
+# ----------------------------------------------------------------------------- host code in other threads
+def _appended(box, value):
+    box.append(value)
+    return len(box)
+
+
+#: A pool whose worker started before any traced call (a notebook's module-level pool).
+EARLY_POOL = ThreadPoolExecutor(1)
+EARLY_POOL.submit(int).result()
+
+
+def _threaded_program():
+    box = []
+    worker = threading.Thread(target=_appended, args=(box, 1))
+    worker.start()
+    worker.join()
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(_appended, [box, box], [2, 3]))
+    return EARLY_POOL.submit(_appended, box, 4).result()
+
+
+def test_host_statements_count_in_the_threads_a_program_starts_and_in_a_pool_started_before():
+    from course_lib.grading.authoring.coverage import _has_run, reset, traced_host
+
+    reset()
+    with traced_host(_threaded_program):
+        assert _threaded_program() == 4
+    statements = kernel_statements([_threaded_program], host=True)
+    assert {first for _, first, _ in statements} > {_appended.__code__.co_firstlineno + 1}
+    assert [s for s in statements if not _has_run(s)] == []
+    assert sys.gettrace() is None and threading.gettrace() is None  # nothing left behind
+    reset()

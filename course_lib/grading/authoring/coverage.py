@@ -250,7 +250,12 @@ class traced_host:
         return self._local
 
     def _global(self, frame, event, arg):
-        if self.open and frame.f_globals is self.home:
+        if not self.open:  # a thread that outlived the call (a pool's worker): untraced from now on
+            import sys
+
+            sys.settrace(None)
+            return None
+        if frame.f_globals is self.home:
             _ran.add((frame.f_code.co_filename, frame.f_lineno))
             return self._local
         return None
