@@ -25,6 +25,13 @@ Every copy also computes its arithmetic in the types numba gives it on a GPU
 (:func:`course_lib.sim._typed_rewrite.rewrite`), inside a floating-point state that lets overflow
 and division by zero give inf/NaN silently, as on a GPU.
 
+The profiler's copies also note which *arms* of conditional expressions were evaluated: the
+``body`` and ``orelse`` of ``a if c else b`` and every operand of ``and``/``or`` after the first,
+each wrapped as ``__course_lines__.arm(key, <arm>)`` (which returns the arm's value unchanged). A
+line can run while one of its arms never does (``x = staged(a) if n <= 4096 else a[i]``): the
+grader's coverage (:mod:`course_lib.grading.authoring.coverage`) asks that every arm was evaluated,
+keyed by :func:`arm_key` (file, line and column in the file).
+
 Line numbers are those of the original file, so frames, reports and the source text
 agree; the copy shares the original's globals and closure cells. Functions whose source
 cannot be read (or no longer matches their code) are not rewritten: the callers fall
@@ -42,7 +49,7 @@ from collections import defaultdict
 from . import _typed_rewrite
 from ._marks import REWRITTEN
 
-__all__ = ["LineCounter", "counted", "with_ticks"]
+__all__ = ["LineCounter", "arm_key", "conditional_arms", "counted", "source_margin", "with_ticks"]
 
 _COUNTER = "__course_lines__"
 _TICK = "__course_tick__"
@@ -51,12 +58,51 @@ _TICK = "__course_tick__"
 class LineCounter:
     """Where the counting statements add: ``d`` is the running thread's dict."""
 
-    __slots__ = ("d", "statement_of")
+    __slots__ = ("arms", "d", "statement_of")
 
     def __init__(self):
         self.d = defaultdict(int)
         #: (file, line) of every line inside a multi-line statement -> (file, first line).
         self.statement_of = {}
+        #: :func:`arm_key` of every arm of a conditional expression that was evaluated (by any thread).
+        self.arms = set()
+
+    def arm(self, key, value):
+        """Note that the arm ``key`` was evaluated; its value, unchanged."""
+        self.arms.add(key)
+        return value
+
+
+def conditional_arms(fdef):
+    """The arms of the conditional expressions in the body of the function definition ``fdef`` (not in functions or
+    lambdas defined inside it): ``(node, field, index, arm)`` for the ``body`` and ``orelse`` of every ``ast.IfExp``
+    (index None) and the operands after the first of every ``ast.BoolOp`` (``field`` "values", their index)."""
+    out, todo = [], list(fdef.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.IfExp):
+            out += [(node, "body", None, node.body), (node, "orelse", None, node.orelse)]
+        elif isinstance(node, ast.BoolOp):
+            out += [(node, "values", k, value) for k, value in enumerate(node.values) if k]
+        todo.extend(ast.iter_child_nodes(node))
+    return sorted(out, key=lambda entry: (entry[3].lineno, entry[3].col_offset))
+
+
+def source_margin(lines) -> int:
+    """Characters :func:`textwrap.dedent` removes from the start of each line of a function's source ``lines``."""
+    dedented = textwrap.dedent("".join(lines)).splitlines()
+    for line, short in zip("".join(lines).splitlines(), dedented):
+        if line.strip():
+            return len(line) - len(short)
+    return 0
+
+
+def arm_key(filename, arm, line_offset, margin):
+    """``(file, line, column)`` of an arm in the file, from its node in a dedented parse of the source
+    (``line_offset`` lines and ``margin`` columns removed); the same for a kernel read alone or inside its factory."""
+    return (filename, arm.lineno + line_offset, arm.col_offset + margin)
 
 
 def _is_docstring(stmt):
@@ -121,10 +167,22 @@ def _rewrite(fn, counter, tick):
     if not isinstance(fdef, ast.FunctionDef) or fdef.name != code.co_name:
         return None
     fdef.decorator_list = []
-    ast.increment_lineno(tree, start - 1)
     filename = code.co_filename
+    # The arms' keys, taken before the typed rewrite replaces the arms' nodes (it keeps the IfExp/BoolOp nodes).
+    arms = [(node, field, index, arm_key(filename, arm, start - 1, source_margin(lines)))
+            for node, field, index, arm in conditional_arms(fdef)] if counter is not None else []
+    ast.increment_lineno(tree, start - 1)
     _typed_rewrite.rewrite(fdef, code)  # arithmetic in numba's types (before the counters, which stay plain Python)
     _Insert(filename, counter, tick is not None).generic_visit(fdef)
+    for node, field, index, key in arms:
+        value = getattr(node, field) if index is None else node.values[index]
+        noted = ast.Call(ast.Attribute(ast.Name(_COUNTER, ast.Load()), "arm", ast.Load()),
+                         [ast.Constant(key), value], [])
+        ast.copy_location(noted, value)
+        if index is None:
+            setattr(node, field, noted)
+        else:
+            node.values[index] = noted
     _typed_rewrite.wrap_quiet(fdef)
     # The copy is compiled inside a factory whose parameters are the original's free
     # variables and the injected names, so its code has them as free variables too;

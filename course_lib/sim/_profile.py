@@ -71,6 +71,7 @@ class _Profiler(Observer):
         self.max_block_barriers = 0
         self.syncwarps = 0
         self.warp_shares = []  # per finished block: its busiest warp's instructions over its mean per warp
+        self.block_warps = []  # per finished block: (its busiest warp's instructions, its warps, its instructions)
         self.shared_static = defaultdict(int)  # grid point -> static shared bytes the block declared
 
     # Observation ----------------------------------------------------------------
@@ -176,6 +177,7 @@ class _Profiler(Observer):
         block_total = sum(warp_totals.values())
         if block_total:
             self.warp_shares.append(max(warp_totals.values()) * warps_in_block / block_total)
+            self.block_warps.append((max(warp_totals.values()), warps_in_block, block_total))
         self.finished_blocks += 1
         self.max_block_barriers = max(self.max_block_barriers, self.block_barriers.pop(grid_point, 0))
         for (space, write, _alloc, size, _warp, line, _occ, _ordinal), offsets in self.mem.items():
@@ -222,8 +224,21 @@ class _Profiler(Observer):
                              max_warp_instructions=self.max_warp, barriers=self.barriers,
                              max_block_barriers=self.max_block_barriers, syncwarps=self.syncwarps,
                              warp_share=float(np.median(self.warp_shares)) if self.warp_shares else float("nan"),
+                             worst_warp_share=_worst_warp_share(self.block_warps),
                              sampled=sampled,
-                             shared_bytes_per_block=max(self.shared_static.values(), default=0) + int(sharedmem))
+                             shared_bytes_per_block=max(self.shared_static.values(), default=0) + int(sharedmem),
+                             arms=frozenset(self.counter.arms))
+
+
+def _worst_warp_share(block_warps):
+    """The largest over the blocks of (busiest warp's instructions) x (warps) / (the block's instructions, or the
+    upper median block's where that is more): a block doing less than the median block's work (a partial last
+    block, whose idle warps are no sign of one warp doing the others' work) is measured against the median one."""
+    if not block_warps:
+        return float("nan")
+    totals = sorted(total for _, _, total in block_warps)
+    median = totals[len(totals) // 2]
+    return float(max(busiest * warps / max(total, median) for busiest, warps, total in block_warps))
 
 
 def _sectors(offsets, size):

@@ -9,7 +9,7 @@ total, shown as a table (text, or HTML in a notebook). How the counts are made:
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 __all__ = ["LineProfile", "ProfileReport"]
 
@@ -186,12 +186,22 @@ class ProfileReport:
         mean per warp of that block, a partial last warp counted whole): about 1 when a block's warps
         share its work, up to its number of warps when one warp does the block's work while the
         others wait (nan if nothing ran).
+    worst_warp_share : float
+        The same ratio in the worst block that ran, each block's mean per warp taken over its own
+        instructions or, where that is less, over those of the launch's median block (the upper one of
+        an even count): a partial last block's idle warps do not raise it, and one warp doing the
+        block's work raises it in any one block that ran, where the median can hide it (nan if nothing
+        ran). What the graders judge.
     sampled : bool
         Only a sample of the grid's blocks ran (``profile(..., blocks=...)``): the counts are those
         of the sample, ``blocks`` its size.
     shared_bytes_per_block : int
         Bytes of shared memory a block allocates: the static ``cuda.shared.array`` the kernel
         declared (each source line once, as the compiler allocates them) plus ``sharedmem``.
+    arms : frozenset of (str, int, int)
+        ``(file, line, column)`` of every arm of a conditional expression (``a if c else b``, an operand
+        of ``and``/``or`` after the first) that some thread evaluated, in the kernel and its device
+        functions (:func:`course_lib.sim._lines.arm_key`; empty where the source could not be read).
     """
 
     kernel: str
@@ -207,8 +217,10 @@ class ProfileReport:
     max_block_barriers: int = 0
     syncwarps: int = 0
     warp_share: float = float("nan")
+    worst_warp_share: float = float("nan")
     sampled: bool = False
     shared_bytes_per_block: int = 0
+    arms: frozenset = field(default_factory=frozenset, repr=False)
 
     @property
     def thread_span(self) -> float:
@@ -238,7 +250,7 @@ class ProfileReport:
 
     def launch_metrics(self) -> dict:
         """The launch-wide counts and ratios (span, barriers, shared bytes) as a plain dict."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)[5:]}
+        out = {f.name: getattr(self, f.name) for f in fields(self)[5:] if f.name != "arms"}
         for name in ("thread_span", "warp_span", "warps", "barriers_per_block"):  # warp_share is a field
             out[name] = getattr(self, name)
         out["threads_per_block"] = _volume(self.blockdim)

@@ -339,6 +339,64 @@ def first_warp_scans_the_block(block):
     return kernel
 
 
+def first_warp_scans_every_other_block(block):
+    """The warp scan in even blocks; in odd blocks warp 0 scans the block's flags while the other warps wait (a warp
+    share judged as the median of the sampled blocks let one block in two pass)."""
+    n_warps = block // 32
+
+    @cuda.jit
+    def kernel(flags, phis, counter, out_ids, out_phis):
+        offsets = cuda.shared.array(block, int32)
+        totals = cuda.shared.array(n_warps, int32)
+        start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        first = cuda.blockIdx.x * block
+        if cuda.blockIdx.x % 2 == 1:
+            if t < 32:
+                before = 0
+                for w in range(n_warps):
+                    i = first + 32 * w + t
+                    mine = flags[i] if i < flags.shape[0] else 0
+                    running = mine
+                    delta = 1
+                    while delta < 32:
+                        below = cuda.shfl_up_sync(0xFFFFFFFF, running, delta)
+                        if t >= delta:
+                            running += below
+                        delta *= 2
+                    offsets[32 * w + t] = before + running - mine
+                    before += cuda.shfl_sync(0xFFFFFFFF, running, 31)
+                if t == 0:
+                    start[0] = cuda.atomic.add(counter, 0, before)
+        else:
+            lane, warp = t % 32, t // 32
+            i = first + t
+            mine = flags[i] if i < flags.shape[0] else 0
+            running = mine
+            delta = 1
+            while delta < 32:
+                below = cuda.shfl_up_sync(0xFFFFFFFF, running, delta)
+                if lane >= delta:
+                    running += below
+                delta *= 2
+            if lane == 31:
+                totals[warp] = running
+            cuda.syncthreads()
+            before = 0
+            for w in range(warp):
+                before += totals[w]
+            offsets[t] = before + running - mine
+            if t == block - 1:
+                start[0] = cuda.atomic.add(counter, 0, before + running)
+        cuda.syncthreads()
+        i = first + t
+        if i < flags.shape[0] and flags[i] == 1:
+            out_ids[start[0] + offsets[t]] = i
+            out_phis[start[0] + offsets[t]] = phis[i]
+
+    return kernel
+
+
 def scan_only_on_small_inputs(block):
     """The warp scan up to 400 cells (more than the visible tests use); a global atomic per recorded cell above."""
     n_warps = block // 32
@@ -382,7 +440,7 @@ def scan_only_on_small_inputs(block):
 
 
 PARTIAL = [thread_zero_compacts_one_warp_blocks, global_atomics_for_one_warp_blocks, first_warp_scans_the_block,
-           scan_only_on_small_inputs]
+           first_warp_scans_every_other_block, scan_only_on_small_inputs]
 
 
 RIGHT = [warp_shuffles_then_warp_totals, subs.make_shuffle_exclusive]

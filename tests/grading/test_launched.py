@@ -171,11 +171,42 @@ def _body(source, header):
     return textwrap.dedent("\n".join(body))
 
 
-def _switched(condition):
-    """The right kernel, with the naive kernel's body first under ``condition``."""
+#: The right kernel's read of a staged body, and the same read from global memory (no tile).
+STAGED_READ = "sx, sy, sz, sm = staged[s, 0], staged[s, 1], staged[s, 2], staged[s, 3]"
+GLOBAL_READ = "(bodies[base + s, 0], bodies[base + s, 1], bodies[base + s, 2], bodies[base + s, 3])"
+#: Forms of one switch inside one line, which runs whichever way it goes: the arm that reads global memory is an
+#: arm of a conditional expression (``{condition}`` true only where the grader never looks).
+ONE_LINE_FORMS = {
+    "a conditional expression": f"sx, sy, sz, sm = {GLOBAL_READ} if {{condition}} else "
+                                "(staged[s, 0], staged[s, 1], staged[s, 2], staged[s, 3])",
+    "an and/or short circuit": "sx = ({condition}) and bodies[base + s, 0] or staged[s, 0]\n"
+                               "sy, sz, sm = staged[s, 1], staged[s, 2], staged[s, 3]",
+    "a nested conditional expression": f"sx, sy, sz, sm = (staged[s, 0], staged[s, 1], staged[s, 2], staged[s, 3]) "
+                                       f"if not ({{condition}}) else ({GLOBAL_READ} if s >= 0 else {GLOBAL_READ})",
+}
+
+
+#: The right kernel's guards written as short circuits and nested conditional expressions (same results).
+GUARDS_WRITTEN_OTHERWISE = {
+    "staged[lane, c] = bodies[src, c] if src < count else float32(0.0)":
+        "staged[lane, c] = float32(0.0) if src >= count else (bodies[src, c] if c < 3 else bodies[src, 3])",
+    "if first < count:": "if first >= 0 and first < count:",
+    "if second < count:": "if not (second >= count or second < 0):",
+}
+
+
+def _switched(condition, form=None):
+    """The right kernel, with the naive kernel's body first under ``condition`` (an ``if`` statement), or with its
+    read of the staged tile switched to global memory under ``condition`` in one line (``form`` of
+    :data:`ONE_LINE_FORMS`)."""
     import textwrap
 
     right = make_fixtures.answer_cell("ps1", "right", "ps1_q1_answer")
+    if form is not None:
+        line = next(line for line in right.splitlines() if line.strip() == STAGED_READ)
+        indent = line[:len(line) - len(line.lstrip())]
+        switched = textwrap.indent(ONE_LINE_FORMS[form].format(condition=condition), indent)
+        return right.replace(line, switched)
     naive = _body(make_fixtures.answer_cell("ps1", "naive", "ps1_q1_answer"), "def kernel(")
     header = "def two_body(bodies, softening_sq, acc):"
     at = right.index(header) + len(header) + 1
@@ -192,21 +223,25 @@ def _factory_of(source, namespace=None):
 
 def _small_question():
     """ps1.q1 reduced to one small result test and the coverage test: the coverage test runs that launch under the
-    profiler when the question's profiles left statements out."""
+    profiler when the question's profiles left statements out. (N = 2 tile + 1: a partial block, where the right
+    kernel's guards evaluate both their arms.)"""
     from course_lib.grading.authoring.launches import coverage_test
 
     question = get_question("ps1.q1")
-    small = next(t for t in question.tests if t.name.startswith("N = 2 tile - 1"))
+    small = next(t for t in question.tests if t.name.startswith("N = 2 tile + 1"))
     cover = coverage_test("coverage", [small])
     return dataclasses.replace(question, tests=(small, cover), points=small.points)
 
 
 def test_a_technique_switched_off_where_the_grader_never_looks_caps_the_question():
     small = _small_question()
-    for what, condition in SWITCHES.items():
-        result = run_tests(small, _factory_of(_switched(condition)), hidden=True, seed=7)
-        assert result.capped and result.points <= small.points / 2, (what, str(result))
-        assert "never ran under the grader's runs" in str(result), what
+    # Each condition once, as an if statement or inside one line (every form at least once).
+    forms = [None, *ONE_LINE_FORMS]
+    for k, (what, condition) in enumerate(SWITCHES.items()):
+        form = forms[k % len(forms)]
+        result = run_tests(small, _factory_of(_switched(condition, form)), hidden=True, seed=7)
+        assert result.capped and result.points <= small.points / 2, (what, form, str(result))
+        assert "never ran under the grader's runs" in str(result), (what, form)
     # A factory returning another kernel for tiles the grader never asks for: that kernel's code never ran.
     namespace = _namespace("naive")
     namespace["naive_factory"] = namespace["make_two_body_kernel"]
@@ -215,8 +250,15 @@ def test_a_technique_switched_off_where_the_grader_never_looks_caps_the_question
     source = "def make_two_body_kernel(tile):\n    return right_factory(tile) if tile < 128 else naive_factory(tile)\n"
     result = run_tests(small, _factory_of(source, namespace), hidden=True, seed=7)
     assert result.capped, str(result)
-    # The right kernel keeps its point.
+    # The right kernel keeps its point, and so does one whose guards are short circuits and nested conditional
+    # expressions: every arm of them is evaluated on the partial block.
     assert run_tests(small, right, hidden=True, seed=7).points == small.points
+    source = make_fixtures.answer_cell("ps1", "right", "ps1_q1_answer")
+    for before, after in GUARDS_WRITTEN_OTHERWISE.items():
+        assert before in source, before
+        source = source.replace(before, after)
+    result = run_tests(small, _factory_of(source), hidden=True, seed=7)
+    assert result.points == small.points, str(result)
 
 
 # ----------------------------------------------------------------------------- host code the grader never runs
@@ -268,3 +310,80 @@ def test_a_host_loop_paying_per_step_only_where_the_grader_never_looks_caps_the_
     result = run_tests(counted, late, hidden=True, seed=7)
     assert result.points <= counted.points / 2 and "copies between host and device more" in " ".join(
         str(result).split()), str(result)
+
+
+# ----------------------------------------------------------------------------- host programs that use threads
+#: A pool whose worker is started before any graded call (a notebook's module-level pool).
+_EARLY_POOL = """
+from concurrent.futures import ThreadPoolExecutor
+import threading
+POOL = ThreadPoolExecutor(1)
+POOL.submit(int).result()
+
+
+def copied_in_a_thread(array):
+    box = []
+    worker = threading.Thread(target=lambda: box.append(array.copy_to_host()))
+    worker.start()
+    worker.join()
+    return box[0]
+"""
+#: The ps7.q3 program run in another thread: the statements it runs there count (right, full marks).
+IN_ANOTHER_THREAD = {
+    "a new pool's worker": """
+def program(phis, levels, phi_min, capacity, block):
+    with ThreadPoolExecutor(2) as pool:
+        return pool.submit(levels_solution, phis, levels, phi_min, capacity, block).result()
+""",
+    "a pool's worker started before the call": """
+def program(phis, levels, phi_min, capacity, block):
+    return POOL.submit(levels_solution, phis, levels, phi_min, capacity, block).result()
+""",
+    "a thread": """
+def program(phis, levels, phi_min, capacity, block):
+    box = []
+    worker = threading.Thread(target=lambda: box.append(levels_solution(phis, levels, phi_min, capacity, block)))
+    worker.start()
+    worker.join()
+    return box[0]
+""",
+}
+#: The level's total copied back every level by another thread (counted as the driver counts it: capped).
+COPY_IN_ANOTHER_THREAD = {
+    "a pool's worker started before the call": "POOL.submit(totals.copy_to_host).result()",
+    "a new thread each level": "copied_in_a_thread(totals)",
+}
+
+
+def _program(function, source, name):
+    """``source`` run in a copy of ``function``'s module namespace, with ``function``'s own source and a pool started
+    before the call (so the student's notebook holds all of them); its function ``name``."""
+    import inspect
+    import textwrap
+
+    namespace = dict(function.__globals__)
+    make_fixtures.run_cell(_EARLY_POOL + textwrap.dedent(inspect.getsource(function)) + source, namespace)
+    return namespace[name]
+
+
+def test_a_host_program_run_in_threads_is_covered_and_its_copies_there_are_counted():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cellsim"))
+    import submissions  # noqa: E402  (tests/cellsim: the ps7.q3 host programs)
+
+    question = get_question("ps7.q3")
+    tests = (question.tests[0], next(t for t in question.tests if "host program ran" in t.name))
+    small = dataclasses.replace(question, tests=tests, points=sum(t.points for t in tests))
+    for how, source in IN_ANOTHER_THREAD.items():
+        result = run_tests(small, _program(submissions.levels_solution, source, "program"), hidden=True, seed=7)
+        assert result.points == small.points, (how, str(result))
+    growth = next(t for t in question.tests if t.name.startswith("launches, copies and allocations"))
+    counted = dataclasses.replace(question, tests=(growth,), points=growth.points)
+    for how, copy in COPY_IN_ANOTHER_THREAD.items():
+        import inspect
+
+        source = inspect.getsource(submissions.levels_copy_per_level).replace("totals.copy_to_host()[g]", f"{copy}[g]")
+        assert copy in source
+        late = _program(submissions.levels_solution, source, "levels_copy_per_level")
+        result = run_tests(counted, late, hidden=True, seed=7)
+        assert result.points <= counted.points / 2 and "copies between host and device" in " ".join(
+            str(result).split()), (how, str(result))

@@ -128,13 +128,21 @@ def test_sample_blocks_draws_distinct_blocks_anywhere_in_the_grid():
         seen.update(picks)
     assert seen == set(range(10))  # the first, the last (partial) and every interior block can be drawn
     assert sample_blocks(rng, 3, k=3) is None  # a small grid runs whole
+    # Every draw of two blocks or more holds two neighbours along x (a kernel working one way in every other block
+    # has both ways measured), and along y too in a grid of two dimensions.
+    for _ in range(50):
+        picks = sample_blocks(rng, 10, k=2)
+        assert picks[1] == picks[0] + 1
+        square = set(sample_blocks(rng, (4, 5), k=3))
+        assert any((x + 1, y, z) in square and (x, y + 1, z) in square for x, y, z in square), square
     grid_picks = sample_blocks(rng, (4, 5), k=2)
     assert all(len(p) == 3 and p[0] < 4 and p[1] < 5 and p[2] == 0 for p in grid_picks)
 
 
 def _doubling(kind):
     """A kernel doubling x; ``kind="lone"``: the first warp of each block does the block's work, but only on
-    every block past the 4th (the technique only where a grader with small grids looks)."""
+    every block past the 4th (the technique only where a grader with small grids looks); ``kind="odd"``: only in
+    every other block (odd ``blockIdx.x``), where a median over the sampled blocks cannot see it."""
     if kind == "even":
         @cuda.jit
         def kernel(x, out):
@@ -142,12 +150,13 @@ def _doubling(kind):
             if i < x.size:
                 out[i] = 2 * x[i]
         return kernel
+    odd = kind == "odd"
 
     @cuda.jit
     def kernel(x, out):
         t = cuda.threadIdx.x
         base = cuda.blockIdx.x * cuda.blockDim.x
-        if cuda.blockIdx.x < 4:
+        if (cuda.blockIdx.x % 2 == 0) if odd else (cuda.blockIdx.x < 4):
             if base + t < x.size:
                 out[base + t] = 2 * x[base + t]
         elif t < 32:
@@ -192,3 +201,6 @@ def test_a_sampled_configuration_measures_only_its_blocks_and_catches_the_techni
     assert run_tests(q, _doubling("even"), hidden=True, seed=3).points == 1
     lone = run_tests(q, _doubling("lone"), hidden=True, seed=3)
     assert lone.points == 0 and "busiest warp" in lone.outcomes[0].message + str(lone.outcomes[0].measurement)
+    for seed in (3, 4):
+        odd = run_tests(q, _doubling("odd"), hidden=True, seed=seed)
+        assert odd.points == 0 and "busiest warp" in odd.outcomes[0].message + str(odd.outcomes[0].measurement)

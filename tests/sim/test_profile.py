@@ -330,3 +330,30 @@ def test_warp_share_is_one_when_warps_share_the_block_and_grows_when_one_warp_do
     assert even.launch_metrics()["warp_share"] == even.warp_share
     one_warp = profile(doubled, 4, 32, x[:128], np.zeros(128, np.float32))
     assert one_warp.warp_share == 1.0
+
+
+@cuda.jit
+def first_warp_does_odd_blocks(x, out):
+    """Every warp doubles its own elements in even blocks; in odd blocks the first warp does the block's."""
+    t = cuda.threadIdx.x
+    base = cuda.blockIdx.x * cuda.blockDim.x
+    if cuda.blockIdx.x % 2 == 0:
+        if base + t < x.size:
+            out[base + t] = 2 * x[base + t]
+    elif t < 32:
+        for k in range(t, cuda.blockDim.x, 32):
+            if base + k < x.size:
+                out[base + k] = 2 * x[base + k]
+    cuda.syncthreads()
+
+
+def test_the_worst_block_shows_one_warp_doing_the_work_in_every_other_block_and_no_partial_block():
+    x = np.arange(1, 3 * 128 + 41, dtype=np.float32)  # 4 blocks of 4 warps, the last one with 40 elements
+    out = np.zeros_like(x)
+    even = profile(doubled, 4, 128, x, out)
+    assert even.warp_share == pytest.approx(1.0) and even.worst_warp_share == pytest.approx(1.0)
+    np.testing.assert_array_equal(out, 2 * x)
+    hidden = profile(first_warp_does_odd_blocks, 4, 128, x, out, blocks=[0, 1, 2])
+    assert hidden.warp_share == pytest.approx(1.0)  # the median of three blocks, two of them even
+    # Block 1: its first warp runs 4 turns of a 3-line loop while the three others run their 5 lines and wait.
+    assert hidden.worst_warp_share > 1.8 and hidden.launch_metrics()["worst_warp_share"] == hidden.worst_warp_share

@@ -10,6 +10,12 @@ course's profiler or checker. It reads them from the profiles of the technique t
 they left out, runs the launches of the question's result and checker tests under the profiler (in the
 simulator, on any backend). A statement that never ran caps the question at its technique cap.
 
+A branch need not be a statement: ``tile = staged(a, i) if n <= 4096 else a[i]`` or
+``ok = small and staged(a, i)`` runs its line whichever way it goes. So every *arm* of a conditional
+expression in the kernel code counts as a statement: the ``body`` and ``orelse`` of ``x if c else y``,
+and each operand of ``and``/``or`` after the first must have been evaluated in some profiled launch
+(the profiler notes them, :attr:`course_lib.sim.ProfileReport.arms`).
+
 What counts as the student's kernels: the kernel answered, or every kernel its factory made, and every
 kernel and device function (``@cuda.jit`` in the student's notebook) that the answer's code names,
 through its globals, closures and helper functions, so a kernel a factory returns only for a tile the
@@ -23,6 +29,7 @@ import inspect
 import textwrap
 import types
 
+from ...sim._lines import arm_key, conditional_arms, source_margin
 from .buffers import fail
 from .dispatch import is_dispatcher, launched_function
 
@@ -31,18 +38,26 @@ __all__ = ["host_coverage_test", "kernel_statements", "note_profile", "reset", "
 
 #: ``(file, line)`` of every statement that ran in a profiled or checked launch since :func:`reset`.
 _ran: set = set()
+#: ``(file, line, column)`` of every arm of a conditional expression evaluated in a profiled launch since
+#: :func:`reset`.
+_arms_ran: set = set()
 
 
 def reset() -> None:
     """Forget the statements that ran (a new answer is being graded)."""
     _ran.clear()
+    _arms_ran.clear()
 
 
 def note_profile(report) -> None:
-    """Record the statements that ran in a profiler's report (``report.lines``: one row per line that ran)."""
+    """Record the statements that ran in a profiler's report (``report.lines``: one row per line that ran) and the
+    arms of conditional expressions it evaluated (``report.arms``)."""
     for row in getattr(report, "lines", ()) or ():
         if getattr(row, "line", 0):
             _ran.add((str(row.file), int(row.line)))
+    for entry in getattr(report, "arms", ()) or ():
+        if isinstance(entry, tuple) and len(entry) == 3:
+            _arms_ran.add((str(entry[0]), int(entry[1]), int(entry[2])))
 
 
 def statements_ran() -> set:
@@ -86,7 +101,8 @@ def _statements(body, filename, offset, out, skip_jit=False):
 
 
 def _parsed(function):
-    """``(function definition, line offset)`` of a function's source, or None where it cannot be read."""
+    """``(function definition, line offset, column margin)`` of a function's source, or None where it cannot be
+    read."""
     try:
         lines, start = inspect.getsourcelines(function)
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -95,25 +111,35 @@ def _parsed(function):
     node = tree.body[0] if tree.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    return node, start - 1
+    return node, start - 1, source_margin(lines)
 
 
-def _device_code(function, is_kernel, out, host=False):
+def _arms(fdef, filename, offset, margin, arms):
+    """Add the :func:`~course_lib.sim._lines.arm_key` of every arm of a conditional expression of ``fdef``."""
+    if arms is not None:
+        arms.update(arm_key(filename, arm, offset, margin) for _, _, _, arm in conditional_arms(fdef))
+
+
+def _device_code(function, is_kernel, out, host=False, arms=None):
     """Statements of ``function`` if it is kernel code (or, with ``host``, host code: then every statement but the
-    bodies of kernels), and of every ``@cuda.jit`` function defined inside it."""
+    bodies of kernels), and of every ``@cuda.jit`` function defined inside it; the arms of the kernel code's
+    conditional expressions go to ``arms``."""
     parsed = _parsed(function)
     if parsed is None:
         return
-    node, offset = parsed
+    node, offset, margin = parsed
     filename = function.__code__.co_filename
     if is_kernel or host:
         if not (host and is_kernel):
             _statements(node.body, filename, offset, out, skip_jit=host)
+            if not host:
+                _arms(node, filename, offset, margin, arms)
         return
     for inner in ast.walk(node):
         if inner is not node and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 any(_is_jit(d) for d in inner.decorator_list):
             _statements(inner.body, filename, offset, out)
+            _arms(inner, filename, offset, margin, arms)
 
 
 def _names(code):
@@ -124,7 +150,7 @@ def _names(code):
     return names
 
 
-def kernel_statements(roots, host: bool = False) -> set:
+def kernel_statements(roots, host: bool = False, arms: set | None = None) -> set:
     """``(file, first line, last line)`` of every statement of the student's kernel code reached from ``roots``
     (with ``host``: of the student's host code instead, the host program and its helper functions).
 
@@ -132,6 +158,10 @@ def kernel_statements(roots, host: bool = False) -> set:
     ----------
     roots : iterable
         Kernels (dispatchers) and functions (kernel factories, helpers) of the student's notebook.
+    arms : set, optional
+        Filled with ``(file, line, column)`` of every arm of a conditional expression of the kernel code (the
+        ``body`` and ``orelse`` of ``a if c else b``, the operands of ``and``/``or`` after the first), as the
+        profiler notes them (:attr:`course_lib.sim.ProfileReport.arms`).
 
     Functions of other modules (NumPy, the course's device functions a question offers) are not followed:
     only those sharing the globals of the first root's function.
@@ -156,7 +186,7 @@ def kernel_statements(roots, host: bool = False) -> set:
         if function.__globals__ is not home or id(function) in seen:
             continue
         seen.add(id(function))
-        _device_code(function, is_kernel, out, host)
+        _device_code(function, is_kernel, out, host, arms)
         cells = dict(zip(function.__code__.co_freevars, function.__closure__ or ()))
         for name in _names(function.__code__):
             if name in cells:
@@ -193,41 +223,107 @@ def _has_run(statement) -> bool:
 
 
 def _uncovered(answer, host=False):
+    """``(file, line)`` of every statement of the answer's kernel code (or host code) that never ran, and (kernel
+    code) of every arm of a conditional expression never evaluated, in line order."""
     roots = [answer.value] if host else _roots(answer)
-    return sorted((f, first) for f, first, last in kernel_statements(roots, host) if not _has_run((f, first, last)))
+    arms = None if host else set()
+    missing = {(f, first) for f, first, last in kernel_statements(roots, host, arms) if not _has_run((f, first, last))}
+    missing.update((f, line) for f, line, column in arms or () if (f, line, column) not in _arms_ran)
+    return sorted(missing)
 
 
 class traced_host:
-    """Records the lines the student's host code runs (in the calling thread) while open: the functions sharing
-    the globals of ``function`` (its notebook), not the course's or other packages' code."""
+    """Records the lines the student's host code runs while open: the functions sharing the globals of ``function``
+    (its notebook), not the course's or other packages' code; in the calling thread, in every thread started while
+    open (``threading.Thread``, a ``concurrent.futures`` pool's new workers) and in the calls a thread pool's
+    workers started earlier run for it (``ThreadPoolExecutor.submit`` and ``map``)."""
 
     def __init__(self, function):
         self.home = getattr(function, "__globals__", None)
+        self.open = False
 
     def _local(self, frame, event, arg):
+        if not self.open:
+            return None
         if event == "line":
             _ran.add((frame.f_code.co_filename, frame.f_lineno))
         return self._local
 
     def _global(self, frame, event, arg):
+        if not self.open:  # a thread that outlived the call (a pool's worker): untraced from now on
+            import sys
+
+            sys.settrace(None)
+            return None
         if frame.f_globals is self.home:
             _ran.add((frame.f_code.co_filename, frame.f_lineno))
             return self._local
         return None
 
-    def __enter__(self):
+    def _started(self, frame, event, arg):
+        """First trace call of a thread started while open: the simulator's carriers (which run kernels, not host code,
+        and are pooled for later launches) are left untraced."""
+        import sys
+        import threading
+
+        from ...sim._baton import Carrier
+
+        if isinstance(threading.current_thread(), Carrier):
+            sys.settrace(None)
+            return None
+        sys.settrace(self._global)
+        return self._global(frame, event, arg)
+
+    def _traced(self, fn):
+        """``fn`` run with this tracer in the thread that calls it (a pool's worker), where none is set."""
+        import functools
         import sys
 
-        self._saved = sys.gettrace()
-        if self.home is not None and self._saved is None:  # under a debugger or coverage tool: leave it be
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if not self.open or sys.gettrace() is not None:
+                return fn(*args, **kwargs)
             sys.settrace(self._global)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                sys.settrace(None)
+
+        return run
+
+    def __enter__(self):
+        import sys
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._saved = sys.gettrace()
+        self.open = self.home is not None and self._saved is None  # under a debugger or coverage tool: leave it be
+        # The hooks for other threads are the process's: set once (another thread's traced_host may hold them).
+        self._threads = self.open and threading.gettrace() is None
+        if self.open:
+            sys.settrace(self._global)
+        if self._threads:
+            threading.settrace(self._started)  # threads started while open trace from their first call
+            self._submit = ThreadPoolExecutor.submit
+            traced, submit = self._traced, self._submit
+
+            def traced_submit(pool, fn, /, *args, **kwargs):
+                return submit(pool, traced(fn), *args, **kwargs)
+
+            ThreadPoolExecutor.submit = traced_submit
         return self
 
     def __exit__(self, *exc):
         import sys
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
 
-        if self.home is not None and self._saved is None:
+        if self.open:
+            self.open = False  # threads still running stop recording at their next event
             sys.settrace(None)
+        if self._threads:
+            threading.settrace(None)
+            ThreadPoolExecutor.submit = self._submit
         return False
 
 
@@ -247,7 +343,11 @@ def host_coverage_test(name: str):
                 points=0, technique=True, hints=())
 
 
-def _judge_missing(what):
+def _judge_missing(what, arms=False):
+    """The judge of a coverage test; ``arms``: the missing entries include arms of conditional expressions."""
+    things = ("statement(s) or arm(s) of a conditional expression (`x if c else y`, the operands of `and`/`or` "
+              "after the first)") if arms else "statement(s)"
+
     def judge(data, got, info):
         if not isinstance(got, dict) or not isinstance(got.get("missing"), list):
             raise fail("the list of statements that ran did not come back", "answer")
@@ -255,7 +355,7 @@ def _judge_missing(what):
         if missing:
             lines = ", ".join(str(entry[1]) for entry in missing[:12] if isinstance(entry, list) and len(entry) == 2)
             lines += " ..." if len(missing) > 12 else ""
-            failure = fail(f"{len(missing)} statement(s) of your {what} never ran under the grader's runs "
+            failure = fail(f"{len(missing)} {things} of your {what} never ran under the grader's runs "
                            f"(lines {lines}): code the grader never runs cannot be credited. Every statement must "
                            "serve the sizes and step counts the question allows", "technique", public=True)
             failure.measurement = {"measured": float(len(missing)), "low": 0.0, "high": 0.0,

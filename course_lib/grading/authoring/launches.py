@@ -131,5 +131,5 @@ def coverage_test(name: str, tests, *, hidden: bool = True):
             missing = _uncovered(answer)
         return {"missing": [[str(f), int(line)] for f, line in missing]}
 
-    return Test(name, hidden=hidden, hint="", inputs=inputs, produce=produce, judge=_judge_missing("kernel code"),
-                points=0, technique=True, hints=())
+    return Test(name, hidden=hidden, hint="", inputs=inputs, produce=produce,
+                judge=_judge_missing("kernel code", arms=True), points=0, technique=True, hints=())

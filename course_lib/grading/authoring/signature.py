@@ -145,10 +145,11 @@ load_sectors_per_request = _named_feature(
     "32-byte sectors the global loads touch over load requests: 4 when a warp's 32 lanes read 32 consecutive "
     "4-byte words, up to 32 when each lane's word lies in its own sector")
 warp_share = _named_feature("warp_share", "busiest warp's share of its block's work",
-                            lambda m, data: m["warp_share"],
-                            "the launch's ``warp_share``: per block, its busiest warp's instructions over the mean "
-                            "per warp (median over the blocks); about 1 when the warps share the block's work, "
-                            "about the warps per block when one warp does it while the others wait")
+                            lambda m, data: m["worst_warp_share"],
+                            "the launch's ``worst_warp_share``: per block, its busiest warp's instructions over the "
+                            "mean per warp (a block doing less than the median block measured against the median "
+                            "one's), in the worst block that ran; about 1 when the warps share every block's work, "
+                            "about the warps per block when one warp does it while the others wait, in any block")
 _atomics = _named_feature("_atomics", "atomic operations", lambda m, data: m["atomics"], "the kernel's ``atomics``")
 
 
@@ -167,11 +168,25 @@ def no_atomics(technique: str, source: str = "") -> Feature:
     return _atomics(between(0, 0), technique, source)
 
 
+def _adjacent(rng, dims, most):
+    """Flat (x fastest) indices of a block drawn anywhere it has a next neighbour along each of the first ``most``
+    dimensions of two blocks or more, and of those neighbours."""
+    along = [d for d, size in enumerate(dims) if size >= 2][:most]
+    anchor = [int(rng.integers(size - 1 if d in along else size)) for d, size in enumerate(dims)]
+    strides = [math.prod(dims[:d]) for d in range(len(dims))]
+    flat = sum(c * stride for c, stride in zip(anchor, strides))
+    return [flat] + [flat + strides[d] for d in along]
+
+
 def sample_blocks(rng, grid, k: int = 3) -> tuple | None:
     """Draw ``k`` distinct blocks of a grid for the profiler to run (the grader's draw, at grading time).
 
-    Every block is equally likely (the first, the last with its partial tail, and the interior), so a
-    kernel cannot tell which of its blocks are measured. A grid of at most ``k`` blocks is not sampled.
+    Any block can be drawn (the first, the last with its partial tail, and the interior), so a kernel
+    cannot tell which of its blocks are measured. With ``k >= 2`` the draw holds a block and its next
+    neighbour along x (and, with ``k >= 3`` in a grid of two or more dimensions, along y too), the
+    rest drawn anywhere: a kernel that works one way in every other block (odd ``blockIdx.x``, odd
+    ``blockIdx.y``, a checkerboard) has both ways measured on every draw. A grid of at most ``k``
+    blocks is not sampled.
 
     Parameters
     ----------
@@ -192,7 +207,9 @@ def sample_blocks(rng, grid, k: int = 3) -> tuple | None:
     total = math.prod(dims)
     if total <= k:
         return None
-    picks = sorted(int(i) for i in rng.choice(total, size=k, replace=False))
+    picks = _adjacent(rng, dims, k - 1) if k >= 2 else []
+    rest = np.setdiff1d(np.arange(total), picks)
+    picks = sorted(picks + [int(i) for i in rng.choice(rest, size=k - len(picks), replace=False)])
     if len(dims) == 1:
         return tuple(picks)
     full = dims + (1,) * (3 - len(dims))
