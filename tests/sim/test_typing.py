@@ -391,6 +391,22 @@ def test_a_kernel_is_typed_once_per_source_and_argument_types(tmp_path, monkeypa
     assert _typing.stats()["typed"] - before["typed"] == 2 and _typing.stats()["disk_hits"] > before["disk_hits"]
 
 
+def test_a_closure_kernels_cache_key_leaves_out_the_simulators_own_helpers():
+    """A recompiled copy's closure holds the simulator's helpers (``__course_binop__``...), whose repr names an
+    address: in the key, every process would type a closure kernel (a kernel factory's) again."""
+    from course_lib.sim._kernel_refs import _globals_fingerprint
+
+    def copy_of_a_factory_kernel(tile):
+        __course_binop__ = object()
+
+        def kernel():
+            return __course_binop__, tile
+
+        return kernel
+
+    assert _globals_fingerprint(copy_of_a_factory_kernel(8)) == [("tile", "8")]
+
+
 @sim_only
 def test_a_typing_process_that_does_not_answer_is_reported_once_and_kernels_still_run(monkeypatch, capsys, tmp_path):
     class Silent:
