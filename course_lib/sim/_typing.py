@@ -17,7 +17,10 @@ a float32 is float64 in Python and float32 on a GPU. Two things put numba's typi
   typing alone): the typing process answers numba-cuda's questions about "the current device"
   with compute capability 8.0, which it compiles for.
   The answer is cached per kernel source and argument types, in memory and on disk
-  (``$XDG_CACHE_HOME/course_lib/sim-typing``), so a kernel is typed once, not per launch.
+  (``$XDG_CACHE_HOME/course_lib/sim-typing``), so a kernel is typed once, not per launch. A
+  grading worker also reads a second, read-only folder of answers (:data:`SEED_ENV`): the
+  course's own kernels, typed by the grader before any student's code ran
+  (:mod:`course_lib.grading.running.bytecode`); what the worker types itself goes to its own cache.
 * **Typed arithmetic while it runs.** The recompiled copy of every kernel and device
   function (:mod:`course_lib.sim._lines`) evaluates each arithmetic operator, augmented
   assignment, unary operator and ``math`` call through :func:`binop`, :func:`unop` and
@@ -78,7 +81,7 @@ from ._intrinsics import launch_arg_types
 from ._typed_rewrite import quiet, rewrite, typed_copy_names, unified_assignments, wrap_quiet
 from ._typing_base import ENV_SWITCH, argument_type, convert_arguments, enabled, signature_argtypes
 
-__all__ = ["ENV_SWITCH", "FLOAT64_FIX", "GPUTypingError", "KernelTyping", "argument_type", "before_launch", "binop",
+__all__ = ["ENV_SWITCH", "FLOAT64_FIX", "SEED_ENV", "GPUTypingError", "KernelTyping", "argument_type", "before_launch", "binop",
            "call", "convert_arguments", "first_typing_seconds", "float64_lines", "float_ops", "kernel_typing",
            "prestart", "quiet", "require", "required", "rewrite", "signature_argtypes", "stats", "typed_copy_names",
            "unop", "untyped", "wait_ready", "wrap_quiet"]
@@ -164,6 +167,22 @@ def _cache_dir():
     return os.path.join(base, "course_lib", "sim-typing")
 
 
+#: Environment variable naming a read-only folder of cached answers, read when this process's own cache lacks
+#: one and never written: a grading worker's, filled by the grader's trusted priming run.
+SEED_ENV = "COURSE_SIM_TYPING_SEED"
+
+
+def _cached_path(disk_key):
+    """The file holding the cached answer for ``disk_key``: this process's cache, else the read-only seed
+    folder (:data:`SEED_ENV`); None when neither has it."""
+    for folder in (_cache_dir(), os.environ.get(SEED_ENV)):
+        if folder:
+            path = os.path.join(folder, disk_key + ".pickle")
+            if os.path.exists(path):
+                return path
+    return None
+
+
 #: Changes when KernelTyping gains a field, so that older cached answers are not read as complete.
 _CACHE_FORMAT = 4
 
@@ -210,10 +229,11 @@ def kernel_typing(fn, argtypes, debug=False):
     start = time.perf_counter()
     disk_key = _key(fn, argtypes, debug)
     path = os.path.join(_cache_dir(), disk_key + ".pickle") if disk_key else None
+    found = _cached_path(disk_key) if disk_key else None
     result = None
-    if path and os.path.exists(path):
+    if found:
         try:
-            with open(path, "rb") as fh:
+            with open(found, "rb") as fh:
                 result = pickle.load(fh)
             _stats["disk_hits"] += 1
         except Exception:

@@ -92,6 +92,67 @@ def test_a_worker_without_namespaces_gets_its_own_verified_copy(compiled):
         worker.close()
 
 
+def _seeded(built):
+    """The typing cache's files in the folder (relative paths)."""
+    return [r for r in built.digests if r.startswith(bc.TYPING_SEED + os.sep)]
+
+
+def test_the_priming_run_types_the_course_kernels_that_workers_launch(compiled, tmp_path, monkeypatch):
+    """ps1's decoys, typed by the trusted priming run under each name a worker types them by: a process that
+    reads that seed (with an empty cache of its own) launches them without typing any again."""
+    from course_lib.grading.core import questions_of
+    from course_lib.sim import _typing
+
+    seeded = _seeded(compiled)
+    assert seeded and all(r.endswith(".pickle") for r in seeded)
+    launches = [run for q in questions_of("ps1") for t in q.tests
+                for run in getattr(t.produce, "typing_launches", lambda: [])()]
+    assert len(launches) == len(seeded)  # each decoy and the copy a measuring function receives
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "own"))
+    monkeypatch.setenv(_typing.SEED_ENV, compiled.typing_seed(compiled.folder))
+    monkeypatch.setattr(_typing, "_memory", {})
+    before = _typing.stats()
+    for run in launches:
+        _typing._memory.clear()
+        run()
+    after = _typing.stats()
+    assert after["typed"] == before["typed"] and after["disk_hits"] - before["disk_hits"] == len(launches)
+    # A changed entry is left out of a worker's copy, as a changed module's bytecode is.
+    path = os.path.join(compiled.folder, seeded[0])
+    with open(path, "rb") as fh:
+        original = fh.read()
+    try:
+        with open(path, "ab") as fh:
+            fh.write(b"forged")
+        assert not compiled.intact()
+        compiled.install(str(tmp_path / "copy"))
+        assert not (tmp_path / "copy" / seeded[0]).exists() and (tmp_path / "copy" / seeded[-1]).exists()
+    finally:
+        with open(path, "wb") as fh:
+            fh.write(original)
+
+
+def test_a_worker_reads_the_seed_in_the_read_only_mount_or_in_its_own_copy(compiled, monkeypatch):
+    from course_lib.grading.running import client
+
+    started = []
+
+    def capture(argv, **kwargs):
+        started.append((argv, kwargs["env"]))
+        raise OSError("not started")
+
+    monkeypatch.setattr(client.subprocess, "Popen", capture)
+    for box in (Sandbox("bwrap", "", "/usr/bin/bwrap"), Sandbox("none", "sandbox: off")):
+        with pytest.raises(client.MachineTrouble):
+            Worker("ps1", GradeOptions(), box, bytecode=compiled)
+    (inside, _), (_, env) = started
+    at = inside.index(bc.SEED_ENV)
+    assert inside[at - 1] == "--setenv" and inside[at + 1] == os.path.join(f"{INSIDE_WORK}/pycache", bc.TYPING_SEED)
+    assert inside[inside.index(compiled.folder) - 1] == "--ro-bind"
+    assert env[bc.SEED_ENV].endswith(os.path.join("pycache", bc.TYPING_SEED))
+    assert not env[bc.SEED_ENV].startswith(compiled.folder)  # the worker's own verified copy, not the shared folder
+
+
 def test_lazy_bytecode_is_built_once_and_only_when_asked(monkeypatch):
     monkeypatch.delenv(bc.SHARED_ENV, raising=False)
     calls = []

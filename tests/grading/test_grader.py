@@ -446,9 +446,14 @@ def test_two_runs_cannot_write_the_same_grades_file(tmp_path):
 def test_ctrl_c_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path):
     """SIGINT from outside the grader (the instructor's Ctrl-C): the run stops at once, keeps its rows, leaves no
     worker behind; the same command then grades the rest."""
+    # Alice's and Carol's notebooks are the untouched student version (a row within a worker's start-up), Bob's
+    # the solution: the interrupt comes while his is graded, and the next run grades it in full.
+    from course_lib.grading.reporting.release import student_path
+
     files = []
-    for name in ("alice", "bob", "carol"):
-        shutil.copy(ROOT / "solutions" / "ps1_nbody.ipynb", tmp_path / f"{name}.ipynb")
+    for name, notebook in (("alice", student_path("ps1")), ("bob", ROOT / "solutions" / "ps1_nbody.ipynb"),
+                           ("carol", student_path("ps1"))):
+        shutil.copy(notebook, tmp_path / f"{name}.ipynb")
         files.append(tmp_path / f"{name}.ipynb")
     out = tmp_path / "grades.csv"
     command = [sys.executable, "-m", "course_lib.grading", "grade", "ps1", *map(str, files), "--out", str(out),
@@ -474,4 +479,6 @@ def test_ctrl_c_stops_the_run_cleanly_and_the_next_run_resumes(tmp_path):
     again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert f"grading {3 - len(kept)} of 3" in again.stdout
-    assert {r["student"] for r in grader.read_grades(out)} == {"alice", "bob", "carol"}
+    rows = grader.read_grades(out)
+    assert {r["student"] for r in rows} == {"alice", "bob", "carol"}
+    assert {r["student"]: r for r in rows if r["question"] == "ps1.q1"}["bob"]["points"] == "6"

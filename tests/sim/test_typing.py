@@ -391,6 +391,51 @@ def test_a_kernel_is_typed_once_per_source_and_argument_types(tmp_path, monkeypa
     assert _typing.stats()["typed"] - before["typed"] == 2 and _typing.stats()["disk_hits"] > before["disk_hits"]
 
 
+def test_a_closure_kernels_cache_key_leaves_out_the_simulators_own_helpers():
+    """A recompiled copy's closure holds the simulator's helpers (``__course_binop__``...), whose repr names an
+    address: in the key, every process would type a closure kernel (a kernel factory's) again."""
+    from course_lib.sim._kernel_refs import _globals_fingerprint
+
+    def copy_of_a_factory_kernel(tile):
+        __course_binop__ = object()
+
+        def kernel():
+            return __course_binop__, tile
+
+        return kernel
+
+    assert _globals_fingerprint(copy_of_a_factory_kernel(8)) == [("tile", "8")]
+
+
+@sim_only
+def test_a_read_only_seed_folder_answers_and_is_never_written(tmp_path, monkeypatch):
+    """A grading worker's seed (SEED_ENV): read when the private cache lacks an answer; what the process types
+    itself goes to its private cache only."""
+    seed, private = tmp_path / "seed", tmp_path / "private"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(seed.parent / "filling"))
+    monkeypatch.setattr(_typing, "_memory", {})
+    add_one[1, 32](np.zeros(3, np.int32))  # typed into a cache that becomes the seed
+    (tmp_path / "filling" / "course_lib" / "sim-typing").rename(seed)
+    seeded = sorted(p.name for p in seed.iterdir())
+    seed.chmod(0o555)  # as under bubblewrap's read-only mount
+    try:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(private))
+        monkeypatch.setenv(_typing.SEED_ENV, str(seed))
+        monkeypatch.setattr(_typing, "_memory", {})
+        before = _typing.stats()
+        x = np.zeros(3, np.int32)
+        add_one[1, 32](x)
+        np.testing.assert_array_equal(x, 1)
+        after = _typing.stats()
+        assert after["typed"] == before["typed"] and after["disk_hits"] == before["disk_hits"] + 1
+        add_one[1, 32](np.zeros(3, np.float32))  # not in the seed: typed, kept in the private cache
+        assert _typing.stats()["typed"] == before["typed"] + 1
+        assert sorted(p.name for p in seed.iterdir()) == seeded
+        assert len(list((private / "course_lib" / "sim-typing").glob("*.pickle"))) == 1
+    finally:
+        seed.chmod(0o755)
+
+
 @sim_only
 def test_a_typing_process_that_does_not_answer_is_reported_once_and_kernels_still_run(monkeypatch, capsys, tmp_path):
     class Silent:

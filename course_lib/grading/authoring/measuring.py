@@ -102,6 +102,20 @@ def kernel_measurement_test(name: str, points: float, *, key: str, kernel_key: s
                 raise fail(f"{call} = {value:.4g}, but the course's profiler measures {want:.4g} for that launch "
                            f"(allowed difference {rtol:.0%}){more}", "measure")
 
+    def typing_launches():
+        """The decoys' launches of this test, as a worker makes them (one configuration each, the decoy and
+        the copy a measuring function receives): the grader's priming run types them once for all workers
+        (:func:`course_lib.grading.running.bytecode.prime_typing`)."""
+        import numpy as np
+
+        try:
+            config = tuple(configs(np.random.default_rng(0), {})[0])
+        except Exception:  # configurations drawn from the student's answer: typed in each worker, as before
+            return []
+        return [(lambda made=made: profile_launch(launch(made, config))) for decoy in decoys.values()
+                for made in (handed(decoy), decoy)]
+
+    produce.typing_launches = typing_launches
     return _test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=False, hint=hint, hints=hints,
                  technique=caps)
 

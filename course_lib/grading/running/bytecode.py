@@ -23,6 +23,13 @@ digests beside it and returns ``FOLDER#SHA256``, the digest of that index. A run
 that value in :data:`SHARED_ENV` uses the folder when the index still has that digest and every
 file still has its digest (:meth:`Bytecode.shared`), and compiles its own otherwise: a file changed
 between runs is never used, since the value the run trusts came from its caller, not from the disk.
+
+The same priming run fills a read-only cache of the simulator's static typing (:mod:`course_lib.sim._typing`)
+in that folder (:data:`TYPING_SEED`): the course's own kernels that workers launch (the decoys of
+measurement tests, :func:`prime_typing`), typed once by the grader instead of once per worker (a second or
+so each). Only the trusted priming run writes it, before any student's code runs; workers read it through
+:data:`course_lib.sim._typing.SEED_ENV` (under bubblewrap in the read-only mount, without namespaces in
+their own verified copy) and keep what they type themselves, their own kernels, in their private cache.
 """
 
 from __future__ import annotations
@@ -36,11 +43,18 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES", "SHARED_ENV"]
+__all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES", "SEED_ENV", "SHARED_ENV", "TYPING_SEED"]
 
 #: Environment variable of a grading run: ``FOLDER#SHA256`` from :meth:`Bytecode.share`, a folder built
 #: beforehand that the run uses instead of compiling its own.
 SHARED_ENV = "COURSE_GRADING_BYTECODE"
+
+#: The simulator's typing cache inside the folder (``$XDG_CACHE_HOME`` of the priming run, then
+#: ``course_lib/sim-typing``): a relative path no source's absolute path mirrors.
+TYPING_SEED = os.path.join("course-sim-typing", "course_lib", "sim-typing")
+
+#: :data:`course_lib.sim._typing.SEED_ENV`, named here so that a grader on a GPU need not import the simulator.
+SEED_ENV = "COURSE_SIM_TYPING_SEED"
 
 #: Modules a worker imports while it grades (beyond those its start imports), compiled by the priming run too.
 PRIMED_MODULES = ("course_lib.grading.running.worker", "course_lib.grading.authoring.harness",
@@ -91,6 +105,7 @@ class Bytecode:
             os.mkdir(os.path.join(work, "tmp"), 0o700)
             env = _environment(work)
             env["PYTHONPYCACHEPREFIX"] = folder
+            env["XDG_CACHE_HOME"] = os.path.join(folder, TYPING_SEED.split(os.sep)[0])  # the typing it does
             env.pop("PYTHONDONTWRITEBYTECODE", None)  # this run is the one that writes it
             done = subprocess.run([sys.executable, "-m", "course_lib.grading.running.bytecode", *problem_sets], env=env,
                                   cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -106,9 +121,15 @@ class Bytecode:
         for root, _, files in os.walk(folder):
             for name in files:
                 path = os.path.join(root, name)
-                if name.endswith(".pyc") and not os.path.islink(path):
+                kept = name.endswith(".pickle") if _in_typing_seed(path, folder) else name.endswith(".pyc")
+                if kept and not os.path.islink(path):
                     digests[os.path.relpath(path, folder)] = _digest(path)
         return cls(folder, digests)
+
+    def typing_seed(self, root: str) -> str:
+        """Where a worker finds the trusted typing cache when this folder is at ``root`` (its read-only mount,
+        or the folder :meth:`install` copied into)."""
+        return os.path.join(root, TYPING_SEED)
 
     def install(self, target: str) -> int:
         """Copy every file whose digest still matches into the folder ``target``; returns how many.
@@ -244,6 +265,36 @@ def solution_imports(problem_set: str) -> list:
     return sorted(set(names))
 
 
+def _in_typing_seed(path: str, folder: str) -> bool:
+    return os.path.relpath(path, folder).startswith(TYPING_SEED.split(os.sep)[0] + os.sep)
+
+
+def prime_typing(problem_set: str) -> int:
+    """Type the course's own kernels that the workers of ``problem_set`` launch (the decoys of its measurement
+    tests: ``produce.typing_launches`` of :func:`~course_lib.grading.authoring.measuring.kernel_measurement_test`),
+    each under the names a worker types it by, into this process's typing cache; returns how many launches ran.
+
+    Run by the trusted priming run only, before any student's code: its cache becomes the workers' read-only seed.
+    A launch that fails is left out (its kernel is then typed in each worker, as without this).
+    """
+    from ...sim import _typing
+    from ..core import questions_of
+
+    ran = 0
+    for question in questions_of(problem_set):
+        for test in question.tests:
+            launches = getattr(test.produce, "typing_launches", None)
+            for run in (launches() if launches else ()):
+                # The memory cache knows a copy's code as the original's: each name is typed to disk on its own.
+                _typing._memory.clear()
+                try:
+                    run()
+                    ran += 1
+                except Exception:  # noqa: BLE001  (a worker types it itself)
+                    pass
+    return ran
+
+
 def _prime(*problem_sets: str) -> int:
     """The priming run: import what a worker of each problem set imports, and start the typing process
     (it compiles its own)."""
@@ -266,6 +317,9 @@ def _prime(*problem_sets: str) -> int:
         from ...sim import _typing
 
         _typing.wait_ready()
+        if _typing.enabled():
+            for problem_set in problem_sets:
+                prime_typing(problem_set)
         _typing._shutdown()
     return 0
 

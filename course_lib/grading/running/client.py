@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..protocol import ProtocolError, dumps, loads
-from .sandbox import Sandbox, become_subreaper, kill_tree, not_dumpable, orphans, tree_rss_kb
+from .bytecode import SEED_ENV
+from .sandbox import INSIDE_WORK, Sandbox, become_subreaper, kill_tree, not_dumpable, orphans, tree_rss_kb
 
 __all__ = ["GradeOptions", "MachineTrouble", "Worker", "WorkerFault", "kill_all", "stopping"]
 
@@ -142,6 +143,11 @@ class Worker:
         if sim_seed is not None:  # the simulator's block and warp order (course_lib.sim._engine.set_seed)
             env["COURSE_SIM_SEED"] = str(sim_seed)
         shared = bytecode.folder if bytecode is not None and sandbox.kind == "bwrap" else None
+        # The course's kernels typed by the grader (read-only); the worker's own typing stays in its HOME.
+        env.pop(SEED_ENV, None)
+        if bytecode is not None:
+            env[SEED_ENV] = bytecode.typing_seed(f"{INSIDE_WORK}/pycache" if shared else os.path.join(self.workdir,
+                                                                                                    "pycache"))
         argv, env, cwd = sandbox.command(python_args, env, self.workdir, bytecode=shared)
         debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
         self.buffer = b""
