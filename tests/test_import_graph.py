@@ -221,7 +221,7 @@ def test_one_way_arrows_are_no_circle(tmp_path):
 
 GRADING = "course_lib.grading"
 #: The shared core: the top-level modules of the grading package that every part may import.
-GRADING_CORE = {f"{GRADING}.{name}" for name in ("model", "core", "protocol", "catalog")}
+GRADING_CORE = {f"{GRADING}.{name}" for name in ("model", "core", "protocol", "catalog", "resources")}
 #: The front doors: the package itself (``from course_lib.grading import check``) and its
 #: ``__main__`` (the ``course grading`` commands). They may import any part; no part imports them.
 GRADING_FRONT = {GRADING, f"{GRADING}.__main__"}

@@ -43,6 +43,8 @@ import subprocess
 import sys
 import tempfile
 
+from .client import SEED_ENV, _environment
+
 __all__ = ["Bytecode", "LazyBytecode", "PRIMED_MODULES", "SEED_ENV", "SHARED_ENV", "TYPING_SEED"]
 
 #: Environment variable of a grading run: ``FOLDER#SHA256`` from :meth:`Bytecode.share`, a folder built
@@ -53,8 +55,6 @@ SHARED_ENV = "COURSE_GRADING_BYTECODE"
 #: ``course_lib/sim-typing``): a relative path no source's absolute path mirrors.
 TYPING_SEED = os.path.join("course-sim-typing", "course_lib", "sim-typing")
 
-#: :data:`course_lib.sim._typing.SEED_ENV`, named here so that a grader on a GPU need not import the simulator.
-SEED_ENV = "COURSE_SIM_TYPING_SEED"
 
 #: Modules a worker imports while it grades (beyond those its start imports), compiled by the priming run too.
 PRIMED_MODULES = ("course_lib.grading.running.worker", "course_lib.grading.authoring.harness",
@@ -97,8 +97,6 @@ class Bytecode:
             Seconds the priming run may take.
         """
         problem_sets = [problem_set] if isinstance(problem_set, str) else list(problem_set)
-        from .client import _environment
-
         folder = tempfile.mkdtemp(prefix="course-grading-bytecode-")
         work = tempfile.mkdtemp(prefix="course-grading-prime-")
         try:

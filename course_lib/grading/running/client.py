@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..protocol import ProtocolError, dumps, loads
-from .bytecode import SEED_ENV
 from .sandbox import INSIDE_WORK, Sandbox, become_subreaper, kill_tree, not_dumpable, orphans, tree_rss_kb
 
 __all__ = ["GradeOptions", "MachineTrouble", "Worker", "WorkerFault", "kill_all", "stopping"]
 
 ROOT = Path(__file__).resolve().parents[3]
+#: :data:`course_lib.sim._typing.SEED_ENV`: where a worker reads the grader's trusted typing cache (named here so
+#: that a grader on a GPU need not import the simulator).
+SEED_ENV = "COURSE_SIM_TYPING_SEED"
 
 
 @dataclass(frozen=True)
