@@ -72,6 +72,58 @@ def packed_rhs(packed, c, y, x, h, w):
     return total
 
 
+@cuda.jit(device=True, inline=True)
+def jacobi_update(frame, i, pw, rhs, d):
+    """I_(k+1) of the interior pixel at ``frame[i]`` (rows ``pw`` entries apart, a frame of 0 around the image).
+
+    The four neighbours are added up, down, left, right (the reference's order), then B + C (``rhs``), then
+    the sum is divided by D (``d``, 2 to 4) and clamped to [0, 255]. x * 0.25 and x * 0.5 round exactly as
+    x / 4 and x / 2 (powers of two): no IEEE divide, with its slow-path call, but for pixels with 3
+    neighbours (at the image edge).
+    """
+    a = float32(0.0)
+    a += frame[i - pw]
+    a += frame[i + pw]
+    a += frame[i - 1]
+    a += frame[i + 1]
+    s = a + rhs
+    if d == 4:
+        s = s * float32(0.25)
+    elif d == 2:
+        s = s * float32(0.5)
+    elif d == 3:
+        s = s / float32(3.0)
+    return clamp_255(s)
+
+
+@cuda.jit(device=True, inline=True)
+def packed_count(codes, q):
+    """D of a thread's q-th pixel, from ``codes`` (int32, ten 3-bit counts a word; 0: not interior)."""
+    return (codes[q // 10] >> ((q % 10) * 3)) & 7
+
+
+@cuda.jit(device=True, inline=True)
+def write_pixel(planes, out, packed, c, y, x, v, interior):
+    """Write channel c of pixel (y, x): the last iterate ``v`` to ``planes``, and to ``out`` the iterate
+    truncated to uint8 on the strict interior, the target (``packed[..., 3:6]``) elsewhere."""
+    planes[c, y, x] = v
+    out[y, x, c] = uint8(v) if interior else packed[y, x, 3 + c]
+
+
+def _per_thread(capacity: int, threads: int, what: str):
+    """Check a one-block frame of ``capacity`` floats (shared memory) for ``threads`` threads, and return
+    (per, words): the frame entries each thread owns, and the int32 words of their codes (3 bits of D per
+    owned entry, 10 entries per word)."""
+    if capacity < 9:
+        raise ValueError(f"capacity must hold at least a 1 x 1 {what} with its frame (9 floats), got {capacity}")
+    if capacity * 4 > 48 * 1024:
+        raise ValueError(f"capacity {capacity} floats exceeds the 48 KB of static shared memory (12,288 floats)")
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads must be between 1 and 1024, got {threads}")
+    per = -(-capacity // threads)
+    return per, -(-per // 10)
+
+
 @lru_cache(maxsize=None)
 def jacobi_persistent_kernel(capacity: int, threads: int):
     """The whole clone in one launch: one block per colour channel, the crop in shared memory.
@@ -105,14 +157,7 @@ def jacobi_persistent_kernel(capacity: int, threads: int):
         ``iterations`` int32, ``out`` uint8 (H, W, 3), ``planes`` float32 (3, H, W) (the
         last iterate, 0 off the strict interior).
     """
-    if capacity < 9:
-        raise ValueError(f"capacity must hold at least a 1 x 1 crop with its frame (9 floats), got {capacity}")
-    if capacity * 4 > 48 * 1024:
-        raise ValueError(f"capacity {capacity} floats exceeds the 48 KB of static shared memory (12,288 floats)")
-    if not 1 <= threads <= 1024:
-        raise ValueError(f"threads must be between 1 and 1024, got {threads}")
-    per = -(-capacity // threads)
-    words = -(-per // 10)  # 3 bits of D per owned entry, 10 entries per int32
+    per, words = _per_thread(capacity, threads, "crop")
 
     def jacobi_persistent(packed, iterations, out, planes):
         frame = cuda.shared.array(capacity, float32)
@@ -147,27 +192,12 @@ def jacobi_persistent_kernel(capacity: int, threads: int):
         cuda.syncthreads()
         for _ in range(iterations):
             for q in range(per):
-                d = (codes[q // 10] >> ((q % 10) * 3)) & 7
+                d = packed_count(codes, q)
                 if d != 0:
-                    i = t + q * threads
-                    a = float32(0.0)
-                    a += frame[i - pw]
-                    a += frame[i + pw]
-                    a += frame[i - 1]
-                    a += frame[i + 1]
-                    s = a + rhs[q]
-                    # x * 0.25 and x * 0.5 round exactly as x / 4 and x / 2 (powers of two): no IEEE
-                    # divide, with its slow-path call, but for pixels with 3 neighbours (at the image edge).
-                    if d == 4:
-                        s = s * float32(0.25)
-                    elif d == 2:
-                        s = s * float32(0.5)
-                    elif d == 3:
-                        s = s / float32(3.0)
-                    fresh[q] = clamp_255(s)
+                    fresh[q] = jacobi_update(frame, t + q * threads, pw, rhs[q], d)
             cuda.syncthreads()  # every read of I_k is done before I_{k+1} is written
             for q in range(per):
-                if (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0:
+                if packed_count(codes, q) != 0:
                     frame[t + q * threads] = fresh[q]
             cuda.syncthreads()
         for q in range(per):
@@ -176,10 +206,7 @@ def jacobi_persistent_kernel(capacity: int, threads: int):
                 y = i // pw - 1
                 x = i - (y + 1) * pw - 1
                 if 0 <= y < h and 0 <= x < w:
-                    v = frame[i]
-                    planes[c, y, x] = v
-                    interior = (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0
-                    out[y, x, c] = uint8(v) if interior else packed[y, x, 3 + c]
+                    write_pixel(planes, out, packed, c, y, x, frame[i], packed_count(codes, q) != 0)
 
     jacobi_persistent.__name__ = f"jacobi_persistent_{capacity}_{threads}"
     # A block of 1024 threads may use at most 64 registers each (64 K per SM): the per-thread arrays
@@ -296,14 +323,7 @@ def jacobi_banded_kernel(capacity: int, threads: int):
         (2, 3, bands, 2, W) (workspace), ``out`` uint8 (H, W, 3), ``planes`` float32 (3, H, W).
         A cooperative launch: at most ``max_cooperative_grid_blocks(threads)`` blocks.
     """
-    if capacity < 9:
-        raise ValueError(f"capacity must hold at least a 1 x 1 band with its frame (9 floats), got {capacity}")
-    if capacity * 4 > 48 * 1024:
-        raise ValueError(f"capacity {capacity} floats exceeds the 48 KB of static shared memory (12,288 floats)")
-    if not 1 <= threads <= 1024:
-        raise ValueError(f"threads must be between 1 and 1024, got {threads}")
-    per = -(-capacity // threads)
-    words = -(-per // 10)
+    per, words = _per_thread(capacity, threads, "band")
 
     def jacobi_banded(packed, iterations, band_rows, edges, out, planes):
         tile = cuda.shared.array(capacity, float32)
@@ -359,25 +379,12 @@ def jacobi_banded_kernel(capacity: int, threads: int):
                 tile[end + x + 1 if lower else e] = v
             cuda.syncthreads()
             for q in range(per):
-                d = (codes[q // 10] >> ((q % 10) * 3)) & 7
+                d = packed_count(codes, q)
                 if d != 0:
-                    i = pw + t + q * threads
-                    a = float32(0.0)
-                    a += tile[i - pw]
-                    a += tile[i + pw]
-                    a += tile[i - 1]
-                    a += tile[i + 1]
-                    v = a + rhs[q]
-                    if d == 4:
-                        v = v * float32(0.25)
-                    elif d == 2:
-                        v = v * float32(0.5)
-                    elif d == 3:
-                        v = v / float32(3.0)
-                    fresh[q] = clamp_255(v)
+                    fresh[q] = jacobi_update(tile, pw + t + q * threads, pw, rhs[q], d)
             cuda.syncthreads()  # every read of I_s in the tile is done before I_(s+1) is written
             for q in range(per):
-                if (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0:
+                if packed_count(codes, q) != 0:
                     i = pw + t + q * threads
                     tile[i] = fresh[q]
                     r = i // pw
@@ -393,10 +400,7 @@ def jacobi_banded_kernel(capacity: int, threads: int):
                 y = y0 - 1 + r
                 x = i - r * pw - 1
                 if 0 <= x < w:
-                    v = tile[i]
-                    planes[c, y, x] = v
-                    interior = (codes[q // 10] >> ((q % 10) * 3)) & 7 != 0
-                    out[y, x, c] = uint8(v) if interior else packed[y, x, 3 + c]
+                    write_pixel(planes, out, packed, c, y, x, tile[i], packed_count(codes, q) != 0)
 
     jacobi_banded.__name__ = f"jacobi_banded_{capacity}_{threads}"
     options = {} if device.is_simulator() else {"max_registers": min(255, 65536 // threads)}

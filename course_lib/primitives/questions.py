@@ -67,7 +67,7 @@ import numpy as np
 
 from numba import cuda, float32
 
-from ..grading.authoring.buffers import TestFailure, fail
+from ..grading.authoring.buffers import TestFailure, fail, results_per_case
 from ..grading.authoring.harness import Launch, close, function, kernel_factory, profile_launch, question, race_test
 from ..grading.authoring.harness import result_test
 from ..grading.authoring.testkinds import _technique_failure, _test
@@ -420,11 +420,7 @@ def layout_test(name, points, inputs, *, hidden=False):
         return results
 
     def judge(data, got, info):
-        if type(got) is not list or len(got) != len(data["configs"]):
-            raise fail("the layouts did not come back", "answer")
-        for (per_thread, block), result in zip(data["configs"], got):
-            if not isinstance(result, dict):
-                raise fail("the layouts did not come back", "answer")
+        for (per_thread, block), result in results_per_case(got, data["configs"], "the layouts"):
             period, gap = _valid_layout(result.get("layout"), per_thread, block)
             ratio = result.get("wavefronts_per_access")
             if result.get("sums_right") is not True or type(ratio) is not float or not np.isfinite(ratio):

@@ -59,6 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import cuda, float32
 
+from ..grading.authoring.buffers import results_per_case
 from ..grading.authoring.harness import (STORED, Answer, Launch, _matches, _test, calls_test, close, fail, function, integer,
                                          kernel_factory, measurement, profile_launch, question, race_test, result_test,
                                          sign_flipped)
@@ -506,11 +507,7 @@ def ratio_test(name, points, count, *, hidden=False, choose=False):
         return data
 
     def judge(data, got, info):
-        if type(got) is not list or len(got) != len(data["specs"]):
-            raise fail("the measurements did not come back", "answer")
-        for spec, result in zip(data["specs"], got):
-            if not isinstance(result, dict):
-                raise fail("the measurements did not come back", "answer")
+        for spec, result in results_per_case(got, data["specs"], "the measurements"):
             where = ("a matrix drawn at grading time" if hidden
                      else f"a {spec[0]}-row matrix of {spec[1]} entries per row")
             value, want = result.get("reported"), result.get("want")

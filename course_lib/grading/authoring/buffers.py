@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import CAUSE_PREFIX, CAUSE_WORDS, LIBRARY_PART_WORDS, PART_WORDS, TestFailure
 
-__all__ = ["GUARD", "fail", "guarded", "inner", "part_failure", "sentinel", "unguard"]
+__all__ = ["GUARD", "fail", "guarded", "inner", "part_failure", "results_per_case", "sentinel", "unguard"]
 
 #: Extra elements around every array a kernel gets in :func:`result_test` (see :func:`guarded`).
 GUARD = 32
@@ -35,6 +35,32 @@ def fail(message: str, cause: str | None = None, *, public: bool = False) -> Tes
     """
     return TestFailure(message + (f"\n{CAUSE_PREFIX}{CAUSE_WORDS.get(cause, cause)}" if cause else ""), public=public,
                        cause=cause)
+
+
+def results_per_case(got, cases, what: str):
+    """Pair each case with the result the student's process sent back for it, checking the shape as it goes.
+
+    Parameters
+    ----------
+    got : object
+        What came back: a list with one dict per case.
+    cases : sequence
+        The cases the grader drew (what ``produce`` was given).
+    what : str
+        What the results are, for the failure (``"the measurements"``).
+
+    Yields
+    ------
+    (case, dict)
+        Each case and its result, in order; a ``fail(f"{what} did not come back", "answer")`` is raised before
+        the first pair when ``got`` is not a list of ``len(cases)``, and in place of a result that is not a dict.
+    """
+    if type(got) is not list or len(got) != len(cases):
+        raise fail(f"{what} did not come back", "answer")
+    for case, result in zip(cases, got):
+        if not isinstance(result, dict):
+            raise fail(f"{what} did not come back", "answer")
+        yield case, result
 
 
 def part_failure(key: str, message: str, *, library: bool = False) -> TestFailure:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from .buffers import results_per_case
 from .dispatch import handed, release_handed
 from .harness import _matches, _test, fail, profile_launch
 
@@ -83,10 +84,8 @@ def kernel_measurement_test(name: str, points: float, *, key: str, kernel_key: s
         return results
 
     def judge(data, got, info):
-        if type(got) is not list or len(got) != len(data["cases"]):
-            raise fail("the measurements did not come back", "answer")
-        for (label, config), result in zip(data["cases"], got):
-            if not isinstance(result, dict) or not isinstance(result.get("metrics"), dict):
+        for (label, config), result in results_per_case(got, data["cases"], "the measurements"):
+            if not isinstance(result.get("metrics"), dict):
                 raise fail("the measurements did not come back", "answer")
             value = result.get("reported")
             call = f"{key}(<{label}>, {', '.join(map(repr, config))})" if arguments is None else \

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from .buffers import results_per_case
 from .harness import _matches, _test, fail
 
 __all__ = ["run_measurement_test"]
@@ -63,11 +64,7 @@ def run_measurement_test(name: str, points: float, *, key: str, runs: dict, conf
         return results
 
     def judge(data, got, info):
-        if type(got) is not list or len(got) != len(data["cases"]):
-            raise fail("the measurements did not come back", "answer")
-        for (label, config), result in zip(data["cases"], got):
-            if not isinstance(result, dict):
-                raise fail("the measurements did not come back", "answer")
+        for (label, config), result in results_per_case(got, data["cases"], "the measurements"):
             value, want = result.get("reported"), result.get("want")
             config = tuple(config)
             call_text = shown(label, config) if shown else f"{key}(<{label}>{''.join(', ' + repr(c) for c in config)})"

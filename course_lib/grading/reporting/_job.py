@@ -8,10 +8,11 @@ alike, so that a change to the grader's options or checks reaches both.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-__all__ = ["SANDBOX_MODES", "course_files", "job_parser", "run_job", "start_job"]
+__all__ = ["SANDBOX_MODES", "course_files", "job_parser", "run_job", "start_job", "write_results"]
 
 #: The grader's sandbox modes, as ``grade`` takes them.
 SANDBOX_MODES = ("auto", "require", "off")
@@ -142,3 +143,13 @@ def start_job(root: Path, manifest: Path, absent_ok, manifest_writer: str, sandb
     box = resolve(sandbox)
     log(box.note)
     return results_dir, box
+
+
+def write_results(results_dir: Path, content: dict) -> Path:
+    """Write a job's ``results.json`` (``content``, JSON) into ``results_dir``, whole or not at all (the
+    platform never reads half a file); return its path."""
+    from ..results.report import write_atomic
+
+    path = results_dir / "results.json"
+    write_atomic(path, json.dumps(content, indent=1))
+    return path

@@ -50,7 +50,7 @@ import zipfile
 from pathlib import Path
 
 from ..catalog import SHIPPED, problem_set_id, solution_path, solutions_folder
-from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job
+from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job, write_results
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
@@ -337,7 +337,7 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
                              note=f"Graded {path.name}.")
     content["execution_time"] = round(time.perf_counter() - start, 1)
     content["extra_data"] = {"problem_set": problem_set, "sandbox": box.kind}
-    log(f"score {content['score']:g}; wrote {_write_results(results_dir, content)}")
+    log(f"score {content['score']:g}; wrote {write_results(results_dir, content)}")
     return content
 
 
@@ -367,15 +367,6 @@ def _grade_one(submission, problem_set: str, seed, options, specs, box) -> list:
     results = grade_submission(submission, problem_set, seed, options, specs, box)
     changed = course.restore() if course is not None else []
     return _refused(questions_of(problem_set), changed[:3]) if changed else results
-
-
-def _write_results(results_dir: Path, content: dict) -> Path:
-    """Write a job's ``results.json`` whole or not at all (the platform never reads half a file)."""
-    from ..results.report import write_atomic
-
-    path = results_dir / "results.json"
-    write_atomic(path, json.dumps(content, indent=1))
-    return path
 
 
 def main(argv=None) -> int:

@@ -45,7 +45,7 @@ import uuid
 from pathlib import Path
 
 from ..catalog import manifest as units, problem_set_id, solution_path
-from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job
+from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job, write_results
 
 __all__ = ["ENTRYPOINT", "grade_root", "results_of", "write_question"]
 
@@ -229,7 +229,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     from ..running.client import GradeOptions
     from ..running.manifest import default_path
     from ..running.notebooks import parse_notebook, read_submissions
-    from .gradescope import _answer_specs, _grade_one, _hide_hints, _hide_solutions, _notebook, _write_results
+    from .gradescope import _answer_specs, _grade_one, _hide_hints, _hide_solutions, _notebook
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -258,7 +258,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
             content = results_of(_grade_one(submission, problem_set, seed, options, specs, box),
                                  note=f"Graded {path.name}; sandbox: {box.kind}.")
     content["execution_time"] = round(time.perf_counter() - start, 1)
-    log(f"score {content.get('score', 'not gradable')}; wrote {_write_results(results_dir, content)}")
+    log(f"score {content.get('score', 'not gradable')}; wrote {write_results(results_dir, content)}")
     return content
 
 
