@@ -203,7 +203,10 @@ def leapfrog(pos, vel, mass, *, dt, steps, softening, method="blocked", tile=Non
     eps = check_softening(softening)
     tile, _ = _check_launch(method, tile, None)
 
-    def accelerations_now():  # the bodies, checked above, at the positions reached
+    def accelerations_now(step=0):  # the bodies, checked above, at the positions reached
+        if not np.isfinite(pos).all():  # a blow-up: refuse, as checking the bodies again at every step would
+            raise ValueError(f"leapfrog: the positions are no longer finite after step {step} (the integration "
+                             "blew up: try a smaller dt or a larger softening)")
         bodies[:, :3] = pos
         return _accelerations(bodies, eps, method, tile, None)
 
@@ -213,7 +216,7 @@ def leapfrog(pos, vel, mass, *, dt, steps, softening, method="blocked", tile=Non
     for step in range(1, steps + 1):
         vel += half * acc
         pos += np.float32(dt) * vel
-        acc = accelerations_now()
+        acc = accelerations_now(step)
         vel += half * acc
         if step % every == 0:
             snaps_pos.append(pos.copy())

@@ -73,7 +73,7 @@ def band_plan(h, w, sms=None, threads=None):
         from ..sim import max_cooperative_grid_blocks
 
         sms = max_cooperative_grid_blocks(BANDED_SIM_THREADS if threads is None else threads)
-    band_rows = max(1, -(-3 * h // max(sms, 3)))
+    band_rows = max(1, -(-h // max(1, sms // 3)))  # at most sms // 3 bands: 3 channels x bands <= sms
     band_rows = min(band_rows, 12288 // pw - 2)  # the widest crops: the rows that fit (more blocks per SM)
     bands = -(-h // band_rows)
     if threads is None:

@@ -426,6 +426,13 @@ def layout_test(name, points, inputs, *, hidden=False):
             if result.get("sums_right") is not True or type(ratio) is not float or not np.isfinite(ratio):
                 raise fail(f"C = {per_thread}, B = {block}: the staged values did not come back", "answer")
             label = f"C = {per_thread}, B = {block}, layout (period {period}, gap {gap})"
+            # The layout is plain data: the judge decides the conflicts itself, exactly (the worker's profile,
+            # which a submission could forge, is only a cross-check).
+            if not _conflict_free(per_thread, block, period, gap) and ratio <= 1.0 + 1e-9:
+                raise _technique_failure(
+                    f"{label}: two lanes of a warp hit the same bank in some access of the staging kernel; a "
+                    "conflict-free layout needs one shared wavefront per warp-wide access",
+                    {"measured": ratio, "low": 1.0, "high": 1.0, "unit": "wavefronts / ideal (as reported)"})
             if ratio > 1.0 + 1e-9:
                 raise _technique_failure(
                     f"{label}: the profiler measured {ratio:.3g} shared wavefronts per warp-wide access; a "

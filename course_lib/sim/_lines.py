@@ -76,12 +76,17 @@ class LineCounter:
 def conditional_arms(fdef):
     """The arms of the conditional expressions in the body of the function definition ``fdef`` (not in functions or
     lambdas defined inside it): ``(node, field, index, arm)`` for the ``body`` and ``orelse`` of every ``ast.IfExp``
-    (index None) and the operands after the first of every ``ast.BoolOp`` (``field`` "values", their index)."""
+    (index None), the operands after the first of every ``ast.BoolOp`` (``field`` "values", their index) and the
+    first statement of a body written on its compound statement's line (``field`` "body", index "inline")."""
     out, todo = [], list(fdef.body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
+        if isinstance(node, (ast.If, ast.For, ast.While, ast.With)) and node.body[0].lineno == node.lineno:
+            # A body written on its header's line (``if n > 4096: t = staged(a, i)``): the header's count is the
+            # line's, so the body's first statement is an arm (``field`` "body", index "inline").
+            out.append((node, "body", "inline", node.body[0]))
         if isinstance(node, ast.IfExp):
             out += [(node, "body", None, node.body), (node, "orelse", None, node.orelse)]
         elif isinstance(node, ast.BoolOp):
@@ -100,9 +105,12 @@ def source_margin(lines) -> int:
 
 
 def arm_key(filename, arm, line_offset, margin):
-    """``(file, line, column)`` of an arm in the file, from its node in a dedented parse of the source
-    (``line_offset`` lines and ``margin`` columns removed); the same for a kernel read alone or inside its factory."""
-    return (filename, arm.lineno + line_offset, arm.col_offset + margin)
+    """``(file, line, column, end line, end column)`` of an arm in the file, from its node in a dedented parse of the
+    source (``line_offset`` lines and ``margin`` columns removed); the same for a kernel read alone or inside its
+    factory. The end is part of the key: an arm that is itself a conditional expression (``(b if d else e) if c
+    else f``, ``p and (b if d else e)``) starts where its own first arm starts, and only the end tells them apart."""
+    return (filename, arm.lineno + line_offset, arm.col_offset + margin,
+            arm.end_lineno + line_offset, arm.end_col_offset + margin)
 
 
 def _is_docstring(stmt):
@@ -175,6 +183,13 @@ def _rewrite(fn, counter, tick):
     _typed_rewrite.rewrite(fdef, code)  # arithmetic in numba's types (before the counters, which stay plain Python)
     _Insert(filename, counter, tick is not None).generic_visit(fdef)
     for node, field, index, key in arms:
+        if index == "inline":  # noted when the body starts: a statement before its (already counted) statements
+            noted = ast.Expr(ast.Call(ast.Attribute(ast.Name(_COUNTER, ast.Load()), "arm", ast.Load()),
+                                      [ast.Constant(key), ast.Constant(None)], []))
+            ast.copy_location(noted, node.body[0])
+            ast.fix_missing_locations(noted)
+            node.body.insert(0, noted)
+            continue
         value = getattr(node, field) if index is None else node.values[index]
         noted = ast.Call(ast.Attribute(ast.Name(_COUNTER, ast.Load()), "arm", ast.Load()),
                          [ast.Constant(key), value], [])

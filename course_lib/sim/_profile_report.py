@@ -198,10 +198,10 @@ class ProfileReport:
     shared_bytes_per_block : int
         Bytes of shared memory a block allocates: the static ``cuda.shared.array`` the kernel
         declared (each source line once, as the compiler allocates them) plus ``sharedmem``.
-    arms : frozenset of (str, int, int)
-        ``(file, line, column)`` of every arm of a conditional expression (``a if c else b``, an operand
-        of ``and``/``or`` after the first) that some thread evaluated, in the kernel and its device
-        functions (:func:`course_lib.sim._lines.arm_key`; empty where the source could not be read).
+    arms : frozenset of (str, int, int, int, int)
+        ``(file, line, column, end line, end column)`` of every arm of a conditional expression
+        (``a if c else b``, an operand of ``and``/``or`` after the first) that some thread evaluated, in
+        the kernel and its device functions (:func:`course_lib.sim._lines.arm_key`; empty where the source could not be read).
     """
 
     kernel: str

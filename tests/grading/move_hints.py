@@ -1,6 +1,6 @@
 """Move a unit's hints out of its questions modules into ``grading_resources/hints/psN_<unit>.json``.
 
-    python tests/grading/move_hints.py spmv primitives
+    python tests/grading/move_hints.py <unit> [<unit> ...]
 
 For every ``question("psN.qM", ...)`` of ``course_lib/<unit>/*questions*.py``: its ``hints={...}`` go to the
 question's entry, and each of its tests' literal ``hint=``, ``hints=`` and constant ``explain=lambda ...: "..."``

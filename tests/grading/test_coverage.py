@@ -43,8 +43,9 @@ def make_kernel(limit):
 def _arm_text(key):
     import linecache
 
-    _, line, column = key
-    return linecache.getline(__file__, line)[column:].strip()
+    _, line, column, end_line, end_column = key
+    assert end_line == line  # the arms below are one line each
+    return linecache.getline(__file__, line)[column:end_column].strip()
 
 
 def test_the_profiler_notes_every_arm_evaluated_under_the_keys_the_coverage_reads():
@@ -95,3 +96,30 @@ def test_host_statements_count_in_the_threads_a_program_starts_and_in_a_pool_sta
     assert [s for s in statements if not _has_run(s)] == []
     assert sys.gettrace() is None and threading.gettrace() is None  # nothing left behind
     reset()
+
+
+@cuda.jit
+def nested_and_inline(a, out):
+    """Arms that start where another arm starts (a conditional expression as an arm), and bodies on their header's
+    line: at these sizes the staged-looking arms and the one-line body past 4096 never run."""
+    i = cuda.grid(1)
+    big = a.shape[0] > 4096
+    if i >= a.shape[0]: return
+    x = (doubled(a, i) if big else a[i]) if i % 2 == 0 else (doubled(a, i) if big else a[i])
+    y = i >= 0 and (doubled(a, i) if big else a[i])
+    if big: x = doubled(a, i)
+    out[i] = x + y
+
+
+def test_an_arm_is_told_from_the_arm_it_starts_with_and_a_body_on_its_header_line_is_an_arm():
+    arms = set()
+    kernel_statements([nested_and_inline], arms=arms)
+    a = np.arange(40, dtype=np.float32)
+    out = np.zeros_like(a)
+    report = profile(nested_and_inline, 2, 32, a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+    assert report.arms <= arms, sorted(report.arms - arms)
+    never = sorted(_arm_text(key) for key in arms - report.arms)
+    # The three staged-looking arms (two of them starting where the arm holding them starts), the one-line body,
+    # and both arms of ``doubled``, which nothing called.
+    assert never == ["a[i] * float32(2.0)"] + ["doubled(a, i)"] * 3 + ["float32(0.0)", "x = doubled(a, i)"], never

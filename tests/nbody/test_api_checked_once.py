@@ -57,3 +57,11 @@ def test_the_inner_functions_still_check_what_students_pass():
     with pytest.raises(ValueError, match="tile"):
         nbody.leapfrog(np.ones((2, 3)), np.zeros((2, 3)), np.ones(2), dt=0.1, steps=1, softening=0.1, method="numpy",
                        tile=32)
+
+
+def test_leapfrog_refuses_a_blow_up_with_the_step_it_happened_at():
+    pos, vel, mass = nbody.plummer_sphere(4, seed=4)
+    vel = vel.astype(np.float32)
+    vel[0, 0] = np.float32(3e38)  # finite, but the first drift overflows
+    with np.errstate(over="ignore"), pytest.raises(ValueError, match="no longer finite after step 1"):
+        nbody.leapfrog(pos, vel, mass, dt=10.0, steps=3, softening=0.05, method="numpy")

@@ -79,3 +79,19 @@ def test_the_staging_layouts_are_graded_in_the_grader_s_kernel():
     said = " ".join(str(result).split())
     assert result.points <= 1 and "shared wavefronts per warp-wide access" in said, said
     assert grade("ps9.q3", lambda per_thread, block: (0, 1)).points == 0
+
+
+def test_a_forged_profile_of_the_layout_does_not_pass_the_judge():
+    """The worker reports what it profiled; a submission could send one wavefront per access for any layout. The
+    judge decides the conflicts from the layout itself (plain data), so no padding at C = 4 stays capped."""
+    from course_lib.grading import TestFailure
+
+    test = get_question("ps9.q3").tests[0]
+    data = {"configs": [[4, 64]]}
+    forged = [{"layout": [1, 0], "sums_right": True, "wavefronts_per_access": 1.0}]
+    try:
+        test.judge(data, forged, {})
+    except TestFailure as failure:
+        assert "same bank" in str(failure), failure
+    else:
+        raise AssertionError("a forged profile of a conflicting layout passed the judge")

@@ -38,8 +38,8 @@ __all__ = ["host_coverage_test", "kernel_statements", "note_profile", "reset", "
 
 #: ``(file, line)`` of every statement that ran in a profiled or checked launch since :func:`reset`.
 _ran: set = set()
-#: ``(file, line, column)`` of every arm of a conditional expression evaluated in a profiled launch since
-#: :func:`reset`.
+#: ``(file, line, column, end line, end column)`` of every arm of a conditional expression evaluated in a
+#: profiled launch since :func:`reset`.
 _arms_ran: set = set()
 
 
@@ -56,8 +56,8 @@ def note_profile(report) -> None:
         if getattr(row, "line", 0):
             _ran.add((str(row.file), int(row.line)))
     for entry in getattr(report, "arms", ()) or ():
-        if isinstance(entry, tuple) and len(entry) == 3:
-            _arms_ran.add((str(entry[0]), int(entry[1]), int(entry[2])))
+        if isinstance(entry, tuple) and len(entry) == 5:
+            _arms_ran.add((str(entry[0]), *(int(place) for place in entry[1:])))
 
 
 def statements_ran() -> set:
@@ -159,9 +159,9 @@ def kernel_statements(roots, host: bool = False, arms: set | None = None) -> set
     roots : iterable
         Kernels (dispatchers) and functions (kernel factories, helpers) of the student's notebook.
     arms : set, optional
-        Filled with ``(file, line, column)`` of every arm of a conditional expression of the kernel code (the
-        ``body`` and ``orelse`` of ``a if c else b``, the operands of ``and``/``or`` after the first), as the
-        profiler notes them (:attr:`course_lib.sim.ProfileReport.arms`).
+        Filled with ``(file, line, column, end line, end column)`` of every arm of a conditional expression of
+        the kernel code (the ``body`` and ``orelse`` of ``a if c else b``, the operands of ``and``/``or`` after
+        the first, a body written on its header's line), as the profiler notes them (:attr:`course_lib.sim.ProfileReport.arms`).
 
     Functions of other modules (NumPy, the course's device functions a question offers) are not followed:
     only those sharing the globals of the first root's function.
@@ -228,7 +228,7 @@ def _uncovered(answer, host=False):
     roots = [answer.value] if host else _roots(answer)
     arms = None if host else set()
     missing = {(f, first) for f, first, last in kernel_statements(roots, host, arms) if not _has_run((f, first, last))}
-    missing.update((f, line) for f, line, column in arms or () if (f, line, column) not in _arms_ran)
+    missing.update(key[:2] for key in arms or () if key not in _arms_ran)
     return sorted(missing)
 
 
