@@ -88,11 +88,21 @@ def conditional_arms(fdef):
             # line's, so the body's first statement is an arm (``field`` "body", index "inline").
             out.append((node, "body", "inline", node.body[0]))
         if isinstance(node, ast.IfExp):
-            out += [(node, "body", None, node.body), (node, "orelse", None, node.orelse)]
+            out += [(node, field, None, arm) for field, arm in (("body", node.body), ("orelse", node.orelse))
+                    if not _inert(arm)]
         elif isinstance(node, ast.BoolOp):
-            out += [(node, "values", k, value) for k, value in enumerate(node.values) if k]
+            out += [(node, "values", k, value) for k, value in enumerate(node.values) if k and not _inert(value)]
         todo.extend(ast.iter_child_nodes(node))
     return sorted(out, key=lambda entry: (entry[3].lineno, entry[3].col_offset))
+
+
+def _inert(arm) -> bool:
+    """An arm that does nothing but name a value (``head``, ``0``, ``-1``): ``x = b if b < x else x`` is a minimum,
+    and its ``else x`` need not run any more than the missing ``else`` of ``if b < x: x = b``. What it names was
+    computed by a statement that ran (and a kernel cannot choose between device functions by name)."""
+    if isinstance(arm, ast.UnaryOp):
+        arm = arm.operand
+    return isinstance(arm, (ast.Name, ast.Constant))
 
 
 def source_margin(lines) -> int:
