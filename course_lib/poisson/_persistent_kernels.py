@@ -426,7 +426,7 @@ def _example_banded():
     h, w = packed.shape[:2]
     band_rows = 4  # 11 rows: bands of 4, 4 and 3
     bands = -(-h // band_rows)
-    return 3 * bands, 32, (packed, np.int32(3), np.int32(band_rows), np.zeros((2, 3, bands, 2, w), np.float32),
+    return 3 * bands, 64, (packed, np.int32(3), np.int32(band_rows), np.zeros((2, 3, bands, 2, w), np.float32),
                            np.zeros((h, w, 3), np.uint8), np.zeros((3, h, w), np.float32))
 
 
@@ -453,5 +453,5 @@ register_kernel("poisson.jacobi_cooperative_kernel", COOPERATIVE_SIG, lambda: ja
 # checker's example; the launch block is in the names (a cooperative kernel's, for the compile check).
 register_kernel("poisson.jacobi_banded_kernel[capacity=512,threads=256,block=256]", BANDED_SIG,
                 lambda: jacobi_banded_kernel(512, 256).py_func, LESSON)
-register_kernel("poisson.jacobi_banded_kernel[capacity=256,threads=32,block=32]", BANDED_SIG,
-                lambda: jacobi_banded_kernel(256, 32).py_func, LESSON, example=_example_banded)
+register_kernel("poisson.jacobi_banded_kernel[capacity=256,threads=64,block=64]", BANDED_SIG,
+                lambda: jacobi_banded_kernel(256, 64).py_func, LESSON, example=_example_banded)

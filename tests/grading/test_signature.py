@@ -42,7 +42,9 @@ def _signature_tests(question, seed=0):
     for test in question.tests:
         if test.technique:
             data = test.inputs(rng, {})
-            if isinstance(data, dict) and isinstance(data.get("configs"), list):
+            # A signature's configurations are data sets (dicts); ps9.q3's are (C, B) pairs of a layout decision.
+            if isinstance(data, dict) and isinstance(data.get("configs"), list) and \
+                    all(isinstance(config, dict) for config in data["configs"]):
                 found.append(data["configs"])
     return found
 
