@@ -60,8 +60,6 @@ of the others that the simulator uses are re-exported here.
 from __future__ import annotations
 
 import atexit
-import hashlib
-import inspect
 import os
 import pickle
 import struct
@@ -76,6 +74,7 @@ import numpy as np
 
 from .._docs import fill_doc
 from ._kernel_refs import _globals_fingerprint, graded_refusal, unreproducible_global
+from ._typing_cache import SEED_ENV, _cache_dir, _cached_path, _key, _nrt
 from ._typed_ops import binop, call, launch_ops, unop
 from ._intrinsics import launch_arg_types
 from ._typed_rewrite import quiet, rewrite, typed_copy_names, unified_assignments, wrap_quiet
@@ -160,54 +159,6 @@ _memory: dict = {}
 _lock = threading.Lock()
 _child = None
 _broken = False  # the typing process failed once: not tried again in this process
-
-
-def _cache_dir():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "course_lib", "sim-typing")
-
-
-#: Environment variable naming a read-only folder of cached answers, read when this process's own cache lacks
-#: one and never written: a grading worker's, filled by the grader's trusted priming run.
-SEED_ENV = "COURSE_SIM_TYPING_SEED"
-
-
-def _cached_path(disk_key):
-    """The file holding the cached answer for ``disk_key``: this process's cache, else the read-only seed
-    folder (:data:`SEED_ENV`); None when neither has it."""
-    for folder in (_cache_dir(), os.environ.get(SEED_ENV)):
-        if folder:
-            path = os.path.join(folder, disk_key + ".pickle")
-            if os.path.exists(path):
-                return path
-    return None
-
-
-#: Changes when KernelTyping gains a field, so that older cached answers are not read as complete.
-_CACHE_FORMAT = 4
-
-
-def _key(fn, argtypes, debug):
-    from importlib.metadata import version
-
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        return None
-    text = repr((_CACHE_FORMAT, version("numba-cuda"), fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno,
-                 source, _globals_fingerprint(fn), tuple(str(t) for t in argtypes), bool(debug), _nrt()))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _nrt():
-    """numba-cuda's ``CUDA_ENABLE_NRT`` in this process: with it, kernels may allocate (``np.empty``,
-    ``array.copy()``), and the typing process compiles them so."""
-    try:
-        from numba.cuda import config
-
-        return bool(getattr(config, "CUDA_ENABLE_NRT", False))
-    except Exception:
-        return False
 
 
 def kernel_typing(fn, argtypes, debug=False):
