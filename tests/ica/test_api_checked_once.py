@@ -5,20 +5,12 @@ import pytest
 
 from course_lib import ica
 from course_lib.ica import api, reference
+from tests.checked_once import counted_checks
 
 
 @pytest.fixture
 def checks(monkeypatch):
-    calls = []
-    original = reference.check_array
-
-    def counting(value, name, *args, **kwargs):
-        calls.append(name)
-        return original(value, name, *args, **kwargs)
-
-    for module in (api, reference):
-        monkeypatch.setattr(module, "check_array", counting, raising=False)
-    return calls
+    return counted_checks(monkeypatch, reference.check_array, (api, reference), raising=False)
 
 
 @pytest.mark.parametrize("method", ["reference", "cpu"])

@@ -5,20 +5,12 @@ import pytest
 
 from course_lib import primitives
 from course_lib.primitives import api, cpu
+from tests.checked_once import counted_checks
 
 
 @pytest.fixture
 def checks(monkeypatch):
-    calls = []
-    original = api.check_array
-
-    def counting(value, name, *args, **kwargs):
-        calls.append(name)
-        return original(value, name, *args, **kwargs)
-
-    for module in (api, cpu):
-        monkeypatch.setattr(module, "check_array", counting)
-    return calls
+    return counted_checks(monkeypatch, api.check_array, (api, cpu))
 
 
 @pytest.mark.parametrize("method", ["cpu", "hillis_steele"])
