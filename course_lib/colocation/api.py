@@ -402,17 +402,9 @@ class _DeviceMiner:
         d_new : device array (the table of size k, candidate ids last), its row count, and
         part_count : int32 array of shape (C, k)
         """
-        from numba import cuda
-
         from . import kernels
 
-        g, nf = self.grid, self.n_features
-        child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)
-        plan = self._upload(np.concatenate([child_of, seg_start]), into="plan")  # one copy for the level's small arrays
-        d_child_of, d_seg_start = plan[: len(child_of)], plan[len(child_of):]
-        common = (d_table, np.int32(k - 1), d_child_of, np.int32(nf), self.d_x, self.d_y, self.d_features,
-                  self.d_cell_of, self.d_cell_start, self.d_order, np.int32(g.n_cols), np.int32(g.n_rows),
-                  self.r * self.r)
+        common, d_seg_start, n_flags = self._level_inputs(d_table, k, candidates, parents, n_parents)
         d_counts = self._alloc("counts", rows)
         if rows:
             kernels.extend_count_kernel[_blocks(rows, self.block), self.block](*common, d_counts[:rows])
@@ -423,34 +415,47 @@ class _DeviceMiner:
         d_new = self._alloc(f"table{k % 2}", total * (k + 1))  # the level k - 1 table is the other one
         if rows:
             kernels.extend_fill_kernel[_blocks(rows, self.block), self.block](*common, d_offsets[:rows], d_new)
-        counters = self._zeros(n_flags + len(seg_start), name="participation")
-        d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + len(seg_start)]
-        if total:
-            kernels.participation_kernel[_blocks(total, self.block), self.block](
-                d_new[: total * (k + 1)], np.int32(k), d_seg_start, self.d_local, d_flags, d_part)
-        part = d_part.copy_to_host().reshape(len(candidates), k)
-        return d_new, total, part
+        return d_new, total, self._participation(d_new, total, k, d_seg_start, n_flags)
 
     def _refine_once(self, d_table, rows, k, candidates, parents, n_parents):
         """:meth:`_refine` (the lesson's, which it prints) with the neighbour search once per row
         (:meth:`_extend` with ``search="once"``)."""
-        from . import kernels
+        common, d_seg_start, n_flags = self._level_inputs(d_table, k, candidates, parents, n_parents)
+        d_new, total = self._extend(common, rows, k)
+        return d_new, total, self._participation(d_new, total, k, d_seg_start, n_flags)
 
+    def _level_inputs(self, d_table, k, candidates, parents, n_parents):
+        """The level's plan uploaded in one copy, and the neighbour search's arguments (the table first).
+
+        Returns
+        -------
+        common : tuple
+            The arguments the extension kernels share.
+        d_seg_start : device int32 array of shape (C * k,)
+            Where the participation flags of each candidate's positions start.
+        n_flags : int
+            Participation flags of the level.
+        """
         g, nf = self.grid, self.n_features
         child_of, seg_start, n_flags = level_plan(candidates, parents, n_parents, nf, self.feature_count)
-        plan = self._upload(np.concatenate([child_of, seg_start]), into="plan")
+        plan = self._upload(np.concatenate([child_of, seg_start]), into="plan")  # one copy for the level's small arrays
         d_child_of, d_seg_start = plan[: len(child_of)], plan[len(child_of):]
         common = (d_table, np.int32(k - 1), d_child_of, np.int32(nf), self.d_x, self.d_y, self.d_features,
                   self.d_cell_of, self.d_cell_start, self.d_order, np.int32(g.n_cols), np.int32(g.n_rows),
                   self.r * self.r)
-        d_new, total = self._extend(common, rows, k)
-        counters = self._zeros(n_flags + len(seg_start), name="participation")
-        d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + len(seg_start)]
+        return common, d_seg_start, n_flags
+
+    def _participation(self, d_new, total, k, d_seg_start, n_flags):
+        """The distinct participants of each candidate at each position, from the new table: int32 (C, k)."""
+        from . import kernels
+
+        n_segments = d_seg_start.shape[0]
+        counters = self._zeros(n_flags + n_segments, name="participation")
+        d_flags, d_part = counters[: max(n_flags, 1)], counters[n_flags: n_flags + n_segments]
         if total:
             kernels.participation_kernel[_blocks(total, self.block), self.block](
                 d_new[: total * (k + 1)], np.int32(k), d_seg_start, self.d_local, d_flags, d_part)
-        part = d_part.copy_to_host().reshape(len(candidates), k)
-        return d_new, total, part
+        return d_part.copy_to_host().reshape(-1, k)
 
     def _extend(self, common, rows, k):
         """The instance table of size k from the one of size k - 1 (``common``: the neighbour search's

@@ -67,6 +67,41 @@ def interaction(xi, yi, zi, xj, yj, zj, mj, softening_sq):
     return dx * s, dy * s, dz * s
 
 
+@cuda.jit(device=True, inline=True)
+def own_position(bodies, i):
+    """x, y, z of destination body ``i``, or zeros for a thread past the end (which still stages sources).
+
+    Returns
+    -------
+    (float32, float32, float32)
+    """
+    if i < bodies.shape[0]:
+        return bodies[i, 0], bodies[i, 1], bodies[i, 2]
+    return float32(0.0), float32(0.0), float32(0.0)
+
+
+@cuda.jit(device=True, inline=True)
+def stage_source(tile_bodies, row, bodies, j):
+    """Copy source body ``j`` into row ``row`` of the shared tile, or a zero-mass body past the end.
+
+    The zero-mass padding contributes nothing and keeps the inner loop branch-free. The
+    expert kernels share this and the two device functions around it; the lesson's tiled
+    kernel writes their bodies out, to be read alone.
+    """
+    inside = j < bodies.shape[0]
+    for c in range(4):  # a constant trip count: unrolled, four loads and four stores
+        tile_bodies[row, c] = bodies[j, c] if inside else float32(0.0)
+
+
+@cuda.jit(device=True, inline=True)
+def store_acceleration(acc, i, ax, ay, az):
+    """Write body ``i``'s acceleration, unless the thread is past the end."""
+    if i < acc.shape[0]:
+        acc[i, 0] = ax
+        acc[i, 1] = ay
+        acc[i, 2] = az
+
+
 def _example_bodies(n):
     """Small launch arguments for the checker: n bodies, softening^2, zeroed output."""
     rng = np.random.default_rng(n)
@@ -322,28 +357,12 @@ def _blocked_kernel_one(tile):
         t = cuda.threadIdx.x
         i = cuda.blockIdx.x * tile + t
         n = bodies.shape[0]
-        xi = float32(0.0)
-        yi = float32(0.0)
-        zi = float32(0.0)
-        if i < n:
-            xi = bodies[i, 0]
-            yi = bodies[i, 1]
-            zi = bodies[i, 2]
+        xi, yi, zi = own_position(bodies, i)
         ax = float32(0.0)
         ay = float32(0.0)
         az = float32(0.0)
         for start in range(0, n, tile):
-            j = start + t
-            if j < n:
-                tile_bodies[t, 0] = bodies[j, 0]
-                tile_bodies[t, 1] = bodies[j, 1]
-                tile_bodies[t, 2] = bodies[j, 2]
-                tile_bodies[t, 3] = bodies[j, 3]
-            else:
-                tile_bodies[t, 0] = float32(0.0)
-                tile_bodies[t, 1] = float32(0.0)
-                tile_bodies[t, 2] = float32(0.0)
-                tile_bodies[t, 3] = float32(0.0)
+            stage_source(tile_bodies, t, bodies, start + t)
             cuda.syncthreads()
             # Unsigned counter: no 64-bit iterator, no negative-index wrap-around on the loads.
             k = uint32(0)
@@ -360,10 +379,7 @@ def _blocked_kernel_one(tile):
                 az += dz * s
                 k += uint32(1)
             cuda.syncthreads()
-        if i < n:
-            acc[i, 0] = ax
-            acc[i, 1] = ay
-            acc[i, 2] = az
+        store_acceleration(acc, i, ax, ay, az)
 
     nbody_lean.__name__ = f"nbody_blocked_{tile}x1"
     return cuda.jit(fastmath=True)(nbody_lean)
@@ -396,17 +412,7 @@ def _blocked_kernel_many(tile, bodies_per_thread):
             for c in range(4):
                 tile_bodies[tile + t, c] = float32(0.0)
         for start in range(0, n, tile):
-            j = start + t
-            if j < n:
-                tile_bodies[t, 0] = bodies[j, 0]
-                tile_bodies[t, 1] = bodies[j, 1]
-                tile_bodies[t, 2] = bodies[j, 2]
-                tile_bodies[t, 3] = bodies[j, 3]
-            else:
-                tile_bodies[t, 0] = float32(0.0)
-                tile_bodies[t, 1] = float32(0.0)
-                tile_bodies[t, 2] = float32(0.0)
-                tile_bodies[t, 3] = float32(0.0)
+            stage_source(tile_bodies, t, bodies, start + t)
             cuda.syncthreads()
             k = uint32(0)
             while k < tile_u:

@@ -114,6 +114,17 @@ def source_margin(lines) -> int:
     return 0
 
 
+def parsed_source(fn):
+    """``(tree, lines, start)`` of a function's source: its dedented parse (the function first in ``tree.body``), the
+    source lines and the first line's number in the file; None where the source cannot be read or parsed."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, IndentationError, ValueError):
+        return None
+    return (tree, lines, start) if tree.body else None
+
+
 def arm_key(filename, arm, line_offset, margin):
     """``(file, line, column, end line, end column)`` of an arm in the file, from its node in a dedented parse of the
     source (``line_offset`` lines and ``margin`` columns removed); the same for a kernel read alone or inside its
@@ -176,12 +187,11 @@ def _rewrite(fn, counter, tick):
     code = getattr(fn, "__code__", None)
     if code is None or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
         return None
-    try:
-        lines, start = inspect.getsourcelines(fn)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError, IndentationError, ValueError):
+    parsed = parsed_source(fn)
+    if parsed is None:
         return None
-    fdef = tree.body[0] if tree.body else None
+    tree, lines, start = parsed
+    fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef) or fdef.name != code.co_name:
         return None
     fdef.decorator_list = []

@@ -25,11 +25,9 @@ grader never asks for is read too.
 from __future__ import annotations
 
 import ast
-import inspect
-import textwrap
 import types
 
-from ...sim._lines import arm_key, conditional_arms, source_margin
+from ...sim._lines import arm_key, conditional_arms, parsed_source, source_margin
 from .buffers import fail
 from .dispatch import is_dispatcher, launched_function
 
@@ -103,12 +101,11 @@ def _statements(body, filename, offset, out, skip_jit=False):
 def _parsed(function):
     """``(function definition, line offset, column margin)`` of a function's source, or None where it cannot be
     read."""
-    try:
-        lines, start = inspect.getsourcelines(function)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError, IndentationError, ValueError):
+    parsed = parsed_source(function)
+    if parsed is None:
         return None
-    node = tree.body[0] if tree.body else None
+    tree, lines, start = parsed
+    node = tree.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     return node, start - 1, source_margin(lines)
