@@ -13,7 +13,7 @@ import pytest
 from course_lib.grading import resources
 from course_lib.grading.catalog import manifest
 from course_lib.grading.core import get_question, run_tests
-from course_lib.grading.reporting.gradescope import _hide_hints
+from course_lib.grading.reporting._job import hide_hints
 from course_lib.grading.running import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +129,7 @@ def test_without_bubblewrap_the_hints_are_read_then_deleted(tmp_path, monkeypatc
     (copy / "hints" / original.name).write_bytes(original.read_bytes())
     monkeypatch.setenv(resources.ENV, str(copy))
     monkeypatch.setattr(resources, "_loaded", {})
-    line = _hide_hints("ps3", tmp_path, sandbox.Sandbox("none", ""))
+    line = hide_hints("ps3", tmp_path, sandbox.Sandbox("none", ""))
     assert line == "hints: read for 3 question(s), then 1 file(s) deleted before grading"
     assert not list((copy / "hints").iterdir())  # gone before any submission runs
     assert "race" in resources.stored_hints("ps3.q1", "x")[0]  # kept in the grader's memory

@@ -1,5 +1,6 @@
 """What the platforms' graders (Gradescope, PrairieLearn) share: the course files they ship, the command line
-their entrypoints call, and the start of a grading job.
+their entrypoints call, the start of a grading job and its steps (how answers are passed, the solutions and hints
+taken out of the submissions' reach, the submission's notebook found and graded).
 
 Each platform lays out its folders and its ``results.json`` its own way; these helpers hold only what the two do
 alike, so that a change to the grader's options or checks reaches both.
@@ -9,10 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
-__all__ = ["SANDBOX_MODES", "course_files", "job_parser", "run_job", "start_job", "write_results"]
+from ..catalog import SHIPPED, solutions_folder
+
+__all__ = ["EXTRA", "LOCK", "SANDBOX_MODES", "SAVED_SPECS", "SKIP", "answer_specs_of", "course_files", "grade_one",
+           "delete_solutions", "hide_hints", "hint_files", "job_parser", "notebook", "repository", "run_job",
+           "save_specs", "saved_specs_path", "start_job", "write_results"]
 
 #: The grader's sandbox modes, as ``grade`` takes them.
 SANDBOX_MODES = ("auto", "require", "off")
@@ -153,3 +159,140 @@ def write_results(results_dir: Path, content: dict) -> Path:
     path = results_dir / "results.json"
     write_atomic(path, json.dumps(content, indent=1))
     return path
+
+
+# --------------------------------------------------------------------------- a job's steps, on either platform
+#: The repository's lock file, relative to its root (exact pins of every dependency).
+LOCK = Path("requirements") / "lock.txt"
+#: The extra that installs the CUDA pieces numba-cuda needs to import, also in the simulator.
+EXTRA = "cu13"
+
+#: Folders of the package a grader's copy of the course leaves out.
+SKIP = ("__pycache__", "_shipped", ".ipynb_checkpoints")
+
+
+def repository() -> Path:
+    root = Path(__file__).resolve().parents[3]
+    if not (root / "pyproject.toml").is_file() or not (root / "solutions").is_dir():
+        raise ValueError(f"no course repository at {root}: build the archive from a checkout of the course "
+                         "(the archive installs the course from its sources and lock)")
+    return root
+
+
+def hint_files(root: Path, problem_set: str) -> list:
+    """The checkout's hint file of the problem set (``grading_resources/hints/psN_<unit>.json``), if any."""
+    return sorted((root / "grading_resources" / "hints").glob(f"{problem_set}_*.json"))
+
+
+def notebook(submission_dir: Path, problem_set: str):
+    """The submission's notebook, or the reason there is none to grade."""
+    found = sorted(p for p in submission_dir.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    if not found:
+        return None, f"no .ipynb file in the submission: upload your {problem_set} notebook"
+    if len(found) > 1:
+        named = [p for p in found if p.name.startswith(f"{problem_set}_")]
+        if len(named) == 1:
+            return named[0], ""
+        names = ", ".join(p.relative_to(submission_dir).as_posix() for p in found)
+        return None, f"several notebooks in the submission ({names}): upload only your {problem_set} notebook"
+    return found[0], ""
+
+
+#: Where ``prepare`` saves how a problem set's answers are passed (inside the package: the manifest covers it).
+SAVED_SPECS = Path(__file__).resolve().parents[2] / "_shipped" / "answer_specs"
+
+
+def saved_specs_path(problem_set: str, root: Path | None = None) -> Path:
+    """The package's copy (written by ``prepare`` at setup, covered by the manifest), or, without one, the
+    copy a first run left in ``<root>/source``."""
+    packaged = SAVED_SPECS / f"{problem_set}.json"
+    return packaged if packaged.is_file() or root is None else root / "source" / f"answer_specs.{problem_set}.json"
+
+
+def save_specs(problem_set: str, path: Path) -> Path:
+    """Write how the problem set's answers are passed (read from its solution) to ``path``, as JSON."""
+    from ..running.notebooks import answer_specs
+
+    specs, grade_ids = answer_specs(problem_set)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"problem_set": problem_set, "specs": specs, "grade_ids": sorted(grade_ids)},
+                              indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def answer_specs_of(problem_set: str, root: Path, hide_solutions: bool) -> tuple:
+    """The answer specs: saved ones first (the solution is deleted by the first run of a container), else
+    from the solution notebook, saved for the later runs when this run deletes it."""
+    from ..running.notebooks import answer_specs
+
+    saved = saved_specs_path(problem_set, root)
+    if saved.is_file():
+        data = json.loads(saved.read_text(encoding="utf-8"))
+        if data.get("problem_set") != problem_set:
+            raise RuntimeError(f"{saved} holds the answers of {data.get('problem_set')!r}, not {problem_set}")
+        return data["specs"], set(data["grade_ids"])
+    try:
+        specs = answer_specs(problem_set)
+    except ValueError as exc:
+        raise RuntimeError(f"cannot tell how answers are passed: {exc} (an earlier run deleted the solution and "
+                           "nothing was saved; run `python -m course_lib.grading.reporting.gradescope prepare PS` "
+                           "at setup)") from None
+    if hide_solutions:
+        save_specs(problem_set, saved)
+    return specs
+
+
+def delete_solutions(root: Path) -> int:
+    """Delete the solution notebooks (after the grader has read them): no submission can read them then.
+    Only a course installed under ``root`` (Gradescope's copy), never a checkout elsewhere."""
+    removed = 0
+    for folder in {solutions_folder(), SHIPPED}:
+        if not folder.resolve().is_relative_to(root.resolve()):
+            raise RuntimeError(f"the course's solutions at {folder} are not under {root}: not deleting them")
+        for path in folder.glob("*.ipynb") if folder.is_dir() else ():
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def hide_hints(problem_set: str, root: Path, box) -> str:
+    """Read the problem set's hints into the grader (:func:`course_lib.grading.resources.preload`) and, without
+    bubblewrap (where the worker could read them), delete them under ``root``; returns the line to log."""
+    from .. import resources
+
+    found = resources.preload(problem_set)
+    if not found:
+        return "hints: none found (the feedback shows no hints; an earlier run in this container deleted them?)"
+    if box.kind == "bwrap":  # the worker sees only the course_lib package, hints aside
+        return f"hints: read for {found} question(s), out of the submissions' sight (bubblewrap)"
+    return f"hints: read for {found} question(s), then {resources.hide(root)} file(s) deleted before grading"
+
+
+def grade_one(submission, problem_set: str, seed, options, specs, box) -> list:
+    """Grade one submission of a platform's job (Gradescope, PrairieLearn); a submission that changed the
+    course's files (possible only without a sandbox) is refused and the files restored.
+
+    Parameters
+    ----------
+    submission : course_lib.grading.running.notebooks.Submission
+    problem_set : str
+    seed : int or None
+        None draws one (a job grades once).
+    options, specs, box
+        As :func:`course_lib.grading.running.grader.grade_submission` takes them.
+
+    Returns
+    -------
+    list of QuestionResult
+    """
+    from ..core import questions_of
+    from ..running.grader import _refused, grade_submission
+    from ..running.manifest import CourseState
+
+    course = CourseState() if box.kind == "none" else None
+    seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
+    results = grade_submission(submission, problem_set, seed, options, specs, box)
+    changed = course.restore() if course is not None else []
+    return _refused(questions_of(problem_set), changed[:3]) if changed else results

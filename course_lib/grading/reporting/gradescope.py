@@ -41,7 +41,6 @@ Python from ``COURSE_PYTHON`` (default ``$AUTOGRADER_ROOT/venv/bin/python``), so
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -49,18 +48,15 @@ import time
 import zipfile
 from pathlib import Path
 
-from ..catalog import SHIPPED, problem_set_id, solution_path, solutions_folder
-from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job, write_results
+from ..catalog import problem_set_id, solution_path
+from ._job import (EXTRA, LOCK, SANDBOX_MODES, SAVED_SPECS, SKIP, answer_specs_of, course_files, delete_solutions,
+                   grade_one, hide_hints, hint_files, job_parser, notebook, repository, run_job, save_specs,
+                   start_job, write_results)
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
-#: The repository's lock file, relative to its root (exact pins of every dependency).
-LOCK = Path("requirements") / "lock.txt"
 #: Visibility of hidden tests' entries (Gradescope's values: hidden, after_due_date, after_published, visible).
 VISIBILITY_HIDDEN = "after_published"
-#: The extra that installs the CUDA pieces numba-cuda needs to import, also in the simulator.
-EXTRA = "cu13"
-
 _SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image.
 set -euo pipefail
@@ -94,22 +90,6 @@ rm -rf "$RUN_DIR"
 exit "$STATUS"
 """
 
-_SKIP = ("__pycache__", "_shipped", ".ipynb_checkpoints")
-
-
-def _repository() -> Path:
-    root = Path(__file__).resolve().parents[3]
-    if not (root / "pyproject.toml").is_file() or not (root / "solutions").is_dir():
-        raise ValueError(f"no course repository at {root}: build the archive from a checkout of the course "
-                         "(the archive installs the course from its sources and lock)")
-    return root
-
-
-def _hint_files(root: Path, problem_set: str) -> list:
-    """The checkout's hint file of the problem set (``grading_resources/hints/psN_<unit>.json``), if any."""
-    return sorted((root / "grading_resources" / "hints").glob(f"{problem_set}_*.json"))
-
-
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
     info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # fixed: the same course gives the same archive
     info.external_attr = (0o100755 if executable else 0o100644) << 16
@@ -138,7 +118,7 @@ def build_archive(problem_set: str, out, *, lock=None, timeout: float = 60.0, me
         Unknown problem set, no repository checkout, or no lock file.
     """
     problem_set = problem_set_id(problem_set)
-    root = _repository()
+    root = repository()
     lock = Path(lock) if lock is not None else root / LOCK
     if not lock.is_file():
         raise ValueError(f"no lock file at {lock}: the archive installs the course with the repository's exact pins "
@@ -159,29 +139,15 @@ def build_archive(problem_set: str, out, *, lock=None, timeout: float = 60.0, me
             _add(archive, f"course/{name}", (root / name).read_bytes())
         _add(archive, f"course/{LOCK.as_posix()}", lock.read_bytes())
         _add(archive, f"course/solutions/{solution.name}", solution.read_bytes())
-        for hints in _hint_files(root, problem_set):
+        for hints in hint_files(root, problem_set):
             _add(archive, f"course/{hints.relative_to(root).as_posix()}", hints.read_bytes())
-        for path, relative in course_files(root, _SKIP, (".pyc", ".pyo")):
+        for path, relative in course_files(root, SKIP, (".pyc", ".pyo")):
             _add(archive, f"course/{relative.as_posix()}", path.read_bytes())
     os.replace(tmp, out)
     return out
 
 
 # --------------------------------------------------------------------------- inside Gradescope
-def _notebook(submission_dir: Path, problem_set: str):
-    """The submission's notebook, or the reason there is none to grade."""
-    found = sorted(p for p in submission_dir.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-    if not found:
-        return None, f"no .ipynb file in the submission: upload your {problem_set} notebook"
-    if len(found) > 1:
-        named = [p for p in found if p.name.startswith(f"{problem_set}_")]
-        if len(named) == 1:
-            return named[0], ""
-        names = ", ".join(p.relative_to(submission_dir).as_posix() for p in found)
-        return None, f"several notebooks in the submission ({names}): upload only your {problem_set} notebook"
-    return found[0], ""
-
-
 def results_of(results, *, note: str = "") -> dict:
     """Gradescope's ``results.json`` content from a submission's :class:`QuestionResult` list."""
     tests, lines = [], []
@@ -215,78 +181,6 @@ def results_of(results, *, note: str = "") -> dict:
                          "published, never their inputs or expected results."] + ([note] if note else []))
     return {"score": total, "output": summary, "visibility": "visible", "stdout_visibility": "hidden",
             "tests": tests}
-
-
-#: Where ``prepare`` saves how a problem set's answers are passed (inside the package: the manifest covers it).
-SAVED_SPECS = Path(__file__).resolve().parents[2] / "_shipped" / "answer_specs"
-
-
-def _saved_specs_path(problem_set: str, root: Path | None = None) -> Path:
-    """The package's copy (written by ``prepare`` at setup, covered by the manifest), or, without one, the
-    copy a first run left in ``<root>/source``."""
-    packaged = SAVED_SPECS / f"{problem_set}.json"
-    return packaged if packaged.is_file() or root is None else root / "source" / f"answer_specs.{problem_set}.json"
-
-
-def save_specs(problem_set: str, path: Path) -> Path:
-    """Write how the problem set's answers are passed (read from its solution) to ``path``, as JSON."""
-    from ..running.notebooks import answer_specs
-
-    specs, grade_ids = answer_specs(problem_set)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"problem_set": problem_set, "specs": specs, "grade_ids": sorted(grade_ids)},
-                              indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def _answer_specs(problem_set: str, root: Path, hide_solutions: bool) -> tuple:
-    """The answer specs: saved ones first (the solution is deleted by the first run of a container), else
-    from the solution notebook, saved for the later runs when this run deletes it."""
-    from ..running.notebooks import answer_specs
-
-    saved = _saved_specs_path(problem_set, root)
-    if saved.is_file():
-        data = json.loads(saved.read_text(encoding="utf-8"))
-        if data.get("problem_set") != problem_set:
-            raise RuntimeError(f"{saved} holds the answers of {data.get('problem_set')!r}, not {problem_set}")
-        return data["specs"], set(data["grade_ids"])
-    try:
-        specs = answer_specs(problem_set)
-    except ValueError as exc:
-        raise RuntimeError(f"cannot tell how answers are passed: {exc} (an earlier run deleted the solution and "
-                           "nothing was saved; run `python -m course_lib.grading.reporting.gradescope prepare PS` "
-                           "at setup)") from None
-    if hide_solutions:
-        save_specs(problem_set, saved)
-    return specs
-
-
-def _hide_solutions(root: Path) -> int:
-    """Delete the solution notebooks (after the grader has read them): no submission can read them then.
-    Only a course installed under ``root`` (Gradescope's copy), never a checkout elsewhere."""
-    removed = 0
-    for folder in {solutions_folder(), SHIPPED}:
-        if not folder.resolve().is_relative_to(root.resolve()):
-            raise RuntimeError(f"the course's solutions at {folder} are not under {root}: not deleting them")
-        for path in folder.glob("*.ipynb") if folder.is_dir() else ():
-            path.unlink()
-            removed += 1
-    return removed
-
-
-def _hide_hints(problem_set: str, root: Path, box) -> str:
-    """Read the problem set's hints into the grader (:func:`course_lib.grading.resources.preload`) and, without
-    bubblewrap (where the worker could read them), delete them under ``root``; returns the line to log."""
-    from .. import resources
-
-    found = resources.preload(problem_set)
-    if not found:
-        return "hints: none found (the feedback shows no hints; an earlier run in this container deleted them?)"
-    if box.kind == "bwrap":  # the worker sees only the course_lib package, hints aside
-        return f"hints: read for {found} question(s), out of the submissions' sight (bubblewrap)"
-    return f"hints: read for {found} question(s), then {resources.hide(root)} file(s) deleted before grading"
 
 
 def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "auto", seed: int | None = None,
@@ -323,50 +217,22 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
     # The solutions may be gone: deleted by an earlier run in this container.
     absent_ok = ("solutions/", "course_lib/_shipped/solutions/") if hide_solutions else ()
     results_dir, box = start_job(root, root / "source" / "manifest.json", absent_ok, "setup.sh", sandbox, log)
-    specs = _answer_specs(problem_set, root, hide_solutions)
+    specs = answer_specs_of(problem_set, root, hide_solutions)
     if hide_solutions:
-        log(f"deleted {_hide_solutions(root)} solution notebook(s) before grading")
-        log(_hide_hints(problem_set, root, box))
-    path, problem = _notebook(root / "submission", problem_set)
+        log(f"deleted {delete_solutions(root)} solution notebook(s) before grading")
+        log(hide_hints(problem_set, root, box))
+    path, problem = notebook(root / "submission", problem_set)
     if path is None:
         content = {"score": 0.0, "output": problem, "visibility": "visible", "stdout_visibility": "hidden",
                    "tests": []}
     else:
         submission = read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
-        content = results_of(_grade_one(submission, problem_set, seed, options, specs, box),
+        content = results_of(grade_one(submission, problem_set, seed, options, specs, box),
                              note=f"Graded {path.name}.")
     content["execution_time"] = round(time.perf_counter() - start, 1)
     content["extra_data"] = {"problem_set": problem_set, "sandbox": box.kind}
     log(f"score {content['score']:g}; wrote {write_results(results_dir, content)}")
     return content
-
-
-def _grade_one(submission, problem_set: str, seed, options, specs, box) -> list:
-    """Grade one submission of a platform's job (Gradescope, PrairieLearn); a submission that changed the
-    course's files (possible only without a sandbox) is refused and the files restored.
-
-    Parameters
-    ----------
-    submission : course_lib.grading.running.notebooks.Submission
-    problem_set : str
-    seed : int or None
-        None draws one (a job grades once).
-    options, specs, box
-        As :func:`course_lib.grading.running.grader.grade_submission` takes them.
-
-    Returns
-    -------
-    list of QuestionResult
-    """
-    from ..core import questions_of
-    from ..running.grader import _refused, grade_submission
-    from ..running.manifest import CourseState
-
-    course = CourseState() if box.kind == "none" else None
-    seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
-    results = grade_submission(submission, problem_set, seed, options, specs, box)
-    changed = course.restore() if course is not None else []
-    return _refused(questions_of(problem_set), changed[:3]) if changed else results
 
 
 def main(argv=None) -> int:

@@ -144,13 +144,13 @@ def write_question(problem_set: str, out, *, image: str | None = None, timeout: 
     ValueError
         An unknown problem set, a timeout outside (0, 600], no repository checkout or lock.
     """
-    from .gradescope import _SKIP, EXTRA, LOCK, _repository
+    from ._job import EXTRA, LOCK, SKIP, repository
 
     problem_set = problem_set_id(problem_set)
     if not 0 < timeout <= MAX_TIMEOUT or test_timeout <= 0 or memory_mb < 0 or sandbox not in SANDBOX_MODES:
         raise ValueError(f"bad limits: job timeout {timeout!r} (PrairieLearn allows 1 to {MAX_TIMEOUT} s), test "
                          f"timeout {test_timeout!r}, memory {memory_mb!r}, sandbox {sandbox!r}")
-    root = _repository()
+    root = repository()
     lock = Path(lock) if lock is not None else root / LOCK
     if not lock.is_file():
         raise ValueError(f"no lock file at {lock}: the image installs the course with the repository's exact pins")
@@ -187,11 +187,11 @@ def write_question(problem_set: str, out, *, image: str | None = None, timeout: 
         _copy(root / file, course / file)
     _copy(lock, course / LOCK)
     _copy(solution, course / "solutions" / solution.name)
-    from .gradescope import _hint_files
+    from ._job import hint_files
 
-    for hints in _hint_files(root, problem_set):
+    for hints in hint_files(root, problem_set):
         _copy(hints, course / hints.relative_to(root))
-    for path, relative in course_files(root, _SKIP, (".pyc", ".pyo", ".nbi", ".nbc")):
+    for path, relative in course_files(root, SKIP, (".pyc", ".pyo", ".nbi", ".nbc")):
         _copy(path, course / relative)
     return question
 
@@ -229,7 +229,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     from ..running.client import GradeOptions
     from ..running.manifest import default_path
     from ..running.notebooks import parse_notebook, read_submissions
-    from .gradescope import _answer_specs, _grade_one, _hide_hints, _hide_solutions, _notebook
+    from ._job import answer_specs_of, delete_solutions, grade_one, hide_hints, notebook
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -238,10 +238,10 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     results_dir, box = start_job(root, default_path(), ("solutions/", "course_lib/_shipped/solutions/"),
                                  "the image's build", sandbox, log)
     course_root = Path(__file__).resolve().parents[3]
-    specs = _answer_specs(problem_set, course_root, hide_solutions=True)
-    log(f"deleted {_hide_solutions(course_root)} solution notebook(s) before grading")
-    log(_hide_hints(problem_set, course_root, box))
-    path, problem = _notebook(root / "student", problem_set)
+    specs = answer_specs_of(problem_set, course_root, hide_solutions=True)
+    log(f"deleted {delete_solutions(course_root)} solution notebook(s) before grading")
+    log(hide_hints(problem_set, course_root, box))
+    path, problem = notebook(root / "student", problem_set)
     if path is None:
         content = {"gradable": False, "format_errors": [problem], "message": problem}
     else:
@@ -255,7 +255,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
         if problem:  # not gradable: PrairieLearn does not count the attempt
             content = {"gradable": False, "format_errors": [problem], "message": problem}
         else:
-            content = results_of(_grade_one(submission, problem_set, seed, options, specs, box),
+            content = results_of(grade_one(submission, problem_set, seed, options, specs, box),
                                  note=f"Graded {path.name}; sandbox: {box.kind}.")
     content["execution_time"] = round(time.perf_counter() - start, 1)
     log(f"score {content.get('score', 'not gradable')}; wrote {write_results(results_dir, content)}")
