@@ -1,7 +1,8 @@
 """ps6.q3, the step loop with W on the device: right loops (a flag or an atomic max, one or two reads a step, W
 rotated or saved) get full marks; loops that copy W back every step (from any step on, above a size, element by
-element, in a thread), upload each step's permutation or read their numbers one element at a time are capped at half;
-a loop that returns the blown-up W fails the blow-up case; the trusted loop follows the library's rules."""
+element, in a thread, from mapped memory), upload each step's permutation or read their numbers one element at a
+time are capped at half; a loop that returns the blown-up W fails the blow-up case; the trusted loop follows the
+library's rules."""
 
 import dataclasses
 import math
@@ -279,11 +280,33 @@ def loop_reads_three_elements(Xt, W, bias, perms, batch, lrate, max_weight, tol)
     return state.done(lrate, len(perms))
 
 
+def loop_mapped_W(Xt, W, bias, perms, batch, lrate, max_weight, tol):
+    """W's three buffers in mapped memory: the host reads W every step, with no copy recorded."""
+    state = Loop(Xt, W, bias, perms, batch)
+    state.buffers = [cuda.mapped_array(W.shape, np.float64) for _ in range(3)]
+    state.buffers[0][:] = W
+    state.before = state.buffers[0]
+    stats = cuda.to_device(np.zeros((len(perms), 3)))
+    for step in range(1, len(perms) + 1):
+        current = state.chain(state.perms[step - 1], lrate)
+        cuda.synchronize()
+        blown_up = not np.all(np.abs(np.asarray(current)) <= max_weight)
+        flag_kernel[state.grid, (8, 8)](current, state.before, state.remembered, state.delta, max_weight,
+                                        stats[step - 1])
+        change, dot, _ = stats[step - 1].copy_to_host()
+        if blown_up:
+            return state.blown(lrate, step)
+        lrate = state.decide(step, change, dot, lrate, current)
+        if step > 2 and change < tol:
+            return state.done(lrate, step)
+    return state.done(lrate, len(perms))
+
+
 @pytest.mark.parametrize("answer, measured", [
     (loop_copies_W, "bytes copied back"), (loop_uploads_permutations, "copies to the device"),
     (loop_checks_W_from_step_3, "bytes copied back"), (loop_checks_W_above_5_channels, "bytes copied back"),
     (loop_reads_W_by_element, "back to the host"), (loop_copies_W_in_a_thread, "bytes copied back"),
-    (loop_reads_three_elements, "copies back")])
+    (loop_reads_three_elements, "copies back"), (loop_mapped_W, "mapped or managed memory")])
 def test_loops_that_copy_W_or_upload_per_step_fail_the_technique_test(answer, measured):
     result = grade(answer, only="uploads, copies back")
     (outcome,) = result.outcomes
