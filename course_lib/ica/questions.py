@@ -50,6 +50,10 @@
   (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, the model's
   prediction, a measurement of another kernel or of another problem do not match, score 0 for the measurement and
   cap the question at half.
+- ``ps6.q3`` (4 points): the Infomax step loop with W, its transpose and the bias on the device across steps, the
+  blow-up, the change, the annealing and the stop decided from a few numbers copied back per step
+  (:mod:`course_lib.ica._questions_q3`, which says how it is graded); its case maker ``steps_case`` is re-exported
+  here, where the problem set imports it.
 """
 
 from __future__ import annotations
@@ -60,18 +64,14 @@ import numpy as np
 
 from numba import cuda
 
-from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (STORED, Answer, Launch, calls_test, close, function, kernel, measurement,
                                          question, race_test, result_test)
-from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                            no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
                                            warp_share)
 from .data import MAX_CHANNELS
 from .profiling import MEASURE_BATCH, gemv_case, measure_case
-from .kernels import activations_kernel, weight_update_kernel
 from .model import Arch, launches_per_minibatch, occupancy
 
 PROBLEM_SET = "ps6"
@@ -370,134 +370,7 @@ QUESTIONS = (Q1, Q2)
 
 
 # ----------------------------------------------------------------------------- q3
-# ps6.q3 (4 points): **the minibatch chain, written on the host, with its W buffer swap**. The fused method's two
-# kernels are given (:func:`~course_lib.ica.kernels.activations_kernel`,
-# :func:`~course_lib.ica.kernels.weight_update_kernel`): the first computes the minibatch's activations from W^T, the
-# second writes the next W into another buffer (other blocks still read W) with its transpose and updates the bias.
-# The student writes ``run_minibatches(Xt, W, bias, perm, batch, lrate)``, the host program of one step: every whole
-# minibatch of ``perm`` in order, W and its spare swapped after each, and returns ``(W, bias)``. Graded on results (the
-# trusted NumPy chain :func:`minibatch_reference`, hidden sizes) and on counts measured in the student's process
-# (:func:`course_lib.grading.authoring.hostcosts.counted_call`): two launches per minibatch, at most
-# :data:`Q3_MAX_COPIES` copies (:data:`Q3_MAX_DTOH` back) and :data:`Q3_MAX_ALLOCATIONS` allocations, whatever the
-# number of minibatches. A chain that copies W back after every minibatch, allocates its next W every minibatch, or
-# launches the activations one sample at a time is capped at half.
-
-#: Copies a step may make, whatever its number of minibatches: the samples, the permutation, W, W^T and the bias in,
-#: W and the bias out, one spare.
-Q3_MAX_COPIES = 8
-#: Copies back to the host: W and the bias.
-Q3_MAX_DTOH = 2
-#: Device allocations a step may make: the samples, the permutation, W, its spare, W^T, the bias, U and Y, one spare.
-Q3_MAX_ALLOCATIONS = 9
-#: Relative tolerance of W and the bias against the NumPy chain (float64 sums in another order, compounded over the
-#: minibatches).
-Q3_RTOL = 1e-9
-
-
-def minibatch_reference(Xt, W, bias, perm, batch, lrate):
-    """The trusted chain, in NumPy: the fused method's update for every whole minibatch of ``perm``, in order.
-
-    Parameters
-    ----------
-    Xt : float64 ndarray (N, C)
-        The sphered samples, one per row.
-    W : float64 ndarray (C, C)
-    bias : float64 ndarray (C,)
-    perm : int ndarray (N,)
-        The step's order of the samples; minibatch m is ``perm[m * batch:(m + 1) * batch]`` (a last partial one is
-        left out).
-    batch : int
-    lrate : float
-
-    Returns
-    -------
-    W : float64 ndarray (C, C)
-        After every minibatch: ``W + lrate (Y^T U + batch I) W`` with ``U = X_b W^T + bias``, ``Y = -tanh(U / 2)``.
-    bias : float64 ndarray (C,)
-        ``bias + lrate * sum_b Y[b]`` after every minibatch.
-    """
-    W = np.array(W, np.float64)
-    bias = np.array(bias, np.float64)
-    eye = np.eye(W.shape[0])
-    for m in range(len(perm) // batch):
-        samples = np.asarray(Xt, np.float64)[np.asarray(perm[m * batch:(m + 1) * batch])]
-        U = samples @ W.T + bias
-        Y = -np.tanh(0.5 * U)
-        W = W + lrate * (Y.T @ U + batch * eye) @ W
-        bias = bias + lrate * Y.sum(axis=0)
-    return W, bias
-
-
-def chain_case(n_channels, n_samples, batch, seed):
-    """``inputs`` data: C channels of N Laplace samples (sphered scale), W near the identity, a zero bias, a
-    permutation of the samples and a rate small enough for the step to stay stable."""
-    rng = np.random.default_rng(seed)
-    return {"Xt": rng.laplace(size=(n_samples, n_channels)) / np.sqrt(2.0),
-            "W": np.eye(n_channels) + 0.05 * rng.standard_normal((n_channels, n_channels)),
-            "bias": np.zeros(n_channels), "perm": rng.permutation(n_samples).astype(np.int32), "batch": int(batch),
-            "lrate": 0.01 / n_channels}
-
-
-def _chain_inputs(n_channels, n_samples, batch):
-    return lambda rng, info: chain_case(n_channels, n_samples, batch, int(rng.integers(1 << 30)))
-
-
-def _hidden_chain(rng, info):
-    batch = int(rng.integers(3, 12))
-    return chain_case(int(rng.integers(2, 20)), batch * int(rng.integers(2, 6)) + int(rng.integers(0, batch)), batch,
-                      int(rng.integers(1 << 30)))
-
-
-def _run_chain(answer, data):
-    """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
-    out, counts = counted_call(answer.value, np.array(data["Xt"]), np.array(data["W"]), np.array(data["bias"]),
-                               np.array(data["perm"]), data["batch"], data["lrate"])
-    if not isinstance(out, tuple) or len(out) != 2:
-        raise fail("run_minibatches must return a pair (W, bias)")
-    return {"W": np.asarray(out[0]), "bias": np.asarray(out[1]), **counts}
-
-
-def _chain_label(data):
-    n_channels, n_minibatches = len(data["W"]), len(data["perm"]) // data["batch"]
-    return f"for C = {n_channels}, {n_minibatches} minibatches of {data['batch']}"
-
-
-def judge_chain(data, got):
-    """W and the bias equal the NumPy chain's to :data:`Q3_RTOL`."""
-    want_W, want_bias = minibatch_reference(data["Xt"], data["W"], data["bias"], data["perm"], data["batch"],
-                                            data["lrate"])
-    for name, value, want in (("W", got["W"], want_W), ("bias", got["bias"], want_bias)):
-        value = np.asarray(value, np.float64)
-        if value.shape != want.shape or not np.allclose(value, want, rtol=Q3_RTOL, atol=1e-12):
-            error = float(np.max(np.abs(value - want))) if value.shape == want.shape else "a shape"
-            raise fail(f"{name} {_chain_label(data)}: differs from the NumPy chain by {error} (shape "
-                       f"{value.shape}, expected {want.shape})", "chain")
-
-
-def judge_chain_counts(data, got):
-    """Right results, two launches per minibatch, and copies and allocations that do not grow with the chain."""
-    judge_chain(data, got)
-    n_minibatches = len(data["perm"]) // data["batch"]
-    judge_bounded((("launches", got["launches"], 2 * n_minibatches, "two per minibatch"),
-                   ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "W and the bias, once"),
-                   *copies_and_allocations_bounds(got, Q3_MAX_COPIES, Q3_MAX_ALLOCATIONS)),
-                  _chain_label(data))
-
-
-Q3 = question(
-    "ps6.q3", "the minibatch chain on the host: W swapped, nothing copied inside the loop", 4,
-    answer=function("run_minibatches", allowed=(activations_kernel, weight_update_kernel)),
-    tolerance="W and the bias to 1e-9 (relative) of the NumPy chain",
-    tests=[
-        result_test("one minibatch, C = 3", 1, inputs=_chain_inputs(3, 4, 4), run=_run_chain, judge=judge_chain),
-        result_test("five minibatches, C = 7, a partial minibatch left out", 1, inputs=_chain_inputs(7, 43, 8),
-                    run=_run_chain, judge=judge_chain),
-        result_test("hidden: random channels, samples and minibatch size (two minibatches or more)", 0.5,
-                    hidden=True, inputs=_hidden_chain, run=_run_chain, judge=judge_chain),
-        growth_test("launches, copies and allocations per step (record(); eight minibatches of 6, C = 5, and four: "
-                    "none grows with the minibatches)", 1.5, inputs=(_chain_inputs(5, 48, 6), _chain_inputs(5, 24, 6)),
-                    run=_run_chain, judge=judge_chain_counts, steps=lambda data: len(data["perm"]) // data["batch"]),
-        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
-    ])
+from ._questions_q3 import (Q3, Q3_STEP_DTOH, Q3_STEP_DTOH_BYTES, Q3_STEP_LAUNCHES, steps_case,  # noqa: E402,F401
+                            steps_reference)
 
 QUESTIONS = QUESTIONS + (Q3,)
