@@ -337,8 +337,6 @@ class _DeviceMiner:
 
     def _singleton_tables(self):
         """Level-1 tables: one for all features (batched) or one per feature."""
-        from numba import cuda
-
         from .kernels import singleton_table_kernel
 
         n = len(self.features)
@@ -357,8 +355,6 @@ class _DeviceMiner:
     # -- filter -----------------------------------------------------------------------------------
     def _filter(self, candidates, k):
         """Upper bounds of PI, float64 of shape (C,)."""
-        from numba import cuda
-
         from . import kernels
 
         g, nf = self.grid, np.int32(self.n_features)
