@@ -12,13 +12,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from ..catalog import SHIPPED, solutions_folder
 
-__all__ = ["EXTRA", "LOCK", "SANDBOX_MODES", "SAVED_SPECS", "SKIP", "answer_specs_of", "course_files", "grade_one",
-           "delete_solutions", "hide_hints", "hint_files", "job_parser", "notebook", "repository", "run_job",
-           "save_specs", "saved_specs_path", "start_job", "write_results"]
+__all__ = ["EXTRA", "LOCK", "SANDBOX_MODES", "SAVED_SPECS", "SKIP", "answer_specs_of", "course_files",
+           "delete_solutions", "finish_job", "grade_one", "hide_hints", "hint_files", "job_parser", "notebook",
+           "repository", "run_job", "save_specs", "saved_specs_path", "start_job", "write_results"]
 
 #: The grader's sandbox modes, as ``grade`` takes them.
 SANDBOX_MODES = ("auto", "require", "off")
@@ -149,6 +150,16 @@ def start_job(root: Path, manifest: Path, absent_ok, manifest_writer: str, sandb
     box = resolve(sandbox)
     log(box.note)
     return results_dir, box
+
+
+def finish_job(results_dir: Path, content: dict, start: float, log) -> dict:
+    """Add the job's time (seconds since ``start``, a :func:`time.perf_counter` reading) to ``content``, write it
+    (:func:`write_results`) and log its score; returns ``content``."""
+    content["execution_time"] = round(time.perf_counter() - start, 1)
+    score = content.get("score")
+    log(f"score {'not gradable' if score is None else format(score, 'g')}; "
+        f"wrote {write_results(results_dir, content)}")
+    return content
 
 
 def write_results(results_dir: Path, content: dict) -> Path:

@@ -50,8 +50,8 @@ from pathlib import Path
 
 from ..catalog import problem_set_id, solution_path
 from ._job import (EXTRA, LOCK, SANDBOX_MODES, SAVED_SPECS, SKIP, answer_specs_of, course_files, delete_solutions,
-                   grade_one, hide_hints, hint_files, job_parser, notebook, repository, run_job, save_specs,
-                   start_job, write_results)
+                   finish_job, grade_one, hide_hints, hint_files, job_parser, notebook, repository, run_job,
+                   save_specs, start_job)
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
@@ -229,10 +229,8 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         submission = read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
         content = results_of(grade_one(submission, problem_set, seed, options, specs, box),
                              note=f"Graded {path.name}.")
-    content["execution_time"] = round(time.perf_counter() - start, 1)
     content["extra_data"] = {"problem_set": problem_set, "sandbox": box.kind}
-    log(f"score {content['score']:g}; wrote {write_results(results_dir, content)}")
-    return content
+    return finish_job(results_dir, content, start, log)
 
 
 def main(argv=None) -> int:

@@ -45,7 +45,7 @@ import uuid
 from pathlib import Path
 
 from ..catalog import manifest as units, problem_set_id, solution_path
-from ._job import SANDBOX_MODES, course_files, job_parser, run_job, start_job, write_results
+from ._job import SANDBOX_MODES, course_files, finish_job, job_parser, run_job, start_job
 
 __all__ = ["ENTRYPOINT", "grade_root", "results_of", "write_question"]
 
@@ -257,9 +257,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
         else:
             content = results_of(grade_one(submission, problem_set, seed, options, specs, box),
                                  note=f"Graded {path.name}; sandbox: {box.kind}.")
-    content["execution_time"] = round(time.perf_counter() - start, 1)
-    log(f"score {content.get('score', 'not gradable')}; wrote {write_results(results_dir, content)}")
-    return content
+    return finish_job(results_dir, content, start, log)
 
 
 def main(argv=None) -> int:
