@@ -138,20 +138,21 @@ def _inputs(n_instances, n_features, k, batch, share=0.3):
     return lambda rng, info: filter_case(n_instances, n_features, k, batch, int(rng.integers(1 << 30)), share)
 
 
-#: The growth test's case: 6 pairs of 4 features in batches of 2, then the same with the non-surviving pairs twice
-#: more.
+#: The growth test's case: 6 pairs of 4 features in batches of 2, then the same with the non-surviving pairs added
+#: again until there are at least three times as many candidates.
 GROWTH = dict(n_instances=20, n_features=4, k=2, batch=2)
 
 
 def _growth_inputs(more):
-    """The growth test's run: both runs draw the same seed (the first from a copy of the generator), the first seed
-    from there with survivors and candidates that do not survive."""
+    """The growth test's run (``more``: the second one): both runs draw the same seed (the first from a copy of the
+    generator), the first seed from there with survivors and candidates that do not survive."""
     def make(rng, info):
         seed = int((rng if more else copy.deepcopy(rng)).integers(1 << 30))
         while True:
             data = filter_case(**GROWTH, seed=seed)
-            if 0 < len(survivors_reference(data)) < len(data["candidates"]):
-                return with_more_losers(data, more)
+            n_candidates, n_survivors = len(data["candidates"]), len(survivors_reference(data))
+            if 0 < n_survivors < n_candidates:
+                return with_more_losers(data, -(-2 * n_candidates // (n_candidates - n_survivors)) if more else 0)
             seed += 1
     return make
 
@@ -238,8 +239,8 @@ Q3 = question(
                     "too), and the run's costs", 0.5, hidden=True, inputs=_hidden, run=_run,
                     judge=judge_survivor_counts),
         growth_test("launches, bytes, copies and allocations (record(); 6 pairs in batches of 2, then the same with "
-                    "the non-surviving pairs twice more: the same survivors, nothing more back)", 1.5,
-                    inputs=(_growth_inputs(0), _growth_inputs(2)), run=_run,
+                    "the non-surviving pairs again, three times the candidates: the same survivors, nothing more back)", 1.5,
+                    inputs=(_growth_inputs(False), _growth_inputs(True)), run=_run,
                     judge=judge_survivor_counts, steps=_batches, per_step=PER_BATCH),
         host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
     ])
