@@ -2,9 +2,10 @@
 its reference and its grading. Part of problem set 8 (:mod:`course_lib.colocation.questions`, which lists it in
 ``QUESTIONS`` and re-exports the case makers the problem set imports).
 
-ps8.q3 (4 points): **only the survivors cross the bus**. The library's device miner copies every candidate's upper
-bound of PI back and prunes on the host. Here the host needs only the candidates whose bound reaches a threshold,
-and the student decides how to choose them on the device. The source's kernels are given (in
+ps8.q3 (4 points): **only the survivors cross the bus**. The lesson's batched miner copies every candidate's upper
+bound of PI back and prunes on the host (its ``copies="per_level"`` variant decides on the device but still brings
+back a flag per candidate). Here the host needs only the candidates whose bound reaches a threshold, and the
+student decides how to gather them on the device. The source's kernels are given (in
 :mod:`course_lib.colocation.kernels`: ``fill_kernel``, ``grid_count_kernel``, ``quadruplet_filter_kernel``,
 ``candidate_bound_kernel``); the student writes ``filter_survivors(x, y, features, n_features, grid, candidates,
 batch, threshold)``: the CountMap and the instances per feature built on the device from the uploaded points, the
