@@ -41,6 +41,10 @@
   and feature counts it draws at grading time (:func:`measure_features` gives the instances), and profiles each
   launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys, scores 0 for the
   measurement and caps the question at half.
+- ``ps8.q3`` (4 points): the batched filter's host program, its survivors (the candidates whose bound reaches a
+  threshold) gathered on the device by a kernel of the student's and only they copied back
+  (:mod:`course_lib.colocation._questions_q3`, which says how it is graded); its case makers ``filter_case`` and
+  ``filter_grid`` are re-exported here, where the problem set imports them.
 """
 
 from __future__ import annotations
