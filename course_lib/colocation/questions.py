@@ -41,6 +41,10 @@
   and feature counts it draws at grading time (:func:`measure_features` gives the instances), and profiles each
   launch itself: a ``g`` that returns pasted numbers or the model's prediction fails on the decoys, scores 0 for the
   measurement and caps the question at half.
+- ``ps8.q3`` (4 points): the batched filter's host program, its survivors (the candidates whose bound reaches a
+  threshold) gathered on the device by a kernel of the student's and only they copied back
+  (:mod:`course_lib.colocation._questions_q3`, which says how it is graded); its case makers ``filter_case`` and
+  ``filter_grid`` are re-exported here, where the problem set imports them.
 """
 
 from __future__ import annotations
@@ -50,16 +54,12 @@ import dataclasses
 import numpy as np
 from numba import cuda, int32
 
-from ..grading.authoring.buffers import fail
 from ..grading.authoring.harness import (STORED, Launch, calls_test, function, kernel, measurement, question, race_test,
                                          result_test)
-from ..grading.authoring.coverage import host_coverage_test
-from ..grading.authoring.hostcosts import copies_and_allocations_bounds, counted_call, growth_test, judge_bounded
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
                                            sample_blocks, signature_test, warp_share)
 from .profiling import measure_features
-from .kernels import candidate_bound_kernel, fill_kernel, grid_count_kernel, quadruplet_filter_kernel
 
 PROBLEM_SET = "ps8"
 #: Most features q1's kernel counts: its per-block counts are a shared array of a constant size.
@@ -307,146 +307,7 @@ Q2 = question(
 QUESTIONS = (Q1, Q2)
 
 
-# ----------------------------------------------------------------------------- q3
-# ps8.q3 (4 points): **the batched filter, written on the host, after a preprocessing on the device**. The source's
-# kernels are given (in :mod:`course_lib.colocation.kernels`: ``fill_kernel``, ``grid_count_kernel``,
-# ``quadruplet_filter_kernel``, ``candidate_bound_kernel``). The student writes ``filter_bounds(x, y, features,
-# n_features, grid, candidates, batch)``, the host program that builds the CountMap and the instances per feature on
-# the device from the uploaded points, then filters the candidates ``batch`` at a time (two launches per batch, the
-# qualifying-quadruplet flags in one buffer of ``batch`` candidates reused by every batch) and returns every
-# candidate's upper bound of PI. Graded on results (the library's NumPy
-# :func:`~course_lib.colocation.model.pi_upper_bound`, hidden sizes) and on counts measured in the student's process
-# (:func:`course_lib.grading.authoring.hostcosts.counted_call`): ``grid_count_kernel`` launched (the CountMap built on
-# the device), at most two launches per batch plus :data:`Q3_PREPROCESS_LAUNCHES`; to the device nothing but the
-# points, their features and the candidates (:func:`q3_upload_bytes`); :data:`Q3_MAX_COPIES` copies,
-# :data:`Q3_MAX_DTOH` of them back, and :data:`Q3_MAX_ALLOCATIONS` allocations, whatever the number of batches. A
-# filter that launches per candidate, copies each batch's bounds back, allocates per batch, builds the CountMap on
-# the host, or zeroes its counters there and uploads them, is capped at half.
-
-#: Launches besides the filter's: zeroing the counters (one to three fills) and the grid count.
-Q3_PREPROCESS_LAUNCHES = 4
-#: Copies a run may make, whatever its number of batches: x, y, the features and the candidates in, the bounds
-#: out, one spare.
-Q3_MAX_COPIES = 6
-#: Copies back to the host: the bounds (and one spare).
-Q3_MAX_DTOH = 2
-#: Device allocations, whatever the number of batches: x, y, the features, the candidates, the CountMap, the cells'
-#: and the features' counters, each instance's cell and local number, the flags, the bounds, one spare.
-Q3_MAX_ALLOCATIONS = 12
-
-
-def q3_upload_bytes(data):
-    """Bytes the inputs take on the bus, the most ``filter_bounds`` may copy to the device: x and y (float64), the
-    features and the candidates (int32). A CountMap built on the host, or counters zeroed there, cost more."""
-    return 20 * len(data["features"]) + 4 * np.asarray(data["candidates"]).size
-
-
-def bounds_reference(data):
-    """Each candidate's upper bound of PI from the NumPy CountMap (:func:`course_lib.colocation.model.count_map`),
-    float64 (C,)."""
-    from .model import count_map, pi_upper_bound
-
-    points = np.column_stack([data["x"], data["y"]])
-    grid = filter_grid(data)
-    counts = count_map(grid, points, data["features"], data["n_features"])
-    feature_count = np.bincount(data["features"], minlength=data["n_features"])
-    return np.array([pi_upper_bound(grid, counts, tuple(c), feature_count) for c in data["candidates"]])
-
-
-def filter_grid(data):
-    """The :class:`~course_lib.colocation.model.Grid` of a case: its fields travel as a plain dict between the grader
-    and the student's process, which carry plain data only."""
-    from .model import Grid
-
-    return Grid(**data["grid"])
-
-
-def filter_case(n_instances, n_features, k, batch, seed):
-    """``inputs`` data: planted co-locations (two groups), the grid of r = 1 (its fields, :func:`filter_grid`), every
-    k-subset of the features as a candidate (sorted ids), and the batch size."""
-    from dataclasses import asdict
-    from itertools import combinations
-
-    from .data import planted_colocations
-    from .model import grid_for
-
-    data = planted_colocations(n_instances, n_features, groups=((0, 1), (2, 3)), r=1.0, extent=4.0, seed=seed)
-    return {"x": np.ascontiguousarray(data.points[:, 0]), "y": np.ascontiguousarray(data.points[:, 1]),
-            "features": data.features.astype(np.int32), "n_features": int(n_features),
-            "grid": asdict(grid_for(data.points, 1.0, n_features)),
-            "candidates": np.array(list(combinations(range(n_features), k)), np.int32), "batch": int(batch)}
-
-
-def _filter_inputs(n_instances, n_features, k, batch):
-    return lambda rng, info: filter_case(n_instances, n_features, k, batch, int(rng.integers(1 << 30)))
-
-
-def _hidden_filter(rng, info):
-    return filter_case(int(rng.integers(20, 120)), int(rng.integers(4, 7)), int(rng.integers(2, 4)),
-                       int(rng.integers(2, 6)), int(rng.integers(1 << 30)))
-
-
-def _run_filter(answer, data):
-    """Runs the student's host program on copies of the inputs, measuring its launches, copies and allocations."""
-    out, counts = counted_call(answer.value, np.array(data["x"]), np.array(data["y"]), np.array(data["features"]),
-                               data["n_features"], filter_grid(data), np.array(data["candidates"]), data["batch"])
-    return {"bounds": np.asarray(out), **counts}
-
-
-def _filter_label(data):
-    n_candidates, k = np.asarray(data["candidates"]).shape
-    return f"for N = {len(data['features'])}, C = {n_candidates} candidates of k = {k}, batches of {data['batch']}"
-
-
-def judge_bounds(data, got):
-    """Every candidate's bound equals NumPy's (the same integer sums, divided once)."""
-    want = bounds_reference(data)
-    bounds = np.asarray(got["bounds"], np.float64).ravel()
-    if bounds.shape != want.shape:
-        raise fail(f"bounds {_filter_label(data)}: {bounds.size} values, expected {want.size}", "bounds")
-    wrong = np.flatnonzero(~np.isclose(bounds, want, rtol=1e-15, atol=0))
-    if len(wrong):
-        first = int(wrong[0])
-        raise fail(f"bounds {_filter_label(data)}: first wrong: candidate {first} "
-                   f"({np.asarray(data['candidates'])[first].tolist()}), {bounds[first]:.4f} instead of "
-                   f"{want[first]:.4f}; {len(wrong)} wrong in all", "bounds")
-
-
-def judge_filter_counts(data, got):
-    """Right bounds, the preprocessing on the device (``grid_count_kernel`` launched), two launches per batch after
-    it, only the inputs uploaded, and copies and allocations that do not grow with the batches."""
-    judge_bounds(data, got)
-    if "grid_count_kernel" not in got["kernels"]:
-        raise fail(f"grid_count_kernel was not launched {_filter_label(data)}: the CountMap and the instances per "
-                   "feature must be built on the device, from the uploaded points", "technique", public=True)
-    n_batches = -(-len(data["candidates"]) // data["batch"])
-    judge_bounded((("launches", got["launches"], 2 * n_batches + Q3_PREPROCESS_LAUNCHES,
-                    f"two per batch of {data['batch']} candidates and the preprocessing"),
-                   ("bytes copied to the device", got["HtoD_bytes"], q3_upload_bytes(data),
-                    "the points, their features and the candidates: the counters are built on the device"),
-                   ("copies back to the host", got["DtoH_count"], Q3_MAX_DTOH, "the bounds, once"),
-                   *copies_and_allocations_bounds(got, Q3_MAX_COPIES, Q3_MAX_ALLOCATIONS)),
-                  _filter_label(data))
-
-
-Q3 = question(
-    "ps8.q3", "the batched filter on the host: device preprocessing, a launch pair per batch", 4,
-    answer=function("filter_bounds", allowed=(fill_kernel, grid_count_kernel, quadruplet_filter_kernel,
-                                              candidate_bound_kernel)),
-    tolerance="the bounds to 1e-15 (relative): the same integer sums, divided once",
-    tests=[
-        result_test("one batch: 4 features, pairs, all 6 candidates at once", 1, inputs=_filter_inputs(60, 4, 2, 6),
-                    run=_run_filter, judge=judge_bounds),
-        result_test("triples of 5 features in batches of 3 (a partial last batch)", 1,
-                    inputs=_filter_inputs(80, 5, 3, 3), run=_run_filter, judge=judge_bounds),
-        result_test("hidden: random instances, features, pattern size and batch", 0.5, hidden=True,
-                    inputs=_hidden_filter, run=_run_filter, judge=judge_bounds),
-        growth_test("launches, bytes, copies and allocations per run (record(); 15 pairs in batches of 2, and 6: "
-                    "none grows with the batches)", 1.5,
-                    inputs=(_filter_inputs(90, 6, 2, 2), _filter_inputs(90, 4, 2, 2)),
-                    run=_run_filter, judge=judge_filter_counts,
-                    steps=lambda data: -(-len(data["candidates"]) // data["batch"])),
-        host_coverage_test("hidden: every statement of your host program ran in the grader's runs"),
-    ])
+from ._questions_q3 import (Q3, Q3_DTOH_SPARE_BYTES, Q3_MAX_DTOH, Q3_SELECT_LAUNCHES,  # noqa: E402,F401
+                            bounds_reference, filter_case, filter_grid, q3_upload_bytes, survivors_reference)
 
 QUESTIONS = QUESTIONS + (Q3,)
