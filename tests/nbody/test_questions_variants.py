@@ -4,7 +4,8 @@ Kernels written from the problem statement (q threads per body, P threads per bl
 ``kernel[ceil(N q / P), P](bodies, softening_sq, acc)``, thread t working for body b P / q + t // q):
 wrong techniques with right results must earn at most half of the question, right techniques
 written differently (the share of each thread contiguous or interleaved, a shared-memory tree, a
-serial sum, a warp-synchronous tree or shuffles for the reduction) full marks.
+serial sum, a warp-synchronous tree or shuffles for the reduction, the destination read from shared memory) full
+marks.
 
 Each variant is made by :func:`split_variant` from the choices that tell it apart (constants of the
 kernel's closure), so that a family differs from the solution in one choice only.
@@ -81,6 +82,9 @@ LOOPS["global"] = """        if body < n:
                 ax += g[0]
                 ay += g[1]
                 az += g[2]"""
+LOOPS["shared_destination"] = """        here = cuda.shared.array((tile, 3), float32)
+        here[t, 0], here[t, 1], here[t, 2] = px, py, pz
+""" + STAGED_LOOP.format(sum=SUMS["contiguous"].replace("interaction(px, py, pz,", "interaction(here[t, 0], here[t, 1], here[t, 2],"))
 LOOPS["whole"] = STAGED_LOOP.format(sum="            if part == 0:\n                for s in range(tile):\n"
                                         + ADD.replace("\n", "\n    ").replace("                g =", "                    g =", 1))
 
@@ -174,6 +178,7 @@ RIGHT = [
     _named("interleaved_shares_shuffle_reduction", "interleaved", "shuffle"),
     _named("serial_sum_of_the_partials", "contiguous", "serial"),
     _named("interleaved_shares_warp_synchronous_tree", "interleaved", "syncwarp"),
+    _named("destination_read_from_shared_memory", "shared_destination", "serial"),
 ]
 
 
