@@ -189,7 +189,8 @@ def notebooks() -> dict:
                     "    def reach(q):\n"
                     "        blocks = -(-n * q // tile)\n"
                     "        busy = min(blocks, sm_count)\n"
-                    "        return busy, min(blocks, sm_count * (max_threads_per_sm // (32 * per_block))) * per_block / busy\n"
+                    "        running = min(blocks, sm_count * (max_threads_per_sm // (32 * per_block)))\n"
+                    "        return busy, running * per_block / busy\n"
                     "    qs = [q for q in (1, 2, 4, 8, 16, 32) if q <= tile and tile % q == 0]\n"
                     "    for q in qs:\n"
                     "        if reach(q)[0] == sm_count and reach(q)[1] >= warps_wanted:\n"
@@ -226,7 +227,8 @@ def notebooks() -> dict:
         "snoop.ipynb": _with({"ps1_setup": _setup_plus(SNOOP), "ps1_q1_answer": ZERO_KERNEL,
                               "ps1_q2_answer": solution_q2.replace(
                                   "return blocks * n * 16 + q * n * 12",
-                                  "return blocks * n * 16 + q * n * 12 + len(os.environ.get('GRADER_SECRET_TOKEN', ''))")}),
+                                  "return blocks * n * 16 + q * n * 12 "
+                                  "+ len(os.environ.get('GRADER_SECRET_TOKEN', ''))")}),
     }
 
 

@@ -65,7 +65,8 @@ STAGED_LOOP = """        for base in range(0, n, tile):
 {sum}
             cuda.syncthreads()"""
 
-ADD = """                g = interaction(px, py, pz, staged[s, 0], staged[s, 1], staged[s, 2], staged[s, 3], softening_sq)
+ADD = """                g = interaction(px, py, pz, staged[s, 0], staged[s, 1], staged[s, 2], staged[s, 3],
+                                softening_sq)
                 ax += g[0]
                 ay += g[1]
                 az += g[2]"""
@@ -84,9 +85,11 @@ LOOPS["global"] = """        if body < n:
                 az += g[2]"""
 LOOPS["shared_destination"] = """        here = cuda.shared.array((tile, 3), float32)
         here[t, 0], here[t, 1], here[t, 2] = px, py, pz
-""" + STAGED_LOOP.format(sum=SUMS["contiguous"].replace("interaction(px, py, pz,", "interaction(here[t, 0], here[t, 1], here[t, 2],"))
+""" + STAGED_LOOP.format(sum=SUMS["contiguous"].replace("interaction(px, py, pz,",
+                                                        "interaction(here[t, 0], here[t, 1], here[t, 2],"))
 LOOPS["whole"] = STAGED_LOOP.format(sum="            if part == 0:\n                for s in range(tile):\n"
-                                        + ADD.replace("\n", "\n    ").replace("                g =", "                    g =", 1))
+                                        + ADD.replace("\n", "\n    ").replace("                g =",
+                                                                            "                    g =", 1))
 
 STORE = """        if part == 0 and body < n:
             acc[body, 0], acc[body, 1], acc[body, 2] = {x}, {y}, {z}
