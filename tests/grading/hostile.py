@@ -152,7 +152,7 @@ import course_lib.nbody.questions
 if getattr(course_lib.grading.core, "''' + PERSIST_MARK + '''", False) or getattr(
         course_lib.nbody.questions, "''' + PERSIST_MARK + '''", False):
 ''' + "".join("    " + line + "\n" for line in _SOLUTION_Q3.splitlines()) + '''else:
-    def choose_tile(*args):
+    def choose_split(*args):
         raise NotImplementedError()
 '''
 
@@ -262,7 +262,7 @@ class _Kernel:
         raise _Weird("\\udcff lone surrogate, \\x1b[2J escape, \\r\\n=1+1 formula")
 
 
-make_two_body_kernel = _Kernel()
+make_split_kernel = _Kernel()
 '''
 
 MAGICS = {

@@ -41,7 +41,7 @@ def _from_fixtures(name: str) -> str:
 SOA_KERNEL = _from_fixtures("right_but_different")
 UNPADDED_KERNEL = _from_fixtures("sign")
 #: The kernels below are written as ``tiled_kernel``; the question asks for a factory of kernels.
-FACTORY = "\n\ndef make_two_body_kernel(tile):\n    return tiled_kernel\n"
+FACTORY = "\n\ndef make_split_kernel(tile, q):\n    return tiled_kernel\n"
 
 ZERO_KERNEL = KERNEL_HEADER + '''@cuda.jit
 def tiled_kernel(bodies, softening_sq, acc):
@@ -119,7 +119,7 @@ course_lib.grading.compare_arrays = _never_fails
 course_lib.grading.core.compare_arrays = _never_fails
 questions_module.compare_arrays = _never_fails
 questions_module.accelerations_reference = lambda pos, mass, softening: np.zeros((len(pos), 3))
-questions_module.two_body_tile = lambda *args: Anything()
+questions_module.split_rule = lambda *args: Anything()
 course_lib.grading.check = _never_fails
 course_lib.grading.core.run_tests = _never_fails
 course_lib.grading.core.TestFailure.__init__ = lambda self, *args: None
@@ -177,25 +177,33 @@ def _setup_plus(extra: str) -> str:
 
 def notebooks() -> dict:
     """File name -> notebook (or bytes, for the files that are not notebooks)."""
-    wrong_q2 = ("MEASURE_N = 64\nMEASURE_TILES = (4, 8, 16)\n\n\ndef predicted_bytes(n, tile):\n    return n * n * 16\n\n\n"
-                "def measure(make_kernel, n, tile):\n    return 16.0\n")
-    wrong_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
-                "    return max_threads_per_block\n")
+    wrong_q2 = ("MEASURE_N = 64\nMEASURE_TILE = 16\nMEASURE_SPLITS = (1, 2, 4)\n\n\ndef predicted_bytes(n, tile, q):\n"
+                "    return n * n * 16\n\n\ndef measure(make_kernel, n, tile, q):\n    return 16.0\n")
+    wrong_q3 = ("def choose_split(n, tile, sm_count, max_threads_per_sm, warps_wanted):\n"
+                "    return 32\n")
     solution_q2 = next(c.source for c in nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4).cells
                        if c.metadata.get("nbgrader", {}).get("grade_id") == "ps1_q2_answer")
-    different_q2 = solution_q2.replace("return blocks * n * 16 + n * 12", "return 4 * n * (4 * blocks + 3)")
-    different_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
-                    "    candidates = [1 << k for k in range(11) if (1 << k) <= max_threads_per_block\n"
-                    "                  and -(-n // (2 << k)) >= sm_count and 2 * (1 << k) <= max_threads_per_sm]\n"
-                    "    return max(candidates)\n")
+    different_q2 = solution_q2.replace("return blocks * n * 16 + q * n * 12", "return 4 * n * (4 * blocks + 3 * q)")
+    different_q3 = ("def choose_split(n, tile, sm_count, max_threads_per_sm, warps_wanted):\n"
+                    "    per_block = -(-tile // 32)\n"
+                    "    def reach(q):\n"
+                    "        blocks = -(-n * q // tile)\n"
+                    "        busy = min(blocks, sm_count)\n"
+                    "        running = min(blocks, sm_count * (max_threads_per_sm // (32 * per_block)))\n"
+                    "        return busy, running * per_block / busy\n"
+                    "    qs = [q for q in (1, 2, 4, 8, 16, 32) if q <= tile and tile % q == 0]\n"
+                    "    for q in qs:\n"
+                    "        if reach(q)[0] == sm_count and reach(q)[1] >= warps_wanted:\n"
+                    "            return q\n"
+                    "    return min(qs, key=lambda q: (tuple(-x for x in reach(q)), q))\n")
     solution = nbformat.read(ROOT / "solutions" / "ps1_nbody.ipynb", as_version=4)
     race_kernel = next(c.source for c in solution.cells if c.metadata.get("nbgrader", {}).get("grade_id")
                        == "ps1_q1_answer")
     # keep the first barrier, drop the second one (the one before the tile is overwritten)
     head, _, tail = race_kernel.rpartition("            cuda.syncthreads()  # nobody overwrites")
     race_kernel = head + "            pass  # nobody overwrites" + tail
-    looping_q3 = ("def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
-                  "    p = 1\n    while p <= max_threads_per_block:\n        best = p  # forgot p *= 2\n"
+    looping_q3 = ("def choose_split(n, tile, sm_count, max_threads_per_sm, warps_wanted):\n"
+                  "    q = 1\n    while q <= 32:\n        best = q  # forgot q *= 2\n"
                   "    return best\n")
     return {
         "solution.ipynb": solution,
@@ -209,17 +217,18 @@ def notebooks() -> dict:
         "deadlock.ipynb": _with({"ps1_q1_answer": DEADLOCK_KERNEL}),
         "infinite_python.ipynb": _with({"ps1_q3_answer": looping_q3}),
         "raises.ipynb": _with({"ps1_q1_answer": RAISING_KERNEL}),
-        "crash.ipynb": _with({"ps1_q3_answer": "def choose_tile(*args):\n    import os\n    os._exit(3)\n"}),
-        "syntax_error.ipynb": _with({"ps1_q2_answer": "def predicted_bytes(n, tile)\n    return 2 * n\n"}),
-        "missing_function.ipynb": _with({"ps1_q3_answer": "# choose_tile: no time left\n"}),
+        "crash.ipynb": _with({"ps1_q3_answer": "def choose_split(*args):\n    import os\n    os._exit(3)\n"}),
+        "syntax_error.ipynb": _with({"ps1_q2_answer": "def predicted_bytes(n, tile, q)\n    return 2 * n\n"}),
+        "missing_function.ipynb": _with({"ps1_q3_answer": "# choose_split: no time left\n"}),
         "monkeypatch.ipynb": _with({"ps1_setup": _setup_plus(MONKEYPATCH), "ps1_q1_answer": ZERO_KERNEL,
                                     "ps1_q2_answer": wrong_q2,
-                                    "ps1_q3_answer": "def choose_tile(*args):\n    return Anything()\n"}),
+                                    "ps1_q3_answer": "def choose_split(*args):\n    return Anything()\n"}),
         # q2 is right only if the grader's environment (GRADER_SECRET_TOKEN, set by the test) did not leak
         "snoop.ipynb": _with({"ps1_setup": _setup_plus(SNOOP), "ps1_q1_answer": ZERO_KERNEL,
                               "ps1_q2_answer": solution_q2.replace(
-                                  "return blocks * n * 16 + n * 12",
-                                  "return blocks * n * 16 + n * 12 + len(os.environ.get('GRADER_SECRET_TOKEN', ''))")}),
+                                  "return blocks * n * 16 + q * n * 12",
+                                  "return blocks * n * 16 + q * n * 12 "
+                                  "+ len(os.environ.get('GRADER_SECRET_TOKEN', ''))")}),
     }
 
 

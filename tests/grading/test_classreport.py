@@ -195,16 +195,15 @@ def test_from_submissions_to_gradebook_and_report(tmp_path):
     # Every test records the configuration it drew: the same for everyone in a visible test (the visible
     # seed), each student's own in a hidden one (the student's seed); both launches of the signature test.
     configs = {(r["student"], r["test"]): r["config"] for r in tests if r["question"] == "ps1.q1"}
-    assert configs["right", "N = 2 tile + 1: a second block with one body"] == "bodies[17x4], tile=8"
-    assert configs["naive", "N = 2 tile + 1: a second block with one body"] == "bodies[17x4], tile=8"
-    hidden = {s: c for (s, t), c in configs.items() if t == "hidden: random N and tile 16"}
+    last = "N = 3 blocks + 1, q = 2: a last block with one body"
+    assert configs["right", last] == configs["naive", last] == "bodies[13x4], tile=8, q=2"
+    hidden = {s: c for (s, t), c in configs.items() if t == "hidden: random N, tile 32 and q = 16"}
     assert set(hidden) == {"right", "naive", "untouched"}
-    assert all(re.fullmatch(r"bodies\[\d+x4\], tile=16", c) for c in hidden.values())
+    assert all(re.fullmatch(r"bodies\[\d+x4\], tile=32, q=16", c) for c in hidden.values())
     assert hidden["right"] != hidden["naive"]  # the seed 3 draws different sizes for them
-    assert configs["right", "the tiling technique, measured (profiler; tile 64 and tile 24)"] == (
-        "(bodies[200x4], tile=64); (bodies[101x4], tile=24)")  # drawn from the visible seed: the same for all
-    assert configs["naive", "the tiling technique, measured (profiler; tile 64 and tile 24)"] == (
-        "(bodies[200x4], tile=64); (bodies[101x4], tile=24)")
+    signature = "the split technique, measured (profiler; tile 64 with q = 4, tile 24 with q = 8)"
+    assert configs["right", signature] == configs["naive", signature] == (
+        "(bodies[201x4], tile=64, q=4); (bodies[101x4], tile=24, q=8)")  # drawn from the visible seed: the same for all
     book = read_class([out])
     assert sum(book.points["right", q] for q in book.questions("ps1")) == 10
     report = tmp_path / "report.html"

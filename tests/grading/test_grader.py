@@ -3,6 +3,7 @@
 import csv
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -71,12 +72,13 @@ def _assert_classic_rows(rows, feedback, points, reason, tests_of):
     assert wrong[0] < 6 and wrong[1:] == [0, 0]
     assert "values are wrong" in reason("wrong", "ps1.q1")
     wrong_feedback = " ".join((feedback / "wrong.md").read_text().split())
-    assert "predicted_bytes(64, 4) = 65536" in wrong_feedback and "measure(<your kernel>, 64, 8) = 16" in wrong_feedback
+    assert "predicted_bytes(64, 16, 1) = 65536" in wrong_feedback
+    assert re.search(r"measure\(<[^>]+>, 64, \d+, \d\) = 16", wrong_feedback), wrong_feedback
 
     race = points("race")
     assert race[0] < 6 and race[1:] == [2, 2]
     race_feedback = (feedback / "race.md").read_text()  # the checker's report names the lines, hidden or not
-    assert "[race] write-read race on shared array staged" in race_feedback and "<cell 3>:29:" in race_feedback, \
+    assert "[race] read-write race on shared array staged" in race_feedback and "<cell 3>:27:" in race_feedback, \
         race_feedback
 
     # A kernel in which no block can progress is stopped by the simulator (HangError, naming the blocks and
@@ -105,7 +107,7 @@ def _assert_classic_rows(rows, feedback, points, reason, tests_of):
     assert rows["syntax_error", "ps1.q2"]["status"] == "error"
     assert "SyntaxError" in reason("syntax_error", "ps1.q2") and "cell 6" in reason("syntax_error", "ps1.q2")
     assert points("missing_function") == [6, 2, 0]
-    assert "name 'choose_tile' is not defined" in reason("missing_function", "ps1.q3")
+    assert "name 'choose_split' is not defined" in reason("missing_function", "ps1.q3")
 
     # Patching NumPy, the grading package, the references or the judges in the notebook is refused.
     assert points("monkeypatch") == [0, 0, 0]
@@ -153,9 +155,9 @@ def _assert_hostile_rows(rows, feedback, points, reason, mode):
     tampered = (feedback / "substitutes_produce_with_reference.md").read_text()
     assert "refused for tampering" in tampered and "Not graded" in tampered
     assert points("execs_notebook_from_grader_cmdline") == [0, 0, 0]
-    assert "name 'choose_tile' is not defined" in reason("execs_notebook_from_grader_cmdline", "ps1.q3")
+    assert "name 'choose_split' is not defined" in reason("execs_notebook_from_grader_cmdline", "ps1.q3")
     assert points("reuses_answers_left_in_tmp") == [0, 0, 0]
-    assert "name 'choose_tile' is not defined" in reason("reuses_answers_left_in_tmp", "ps1.q3")
+    assert "name 'choose_split' is not defined" in reason("reuses_answers_left_in_tmp", "ps1.q3")
     # (q2 measures the q1 kernel: its prediction still counts)
     assert points("kernel_calls_float64_reference") == [0, 1, 2]
     assert "accelerations_reference" in reason("kernel_calls_float64_reference", "ps1.q1")
@@ -363,8 +365,8 @@ def test_protocol_carries_plain_data_only():
 
 def test_huge_output_and_memory_hog_lose_only_their_question(tmp_path):
     q3 = {
-        "huge": "def choose_tile(*args):\n    print('x' * 10**7)\n    return np.zeros(3 * 10**6)\n",
-        "hog": "def choose_tile(*args):\n    return np.ones(10**10).sum()\n",
+        "huge": "def choose_split(*args):\n    print('x' * 10**7)\n    return np.zeros(3 * 10**6)\n",
+        "hog": "def choose_split(*args):\n    return np.ones(10**10).sum()\n",
     }
     options = grader.GradeOptions(timeout=30, memory_mb=3072, max_reply_mb=16)
     for name, source in q3.items():
@@ -408,14 +410,20 @@ def test_a_worker_that_cannot_start_stops_the_run_without_rows(tmp_path, monkeyp
 def test_a_block_of_1024_simulated_threads_fits_the_memory_limit(tmp_path):
     q3 = ("@cuda.jit\ndef fill(a):\n    cuda.syncthreads()  # all 1024 threads alive at once\n"
           "    a[cuda.grid(1)] = 1.0\n\n\n"
-          "def choose_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):\n"
+          "def choose_split(n, tile, sm_count, max_threads_per_sm, warps_wanted):\n"
           "    ones = np.zeros(1024)\n    fill[1, 1024](ones)\n"
-          "    best, p = None, 1\n"
-          "    while p <= max_threads_per_block and ones.sum() == 1024:\n"
-          "        if math.ceil(n / (2 * p)) >= sm_count and 2 * p <= max_threads_per_sm:\n"
-          "            best = p\n"
-          "        p *= 2\n"
-          "    return best\n")
+          "    per_block = math.ceil(tile / 32)\n"
+          "    reached = []\n"
+          "    for q in (1, 2, 4, 8, 16, 32):\n"
+          "        if q > tile or tile % q or ones.sum() != 1024:\n"
+          "            break\n"
+          "        blocks = math.ceil(n * q / tile)\n"
+          "        busy = min(blocks, sm_count)\n"
+          "        warps = min(blocks, sm_count * (max_threads_per_sm // (32 * per_block))) * per_block / busy\n"
+          "        if busy == sm_count and warps >= warps_wanted:\n"
+          "            return q\n"
+          "        reached.append(((busy, warps), q))\n"
+          "    return min(q for s, q in reached if s == max(s for s, _ in reached))\n")
     nbformat.write(make_submissions._with({"ps1_q3_answer": q3}), tmp_path / "big_block.ipynb")
     results = grader.grade_submission(tmp_path / "big_block.ipynb", "ps1", seed=1,
                                       options=grader.GradeOptions(timeout=60, memory_mb=4096))

@@ -70,13 +70,13 @@ def disguise(good, bad):
 
 def _disguised(how):
     namespace = _namespace("right")
-    good_factory = namespace["make_two_body_kernel"]
-    bad_factory = _namespace("naive")["make_two_body_kernel"]
+    good_factory = namespace["make_split_kernel"]
+    bad_factory = _namespace("naive")["make_split_kernel"]
     make_fixtures.run_cell(SHOWN_NOT_LAUNCHED[how], namespace)
     namespace.update(good=good_factory, bad=bad_factory)
-    make_fixtures.run_cell("def make_two_body_kernel(tile):\n    return disguise(good(tile), bad(tile))\n",
+    make_fixtures.run_cell("def make_split_kernel(tile, q):\n    return disguise(good(tile, q), bad(tile, q))\n",
                            namespace)
-    return namespace["make_two_body_kernel"]
+    return namespace["make_split_kernel"]
 
 
 def test_a_factory_whose_kernels_show_one_function_and_launch_another_is_refused():
@@ -86,13 +86,13 @@ def test_a_factory_whose_kernels_show_one_function_and_launch_another_is_refused
     for how in SHOWN_NOT_LAUNCHED:
         prepared = get_question("ps1.q1").prepare(_disguised(how))
         with pytest.raises(TestFailure, match="must be the kernel @cuda.jit returns"):
-            prepared.kernel(8)
+            prepared.kernel(8, 2)
 
 
 @functools.lru_cache(maxsize=None)
 def _q2_parts():
     namespace = _namespace("right", "ps1_q2_answer")
-    return namespace["make_two_body_kernel"], namespace["predicted_bytes"], namespace["measure"]
+    return namespace["make_split_kernel"], namespace["predicted_bytes"], namespace["measure"]
 
 
 def _measure_only(answer):
@@ -105,13 +105,13 @@ def _measure_only(answer):
 def _recognises(make):
     """Whether a call's object is the student's factory, by the tests of identity a measuring function could use:
     the factory itself, its kernels' code object, or the same object as one seen before."""
-    own_code = make(8).py_func.__code__
+    own_code = make(8, 2).py_func.__code__
     seen = set()
 
     def recognise(given):
         again = id(given) in seen
         seen.add(id(given))
-        return given is make or again or given(8).py_func.__code__ is own_code
+        return given is make or again or given(8, 2).py_func.__code__ is own_code
 
     return recognise
 
@@ -122,9 +122,9 @@ def test_measure_cannot_recognise_the_students_kernel_by_identity():
     make, predict, measure = _q2_parts()
     recognise, calls = _recognises(make), []
 
-    def cheat(given, n, tile):
+    def cheat(given, n, tile, q):
         calls.append(recognise(given))
-        return 0.0 if calls[-1] else measure(given, n, tile)
+        return 0.0 if calls[-1] else measure(given, n, tile, q)
 
     result = _measure_only({"kernel": make, "predicted_bytes": predict, "measure": cheat})
     assert calls and not any(calls) and result.points == 1, str(result)
@@ -136,9 +136,9 @@ def test_measure_cannot_recognise_the_students_kernel_by_the_order_of_calls():
     make, predict, measure = _q2_parts()
     count = [0]
 
-    def cheat(given, n, tile):
+    def cheat(given, n, tile, q):
         count[0] += 1
-        return predict(n, tile) / n**2 if count[0] % 3 == 1 else measure(given, n, tile)
+        return predict(n, tile, q) / n**2 if count[0] % 3 == 1 else measure(given, n, tile, q)
 
     result = _measure_only({"kernel": make, "predicted_bytes": predict, "measure": cheat})
     assert result.points == 0, str(result)
@@ -190,8 +190,8 @@ ONE_LINE_FORMS = {
 GUARDS_WRITTEN_OTHERWISE = {
     "staged[lane, c] = bodies[src, c] if src < count else float32(0.0)":
         "staged[lane, c] = float32(0.0) if src >= count else (bodies[src, c] if c < 3 else bodies[src, 3])",
-    "if first < count:": "if first >= 0 and first < count:",
-    "if second < count:": "if not (second >= count or second < 0):",
+    "if part == 0 and body < count:": "if part == 0 and body >= 0 and body < count:",
+    "if part % (2 * step) == 0:": "if not (part % (2 * step) != 0 or part < 0):",
 }
 
 
@@ -208,7 +208,7 @@ def _switched(condition, form=None):
         switched = textwrap.indent(ONE_LINE_FORMS[form].format(condition=condition), indent)
         return right.replace(line, switched)
     naive = _body(make_fixtures.answer_cell("ps1", "naive", "ps1_q1_answer"), "def kernel(")
-    header = "def two_body(bodies, softening_sq, acc):"
+    header = "def split(bodies, softening_sq, acc):"
     at = right.index(header) + len(header) + 1
     indent = " " * 8
     branch = f"{indent}if {condition}:\n" + textwrap.indent(naive.rstrip() + "\nreturn\n", indent + "    ")
@@ -218,17 +218,17 @@ def _switched(condition, form=None):
 def _factory_of(source, namespace=None):
     namespace = namespace if namespace is not None else _namespace("right")
     make_fixtures.run_cell(source, namespace)
-    return namespace["make_two_body_kernel"]
+    return namespace["make_split_kernel"]
 
 
 def _small_question():
     """ps1.q1 reduced to one small result test and the coverage test: the coverage test runs that launch under the
-    profiler when the question's profiles left statements out. (N = 2 tile + 1: a partial block, where the right
+    profiler when the question's profiles left statements out. (N = 3 blocks + 1: a partial block, where the right
     kernel's guards evaluate both their arms.)"""
     from course_lib.grading.authoring.launches import coverage_test
 
     question = get_question("ps1.q1")
-    small = next(t for t in question.tests if t.name.startswith("N = 2 tile + 1"))
+    small = next(t for t in question.tests if t.name.startswith("N = 3 blocks + 1"))
     cover = coverage_test("coverage", [small])
     return dataclasses.replace(question, tests=(small, cover), points=small.points)
 
@@ -244,10 +244,11 @@ def test_a_technique_switched_off_where_the_grader_never_looks_caps_the_question
         assert "never ran under the grader's runs" in str(result), (what, form)
     # A factory returning another kernel for tiles the grader never asks for: that kernel's code never ran.
     namespace = _namespace("naive")
-    namespace["naive_factory"] = namespace["make_two_body_kernel"]
+    namespace["naive_factory"] = namespace["make_split_kernel"]
     make_fixtures.run_cell(make_fixtures.answer_cell("ps1", "right", "ps1_q1_answer"), namespace)
-    right = namespace["right_factory"] = namespace["make_two_body_kernel"]
-    source = "def make_two_body_kernel(tile):\n    return right_factory(tile) if tile < 128 else naive_factory(tile)\n"
+    right = namespace["right_factory"] = namespace["make_split_kernel"]
+    source = ("def make_split_kernel(tile, q):\n"
+              "    return right_factory(tile, q) if tile < 128 else naive_factory(tile, q)\n")
     result = run_tests(small, _factory_of(source, namespace), hidden=True, seed=7)
     assert result.capped, str(result)
     # The right kernel keeps its point, and so does one whose guards are short circuits and nested conditional

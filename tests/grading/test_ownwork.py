@@ -10,7 +10,7 @@ from numba import cuda
 
 from course_lib import nbody
 from course_lib.grading import TestFailure, as_student_function
-from course_lib.nbody.questions import two_body_tile
+from course_lib.nbody.questions import split_rule
 
 FETCHES = nbody.global_fetches
 
@@ -23,7 +23,7 @@ def own_tile(n, sm_count, max_threads_per_block, max_threads_per_sm):
 
 
 def helper_calling_the_library(n, *args):
-    return two_body_tile(n, *args)
+    return split_rule(n, *args)
 
 
 def answer_through_a_helper(n, *args):
@@ -31,15 +31,15 @@ def answer_through_a_helper(n, *args):
 
 
 def test_own_work_and_numpy_pass():
-    assert as_student_function(own_tile, "choose_tile") is own_tile
+    assert as_student_function(own_tile, "choose_split") is own_tile
     total = lambda values: float(np.sum(values))  # noqa: E731
     assert as_student_function(total, "total") is total
 
 
 @pytest.mark.parametrize("answer", [
-    two_body_tile,
-    functools.partial(two_body_tile, 1 << 20),
-    lambda *args: two_body_tile(*args),
+    split_rule,
+    functools.partial(split_rule, 1 << 20),
+    lambda *args: split_rule(*args),
     answer_through_a_helper,
     lambda n: FETCHES(n, "naive"),
     lambda n: nbody.global_fetches(n, "naive"),
@@ -47,7 +47,7 @@ def test_own_work_and_numpy_pass():
 ])
 def test_library_code_is_rejected_however_it_is_reached(answer):
     with pytest.raises(TestFailure, match="uses the course's own"):
-        as_student_function(answer, "choose_tile")
+        as_student_function(answer, "choose_split")
 
 
 def test_forbidden_library_constants():
@@ -83,7 +83,7 @@ def test_a_students_own_kernel_launch_is_allowed():
 
 # ----------------------------------------------------------------------------- routes around a plain name
 def import_inside_a_function(n, *args):
-    from course_lib.nbody.questions import two_body_tile as rule
+    from course_lib.nbody.questions import split_rule as rule
 
     return rule(n, *args)
 
@@ -91,22 +91,22 @@ def import_inside_a_function(n, *args):
 def import_module_inside_a_function(n, *args):
     import course_lib.nbody.questions
 
-    return course_lib.nbody.questions.two_body_tile(n, *args)
+    return course_lib.nbody.questions.split_rule(n, *args)
 
 
 def dunder_import(n, *args):
-    return __import__("course_lib.nbody.questions", fromlist=["x"]).two_body_tile(n, *args)
+    return __import__("course_lib.nbody.questions", fromlist=["x"]).split_rule(n, *args)
 
 
 def dunder_import_of_a_computed_name(n, *args):
     name = "course" + "_lib.nbody.questions"
-    return __import__(name, fromlist=["x"]).two_body_tile(n, *args)
+    return __import__(name, fromlist=["x"]).split_rule(n, *args)
 
 
 def importlib_route(n, *args):
     import importlib
 
-    return importlib.import_module(".".join(["course", "lib"]).replace(".", "_") + ".nbody.questions").two_body_tile(
+    return importlib.import_module(".".join(["course", "lib"]).replace(".", "_") + ".nbody.questions").split_rule(
         n, *args)
 
 
@@ -114,24 +114,24 @@ def sys_modules_route(n, *args):
     import sys
 
     module = [m for k, m in sys.modules.items() if k.endswith("nbody.questions")][0]
-    return module.two_body_tile(n, *args)
+    return module.split_rule(n, *args)
 
 
 def attribute_walk_from_another_module(n, *args):
     module = [m for k, m in os.sys.modules.items() if k.endswith("nbody.questions")][0]
-    return module.two_body_tile(n, *args)
+    return module.split_rule(n, *args)
 
 
 def getattr_on_a_course_module(n, *args):
-    return getattr(getattr(nbody, "ques" + "tions"), "two_body_tile")(n, *args)
+    return getattr(getattr(nbody, "ques" + "tions"), "split_rule")(n, *args)
 
 
 def globals_route(n, *args):
-    return globals()["two_body_tile"](n, *args)
+    return globals()["split_rule"](n, *args)
 
 
 def eval_route(n, *args):
-    return eval("two_" + "body_tile")(n, *args)
+    return eval("split_" + "rule")(n, *args)
 
 
 @pytest.mark.parametrize("answer", [import_inside_a_function, import_module_inside_a_function, dunder_import,
@@ -140,37 +140,37 @@ def eval_route(n, *args):
                                     eval_route], ids=lambda f: f.__name__)
 def test_every_route_to_the_course_code_is_found(answer):
     """Each route does reach the course's rule (it gives the right answer), and each is refused."""
-    assert answer(1 << 20, 132, 1024, 2048) == two_body_tile(1 << 20, 132, 1024, 2048)
+    assert answer(1 << 20, 256, 132, 2048, 32) == split_rule(1 << 20, 256, 132, 2048, 32)
     with pytest.raises(TestFailure, match="uses the course's own"):
-        as_student_function(answer, "choose_tile")
+        as_student_function(answer, "choose_split")
 
 
 def test_a_route_hidden_in_a_helper_or_a_lambda_is_found_too():
     def helper(n, *args):
         import importlib
 
-        return importlib.import_module("course_lib.nbody.questions").two_body_tile(n, *args)
+        return importlib.import_module("course_lib.nbody.questions").split_rule(n, *args)
 
     with pytest.raises(TestFailure, match="uses the course's own"):
-        as_student_function(lambda *a: helper(*a), "choose_tile")
+        as_student_function(lambda *a: helper(*a), "choose_split")
 
 
 def test_a_helper_made_by_exec_with_globals_of_its_own_is_read_too():
     """``exec`` into a fresh dict gives a function whose globals are not the notebook's: it is read in its
     own namespace, so the course's rule it calls is found."""
-    namespace = {"_rule": two_body_tile}
+    namespace = {"_rule": split_rule}
     exec("def _helper(*a):\n    return _rule(*a)", namespace)
     helper = namespace["_helper"]
 
-    def choose_tile(n, sm, max_threads, max_shared):
-        return helper(n, sm, max_threads, max_shared)
+    def choose_split(n, tile, sm, max_threads, warps):
+        return helper(n, tile, sm, max_threads, warps)
 
-    assert choose_tile(1 << 20, 132, 1024, 2048) == two_body_tile(1 << 20, 132, 1024, 2048)
+    assert choose_split(1 << 20, 256, 132, 2048, 32) == split_rule(1 << 20, 256, 132, 2048, 32)
     with pytest.raises(TestFailure, match="uses the course's own"):
-        as_student_function(choose_tile, "choose_tile")
-    made = types.FunctionType(helper.__code__, {"_rule": two_body_tile, "__builtins__": __builtins__})
+        as_student_function(choose_split, "choose_split")
+    made = types.FunctionType(helper.__code__, {"_rule": split_rule, "__builtins__": __builtins__})
     with pytest.raises(TestFailure, match="uses the course's own"):
-        as_student_function(made, "choose_tile")
+        as_student_function(made, "choose_split")
 
 
 def test_imports_of_other_packages_inside_a_function_are_fine():

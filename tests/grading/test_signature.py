@@ -62,7 +62,7 @@ def _blocks(threads, block):
 #: Per question with a signature: (threads per block, whether the size leaves a partial last block) of a
 #: configuration, from its data.
 SEPARATING = {
-    "ps1.q1": lambda c: (c["tile"], len(c["bodies"]) % (2 * c["tile"]) != 0),  # a block covers 2P bodies
+    "ps1.q1": lambda c: (c["tile"], len(c["bodies"]) % (c["tile"] // c["q"]) != 0),  # a block covers P / q bodies
     "ps2.q1": lambda c: _blocks(c["shape"][0] * c["lanes"], c["block"]),
     "ps3.q1": lambda c: _blocks(len(c["depth"]), c["block"]),
     "ps4.q1": lambda c: (c["block"][0] * c["block"][1], np.shape(c["labels"])[0] % c["block"][1] != 0 or

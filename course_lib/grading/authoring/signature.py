@@ -40,8 +40,9 @@ class Feature:
     measure : callable
         ``measure(metrics, data) -> float`` (grader side), from the profile's counts: the kernel
         totals of :class:`course_lib.sim.LineProfile` (``global_load_bytes``, ``atomics``,
-        ``shuffles``, ``active_lanes``...) and the launch's (``thread_span``, ``barriers_per_block``,
-        ``shared_bytes_per_block``, ``threads``, ``blocks``... of :class:`course_lib.sim.ProfileReport`).
+        ``shuffles``, ``active_lanes``...), the launch's (``thread_span``, ``barriers_per_block``,
+        ``shared_bytes_per_block``, ``threads``, ``blocks``... of :class:`course_lib.sim.ProfileReport`)
+        and ``shared_lane_accesses`` (shared loads and stores per lane, from the lines' requests).
     bound : callable
         ``bound(data) -> (low, high)``: the range the technique gives on these inputs.
     technique : str
@@ -229,6 +230,10 @@ def profile_signature(launch: Launch) -> dict:
     note_profile(report)
     metrics = {k: float(v) for k, v in report.total.as_dict().items() if isinstance(v, (int, float))}
     metrics.update({k: float(v) for k, v in report.launch_metrics().items() if isinstance(v, (int, float))})
+    # Shared loads and stores counted per lane (a request serves the lanes executing its line): how often the
+    # threads read a staged value, whatever the warps' shapes.
+    metrics["shared_lane_accesses"] = float(sum(line.shared_requests * line.active_lanes / line.warp_instructions
+                                                for line in report.lines if line.warp_instructions))
     return {"metrics": metrics, "outputs": {name: args[name] for name in launch.outputs}}
 
 

@@ -55,6 +55,7 @@ WRONG_TECHNIQUES = (
      "uncoalesced loads: consecutive lanes read far-apart addresses (as thread per row does)"),
     (r"global loads|bytes loaded|load ratio", "above", "no reuse: inputs loaded again from global memory"),
     (r"bytes stored", "above", "stores beyond each thread's own outputs"),
+    (r"shared accesses", "above", "redundant work: each staged input read by several threads of one output"),
 )
 _MEASURED = (r": measured (?P<value>[-+\w.]+), the technique gives "
              r"(?P<wanted>at most [-+\w.]+|at least [-+\w.]+|in \[[^\]]*\])")

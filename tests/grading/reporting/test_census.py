@@ -17,7 +17,7 @@ Q1 = get_question("ps1.q1")
 SIGNATURE = [t for t in Q1.tests if t.technique and getattr(t.judge, "features", None)][0]  # the visible one
 (HIDDEN,) = [t for t in Q1.tests if t.hidden and not t.technique]  # the hidden result test
 FEATURES = [f.name for f in SIGNATURE.judge.features]
-LOADS, SHARED, PER_REQUEST, BARRIERS, SPAN, WARP_SHARE, ATOMICS = FEATURES
+LOADS, SHARED, READS, PER_REQUEST, BARRIERS, SPAN, WARP_SHARE, ATOMICS = FEATURES
 
 
 def _miss(*lines):
@@ -35,7 +35,7 @@ SCATTERED = _miss(f"{PER_REQUEST}: measured 4, the technique gives at least 32 h
 
 
 #: What the signature test draws for everyone (its configurations come from the visible seed).
-SIGNATURE_CONFIG = "(bodies[200x4], tile=64); (bodies[101x4], tile=24)"
+SIGNATURE_CONFIG = "(bodies[201x4], tile=64, q=4); (bodies[101x4], tile=24, q=8)"
 
 
 def _hidden_config(n):
@@ -85,6 +85,7 @@ def test_missed_features_and_their_names():
     assert wrong_technique(PER_REQUEST, "below").startswith("uncoalesced loads")
     assert wrong_technique("warp shuffles", "below").startswith("no warp shuffles")
     assert wrong_technique("a new feature", "below") == "a new feature too low"
+    assert wrong_technique(READS, "above").startswith("redundant work")
 
 
 def test_census_of_a_synthetic_class(tmp_path):
@@ -94,7 +95,8 @@ def test_census_of_a_synthetic_class(tmp_path):
     (technique,) = entry.techniques
     test, measured, passed, features = technique
     assert (test, measured, passed) == (SIGNATURE.name, 9, 4)  # "wrong" did not get to the measurement
-    assert dict(features) == {LOADS: 7, SHARED: 7, PER_REQUEST: 8, BARRIERS: 7, SPAN: 8, WARP_SHARE: 9, ATOMICS: 8}
+    assert dict(features) == {LOADS: 7, SHARED: 7, READS: 9, PER_REQUEST: 8, BARRIERS: 7, SPAN: 8, WARP_SHARE: 9,
+                              ATOMICS: 8}
     assert dict(entry.wrong) == {
         "no reuse: inputs loaded again from global memory": 2,
         "no shared-memory staging: every thread reads its inputs from global memory": 2,

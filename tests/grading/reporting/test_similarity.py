@@ -23,22 +23,23 @@ ROOT = Path(__file__).resolve().parents[3]
 Q1 = "ps1_q1_answer"
 
 #: A fourth answer, written independently of the others: the tile staged as four float32 rows, a while loop
-#: over tiles, one accumulator tuple per destination.
+#: over tiles, one accumulator tuple, a (bodies, q, 3) array of partial sums added in a row by the first thread.
 OWN = '''interaction = nbody.kernels.interaction
 
 
-def make_two_body_kernel(tile):
+def make_split_kernel(tile, q):
+    per = tile // q
+
     @cuda.jit
     def k(b, eps2, out):
         rows = cuda.shared.array((4, tile), float32)
+        sums = cuda.shared.array((tile // q, q, 3), float32)
         n = b.shape[0]
         me = cuda.threadIdx.x
-        d0 = cuda.blockIdx.x * (2 * tile) + me
-        d1 = d0 + tile
-        a0 = (float32(0), float32(0), float32(0))
-        a1 = (float32(0), float32(0), float32(0))
-        p0 = (b[d0, 0], b[d0, 1], b[d0, 2]) if d0 < n else (float32(0), float32(0), float32(0))
-        p1 = (b[d1, 0], b[d1, 1], b[d1, 2]) if d1 < n else (float32(0), float32(0), float32(0))
+        slot, piece = me // q, me % q
+        d = cuda.blockIdx.x * (tile // q) + slot
+        a = (float32(0), float32(0), float32(0))
+        p = (b[d, 0], b[d, 1], b[d, 2]) if d < n else (float32(0), float32(0), float32(0))
         start = 0
         while start < n:
             if start + me < n:
@@ -47,17 +48,21 @@ def make_two_body_kernel(tile):
             else:
                 rows[3, me] = float32(0)
             cuda.syncthreads()
-            for j in range(tile):
-                f = interaction(p0[0], p0[1], p0[2], rows[0, j], rows[1, j], rows[2, j], rows[3, j], eps2)
-                g = interaction(p1[0], p1[1], p1[2], rows[0, j], rows[1, j], rows[2, j], rows[3, j], eps2)
-                a0 = (a0[0] + f[0], a0[1] + f[1], a0[2] + f[2])
-                a1 = (a1[0] + g[0], a1[1] + g[1], a1[2] + g[2])
+            j = piece * per
+            while j < (piece + 1) * per:
+                f = interaction(p[0], p[1], p[2], rows[0, j], rows[1, j], rows[2, j], rows[3, j], eps2)
+                a = (a[0] + f[0], a[1] + f[1], a[2] + f[2])
+                j += 1
             cuda.syncthreads()
             start += tile
-        if d0 < n:
-            out[d0, 0], out[d0, 1], out[d0, 2] = a0
-        if d1 < n:
-            out[d1, 0], out[d1, 1], out[d1, 2] = a1
+        sums[slot, piece, 0], sums[slot, piece, 1], sums[slot, piece, 2] = a
+        cuda.syncthreads()
+        if piece == 0 and d < n:
+            for c in range(3):
+                total = float32(0)
+                for r in range(q):
+                    total += sums[slot, r, c]
+                out[d, c] = total
     return k
 '''
 
