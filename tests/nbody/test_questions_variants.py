@@ -119,11 +119,12 @@ REDUCTIONS = {
                     total += partial[t + k, c]
                 acc[body, c] = total
 """,
-    "shuffle": """        step = q // 2
+    "shuffle": """        lanes = ((1 << q) - 1) << (t % 32 // q * q)  # the body's q lanes (a block of 24 has no lanes 24-31)
+        step = q // 2
         while step > 0:
-            ax += cuda.shfl_xor_sync(0xFFFFFFFF, ax, step)
-            ay += cuda.shfl_xor_sync(0xFFFFFFFF, ay, step)
-            az += cuda.shfl_xor_sync(0xFFFFFFFF, az, step)
+            ax += cuda.shfl_xor_sync(lanes, ax, step)
+            ay += cuda.shfl_xor_sync(lanes, ay, step)
+            az += cuda.shfl_xor_sync(lanes, az, step)
             step //= 2
 """ + STORE.format(x="ax", y="ay", z="az"),
     "none": STORE.format(x="ax", y="ay", z="az"),
