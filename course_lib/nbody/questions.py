@@ -12,9 +12,9 @@
   block, a racy reduction shows), and the technique's signature, measured by the profiler on two configurations
   (P = 64, q = 4, blocks of two warps and a partial last block; P = 24, q = 8, N = 101: not a power of two,
   partial warps, a partial last tile) and, in a hidden test (no points of its own; its failure caps the question
-  like the visible one's), on two drawn at grading time from the grading seed (:func:`drawn_case`): P in
-  {64, 128, 256} with q in {16, 32} (at least 2 bodies a block) and N in [``MAX_N`` / 2, ``MAX_N``), and P in
-  {32, 64, 128} with q in {2, 4, 8} and N in [3P, 6P), each N odd; the profiler runs one block of each, drawn by
+  like the visible one's), on three drawn at grading time from the grading seed (:func:`drawn_case`): P in
+  {64, 128, 256} with q in {16, 32} (at least 2 bodies a block) and N in [``MAX_N`` / 2, ``MAX_N``), P in
+  {32, 64, 128} with q = 2, and P in {32, 128} with q in {4, 8}, both with N in [3P, 6P), each N odd; the profiler runs one block of each, drawn by
   ``sample_blocks`` (any block, the partial last one included, equally likely), and the features count the
   work of the blocks that ran. A kernel that splits only at some q or N fails there. Features and bounds
   (``SPLIT_SIGNATURE``), from the cost model of the split (every block stages the N sources once, P records a
@@ -29,6 +29,8 @@
     interaction, every padded source included, plus the staging stores and a reduction's 12 q (1 + log2 q)
     per body; twice, so that a body's position kept in shared memory, 3 more reads, passes): a body's q threads
     each summing every source read q times as many (4 q), caught at the visible configurations' q = 4 and 8;
+    at q = 2 that is within the bound, so a hidden test (:func:`work_ratio_test`) profiles every block of the
+    factory's kernels at q = 2 and q = 1 on the same N in (P, 2P) and allows at most 1.25 x the work of q = 1;
   * global load bytes per request: at least 32 (or 3P for P < 11): the block stages the tile together;
   * block barriers per block: between ceil(N / 2P) and 2 ceil(N / P) + 2 log2 q + 4;
   * thread span (busiest thread over the mean): at most 1.5 x (P blocks / q N_live) x (1 + q^2 / N) (every
@@ -60,7 +62,7 @@ from ..grading.authoring.harness import (STORED, Launch, calls_test, close, func
 from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, load_bytes_per_request,
                                            no_atomics, sample_blocks, shared_bytes_per_block, signature_test,
-                                           warp_share)
+                                           warp_share, work_ratio_test)
 from .api import pack_bodies
 from .data import plummer_sphere, uniform_cube
 from .kernels import interaction, nbody_tiled_kernel
@@ -231,6 +233,18 @@ def drawn_case(tiles, splits, sizes):
     return inputs
 
 
+def _pair_case(rng, info):
+    """Bodies for the work ratio: P in {32, 64}, q = 2, N odd in (P, 2P): a few blocks, all of them profiled."""
+    tile = int(rng.choice((32, 64)))
+    n = int(rng.integers(tile + 1, 2 * tile)) | 1
+    return bodies_case(n, tile, 2, int(rng.integers(1 << 30)), uniform_cube)
+
+
+def _split_and_whole(answer, data):
+    """The launch at the drawn q, and the same factory's at q = 1 (one thread per body) on the same bodies."""
+    return launch_split(answer, data), launch_split(answer, dict(data, q=1))
+
+
 _KERNEL = kernel_factory("make_split_kernel", allowed=(interaction,))
 _COMPARE = close(RTOL)
 _Q1 = dict(launch=launch_split, expect=expected_acc, compare=_COMPARE, label=_n_label)
@@ -263,8 +277,17 @@ Q1 = question(
         signature_test("hidden: the split technique on sizes, tiles and q drawn at grading time, up to N = 1024 and "
                        "q = 32", 0, hidden=True,
                        configs=[drawn_case((64, 128, 256), (16, 32), lambda p: (MAX_N // 2, MAX_N)),
-                                drawn_case((32, 64, 128), (2, 4, 8), lambda p: (3 * p, 6 * p))],
+                                drawn_case((32, 64, 128), (2,), lambda p: (3 * p, 6 * p)),
+                                drawn_case((32, 128), (4, 8), lambda p: (3 * p, 6 * p))],
                        launch=launch_split, expect=expected_acc, compare=_COMPARE, features=SPLIT_SIGNATURE),
+        # At q = 2 a body's two threads each summing every source read only twice a split's shared values, within
+        # the shared-access bound (a body kept in shared memory reads 1.7 times as many): the work tells them apart.
+        # Padded threads count too, so for N in (P, 2P) the split measures 0.75-1.05 x the work at q = 1 and the
+        # doubled loop 1.5-2 x.
+        work_ratio_test("hidden: at q = 2 the kernel does the work of q = 1, not twice it (N drawn at grading time)",
+                        inputs=_pair_case, launches=_split_and_whole, most=1.25,
+                        explain="a body's q threads each sum their own share of the sources, so splitting the loop "
+                                "adds no interactions"),
     ])
 
 

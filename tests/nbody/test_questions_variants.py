@@ -171,9 +171,10 @@ WRONG = [
     _named("reduction_without_barriers", "contiguous", "racy"),
 ]
 
-#: The technique only on part of the range the question states: q up to 8, or N up to 512.
+#: The technique only on part of the range the question states: q up to 8, q other than 2, or N up to 512.
 WRONG_ON_SOME_CONFIGURATIONS = [
     _dispatch("split_only_up_to_q_8", "q > 8", _named("whole_body", "whole", "none")),
+    _dispatch("every_thread_sums_everything_at_q_2", "q == 2", _named("everything_at_q_2", "everything", "none")),
     split_only_up_to_512_bodies(),
 ]
 

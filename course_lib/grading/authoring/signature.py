@@ -26,7 +26,7 @@ from .testkinds import _outputs_test, _technique_failure
 
 __all__ = ["Feature", "at_least", "at_most", "between", "block_barriers", "load_bytes_per_request",
            "load_sectors_per_request", "no_atomics", "profile_signature", "sample_blocks", "shared_bytes_per_block",
-           "signature_test", "warp_share"]
+           "signature_test", "warp_share", "work_ratio_test"]
 
 
 @dataclass(frozen=True)
@@ -322,3 +322,39 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
     judge.features = features  # the class report's technique census names them
     return _outputs_test(name, points, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint=hint,
                          hints=hints, technique=True)
+
+
+def work_ratio_test(name: str, *, inputs, launches, most: float, explain: str, hidden: bool = True):
+    """The work of one launch relative to another's of the same kernel factory on the same input (0 points; a
+    failure caps the question): what a bound per interaction cannot see when the wrong way costs only a small
+    factor more, such as the q threads of a body each summing every source at q = 2.
+
+    Parameters
+    ----------
+    name : str
+    inputs : callable
+        ``inputs(rng, info) -> data``, drawn at grading time.
+    launches : callable
+        ``launches(answer, data) -> (launch, baseline)``: two launches that do the same useful work, every block
+        of each profiled (no ``blocks`` sample).
+    most : float
+        The largest ratio of the lane-statements (statements executed, times the lanes that executed them) of
+        ``launch`` to those of ``baseline`` that the technique allows.
+    explain : str
+        What the technique does, in the failure's message.
+    """
+    def produce(answer, data):
+        return [profile_signature(launch)["metrics"].get("active_lanes") for launch in launches(answer, data)]
+
+    def judge(data, got, info):
+        if type(got) is not list or len(got) != 2 or not all(type(v) is float and v > 0 for v in got):
+            raise fail("the profiler's counts did not come back")
+        ratio = got[0] / got[1]
+        if not ratio <= most:
+            raise _technique_failure(f"the course's profiler (course_lib.sim.profile): {ratio:.2f} x the work of the "
+                                     f"baseline launch, at most {most:g} expected: {explain}",
+                                     {"measured": ratio, "low": 0.0, "high": most, "unit": "x the baseline's work"})
+        return {"measured": ratio, "low": 0.0, "high": most, "unit": "x the baseline's work"}
+
+    return _outputs_test(name, 0, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint="", hints=None,
+                         technique=True)
