@@ -26,7 +26,7 @@ import hostile  # noqa: E402
 import make_submissions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = "16"  # seconds per step: the infinite loops cost this much each; a right ps1.q1 technique test, with its
+TIMEOUT = "20"  # seconds per step: the infinite loops cost this much each; a right ps1.q1 technique test, with its
 # statement coverage, takes several seconds on two loaded cores
 
 
