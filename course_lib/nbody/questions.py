@@ -2,8 +2,8 @@
 
 - ``ps1.q1`` (6 points): **q threads per body**, the split of each body's source loop that lesson 1 (cell 37,
   after GPU Gems 3 ch. 31) describes for modest N and neither prints nor ships. Answer:
-  ``check("ps1.q1", make_split_kernel)``, a function of the tile P and the split q (a power of two, 1 to 32,
-  dividing P) returning a kernel launched as ``kernel[ceil(N q / P), P](bodies, softening_sq, acc)``: block b
+  ``check("ps1.q1", make_split_kernel)``, a function of the tile P (8 to 256, as the statement says: the largest
+  tile drawn) and the split q (a power of two, 1 to 32, dividing P) returning a kernel launched as ``kernel[ceil(N q / P), P](bodies, softening_sq, acc)``: block b
   serves the P / q bodies from b P / q, thread t the body b P / q + t // q (its q threads are consecutive lanes of
   one warp) as its part t % q. The block stages P sources a round in shared memory, one per thread; each of a
   body's q threads sums its own share of them (P / q each, any fixed split); the q partial sums are then added
