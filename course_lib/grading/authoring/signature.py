@@ -324,7 +324,7 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
                          hints=hints, technique=True)
 
 
-def work_ratio_test(name: str, *, inputs, launches, most: float, explain: str, hidden: bool = True):
+def work_ratio_test(name: str, *, inputs, launches, most: float, baseline: str, explain: str, hidden: bool = True):
     """The work of one launch relative to another's of the same kernel factory on the same input (0 points; a
     failure caps the question): what a bound per interaction cannot see when the wrong way costs only a small
     factor more, such as the q threads of a body each summing every source at q = 2.
@@ -340,6 +340,8 @@ def work_ratio_test(name: str, *, inputs, launches, most: float, explain: str, h
     most : float
         The largest ratio of the lane-statements (statements executed, times the lanes that executed them) of
         ``launch`` to those of ``baseline`` that the technique allows.
+    baseline : str
+        The baseline launch, in the failure's message (``"the same kernel at q = 4"``).
     explain : str
         What the technique does, in the failure's message.
     """
@@ -351,10 +353,10 @@ def work_ratio_test(name: str, *, inputs, launches, most: float, explain: str, h
             raise fail("the profiler's counts did not come back")
         ratio = got[0] / got[1]
         if not ratio <= most:
-            raise _technique_failure(f"the course's profiler (course_lib.sim.profile): {ratio:.2f} x the work of the "
-                                     f"baseline launch, at most {most:g} expected: {explain}",
-                                     {"measured": ratio, "low": 0.0, "high": most, "unit": "x the baseline's work"})
-        return {"measured": ratio, "low": 0.0, "high": most, "unit": "x the baseline's work"}
+            raise _technique_failure(f"the course's profiler (course_lib.sim.profile): {ratio:.2f} x the work of "
+                                     f"{baseline}, at most {most:g} expected: {explain}",
+                                     {"measured": ratio, "low": 0.0, "high": most, "unit": f"x the work of {baseline}"})
+        return {"measured": ratio, "low": 0.0, "high": most, "unit": f"x the work of {baseline}"}
 
     return _outputs_test(name, 0, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint="", hints=None,
                          technique=True)
