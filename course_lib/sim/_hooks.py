@@ -243,7 +243,7 @@ def _device_call(stock_call):
             if specialized:  # one signature: no type check on a GPU, the arrays' bytes read as its types
                 args = reinterpret(self.fn, argtypes, args)
             refuse(self.fn, self.grid_dim, self.block_dim, self.dynshared_size, args,
-                   None if specialized else argtypes)
+                   None if specialized else argtypes, self.__dict__.get(LAUNCH_BOUND))
         with launching:  # one simulated launch at a time, whichever host thread launches
             if _uninit._never_written:
                 for arg in args:  # an unobserved launch may write its arguments
@@ -278,21 +278,51 @@ def _signed(stock_jit):
 
     @functools.wraps(stock_jit)
     def jit(func_or_sig=None, *args, **kwargs):
+        bound = launch_bound(kwargs.pop("launch_bounds", None))
+        for option in CODEGEN_OPTIONS:  # a GPU's jit takes them; they change the machine code, not the results
+            kwargs.pop(option, None)
         made = stock_jit(func_or_sig, *args, **kwargs)
         argtypes = _typing.signature_argtypes(func_or_sig)
-        if argtypes is None or not callable(made):
+        if argtypes is None and bound is None or not callable(made):
             return made
+
+        def marked(kernel):
+            if argtypes is not None:
+                kernel.__dict__[SIGNATURE] = argtypes
+                kernel.__dict__[SPECIALIZED] = not isinstance(func_or_sig, (list, tuple))
+            if bound is not None:
+                kernel.__dict__[LAUNCH_BOUND] = bound
+            return kernel
+
+        if hasattr(made, "py_func"):  # a kernel already: cuda.jit(function, launch_bounds=...)
+            return marked(made)
 
         @functools.wraps(made)
         def jitwrapper(fn):
-            kernel = made(fn)
-            kernel.__dict__[SIGNATURE] = argtypes
-            kernel.__dict__[SPECIALIZED] = not isinstance(func_or_sig, (list, tuple))
-            return kernel
+            return marked(made(fn))
 
         return jitwrapper
 
     return jit
+
+
+#: Options of numba-cuda's ``cuda.jit`` that the stock simulator's does not take and that change only the
+#: machine code a GPU runs (line tables, a register cap, link-time optimisation, NVVM inlining, extensions).
+CODEGEN_OPTIONS = ("lineinfo", "max_registers", "lto", "forceinline", "extensions")
+#: Attribute of a simulated kernel made with ``launch_bounds``: its most threads per block.
+LAUNCH_BOUND = "_course_launch_bound"
+
+
+def launch_bound(bounds):
+    """The most threads per block of ``cuda.jit(launch_bounds=...)`` (an int, or a tuple of one to three ints:
+    threads per block, blocks per SM, blocks per cluster), or None without one."""
+    if bounds is None:
+        return None
+    items = tuple(bounds) if isinstance(bounds, (tuple, list)) else (bounds,)
+    if not 1 <= len(items) <= 3 or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in items):
+        raise ValueError(f"launch_bounds={bounds!r}: an int, or a tuple of one to three positive ints (threads per "
+                         "block, blocks per SM, blocks per cluster)")
+    return items[0]
 
 
 def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):

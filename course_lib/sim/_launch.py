@@ -54,7 +54,7 @@ def _dims(dim):
     return tuple(int(d) for d in dim) + (1,) * (3 - len(dim))
 
 
-def refuse(fn, grid_dim, block_dim, dynshared, args, signature=None):
+def refuse(fn, grid_dim, block_dim, dynshared, args, signature=None, launch_bound=None):
     """Raise :class:`LaunchError` if a GPU would refuse this launch; return nothing otherwise.
 
     Parameters
@@ -69,6 +69,8 @@ def refuse(fn, grid_dim, block_dim, dynshared, args, signature=None):
         The launch's arguments.
     signature : tuple of numba types, optional
         The argument types of the kernel's explicit signature.
+    launch_bound : int, optional
+        The kernel's most threads per block, from ``cuda.jit(launch_bounds=...)``.
     """
     name = getattr(fn, "__name__", "kernel")
     for what, dim in (("grid", grid_dim), ("block", block_dim)):
@@ -91,6 +93,12 @@ def refuse(fn, grid_dim, block_dim, dynshared, args, signature=None):
             f"allows at most {MAX_THREADS_PER_BLOCK} threads per block (and at most "
             f"{' x '.join(map(str, MAX_BLOCK_DIM))} in x, y, z) and refuses the launch (CUDA_ERROR_INVALID_VALUE). "
             "Use more blocks of fewer threads.")
+    if launch_bound is not None and threads > launch_bound:
+        raise LaunchError(
+            f"{name}[{grid_dim}, {block_dim}]: a block of {threads} threads, but the kernel was compiled with "
+            f"launch_bounds of {launch_bound} threads per block, and a kernel launched with more threads per block "
+            "than its bound fails to launch on a GPU (CUDA C++ Programming Guide, 'Launch Bounds'). Launch at most "
+            "that many threads per block.")
     if any(g > m for g, m in zip(grid, MAX_GRID_DIM)):
         raise LaunchError(
             f"{name}[{grid_dim}, {block_dim}]: a grid of {' x '.join(map(str, grid))} blocks; a GPU allows at most "

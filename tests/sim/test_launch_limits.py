@@ -3,7 +3,8 @@
 Sources: CUDA C++ Programming Guide, "Compute Capabilities", Table "Technical Specifications
 per Compute Capability" (1,024 threads per block; block dimensions 1,024 x 1,024 x 64; grid
 2**31 - 1 x 65,535 x 65,535; 48 KB of shared memory per block without an opt-in), the CUDA
-Driver API (``cuLaunchKernel``: CUDA_ERROR_INVALID_VALUE), numba-cuda's dispatcher ("No
+Driver API (``cuLaunchKernel``: CUDA_ERROR_INVALID_VALUE), the Guide's "Launch Bounds" (a kernel launched with
+more threads per block than its bound fails to launch), numba-cuda's ``cuda.jit`` (its options), its dispatcher ("No
 matching definition for argument type(s)") and its documentation ("Kernel functions may read
 global variables: their values are frozen as constants at compile time").
 """
@@ -34,6 +35,31 @@ def test_a_block_at_the_limits_runs(block):
     out = np.zeros(1, np.int64)
     count_threads[1, block](out)
     assert out[0] == np.prod(block)
+
+
+def _fill(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = i
+
+
+@pytest.mark.parametrize("make", [
+    lambda: cuda.jit(launch_bounds=(64, 2), lineinfo=True, max_registers=32, lto=False, forceinline=True)(_fill),
+    lambda: cuda.jit("void(float64[:])", launch_bounds=64, lineinfo=True)(_fill),
+    lambda: cuda.jit(_fill, launch_bounds=64, max_registers=40),
+], ids=["decorator", "signature", "function"])
+def test_a_gpu_s_jit_options_are_taken_and_launch_bounds_refuse_larger_blocks(make):
+    kernel, a = make(), np.zeros(100)
+    kernel[2, 64](a)
+    assert (a == np.arange(100)).all()
+    with pytest.raises(LaunchError, match="launch_bounds of 64 threads per block"):
+        kernel[1, 65](a)
+
+
+@pytest.mark.parametrize("bounds", [(1, 2, 3, 4), (), 0, 32.0, (64, "2")])
+def test_malformed_launch_bounds_are_refused(bounds):
+    with pytest.raises(ValueError, match="launch_bounds="):
+        cuda.jit(launch_bounds=bounds)(_fill)
 
 
 def test_a_grid_over_the_hardware_limit_is_refused():
