@@ -314,9 +314,17 @@ def register_budget_from_the_course_model(threads_per_block, shared_bytes_per_bl
                  >= warps_wanted), 0)
 
 
+def smallest_batch_from_the_graders_key(method, n_samples, max_launches):
+    """The grader's own key, which a student can import but not hand in."""
+    from course_lib.ica._questions_q2 import smallest_batch_key
+
+    return smallest_batch_key(method, n_samples, max_launches)
+
+
 @pytest.mark.parametrize("replaced", [{"smallest_batch": smallest_batch_from_the_course_model},
-                                      {"register_budget": register_budget_from_the_course_model}],
-                         ids=["smallest_batch", "register_budget"])
-def test_the_course_model_imported_inside_a_function_is_refused_and_caps_the_question_at_half(replaced):
+                                      {"register_budget": register_budget_from_the_course_model},
+                                      {"smallest_batch": smallest_batch_from_the_graders_key}],
+                         ids=["smallest_batch", "register_budget", "the_graders_key"])
+def test_the_course_model_or_key_imported_inside_a_function_is_refused_and_caps_the_question_at_half(replaced):
     result = grade(11, **replaced)
     assert result.points <= 2.5 / 2 and "course's own" in failures(result), str(result)
