@@ -38,13 +38,15 @@
     at most :data:`MAX_WARP_SHARE`, about 1 when both warps stage and compute their share, about 2 when one warp
     does the block's work while the other waits at the barriers (the drawn B leaves both warps rows in the last
     tile).
-- ``ps6.q2`` (4 points): predict and explain launches and occupancy, then **predict, then measure** the
-  global loads of the student's own q1 kernel. Answer: ``{"launches_per_step": f(method, n_samples, batch),
-  "occupancy": g(threads_per_block, registers_per_thread, shared_bytes_per_block, limits),
-  "minibatch_gemm_kernel": kernel, "predicted_load_bytes": h(n_channels, batch), "measure_load_bytes":
-  m(kernel, n_channels)}``: the prediction is checked against the tiled model :func:`tiled_load_bytes`; ``m``
-  measures with the profiler the global bytes the kernel it is given loads on the minibatch of
-  :func:`measure_case` (B = 37). The grader calls it on the student's kernel and on decoys of its own
+- ``ps6.q2`` (4 points): two **decisions** made with the lesson's rules, then **predict, then measure** the global
+  loads of the student's own q1 kernel. Answer: ``{"smallest_batch": f(method, n_samples, max_launches),
+  "register_budget": g(threads_per_block, shared_bytes_per_block, warps_wanted, limits), "minibatch_gemm_kernel":
+  kernel, "predicted_load_bytes": h(n_channels, batch), "measure_load_bytes": m(kernel, n_channels)}``. ``f``: the
+  smallest batch size whose step stays within a launch budget; ``g``: the most registers per thread at which an SM
+  still holds a number of warps (:mod:`course_lib.ica._questions_q2` holds their keys and their cases, visible and
+  drawn at grading time over the whole range). The prediction is checked against the tiled model
+  :func:`tiled_load_bytes`; ``m`` measures with the profiler the global bytes the kernel it is given loads on the
+  minibatch of :func:`measure_case` (B = 37). The grader calls it on the student's kernel and on decoys of its own
   (``MEASURE_DECOYS``: a GEMM reading every operand from global memory, one thread per block computing its tile
   sample by sample) for two channel counts it draws at grading time, and profiles each launch itself
   (:func:`course_lib.grading.authoring.measuring.kernel_measurement_test`): pasted numbers, the model's
@@ -72,18 +74,13 @@ from ..grading.authoring.signature import (Feature, at_least, at_most, between, 
                                            warp_share)
 from .data import MAX_CHANNELS
 from .profiling import MEASURE_BATCH, gemv_case, measure_case
-from .model import Arch, launches_per_minibatch, occupancy
+from ._questions_q2 import (LIMITS, MAX_SAMPLES, batch_cases, drawn_batch_cases, drawn_register_cases,  # noqa: F401
+                            register_budget_key, register_cases, smallest_batch_key)
 
 PROBLEM_SET = "ps6"
 #: float64 sums in any order.
 RTOL = 1e-12
-#: The limits q2 gives per generation (the fields of course_lib.ica.model.Arch, less its name).
-LIMITS = {
-    "fermi": {"max_warps": 48, "max_blocks": 8, "registers": 32768, "register_unit": 64, "shared_bytes": 48 * 1024,
-              "shared_unit": 128, "shared_reserved": 0},
-    "hopper": {"max_warps": 64, "max_blocks": 32, "registers": 65536, "register_unit": 256,
-               "shared_bytes": 228 * 1024, "shared_unit": 128, "shared_reserved": 1024},
-}
+
 
 
 def measured(test):
@@ -262,32 +259,6 @@ Q1 = question(
 
 
 # ----------------------------------------------------------------------------- q2
-def _arch(limits):
-    return Arch("given", **{k: int(v) for k, v in limits.items()})
-
-
-def expected_occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, limits):
-    return occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, _arch(limits))["occupancy"]
-
-
-def _occupancy_cases(rng, info):
-    cases = [(32, 29, 2048, LIMITS["fermi"]), (128, 29, 2048, LIMITS["fermi"]), (32, 29, 2048, LIMITS["hopper"]),
-             (40, 30, 2048, LIMITS["hopper"]), (256, 128, 0, LIMITS["hopper"]), (64, 16, 40 * 1024, LIMITS["hopper"])]
-    return cases + [(int(rng.integers(1, 9)) * 32 - int(rng.integers(0, 8)), int(rng.integers(16, 64)), 2048,
-                     LIMITS["fermi" if rng.integers(2) else "hopper"])]
-
-
-def _launch_cases(rng, info):
-    return [("blas", 157, 7), ("custom", 157, 7), ("fused", 157, 7), ("blas", 180_000, 244), ("fused", 30, 31),
-            ("custom", int(rng.integers(1000, 9000)), int(rng.integers(5, 50)))]
-
-
-def expected_launches(method, n_samples, batch):
-    if batch > n_samples:
-        return 0
-    return (n_samples // batch) * launches_per_minibatch(method, batch)
-
-
 @cuda.jit
 def global_gemm(Wt, Xt, perm, start, U):
     """A decoy for ``measure_load_bytes``: the launch of q1, each thread's four outputs reading their operands
@@ -340,19 +311,25 @@ def predicted_load_bytes(n_channels, batch):
 
 
 Q2 = question(
-    "ps6.q2", "predict and measure: launches, occupancy, and the loads of your q1 kernel", 4,
-    answer={"launches_per_step": function("launches_per_step"), "occupancy": function("occupancy"),
+    "ps6.q2", "decide, predict and measure: a batch size for a launch budget, a register cap for a warp target, and "
+              "the loads of your q1 kernel", 4,
+    answer={"smallest_batch": function("smallest_batch"), "register_budget": function("register_budget"),
             "minibatch_gemm_kernel": kernel("minibatch GEMM kernel"),
             "predicted_load_bytes": function("predicted_load_bytes"),
             "measure_load_bytes": measurement("measure_load_bytes")},
-    tolerance="launches, occupancy (to 1e-9) and the load prediction exact; measurements within 1% of the profiler",
+    tolerance="the batch size, the register cap and the load prediction exact; measurements within 1% of the "
+              "profiler",
     tests=[
-        calls_test("launches per step, for each method", 1, key="launches_per_step", args=_launch_cases,
-                   expect=expected_launches,
+        calls_test("the smallest batch size within a launch budget, for each method", 0.5, key="smallest_batch",
+                   args=batch_cases, expect=smallest_batch_key, explain=STORED),
+        calls_test("hidden: batch sizes for methods, sample counts and budgets drawn at grading time", 0.5,
+                   key="smallest_batch", args=drawn_batch_cases, expect=smallest_batch_key, hidden=True,
                    explain=STORED),
-        calls_test("occupancy from the compile check's registers and shared memory", 1.5, key="occupancy",
-                   args=_occupancy_cases, expect=expected_occupancy, rtol=1e-9,
-                   explain=STORED),
+        calls_test("the most registers per thread that still reach a warp target", 0.75, key="register_budget",
+                   args=register_cases, expect=register_budget_key, explain=STORED),
+        calls_test("hidden: register caps for blocks, shared memory, warp targets and SM limits drawn at grading "
+                   "time", 0.75, key="register_budget", args=drawn_register_cases, expect=register_budget_key,
+                   hidden=True, explain=STORED),
         calls_test("the prediction: global bytes your q1 kernel loads for C channels, B samples", 0.75,
                    key="predicted_load_bytes", expect=predicted_load_bytes,
                    args=lambda rng, info: [(1, 1), (16, 16), (17, 33), (40, 37), (int(rng.integers(2, 300)),

@@ -44,27 +44,32 @@ def test_a_malformed_part_fails_only_its_own_tests():
     assert cause_of(message) == "answer" and "check the form of your answer" in hint  # that cause's hint
 
 
-def test_problem_set_6_q2_grades_launches_and_occupancy_while_the_measurement_is_missing():
+def test_problem_set_6_q2_grades_its_decisions_while_the_measurement_is_missing():
     """Parts not written yet do not hide the grading of the parts that are: each missing part is named."""
-    def launches_per_step(method, n_samples, batch):
-        return (n_samples // batch) * {"blas": batch + 5, "custom": 6, "fused": 2}[method]
+    def smallest_batch(method, n_samples, max_launches):
+        per = {"blas": lambda b: b + 5, "custom": lambda b: 6, "fused": lambda b: 2}[method]
+        return next((b for b in range(1, n_samples + 1) if (n_samples // b) * per(b) <= max_launches), 0)
 
-    def occupancy(threads_per_block, registers_per_thread, shared_bytes_per_block, limits):
-        warps = -(-threads_per_block // 32)
-        unit = limits["register_unit"]
-        registers = -(-registers_per_thread * 32 // unit) * unit * warps
-        shared = shared_bytes_per_block + limits["shared_reserved"]
-        shared = -(-shared // limits["shared_unit"]) * limits["shared_unit"]
-        blocks = min(limits["max_blocks"], limits["max_warps"] // warps, limits["registers"] // registers,
-                     limits["shared_bytes"] // shared)
-        return blocks * warps / limits["max_warps"]
+    def register_budget(threads_per_block, shared_bytes_per_block, warps_wanted, limits):
+        def warps_held(registers):
+            warps = -(-threads_per_block // 32)
+            unit = limits["register_unit"]
+            per_warp = -(-registers * 32 // unit) * unit
+            shared = shared_bytes_per_block + limits["shared_reserved"]
+            shared = -(-shared // limits["shared_unit"]) * limits["shared_unit"]
+            blocks = min(limits["max_blocks"], limits["max_warps"] // warps, limits["registers"] // (per_warp * warps),
+                         limits["shared_bytes"] // shared if shared else limits["max_blocks"])
+            return blocks * warps
+
+        return next((r for r in range(limits["max_thread_registers"], 0, -1) if warps_held(r) >= warps_wanted), 0)
 
     q2 = get_question("ps6.q2")
-    result = run_tests(q2, {"launches_per_step": launches_per_step, "occupancy": occupancy})
+    result = run_tests(q2, {"smallest_batch": smallest_batch, "register_budget": register_budget})
     by_name = {o.name: o for o in result.outcomes}
     assert not result.error
     assert [o.passed for o in result.outcomes] == [True, True, False, False], {n: o.message for n, o in by_name.items()}
-    assert result.points == 2 and result.capped  # no measurement of the kernel: the question counts at most half
+    # The decisions' visible points (0.5 and 0.75) of the visible tests' 2.75, scaled to the question's 4.
+    assert result.points == round(4 * 1.25 / 2.75, 2)
     for part, outcome in zip(("predicted_load_bytes", "measure_load_bytes"), result.outcomes[2:]):
         assert f"{part} is missing" in outcome.message and f"the part `{part}` of your answer" in outcome.message
 
