@@ -150,12 +150,13 @@ def _levels_label(data):
 
 
 def grid_runs(rng, info):
-    """Three runs of drawn cells: blocks of 128 on one SM at the capacity the cells need and at a capacity whose
-    daughters would need more blocks than the device's grid allows, then blocks of 32 on 2 or 3 SMs at such a
-    capacity. Small levels: every thread of a grid costs the simulator, whether it finds work or not."""
+    """Three runs of drawn cells: one level in blocks of 128 on one SM, at the capacity the cells need and at a
+    capacity whose daughters would need more blocks than the device's grid allows, then two levels in blocks of 32
+    on 2 or 3 SMs at such a capacity. Few levels: every thread of a grid costs the simulator, whether it finds work
+    or not."""
     seed, sm_count = int(rng.integers(1 << 30)), int(rng.integers(2, 4))
-    one_sm = levels_case(int(rng.integers(10, 30)), 2, seed, 128, 1)
-    several = levels_case(int(rng.integers(5, 15)), 1, seed + 1, 32, sm_count)
+    one_sm = levels_case(int(rng.integers(10, 30)), 1, seed, 128, 1)
+    several = levels_case(int(rng.integers(5, 15)), 2, seed + 1, 32, sm_count)
     return {"runs": [one_sm, {**one_sm, "capacity": _past_device_grid(1, 128)},
                      {**several, "capacity": _past_device_grid(sm_count, 32)}]}
 
@@ -225,13 +226,13 @@ Q3 = question(
     answer=function("run_levels", allowed=(divide_cells, keep_daughters)),
     tolerance="exact (shares exact in binary); the last level's cells in any order",
     tests=[
-        result_test("one level, three cells", 1, inputs=_levels_inputs(3, 1), run=_run_levels, judge=judge_levels),
+        result_test("one level, three cells", 1, inputs=_levels_inputs(3, 1, 32), run=_run_levels, judge=judge_levels),
         result_test("five levels, 40 cells (block 32)", 1, inputs=_levels_inputs(40, 5, 32), run=_run_levels,
                     judge=judge_levels),
         result_test("hidden: random cells, levels and block", 0.5, hidden=True, inputs=_hidden_levels,
                     run=_run_levels, judge=judge_levels),
         growth_test("launches, copies and allocations per run (record(); six levels, 50 cells, and three: none "
-                    "grows with the levels)", 1, inputs=(_levels_inputs(50, 6), _levels_inputs(50, 3)),
+                    "grows with the levels)", 1, inputs=(_levels_inputs(50, 6, 32), _levels_inputs(50, 3, 32)),
                     run=_run_levels, judge=judge_level_counts, steps=lambda data: data["levels"]),
         result_test("the grid: sized for the device, not for the capacity (record(); two capacities, 1 to 3 SMs)",
                     0.5, technique=True, inputs=grid_runs, run=_run_grids, judge=judge_grids),
