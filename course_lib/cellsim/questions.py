@@ -38,8 +38,13 @@
     makes two or three per step, 21-23 measured for Hillis-Steele at B = 64 and 128;
   * warp share (busiest warp's instructions over its block's mean): at most :data:`MAX_WARP_SHARE` (about 1 when
     every warp scans its own flags; the warps per block when one warp scans the block's while the others wait).
-- ``ps7.q2`` (4 points): **memory per level and when to batch**: a formula for the bytes of
-  the fixed-slot tree, the first level that breaks a budget, and the student's ``dtoh_bytes(run)``, which measures
+- ``ps7.q2`` (4 points): **memory decisions, then transfers and loads measured**. Two decisions the lesson's
+  memory models lead to but neither it nor the library makes: ``tree_largest_population(depth, budget)``, the
+  largest initial population whose fixed-slot tree reaches a depth within a budget (:func:`tree_population_key`),
+  and ``cells_per_batch(n_initial, depth, budget)``, the most cells per batch whose compaction buffers (generation
+  g's sized min(c, r 2**g), section 7b of the lesson) fit the budget (:func:`cells_per_batch_key`), for depths,
+  sizes and budgets drawn across the ranges the question states (:data:`Q2_DEPTHS`, :data:`Q2_MAX_CELLS`,
+  :data:`Q2_MAX_BUDGET`). Then the student's ``dtoh_bytes(run)``, which measures
   with ``course_lib.sim.record`` the bytes a simulation ``run()`` copies back to the host. The grader calls it on
   the lesson's two methods (:class:`SimulationRun`, ``"tree"`` and ``"compact"``) on a histogram it draws, and, in
   a hidden test on the grading seed, on a run of its own that copies more back (``DTOH_DECOYS``); every run records
@@ -56,15 +61,17 @@
 - ``ps7.q3`` (4 points): **the level loop, written on the host, with the totals kept on the device**. Two
   kernels are given (:func:`divide_cells`, :func:`keep_daughters`): the first splits every live cell of a level
   into two daughters and flags those bright enough to keep, the second packs the kept daughters into the next
-  level's buffer, reserving each slot with an atomic on ``totals[level + 1]``. The student writes
-  ``run_levels(phis, levels, phi_min, capacity, block)``, the host program that runs ``levels`` levels and
-  returns ``(totals, final_phis)``. The number of live cells only exists on the device, so the launches cover
-  the capacity (threads past the level's total do nothing) and the host never reads it inside the loop. Graded
-  on results (the trusted NumPy loop, hidden sizes) and on counts measured in the student's process (``record()``
-  for launches and copies, the allocation calls of ``numba.cuda`` counted around the run): two launches per
-  level, at most :data:`Q3_MAX_COPIES` copies and :data:`Q3_MAX_ALLOCATIONS` allocations per run, whatever the
-  number of levels. A host loop copying the total back every level to size its grid, or allocating every level,
-  is capped at half.
+  level's buffer, reserving each slot with an atomic on ``totals[level + 1]``; both are grid-stride loops over the
+  level's total, read on the device. The student writes ``run_levels(phis, levels, phi_min, capacity, block,
+  sm_count)``, the host program that runs ``levels`` levels and returns ``(totals, final_phis)``. The number of
+  live cells only exists on the device, so the host never reads it inside the loop, and it launches every level
+  with one grid chosen for the device (about as many blocks as ``sm_count`` SMs hold at once), not one covering
+  the capacity. Graded on results (the trusted NumPy loop, hidden sizes) and on counts measured in the student's
+  process (``record()`` for launches, their grids and copies, the allocation calls of ``numba.cuda`` counted
+  around the run): two launches per level, at most :data:`Q3_MAX_COPIES` copies and :data:`Q3_MAX_ALLOCATIONS`
+  allocations per run, whatever the number of levels, and grids within :func:`device_grid_bounds` at two
+  capacities and on devices of 1 to 3 SMs. A host loop copying the total back every level to size its grid,
+  allocating every level, or launching grids that grow with the capacity is capped at half.
   Its own module: :mod:`course_lib.cellsim._questions_q3` (its given kernels are re-exported here, where the
   problem set imports them).
 """
@@ -72,7 +79,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import numpy as np
 from numba import cuda
@@ -83,10 +89,10 @@ from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.recorded import run_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, sample_blocks,
                                            signature_test, warp_share)
-from .model import tree_level_bytes
+from .model import FRAME_BYTES_PER_CELL, TREE_SLOT_BYTES
 from .profiling import MEASURE_BLOCK, cells_case, measure_case  # noqa: F401  (tests read MEASURE_BLOCK here)
-from ._questions_q3 import (Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, divide_cells, judge_level_counts, judge_levels,
-                           keep_daughters, levels_case, levels_reference)
+from ._questions_q3 import (Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, device_grid_bounds, divide_cells, grid_runs,
+                           judge_grids, judge_level_counts, judge_levels, keep_daughters, levels_case, levels_reference)
 
 PROBLEM_SET = "ps7"
 
@@ -308,14 +314,70 @@ Q1 = question(
 
 
 # ----------------------------------------------------------------------------- q2
-def _expected_step_bytes(n_initial, level):
-    """Expected bytes of the tree while level g makes level g + 1: the library's two levels, added."""
-    return tree_level_bytes(n_initial, level) + tree_level_bytes(n_initial, level + 1)
+#: The ranges of q2's memory decisions (stated in the question; the grader draws across them).
+Q2_DEPTHS = (0, 30)
+Q2_MAX_BUDGET = 10**13
+Q2_MAX_CELLS = 10**7
 
 
-def _expected_first_level_over(n_initial, budget):
-    """Expected first level whose step does not fit ``budget``, searched with the library's level sizes."""
-    return next(g for g in itertools.count() if _expected_step_bytes(n_initial, g) > budget)
+def tree_population_key(depth, budget):
+    """The grader's key of ``tree_largest_population``: the "tree" method holds level 0 alone (L slots), then while
+    level g makes g + 1 both (3 L 2**g slots), the most at the last step; the largest L whose peak fits."""
+    most_slots_per_cell = 1 if depth == 0 else 3 * 2 ** (depth - 1)
+    return budget // (most_slots_per_cell * TREE_SLOT_BYTES)
+
+
+def batch_buffer_bytes(cells_per_batch, n_initial, depth):
+    """Bytes of the compact method's batch buffers in q2's model: generation g's holds min(c, r 2**g) cells, r =
+    min(c, L) the root batch, FRAME_BYTES_PER_CELL each (the prefix sum's block sums left out)."""
+    root = min(cells_per_batch, n_initial)
+    return FRAME_BYTES_PER_CELL * sum(min(cells_per_batch, root * 2**g) for g in range(depth + 1))
+
+
+def cells_per_batch_key(n_initial, depth, budget):
+    """The grader's key of ``cells_per_batch``: the largest c <= L 2**depth whose buffers fit (0 if c = 1 does not),
+    by bisection on :func:`batch_buffer_bytes`, which grows with c."""
+    low, high = 0, n_initial * 2**depth
+    while low < high:
+        middle = (low + high + 1) // 2
+        if batch_buffer_bytes(middle, n_initial, depth) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _budget(rng, most=Q2_MAX_BUDGET):
+    """A budget drawn log-uniformly in [1, most] (every order of magnitude as likely)."""
+    return int(10 ** rng.uniform(0, np.log10(most)))
+
+
+def _tree_cases(rng, info):
+    """Edges (depth 0, a budget below one slot, exactly one slot, the lesson's L = 1e6 at depth 11 and 16 GB), then
+    depths and budgets drawn across the stated ranges."""
+    cases = [(0, 23), (0, 24), (1, 71), (1, 72), (11, 16 * 10**9), (3, 0), (30, Q2_MAX_BUDGET)]
+    drawn = []
+    for _ in range(3):
+        depth = int(rng.integers(Q2_DEPTHS[0], Q2_DEPTHS[1] + 1))
+        one_cell = TREE_SLOT_BYTES * (1 if depth == 0 else 3 * 2 ** (depth - 1))  # the peak of one initial cell
+        drawn += [(depth, _budget(rng)), (depth, min(Q2_MAX_BUDGET, int(one_cell * 10 ** rng.uniform(0, 6))))]
+    return cases + drawn
+
+
+def _batch_cases(rng, info):
+    """Edges (no budget, one cell per generation exactly and one byte short, a budget holding the whole tree, batches
+    smaller than L, the lesson's L = 1e6 at depth 11 and 16 GB), then sizes drawn across the stated ranges."""
+    cases = [(5, 3, 0), (5, 3, 4 * FRAME_BYTES_PER_CELL), (5, 3, 4 * FRAME_BYTES_PER_CELL - 1), (1, 0, 10**6),
+             (3, 4, 10**6), (1000, 2, 44_000), (10**6, 11, 16 * 10**9), (Q2_MAX_CELLS, 30, Q2_MAX_BUDGET)]
+    drawn = []
+    for _ in range(3):
+        n_initial = int(10 ** rng.uniform(0, np.log10(Q2_MAX_CELLS)))
+        depth = int(rng.integers(Q2_DEPTHS[0], Q2_DEPTHS[1] + 1))
+        # from batches of a few cells to the whole tree: (depth + 1) L cells fill every generation's batch
+        full = FRAME_BYTES_PER_CELL * (depth + 1) * n_initial
+        spread = rng.uniform(-2, np.log10(2 ** (depth + 1) / (depth + 1)) + 0.5)
+        drawn += [(n_initial, depth, _budget(rng)), (n_initial, depth, min(Q2_MAX_BUDGET, int(full * 10**spread)))]
+    return cases + drawn
 
 
 class SimulationRun:
@@ -444,29 +506,20 @@ def _measure_launch(make, config):
     return launch_compact(Answer(make, {}, lambda factory, *args: factory(*args)), measure_case(config[0]))
 
 
-def _pairs(rng, info):
-    return [(1, 0), (1000, 3), (50_000, 10), (7, 1), (int(rng.integers(1, 10**6)), int(rng.integers(0, 12)))]
-
-
-def _budgets(rng, info):
-    return [(1_000_000, 10**9), (50_000, 4 * 10**9), (1, 100), (100, 71), (int(rng.integers(1, 10**6)), 10**8)]
-
-
 Q2 = question(
-    "ps7.q2", "memory per level and when to batch", 4,
-    answer={"tree_step_bytes": function("tree_step_bytes"), "first_level_over": function("first_level_over"),
+    "ps7.q2", "memory decisions: the tree's largest population, compaction's batch size", 4,
+    answer={"tree_largest_population": function("tree_largest_population"),
+            "cells_per_batch": function("cells_per_batch"),
             "dtoh_bytes": measurement("dtoh_bytes"),
             "make_compact_kernel": kernel_factory("make_compact_kernel"),
             "predicted_load_bytes": function("predicted_load_bytes"),
             "measure_load_bytes": measurement("measure_load_bytes")},
     tolerance="exact integers; measurements within 1% of the course's profiler",
     tests=[
-        calls_test("bytes of the tree while level g makes level g + 1", 1, key="tree_step_bytes", args=_pairs,
-                   expect=_expected_step_bytes,
-                   explain=STORED),
-        calls_test("the first level that does not fit a budget", 0.5, key="first_level_over", args=_budgets,
-                   expect=_expected_first_level_over,
-                   explain=STORED),
+        calls_test("the largest initial population whose tree reaches a depth within a budget", 0.5,
+                   key="tree_largest_population", args=_tree_cases, expect=tree_population_key, explain=STORED),
+        calls_test("the most cells per batch whose compaction buffers fit a budget", 1, key="cells_per_batch",
+                   args=_batch_cases, expect=cells_per_batch_key, explain=STORED),
         run_measurement_test("device-to-host bytes of the tree and compact runs (record(); a histogram drawn by "
                              "the grader)", 0.5, runs=DTOH_RUNS, **_DTOH_TEST),
         run_measurement_test("hidden: device-to-host bytes of the grader's own run (record(); a histogram drawn "

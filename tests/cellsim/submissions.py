@@ -321,7 +321,7 @@ def source_of(name: str) -> str:
     return "def make_compact_kernel(block):\n" + "\n".join(body) + "\n"
 
 
-# ps7.q3: host programs ``run_levels(phis, levels, phi_min, capacity, block)`` calling the question's kernels.
+# ps7.q3: host programs ``run_levels(phis, levels, phi_min, capacity, block, sm_count)`` calling the question's kernels.
 def _level_buffers(phis, levels, capacity):
     """Device totals (level 0's known, the rest 0), the padded initial cells, and three buffers of the loop."""
     first = np.zeros(levels + 1, np.int32)
@@ -332,8 +332,38 @@ def _level_buffers(phis, levels, capacity):
             cuda.device_array(2 * capacity), cuda.device_array(2 * capacity, np.int32))
 
 
-def levels_solution(phis, levels, phi_min, capacity, block):
-    """Right: grids over the capacity, the totals stay on the device, two copies back at the end."""
+def _device_grid(block, sm_count):
+    return sm_count * min(32, 2048 // block)
+
+
+def levels_solution(phis, levels, phi_min, capacity, block, sm_count):
+    """Right: one grid sized for the device, the totals stay on the device, two copies back at the end."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    grid = _device_grid(block, sm_count)
+    for g in range(levels):
+        divide_cells[grid, block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[grid, block](totals, g, halves, kept, then)
+        now, then = then, now
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_capped_grid(phis, levels, phi_min, capacity, block, sm_count):
+    """Right, written differently: each kernel's grid is the fewer of what the capacity needs and what the device
+    holds at once (2048 threads per SM, no block count limit), so small capacities launch less."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    most = sm_count * 2048 // block
+    cell_grid, daughter_grid = min(most, -(-capacity // block)), min(most, -(-2 * capacity // block))
+    for g in range(levels):
+        divide_cells[cell_grid, block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[daughter_grid, block](totals, g, halves, kept, then)
+        now, then = then, now
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_capacity_grid(phis, levels, phi_min, capacity, block, sm_count):
+    """Right results, but grids covering the capacity every level (the grid grows with the capacity)."""
     totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
     for g in range(levels):
         divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
@@ -343,7 +373,18 @@ def levels_solution(phis, levels, phi_min, capacity, block):
     return counts, now.copy_to_host()[: counts[-1]]
 
 
-def levels_copy_per_level(phis, levels, phi_min, capacity, block):
+def levels_one_block(phis, levels, phi_min, capacity, block, sm_count):
+    """Right results, but a single block per launch: the grid-stride loops cover every level, on one SM."""
+    totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    for g in range(levels):
+        divide_cells[1, block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[1, block](totals, g, halves, kept, then)
+        now, then = then, now
+    counts = totals.copy_to_host()
+    return counts, now.copy_to_host()[: counts[-1]]
+
+
+def levels_copy_per_level(phis, levels, phi_min, capacity, block, sm_count):
     """Right results, but the level's total copied back every level to size the grids (a copy per level)."""
     totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
     for g in range(levels):
@@ -355,23 +396,25 @@ def levels_copy_per_level(phis, levels, phi_min, capacity, block):
     return counts, now.copy_to_host()[: counts[-1]]
 
 
-def levels_allocating_per_level(phis, levels, phi_min, capacity, block):
+def levels_allocating_per_level(phis, levels, phi_min, capacity, block, sm_count):
     """Right results, but a new next-level buffer allocated every level."""
     totals, now, _, halves, kept = _level_buffers(phis, levels, capacity)
+    grid = _device_grid(block, sm_count)
     for g in range(levels):
         then = cuda.device_array(capacity)
-        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
-        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+        divide_cells[grid, block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[grid, block](totals, g, halves, kept, then)
         now = then
     counts = totals.copy_to_host()
     return counts, now.copy_to_host()[: counts[-1]]
 
 
-def levels_no_swap(phis, levels, phi_min, capacity, block):
+def levels_no_swap(phis, levels, phi_min, capacity, block, sm_count):
     """Wrong: the buffers are never swapped, so every level divides the initial cells again."""
     totals, now, then, halves, kept = _level_buffers(phis, levels, capacity)
+    grid = _device_grid(block, sm_count)
     for g in range(levels):
-        divide_cells[-(-capacity // block), block](totals, g, now, halves, kept, phi_min)
-        keep_daughters[-(-2 * capacity // block), block](totals, g, halves, kept, then)
+        divide_cells[grid, block](totals, g, now, halves, kept, phi_min)
+        keep_daughters[grid, block](totals, g, halves, kept, then)
     counts = totals.copy_to_host()
     return counts, then.copy_to_host()[: counts[-1]]

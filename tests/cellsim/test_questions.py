@@ -126,9 +126,42 @@ def measure_with(factory=None, extra=0):
     return measure_load_bytes
 
 
+def tree_by_levels(depth, budget):
+    """A student's tree_largest_population written as a loop: the fewest cells any step allows."""
+    most = budget // 24  # level 0 alone
+    for g in range(1, depth + 1):
+        most = min(most, budget // (24 * (2 ** (g - 1) + 2**g)))
+    return most
+
+
+def batch_by_bisection(n_initial, depth, budget):
+    """A student's cells_per_batch written as a bisection on c over the buffers' bytes."""
+    def fits(c):
+        root = min(c, n_initial)
+        return 44 * sum(min(c, root * 2**g) for g in range(depth + 1)) <= budget
+
+    low, high = 0, n_initial * 2**depth
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    return low
+
+
+def batch_by_ranges(n_initial, depth, budget):
+    """A student's cells_per_batch in closed form over the ranges of c (the solution's way)."""
+    cells = budget // 44
+    if cells // (depth + 1) < n_initial:
+        return cells // (depth + 1)
+    for k in range(1, depth + 1):
+        c = (cells - n_initial * (2**k - 1)) // (depth + 1 - k)
+        if c < n_initial * 2**k:
+            return c
+    return n_initial * 2**depth
+
+
 def _q2(measured, **changes):
-    answer = {"tree_step_bytes": lambda n, g: 72 * n * 2**g,
-              "first_level_over": lambda n, b: next(g for g in range(200) if 72 * n * 2**g > b), **measured,
+    answer = {"tree_largest_population": lambda depth, budget: budget // (24 * (3 * 2 ** (depth - 1) if depth else 1)),
+              "cells_per_batch": batch_by_bisection, **measured,
               "make_compact_kernel": subs.make_solution, "predicted_load_bytes": lambda n, r: 4 * n + 8 * r,
               "measure_load_bytes": measure_with()}
     answer.update(changes)
@@ -142,26 +175,72 @@ def test_q2_right_answers_get_full_marks(measured):
     assert questions.measured_dtoh_bytes("tree", 30, 4) > 100 * questions.measured_dtoh_bytes("compact", 30, 4)
 
 
-def test_q2_counting_one_level_only_is_explained(measured):
-    result = _q2(measured, tree_step_bytes=lambda n, g: 48 * n * 2**g)
-    assert result.points == 3 and "count both levels" in failures(result)
+def test_q2_decisions_written_as_loops_or_in_closed_form_get_full_marks(measured):
+    result = _q2(measured, tree_largest_population=tree_by_levels, cells_per_batch=batch_by_ranges)
+    assert result.points == 4, failures(result)
+
+
+def test_q2_keys_agree_with_a_search_over_every_candidate():
+    """The grader's keys against brute force on small sizes: every L (tree) and every c (batches) tried."""
+    for depth in range(5):
+        for budget in range(0, 24 * 3 * 2**depth * 4, 11):
+            best = max([0] + [n for n in range(1, budget // 24 + 1)
+                              if 24 * n * (2 ** (depth - 1) + 2**depth if depth else 1) <= budget])
+            assert questions.tree_population_key(depth, budget) == tree_by_levels(depth, budget) == best
+        for n_initial in range(1, 5):
+            for budget in range(0, 44 * n_initial * 2 ** (depth + 1) + 50, 13):
+                best = max([0] + [c for c in range(1, n_initial * 2**depth + 1)
+                                  if questions.batch_buffer_bytes(c, n_initial, depth) <= budget])
+                assert questions.cells_per_batch_key(n_initial, depth, budget) == best == \
+                    batch_by_ranges(n_initial, depth, budget)
+
+
+def test_q2_drawn_decisions_cover_the_stated_ranges():
+    cases = [questions._batch_cases(np.random.default_rng(seed), {}) for seed in range(20)]
+    drawn = [case for per_seed in cases for case in per_seed[8:]]
+    answers = [questions.cells_per_batch_key(*case) for case in drawn]
+    assert all(1 <= n <= questions.Q2_MAX_CELLS and 0 <= d <= 30 and 0 <= b <= questions.Q2_MAX_BUDGET
+               for n, d, b in drawn)
+    assert max(d for _, d, _ in drawn) >= 25 and min(d for _, d, _ in drawn) <= 5
+    # batches smaller than L, between L and the whole tree, and the whole tree, all drawn
+    regimes = {("below L" if c < n else "whole tree" if c == n * 2**d else "past L") for (n, d, _), c in
+               zip(drawn, answers) if c}
+    assert regimes >= {"below L", "past L"}, regimes
+    trees = [case for seed in range(20) for case in questions._tree_cases(np.random.default_rng(seed), {})[7:]]
+    assert sum(questions.tree_population_key(*case) > 0 for case in trees) > len(trees) // 3
+
+
+@pytest.mark.parametrize("part, wrong, said", [
+    ("tree_largest_population", lambda depth, budget: budget // (24 * 2**depth), "levels depth - 1 and depth together"),
+    ("tree_largest_population", lambda depth, budget: budget // (72 * 2 ** max(depth - 1, 0)), "at depth 0"),
+    ("cells_per_batch", lambda n, depth, budget: budget // (44 * (depth + 1)), "the first generations hold"),
+    ("cells_per_batch", lambda n, depth, budget: min(n, budget // (44 * (depth + 1))), "the first generations hold"),
+    ("cells_per_batch", lambda n, depth, budget: batch_by_bisection(n, depth, budget + 44),
+     "the first generations hold"),
+], ids=["tree_last_level_only", "tree_depth_0_two_levels", "batch_full_batches", "batch_at_most_L",
+        "batch_one_cell_over"])
+def test_q2_each_wrong_decision_loses_its_part(measured, part, wrong, said):
+    result = _q2(measured, **{part: wrong})
+    lost = 0.5 if part == "tree_largest_population" else 1
+    assert result.points == 4 - lost, failures(result)
+    assert part in failures(result) and said in failures(result), failures(result)
 
 
 def test_q2_calling_the_course_model_caps_the_question_at_half(measured):
     # The tests of that part earn nothing, and the question at most half: not the student's work.
-    result = _q2(measured, tree_step_bytes=lambda n, g: model.tree_peak_bytes(n, g + 1))
+    result = _q2(measured, tree_largest_population=lambda depth, budget: budget // model.tree_peak_bytes(1, depth))
     failed = [o for o in result.outcomes if not o.passed]
     assert failed and result.points == 2 and result.capped and not result.error
-    assert all("course's own" in o.message and "the part `tree_step_bytes`" in o.message for o in failed)
+    assert all("course's own" in o.message and "the part `tree_largest_population`" in o.message for o in failed)
 
 
-def test_q2_the_course_model_imported_inside_a_function_caps_the_question_at_half(measured):
-    def tree_step_bytes(n_initial, level):
-        from course_lib.cellsim.model import tree_peak_bytes
+def test_q2_the_graders_key_imported_inside_a_function_caps_the_question_at_half(measured):
+    def cells_per_batch(n_initial, depth, budget):
+        from course_lib.cellsim.questions import cells_per_batch_key
 
-        return tree_peak_bytes(n_initial, level + 1)
+        return cells_per_batch_key(n_initial, depth, budget)
 
-    result = _q2(measured, tree_step_bytes=tree_step_bytes)
+    result = _q2(measured, cells_per_batch=cells_per_batch)
     assert result.points == 2 and "course's own" in failures(result), failures(result)
 
 
@@ -229,14 +308,17 @@ def test_q2_prediction_is_the_cost_model():
     assert metrics["metrics"]["global_load_bytes"] == questions.predicted_load_bytes(197, int(data["flags"].sum()))
 
 
-def test_q3_the_host_loop_keeping_totals_on_the_device_gets_full_marks():
-    result = grade("ps7.q3", subs.levels_solution)
+@pytest.mark.parametrize("answer", [subs.levels_solution, subs.levels_capped_grid])
+def test_q3_the_host_loop_keeping_totals_on_the_device_with_a_device_grid_gets_full_marks(answer):
+    result = grade("ps7.q3", answer)
     assert result.points == 4, failures(result)
 
 
 @pytest.mark.parametrize("answer, measured", [(subs.levels_copy_per_level, "copies between host and device"),
-                                              (subs.levels_allocating_per_level, "device allocations")])
-def test_q3_a_loop_that_copies_or_allocates_every_level_is_capped_at_half(answer, measured):
+                                              (subs.levels_allocating_per_level, "device allocations"),
+                                              (subs.levels_capacity_grid, "a grid sized for the capacity"),
+                                              (subs.levels_one_block, "most of them would stay idle")])
+def test_q3_a_loop_that_copies_allocates_or_sizes_its_grid_badly_is_capped_at_half(answer, measured):
     result = grade("ps7.q3", answer)
     assert result.points == 2 and measured in failures(result), failures(result)
 
@@ -244,6 +326,17 @@ def test_q3_a_loop_that_copies_or_allocates_every_level_is_capped_at_half(answer
 def test_q3_never_swapping_the_buffers_passes_only_the_one_level_case():
     result = grade("ps7.q3", subs.levels_no_swap)
     assert result.points == 1 and "expected [40, 80, 159" in failures(result), failures(result)
+
+
+def test_q3_the_grid_bounds_follow_the_device_and_a_capacity_grid_exceeds_them():
+    assert questions.device_grid_bounds(1, 128) == (8, 32)  # 16 blocks of 128 threads fill an SM's 2048
+    assert questions.device_grid_bounds(3, 32) == (48, 192)  # at most 32 blocks per SM
+    data = questions.grid_runs(np.random.default_rng(7), {})
+    small, big, several = data["runs"]
+    for run in (big, several):  # the capacity-sized grid of the daughters passes the bound
+        assert -(-2 * run["capacity"] // run["block"]) > questions.device_grid_bounds(run["sm_count"], run["block"])[1]
+    assert small["sm_count"] == big["sm_count"] == 1 and several["sm_count"] in (2, 3)
+    assert small["capacity"] < big["capacity"] and small["phis"] is big["phis"]
 
 
 def test_q3_the_reference_divides_every_cell_and_drops_the_dim_daughters():

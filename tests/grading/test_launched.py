@@ -332,18 +332,19 @@ def copied_in_a_thread(array):
 #: The ps7.q3 program run in another thread: the statements it runs there count (right, full marks).
 IN_ANOTHER_THREAD = {
     "a new pool's worker": """
-def program(phis, levels, phi_min, capacity, block):
+def program(phis, levels, phi_min, capacity, block, sm_count):
     with ThreadPoolExecutor(2) as pool:
-        return pool.submit(levels_solution, phis, levels, phi_min, capacity, block).result()
+        return pool.submit(levels_solution, phis, levels, phi_min, capacity, block, sm_count).result()
 """,
     "a pool's worker started before the call": """
-def program(phis, levels, phi_min, capacity, block):
-    return POOL.submit(levels_solution, phis, levels, phi_min, capacity, block).result()
+def program(phis, levels, phi_min, capacity, block, sm_count):
+    return POOL.submit(levels_solution, phis, levels, phi_min, capacity, block, sm_count).result()
 """,
     "a thread": """
-def program(phis, levels, phi_min, capacity, block):
+def program(phis, levels, phi_min, capacity, block, sm_count):
     box = []
-    worker = threading.Thread(target=lambda: box.append(levels_solution(phis, levels, phi_min, capacity, block)))
+    worker = threading.Thread(
+        target=lambda: box.append(levels_solution(phis, levels, phi_min, capacity, block, sm_count)))
     worker.start()
     worker.join()
     return box[0]
