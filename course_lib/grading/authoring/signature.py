@@ -324,7 +324,7 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
                          hints=hints, technique=True)
 
 
-def work_ratio_test(name: str, *, inputs, launches, most: float, baseline: str, explain: str, hidden: bool = True):
+def work_ratio_test(name: str, *, inputs, launches, most: float, baseline: str, hidden: bool = True):
     """The work of one launch relative to another's of the same kernel factory on the same input (0 points; a
     failure caps the question): what a bound per interaction cannot see when the wrong way costs only a small
     factor more, such as the q threads of a body each summing every source at q = 2.
@@ -342,8 +342,6 @@ def work_ratio_test(name: str, *, inputs, launches, most: float, baseline: str, 
         ``launch`` to those of ``baseline`` that the technique allows.
     baseline : str
         The baseline launch, in the failure's message (``"the same kernel at q = 4"``).
-    explain : str
-        What the technique does, in the failure's message.
     """
     def produce(answer, data):
         return [profile_signature(launch)["metrics"].get("active_lanes") for launch in launches(answer, data)]
@@ -354,7 +352,8 @@ def work_ratio_test(name: str, *, inputs, launches, most: float, baseline: str, 
         ratio = got[0] / got[1]
         if not ratio <= most:
             raise _technique_failure(f"the course's profiler (course_lib.sim.profile): {ratio:.2f} x the work of "
-                                     f"{baseline}, at most {most:g} expected: {explain}",
+                                     f"{baseline}, at most {most:g} expected: the same work spread over more "
+                                     "threads adds no statements",
                                      {"measured": ratio, "low": 0.0, "high": most, "unit": f"x the work of {baseline}"})
         return {"measured": ratio, "low": 0.0, "high": most, "unit": f"x the work of {baseline}"}
 
