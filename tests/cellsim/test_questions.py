@@ -211,8 +211,9 @@ def test_q2_drawn_decisions_cover_the_stated_ranges():
 
 
 @pytest.mark.parametrize("part, wrong, said", [
-    ("tree_largest_population", lambda depth, budget: budget // (24 * 2**depth), "levels depth - 1 and depth together"),
-    ("tree_largest_population", lambda depth, budget: budget // (72 * 2 ** max(depth - 1, 0)), "at depth 0"),
+    ("tree_largest_population", lambda depth, budget: budget // (24 * 2**depth), "when does the tree hold the most slots"),
+    ("tree_largest_population", lambda depth, budget: budget // (72 * 2 ** max(depth - 1, 0)),
+     "when does the tree hold the most slots"),
     ("cells_per_batch", lambda n, depth, budget: budget // (44 * (depth + 1)), "the first generations hold"),
     ("cells_per_batch", lambda n, depth, budget: min(n, budget // (44 * (depth + 1))), "the first generations hold"),
     ("cells_per_batch", lambda n, depth, budget: batch_by_bisection(n, depth, budget + 44),

@@ -295,7 +295,7 @@ def test_a_wrong_register_cap_loses_points(name, seed):
 def test_a_wrong_value_is_explained_after_the_student_code_ran():
     result = grade(11, register_budget=WRONG_REGS["no_block_limit"])
     said = failures(result)
-    assert "register_budget(32, 2048, 9, " in said and "expected 0" in said and "block limit" in said
+    assert "register_budget(32, 2048, 9, " in said and "expected 0" in said and "the block, warp or shared-memory limit" in said
 
 
 def smallest_batch_from_the_course_model(method, n_samples, max_launches):
