@@ -185,7 +185,8 @@ def test_from_submissions_to_gradebook_and_report(tmp_path):
     out = tmp_path / "grades.csv"
     grade("ps1", [folder], out, jobs=2, options=GradeOptions(timeout=120), seed=3, progress=False, manifest=False)
     tests = read_outcomes(outcomes_path(out))
-    technique = [r for r in tests if r["technique"] == "1" and r["measured"]]
+    signature = "the split technique, measured (profiler; tile 64 with q = 4, tile 24 with q = 8)"
+    technique = [r for r in tests if r["technique"] == "1" and r["measured"] and r["test"] == signature]
     by_student = {r["student"]: r for r in technique}
     # The right answer's measurement is within its range, the naive one's outside, as its feedback says.
     right, naive = by_student["right"], by_student["naive"]
@@ -201,7 +202,6 @@ def test_from_submissions_to_gradebook_and_report(tmp_path):
     assert set(hidden) == {"right", "naive", "untouched"}
     assert all(re.fullmatch(r"bodies\[\d+x4\], tile=32, q=16", c) for c in hidden.values())
     assert hidden["right"] != hidden["naive"]  # the seed 3 draws different sizes for them
-    signature = "the split technique, measured (profiler; tile 64 with q = 4, tile 24 with q = 8)"
     assert configs["right", signature] == configs["naive", signature] == (
         "(bodies[201x4], tile=64, q=4); (bodies[101x4], tile=24, q=8)")  # drawn from the visible seed: the same for all
     book = read_class([out])
