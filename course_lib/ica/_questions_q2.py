@@ -33,7 +33,7 @@ METHODS = ("blas", "custom", "fused")
 MAX_SAMPLES = 200_000
 
 #: The SM limits the question gives (the fields of course_lib.ica.model.Arch, less its name, and the most registers
-#: a thread may have: 63 on Fermi, 255 since Kepler).
+#: a thread may have: 63 on Fermi, 255 from Kepler on).
 LIMITS = {
     "fermi": {"max_warps": 48, "max_blocks": 8, "registers": 32768, "register_unit": 64, "shared_bytes": 48 * 1024,
               "shared_unit": 128, "shared_reserved": 0, "max_thread_registers": 63},

@@ -307,8 +307,9 @@ def _signed(stock_jit):
 
 
 #: Options of numba-cuda's ``cuda.jit`` that the stock simulator's does not take and that change only the
-#: machine code a GPU runs (line tables, a register cap, link-time optimisation, NVVM inlining, extensions).
-CODEGEN_OPTIONS = ("lineinfo", "max_registers", "lto", "forceinline", "extensions")
+#: machine code a GPU runs (line tables, a register cap, link-time optimisation, NVVM inlining). Others it takes
+#: (``extensions``: typing extensions) change what compiles, so the stock simulator's refusal stands for them.
+CODEGEN_OPTIONS = ("lineinfo", "max_registers", "lto", "forceinline")
 #: Attribute of a simulated kernel made with ``launch_bounds``: its most threads per block.
 LAUNCH_BOUND = "_course_launch_bound"
 
