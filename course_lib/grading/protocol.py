@@ -45,9 +45,9 @@ def encode(obj, _depth: int = 0):
     if isinstance(obj, np.generic) and obj.dtype.kind in _KINDS:
         return obj.item()
     if isinstance(obj, np.ndarray) and obj.dtype.kind in _KINDS:
-        array = np.ascontiguousarray(obj)
-        return {"__ndarray__": base64.b64encode(array.tobytes()).decode("ascii"),
-                "dtype": array.dtype.str, "shape": list(array.shape)}
+        # tobytes() writes C order whatever the strides; np.ascontiguousarray would turn a 0-d array into 1-d.
+        return {"__ndarray__": base64.b64encode(obj.tobytes()).decode("ascii"),
+                "dtype": obj.dtype.str, "shape": list(obj.shape)}
     if type(obj) in (list, tuple):
         return [encode(item, _depth + 1) for item in obj]
     if type(obj) is dict and all(type(k) is str for k in obj):

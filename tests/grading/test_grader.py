@@ -350,6 +350,10 @@ def test_protocol_carries_plain_data_only():
     back = decode(encode(data))
     assert back["a"].dtype == np.float32 and np.array_equal(back["a"], data["a"])
     assert back["b"] == [1, 2.5, None, True, "x"] and back["c"] == 3 and type(back["c"]) is int
+    # Shapes arrive as sent: a 0-d array stays 0-d, a strided view arrives with its values in order.
+    for array in (np.array(6), np.arange(12).reshape(3, 4).T, np.arange(10)[::3], np.zeros((0, 3))):
+        again = decode(encode(array))
+        assert again.shape == array.shape and np.array_equal(again, array)
 
     class Rigged(int):
         def __eq__(self, other):

@@ -139,6 +139,10 @@ def test_calls_test_refuses_the_course_code_and_names_the_call():
     wrong = run_tests(square, lambda n: 2 * n)
     assert "square(3) = 6, expected 9" in str(wrong)
     assert "course's own" in run_tests(square, fail).error
+    # NumPy expressions may return 0-d arrays (np.prod, np.ceil of an array): the number they hold is the answer.
+    assert run_tests(square, lambda n: np.array(n) * np.array(n)).points == 1
+    assert "square(3) = 6, expected 9" in str(run_tests(square, lambda n: np.array(2 * n)))
+    assert run_tests(square, lambda n: np.array([n * n])).points == 0  # a 1-element array is not a number
 
 
 def test_feedback_block_is_full_width_left_aligned_and_never_breaks_words():

@@ -308,6 +308,7 @@ def calls_test(name: str, points: float, *, args, expect, key=None, what=None, r
         if type(got) is not list or len(got) != len(data["args"]):
             raise fail(f"expected one result per call, got {got!r}"[:300], "answer")
         for arguments, value in zip(data["args"], got):
+            value = _scalar(value)
             want = expect(*arguments)
             call = f"{what}({', '.join(_short(a) for a in arguments)})"
             if transform is not None and type(value) in (int, float):
@@ -364,6 +365,13 @@ def _same_array(value, want, rtol, call, more):
                    f"{want[i]}{more}"[:1500])
 
 
+def _scalar(value):
+    """A 0-d NumPy array (``np.array(6)``, what some NumPy expressions return) as the number it holds."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
+        return value.item()
+    return value
+
+
 def _short(value):
     if isinstance(value, np.ndarray):
         return f"<array of {value.size}>"
@@ -390,6 +398,7 @@ def value_test(name: str, points: float, *, key, expect, rtol: float = 0.0, expl
         return _field(answer, key)
 
     def judge(data, got, info):
+        got = _scalar(got)
         want = expect(info)
         if not (_matches(got, want, rtol) if not isinstance(want, str) else got == want):
             more = _explained(explain, judge, got, want)
