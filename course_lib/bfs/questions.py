@@ -58,6 +58,12 @@ from ..grading.authoring.signature import Feature, at_most, signature_test
 from . import data
 from .data import WORD_BITS, Graph, as_graph, pack_bits, unpack_bits  # noqa: F401  (vertex sets, bit-packed)
 from .reference import bfs_reference, parent_tree_problems
+from ..grading.resources import answer_key
+
+# The answer keys are the grader's (grading_resources/keys/ps3_bfs.py), read when a value is judged.
+examined_edges = answer_key("ps3", "examined_edges")
+quadratic_on_chain = answer_key("ps3", "quadratic_on_chain")
+frontier_on_chain = answer_key("ps3", "frontier_on_chain")
 
 PROBLEM_SET = "ps3"
 WORK_CHOICES = ("O(V + E)", "O(V log V + E)", "O(V * E)", "O(E^2)")
@@ -192,16 +198,6 @@ def expect_level(c):
     found = (depth == -1) & (bfs_reference(_graph(c), c["source"]) == c["current"] + 1)
     depth[found] = c["current"] + 1
     return {"depth": depth, "next_bits": pack_bits(found), "next_count": np.array([found.sum()], np.int32)}
-
-
-def examined_edges(in_indptr, in_indices, frontier_flags, depth):
-    """Edges a bottom-up step with early exit examines: up to the first frontier neighbour of each unvisited vertex."""
-    total = 0
-    for v in np.flatnonzero(np.asarray(depth) == -1):
-        neighbours = np.asarray(in_indices[in_indptr[v]:in_indptr[v + 1]])
-        hits = np.flatnonzero(np.asarray(frontier_flags)[neighbours])
-        total += int(hits[0]) + 1 if hits.size else neighbours.size
-    return total
 
 
 def worst_order_per_vertex(in_indptr, in_indices, frontier_flags, depth):
@@ -415,17 +411,6 @@ Q2 = question(
 # ----------------------------------------------------------------------------- q3
 def chain_args(rng, info):
     return [(n,) for n in (2, 3, 10, 1000, int(rng.integers(4, 10**5)))]
-
-
-def quadratic_on_chain(n):
-    """Edges the edge-parallel BFS examines on the one-way chain 0 -> 1 -> ... -> n-1 from vertex n // 2: all
-    n - 1 arcs at each iteration, one per level (depths 0 .. n - 1 - n // 2) plus the last one, which finds nothing."""
-    return (n - 1) * (n - n // 2)
-
-
-def frontier_on_chain(n):
-    """Edges the frontier BFS examines there: the out-arcs of the reached vertices n // 2 .. n - 1."""
-    return n - 1 - n // 2
 
 
 Q3 = question(

@@ -89,10 +89,18 @@ from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.recorded import run_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, block_barriers, sample_blocks,
                                            signature_test, warp_share)
-from .model import FRAME_BYTES_PER_CELL, TREE_SLOT_BYTES
+from .model import FRAME_BYTES_PER_CELL
 from .profiling import MEASURE_BLOCK, cells_case, measure_case  # noqa: F401  (tests read MEASURE_BLOCK here)
 from ._questions_q3 import (Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, device_grid_bounds, divide_cells, grid_runs,
                            judge_grids, judge_level_counts, judge_levels, keep_daughters, levels_case, levels_reference)
+from ..grading.resources import answer_key
+
+# The answer keys are the grader's (grading_resources/keys/ps7_cellsim.py), read when a value is judged.
+peak_bytes_per_initial_cell = answer_key("ps7", "peak_bytes_per_initial_cell")
+tree_population_key = answer_key("ps7", "tree_population_key")
+batch_buffer_bytes = answer_key("ps7", "batch_buffer_bytes")
+cells_per_batch_key = answer_key("ps7", "cells_per_batch_key")
+predicted_load_bytes = answer_key("ps7", "predicted_load_bytes")
 
 PROBLEM_SET = "ps7"
 
@@ -320,33 +328,6 @@ Q2_MAX_BUDGET = 10**13
 Q2_MAX_CELLS = 10**7
 
 
-def tree_population_key(depth, budget):
-    """The grader's key of ``tree_largest_population``: the "tree" method holds level 0 alone (L slots), then while
-    level g makes g + 1 both (3 L 2**g slots), the most at the last step; the largest L whose peak fits."""
-    most_slots_per_cell = 1 if depth == 0 else 3 * 2 ** (depth - 1)
-    return budget // (most_slots_per_cell * TREE_SLOT_BYTES)
-
-
-def batch_buffer_bytes(cells_per_batch, n_initial, depth):
-    """Bytes of the compact method's batch buffers in q2's model: generation g's holds min(c, r 2**g) cells, r =
-    min(c, L) the root batch, FRAME_BYTES_PER_CELL each (the prefix sum's block sums left out)."""
-    root = min(cells_per_batch, n_initial)
-    return FRAME_BYTES_PER_CELL * sum(min(cells_per_batch, root * 2**g) for g in range(depth + 1))
-
-
-def cells_per_batch_key(n_initial, depth, budget):
-    """The grader's key of ``cells_per_batch``: the largest c <= L 2**depth whose buffers fit (0 if c = 1 does not),
-    by bisection on :func:`batch_buffer_bytes`, which grows with c."""
-    low, high = 0, n_initial * 2**depth
-    while low < high:
-        middle = (low + high + 1) // 2
-        if batch_buffer_bytes(middle, n_initial, depth) <= budget:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def _budget(rng, most=Q2_MAX_BUDGET):
     """A budget drawn log-uniformly in [1, most] (every order of magnitude as likely)."""
     return int(10 ** rng.uniform(0, np.log10(most)))
@@ -359,7 +340,7 @@ def _tree_cases(rng, info):
     drawn = []
     for _ in range(3):
         depth = int(rng.integers(Q2_DEPTHS[0], Q2_DEPTHS[1] + 1))
-        one_cell = TREE_SLOT_BYTES * (1 if depth == 0 else 3 * 2 ** (depth - 1))  # the peak of one initial cell
+        one_cell = peak_bytes_per_initial_cell(depth)  # the peak of one initial cell
         drawn += [(depth, _budget(rng)), (depth, min(Q2_MAX_BUDGET, int(one_cell * 10 ** rng.uniform(0, 6))))]
     return cases + drawn
 
@@ -446,11 +427,6 @@ _DTOH_TEST = dict(key="dtoh_bytes", configs=_dtoh_configs, call=lambda measure, 
                   truth=lambda run, config: run.dtoh_bytes,
                   shown=lambda label, config: f"dtoh_bytes(<{label}>) on {config[0]} cells (histogram seed "
                                               f"{config[1]})")
-
-
-def predicted_load_bytes(n, n_recorded):
-    """The cost model of q1's kernel: every flag (int32) once, every recorded cell's fluorescence (float64) once."""
-    return 4 * n + 8 * n_recorded
 
 
 def every_fluorescence_loaded(block):

@@ -60,6 +60,10 @@ from ..grading.authoring.measuring import kernel_measurement_test
 from ..grading.authoring.signature import (Feature, at_least, at_most, between, load_sectors_per_request,
                                            sample_blocks, signature_test, warp_share)
 from .profiling import measure_features
+from ..grading.resources import answer_key
+
+# The answer keys are the grader's (grading_resources/keys/ps8_colocation.py), read when a value is judged.
+_expected_global_atomics = answer_key("ps8", "_expected_global_atomics")
 
 PROBLEM_SET = "ps8"
 #: Most features q1's kernel counts: its per-block counts are a shared array of a constant size.
@@ -233,12 +237,6 @@ Q1 = question(
 
 
 # ----------------------------------------------------------------------------- q2
-def _expected_global_atomics(n, block, n_features):
-    """Expected prediction, counted: the distinct features ``i % F`` of each warp of consecutive instances."""
-    features = np.arange(int(n)) % int(n_features)
-    return sum(len(np.unique(features[start:start + WARP])) for start in range(0, int(n), WARP))
-
-
 def _prediction_args(rng, info):
     drawn = int(rng.integers(100, 10**5))
     return [(0, 64, 3), (1, 32, 5), (64, 64, 6), (65, 64, 6), (97, 96, 7), (70, 32, 32), (300, 128, 20),

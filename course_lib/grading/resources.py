@@ -1,4 +1,5 @@
-"""The grader's own resources: the hints shown with a failure, kept out of the library a student imports.
+"""The grader's own resources: the hints shown with a failure and the answer keys of the formula questions,
+kept out of the library a student imports.
 
 A failed test's feedback ends with a hint for its likely cause (``Hint: guard v < V ...``). Those texts
 say how to answer, so they are not in the questions modules (which every student's process imports)
@@ -14,6 +15,17 @@ or the folder ``$COURSE_GRADING_RESOURCES`` names. One file per problem set::
                    "ps3.q2": {"tests": {"<test name>": {"hint": "...", "hints": {"measure": "..."}}}},
                    "ps3.q3": {"tests": {"<test name>": {"explain": "..."}}}}}
 
+The answer keys (the trusted value of a formula or a decision a question asks for: ``split_rule``, a chain's
+edge counts, the least conflict-free layout...) are Python, one module per problem set beside the hints::
+
+    grading_resources/keys/psN_<unit>.py
+
+read by :func:`answer_key` when a test judges a value, in the grader's process (or in :func:`check`'s, in a
+checkout), never in the worker that runs a submission. A key module may import the library (its models); the
+library never imports a key module. Its functions count as the course's code for the own-work check
+(:mod:`course_lib.grading.authoring.ownwork`): an answer that reaches them is refused like one calling the
+library. A course without its keys cannot judge those values, and says so.
+
 ``hints`` of a question apply to all its tests (on top of the harness's ``DEFAULT_HINTS``); a test's
 ``hint`` is its general hint and its ``hints`` its hints per cause, over the question's; a test's
 ``explain`` is the sentence a :func:`~course_lib.grading.authoring.testkinds.calls_test` or
@@ -26,18 +38,20 @@ instructor's, or a student's clone, which holds the solutions as well). The work
 submission under bubblewrap cannot: it sees only the ``course_lib`` package, and the shipped copy
 is hidden under an empty tmpfs (:mod:`course_lib.grading.running.sandbox`). Without bubblewrap (mode
 *none*) a process reads whatever the grader's user can; the Gradescope and PrairieLearn graders
-therefore read the hints into memory (:func:`preload`) and delete them, with the solutions, before
-any student code runs. A course without these files grades the same, with no hints in its feedback.
+therefore read the hints and keys into memory (:func:`preload`) and delete them, with the solutions, before
+any student code runs. A course without the hint files grades the same, with no hints in its feedback.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 from pathlib import Path
 
-__all__ = ["ENV", "explanation", "folders", "hide", "hint_files", "preload", "stored_hints"]
+__all__ = ["ENV", "MissingKey", "answer_key", "explanation", "folders", "hide", "hint_files", "key_files", "preload",
+           "stored_hints"]
 
 #: Environment variable naming a folder holding ``hints/psN_<unit>.json`` (an installed grader's resources).
 ENV = "COURSE_GRADING_RESOURCES"
@@ -48,6 +62,15 @@ CHECKOUT = _PACKAGE.parent / "grading_resources"
 SHIPPED = _PACKAGE / "_shipped" / "grading_resources"
 
 _loaded: dict = {}
+#: Key modules read, by problem set.
+_keys: dict = {}
+#: The package name a key module is loaded under: ``course_lib...``, so that the own-work check counts its
+#: functions as the course's code (no such package is importable).
+KEY_PACKAGE = "course_lib.grading._keys"
+
+
+class MissingKey(LookupError):
+    """A problem set's answer key is not among the grader's resources."""
 
 
 def folders() -> list:
@@ -66,6 +89,66 @@ def hint_files(problem_set: str | None = None) -> list:
     return []
 
 
+def key_files(problem_set: str | None = None) -> list:
+    """The answer-key modules found (of one problem set, or all), from the first folder that has any."""
+    for folder in folders():
+        found = sorted((folder / "keys").glob(f"{problem_set or 'ps*'}_*.py"))
+        if found:
+            return found
+    return []
+
+
+def _key_module(problem_set: str):
+    """The problem set's key module, read once (:data:`KEY_PACKAGE`.psN_<unit>)."""
+    if problem_set not in _keys:
+        found = key_files(problem_set)
+        if not found:
+            raise MissingKey(f"the answer keys of {problem_set} (grading_resources/keys/{problem_set}_<unit>.py) are "
+                             "not here: judging its formula questions needs the course's grading resources (a "
+                             "checkout of the course, or a package built from one)")
+        spec = importlib.util.spec_from_file_location(f"{KEY_PACKAGE}.{found[0].stem}", found[0])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _keys[problem_set] = module
+    return _keys[problem_set]
+
+
+class _StoredKey:
+    """A key read when first called (see :func:`answer_key`)."""
+
+    def __init__(self, problem_set: str, name: str):
+        self.problem_set, self.name = problem_set, name
+        self.key_name = name  # what the own-work check names when an answer reaches it
+
+    def __call__(self, *args, **kwargs):
+        key = getattr(_key_module(self.problem_set), self.name, None)
+        if not callable(key):
+            raise MissingKey(f"{self.problem_set}'s answer keys have no {self.name!r}")
+        return key(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<answer key {self.problem_set}:{self.name}>"
+
+
+def answer_key(problem_set: str, name: str):
+    """The grader's key ``name`` of a problem set (a function in ``keys/psN_<unit>.py``), read when first called.
+
+    Parameters
+    ----------
+    problem_set : str
+        ``"ps7"``.
+    name : str
+        The key function's name in the problem set's key module.
+
+    Returns
+    -------
+    callable
+        Calls the key with the same arguments; raises :class:`MissingKey` when the key module (or the name in it)
+        is not among the resources.
+    """
+    return _StoredKey(problem_set, name)
+
+
 def _read(problem_set: str) -> dict:
     """``{question id: {...}}`` of a problem set, from its file; ``{}`` when there is none (or it cannot be read)."""
     if problem_set not in _loaded:
@@ -82,8 +165,12 @@ def _read(problem_set: str) -> dict:
 
 
 def preload(problem_set: str) -> int:
-    """Read a problem set's hints into this process now (before they are deleted); returns the questions found."""
+    """Read a problem set's hints and answer keys into this process now (before they are deleted); returns the
+    questions with hints found."""
     _loaded.pop(problem_set, None)
+    _keys.pop(problem_set, None)
+    if key_files(problem_set):
+        _key_module(problem_set)
     return len(_read(problem_set))
 
 
@@ -111,14 +198,15 @@ def explanation(question_id: str, test_name: str):
 
 
 def hide(root: Path) -> int:
-    """Delete the hint files under ``root`` (a grader's single-use copy of the course, after :func:`preload`);
-    returns how many. Folders outside ``root`` are never touched."""
+    """Delete the hint and key files under ``root`` (a grader's single-use copy of the course, after
+    :func:`preload`); returns how many. Folders outside ``root`` are never touched."""
     removed = 0
     for folder in folders():
-        hints = folder / "hints"
-        if not hints.is_dir() or not hints.resolve().is_relative_to(Path(root).resolve()):
-            continue
-        for path in hints.glob("*.json"):
-            path.unlink()
-            removed += 1
+        for kind, pattern in (("hints", "*.json"), ("keys", "*.py")):
+            files = folder / kind
+            if not files.is_dir() or not files.resolve().is_relative_to(Path(root).resolve()):
+                continue
+            for path in files.glob(pattern):
+                path.unlink()
+                removed += 1
     return removed

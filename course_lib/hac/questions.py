@@ -64,6 +64,10 @@ from .data import tied_graph
 from ._questions_q3 import (PAIR_BLOCK, Q3, Q3_MAX_ALLOCATIONS, Q3_MAX_COPIES, Q3_MAX_DTOH, Q3_RTOL, Q3_SPARE_LAUNCHES,
                            closest_pair_kernel, judge_merge_counts, judge_merges, merge_pair_kernel, merges_reference,
                            similarity_case)
+from ..grading.resources import answer_key
+
+# The answer keys are the grader's (grading_resources/keys/ps5_hac.py), read when a value is judged.
+_amdahl_expected = answer_key("ps5", "_amdahl_expected")
 
 PROBLEM_SET = "ps5"
 #: A warp reduces 32 keys (a chunk) at a time; a block of w warps takes 32 w keys per pass.
@@ -300,12 +304,6 @@ STAGES = ("matching", "suppression", "weighting", "collection", "integration", "
 #: The thesis's C profile (its Cuadro 1), seconds.
 THESIS_CPU = {"matching": 43.89, "suppression": 64.60, "weighting": 118.84, "collection": 71.83, "integration": 0.10,
               "fusion": 0.15}
-
-
-def _amdahl_expected(stage_seconds, accelerated, speedup):
-    """Expected overall speed-up, from the fraction f of the time accelerated: 1 / ((1 - f) + f / s)."""
-    fraction = sum(t for s, t in stage_seconds.items() if s in accelerated) / sum(stage_seconds.values())
-    return 1.0 / ((1.0 - fraction) + fraction / speedup)
 
 
 def _amdahl_cases(rng, info):

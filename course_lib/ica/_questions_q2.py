@@ -26,7 +26,12 @@ from __future__ import annotations
 
 import math
 
-from .model import Arch, launches_per_minibatch, occupancy
+from ..grading.resources import answer_key
+from .model import Arch, launches_per_minibatch
+
+# The answer keys are the grader's (grading_resources/keys/ps6_ica.py), read when a value is judged.
+smallest_batch_key = answer_key("ps6", "smallest_batch_key")
+register_budget_key = answer_key("ps6", "register_budget_key")
 
 #: The methods whose launches part 1 counts, and the largest N it is asked for.
 METHODS = ("blas", "custom", "fused")
@@ -48,22 +53,6 @@ LIMITS = {
 def step_launches(method, n_samples, batch):
     """Launches of one step at batch size B: ``floor(N / B)`` minibatches of the library's count each."""
     return (n_samples // batch) * launches_per_minibatch(method, batch)
-
-
-def smallest_batch_key(method, n_samples, max_launches):
-    """The smallest B in ``1..N`` whose step launches at most ``max_launches`` kernels; 0 if none.
-
-    The B sharing one count of minibatches m = floor(N / B) form a run ``N // (m + 1) + 1 .. N // m``; a minibatch's
-    launches never fall as B grows, so the first B of a run launches the fewest of it. The first run (by B) whose
-    first B fits gives the answer.
-    """
-    batch = 1
-    while batch <= n_samples:
-        minibatches = n_samples // batch
-        if step_launches(method, n_samples, batch) <= max_launches:
-            return batch
-        batch = n_samples // minibatches + 1  # the first B of the next run
-    return 0
 
 
 def _budget_around(rng, method, n_samples):
@@ -113,17 +102,6 @@ def drawn_batch_cases(rng, info):
 # ----------------------------------------------------------------------------- part 2: a register cap for a target
 def _arch(limits):
     return Arch("given", **{k: int(v) for k, v in limits.items() if k != "max_thread_registers"})
-
-
-def register_budget_key(threads_per_block, shared_bytes_per_block, warps_wanted, limits):
-    """The most registers per thread (1 to ``max_thread_registers``) whose resident warps per SM, by the library's
-    forward rule, reach ``warps_wanted``; 0 if none does. Every count is tried, from the most down."""
-    arch = _arch(limits)
-    for registers in range(int(limits["max_thread_registers"]), 0, -1):
-        resident = occupancy(threads_per_block, registers, shared_bytes_per_block, arch)["warps_per_sm"]
-        if resident >= warps_wanted:
-            return registers
-    return 0
 
 
 #: Visible cases: the lesson's kernel (2 KiB of shared memory) at 32 and 128 channels on Fermi (the block limit

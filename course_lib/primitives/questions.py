@@ -61,8 +61,6 @@ scan and a scatter over the whole array. The questions ask for what lies next to
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from numba import cuda, float32
@@ -75,6 +73,11 @@ from ..grading.authoring.signature import (Feature, at_most, between, no_atomics
                                            warp_share)
 from .model import wavefronts
 from .reference import scan_reference
+from ..grading.resources import answer_key
+
+# The answer keys are the grader's (grading_resources/keys/ps9_primitives.py), read when a value is judged.
+_conflict_free = answer_key("ps9", "_conflict_free")
+least_staged_words = answer_key("ps9", "least_staged_words")
 
 PROBLEM_SET = "ps9"
 #: Values per thread of the coarsened scan.
@@ -305,38 +308,6 @@ def staged_words(per_thread, block, period, gap):
     """Shared words of a tile of ``per_thread * block`` values with value i stored at ``i + gap * (i // period)``."""
     tile = per_thread * block
     return tile + gap * ((tile - 1) // period)
-
-
-def _conflict_free(per_thread, block, period, gap):
-    """Whether every warp-wide access of :func:`staging_kernel` under the layout hits 32 distinct banks (its
-    words are distinct, so that is one wavefront each)."""
-    lanes = np.arange(block).reshape(-1, 32)
-    stores = np.arange(per_thread)[:, None, None] * block + lanes  # (row, warp, lane)
-    reads = per_thread * lanes + np.arange(per_thread)[:, None, None]  # (step, warp, lane)
-    for logical in (reads[:, :1], stores, reads):  # the first warp's reads reject most layouts, cheaply
-        banks = np.sort((logical + gap * (logical // period)) % 32, axis=-1)
-        if (np.diff(banks, axis=-1) == 0).any():
-            return False
-    return True
-
-
-@functools.lru_cache(maxsize=None)
-def least_staged_words(per_thread, block):
-    """The fewest shared words of a layout ``i + gap * (i // period)`` (any period; a gap of 1 or 2 words, as 3
-    takes no fewer in the range graded) under which the accesses of :func:`staging_kernel` are all conflict-free:
-    found by trying them (the grader's reference)."""
-    tile = per_thread * block
-    if _conflict_free(per_thread, block, 1, 0):
-        return tile
-    least = None
-    for gap in (1, 2):
-        # For one gap, the longest period that works takes the fewest words.
-        for period in range(tile, 0, -1):
-            if _conflict_free(per_thread, block, period, gap):
-                words = staged_words(per_thread, block, period, gap)
-                least = words if least is None else min(least, words)
-                break
-    return least
 
 
 def staging_kernel(per_thread, block, period, gap):

@@ -1,4 +1,5 @@
-"""The grader's hints: out of every importable module, out of the sandboxed worker's sight, and still in the feedback."""
+"""The grader's hints and answer keys: out of every importable module, out of the sandboxed worker's sight, and still
+read when a submission is judged."""
 
 import ast
 import json
@@ -100,7 +101,8 @@ _INSIDE = textwrap.dedent('''
 
 
 def test_the_sandboxed_worker_cannot_read_the_hints():
-    files = resources.hint_files()
+    files = resources.hint_files() + resources.key_files()
+    assert resources.key_files()
     assert files and resources.stored_hints("ps3.q1", "x")[0]  # the grader reads them
     box = sandbox.resolve("auto")
     if box.kind != "bwrap":
@@ -122,14 +124,57 @@ def test_resources_under_a_folder_the_worker_sees_are_covered(tmp_path, monkeypa
     assert options == ["--tmpfs", os.path.realpath(site / "grading_resources")]
 
 
-def test_without_bubblewrap_the_hints_are_read_then_deleted(tmp_path, monkeypatch):
+def test_without_bubblewrap_the_hints_and_keys_are_read_then_deleted(tmp_path, monkeypatch):
     copy = tmp_path / "source" / "course" / "grading_resources"
-    (copy / "hints").mkdir(parents=True)
-    original = ROOT / "grading_resources" / "hints" / "ps3_bfs.json"
-    (copy / "hints" / original.name).write_bytes(original.read_bytes())
+    for kind, name in (("hints", "ps3_bfs.json"), ("keys", "ps3_bfs.py")):
+        (copy / kind).mkdir(parents=True)
+        (copy / kind / name).write_bytes((ROOT / "grading_resources" / kind / name).read_bytes())
     monkeypatch.setenv(resources.ENV, str(copy))
     monkeypatch.setattr(resources, "_loaded", {})
+    monkeypatch.setattr(resources, "_keys", {})
     line = hide_hints("ps3", tmp_path, sandbox.Sandbox("none", ""))
-    assert line == "hints: read for 3 question(s), then 1 file(s) deleted before grading"
-    assert not list((copy / "hints").iterdir())  # gone before any submission runs
+    assert line == "hints: read for 3 question(s), then 2 file(s) deleted before grading"
+    assert not list((copy / "hints").iterdir()) and not list((copy / "keys").iterdir())  # gone before any submission
     assert "race" in resources.stored_hints("ps3.q1", "x")[0]  # kept in the grader's memory
+    assert resources.answer_key("ps3", "frontier_on_chain")(11) == 5  # the key too
+
+
+def _defined_functions(source: str) -> set:
+    return {node.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)}
+
+
+def test_the_answer_keys_are_the_graders_and_the_library_holds_none():
+    files = resources.key_files()
+    assert {path.stem for path in files} >= {"ps1_nbody", "ps3_bfs", "ps6_ica", "ps7_cellsim", "ps9_primitives"}
+    keys = {path.stem.split("_")[0]: _defined_functions(path.read_text(encoding="utf-8")) for path in files}
+    library = set()
+    for path in PACKAGE.rglob("*.py"):
+        library |= _defined_functions(path.read_text(encoding="utf-8"))
+    for problem_set, names in keys.items():
+        assert names and not names & library, (problem_set, names & library)  # each key lives in one place
+        for name in names:  # ...and is read from there, whatever the questions module calls it
+            assert resources.answer_key(problem_set, name).name == name
+    from course_lib.nbody import questions
+
+    assert questions.split_rule(32768, 256, 132, 2048, 32) == 8  # a stored key, called through its proxy
+    assert repr(questions.split_rule) == "<answer key ps1:split_rule>"
+
+
+def test_an_answer_reaching_a_key_is_refused_and_a_course_without_keys_says_so(monkeypatch):
+    from course_lib.grading.authoring.ownwork import library_uses
+
+    key = resources.answer_key("ps1", "predicted_bytes")
+    assert library_uses(lambda n, tile, q: key(n, tile, q))  # the proxy is the course's code
+    module_key = resources._key_module("ps1").predicted_bytes
+    assert module_key.__module__.startswith("course_lib.")
+    assert library_uses(lambda n, tile, q: module_key(n, tile, q))  # and so is the key's own function
+    question = get_question("ps3.q3")
+    right = {"quadratic_on_chain": lambda n: (n - 1) * (n - n // 2), "frontier_on_chain": lambda n: n - 1 - n // 2,
+             "complexity": "O(V * E)"}
+    assert run_tests(question, right).points == question.points
+    monkeypatch.setattr(resources, "folders", lambda: [])
+    monkeypatch.setattr(resources, "_keys", {})
+    monkeypatch.setattr(resources, "_loaded", {})
+    bare = run_tests(question, right)
+    assert bare.points < question.points
+    assert "answer keys of ps3" in str(bare), str(bare)

@@ -52,8 +52,8 @@ def _library_uses(func, seen, found, forbidden_names, home=None, allowed=()):
     if isinstance(func, types.MethodType):
         func = func.__func__
     if not isinstance(func, types.FunctionType) and callable(func) and not isinstance(func, type):
-        if _is_library(func):  # an instance of one of the course's classes
-            found.add(type(func).__qualname__)
+        if _is_library(func):  # an instance of one of the course's classes (a stored answer key: by its name)
+            found.add(getattr(func, "key_name", None) or type(func).__qualname__)
             return
         call = getattr(type(func), "__call__", None)
         if _is_library(call):

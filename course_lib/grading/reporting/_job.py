@@ -191,8 +191,10 @@ def repository() -> Path:
 
 
 def hint_files(root: Path, problem_set: str) -> list:
-    """The checkout's hint file of the problem set (``grading_resources/hints/psN_<unit>.json``), if any."""
-    return sorted((root / "grading_resources" / "hints").glob(f"{problem_set}_*.json"))
+    """The checkout's hint file and answer-key module of the problem set (``grading_resources/hints/psN_<unit>.json``,
+    ``grading_resources/keys/psN_<unit>.py``), those there are."""
+    folder = root / "grading_resources"
+    return sorted(folder.glob(f"hints/{problem_set}_*.json")) + sorted(folder.glob(f"keys/{problem_set}_*.py"))
 
 
 def notebook(submission_dir: Path, problem_set: str):
@@ -269,8 +271,9 @@ def delete_solutions(root: Path) -> int:
 
 
 def hide_hints(problem_set: str, root: Path, box) -> str:
-    """Read the problem set's hints into the grader (:func:`course_lib.grading.resources.preload`) and, without
-    bubblewrap (where the worker could read them), delete them under ``root``; returns the line to log."""
+    """Read the problem set's hints and answer keys into the grader (:func:`course_lib.grading.resources.preload`)
+    and, without bubblewrap (where the worker could read them), delete them under ``root``; returns the line to
+    log."""
     from .. import resources
 
     found = resources.preload(problem_set)
