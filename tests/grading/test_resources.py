@@ -178,3 +178,20 @@ def test_an_answer_reaching_a_key_is_refused_and_a_course_without_keys_says_so(m
     bare = run_tests(question, right)
     assert bare.points < question.points
     assert "answer keys of ps3" in str(bare), str(bare)
+
+
+def test_the_keys_are_read_before_a_submission_runs(tmp_path, monkeypatch):
+    """Without a sandbox a worker can write the course's folders: the grader reads the keys when the run starts
+    (:func:`course_lib.grading.running.grader._grade_into` calls preload), and a key file written later changes
+    nothing."""
+    copy = tmp_path / "grading_resources"
+    (copy / "keys").mkdir(parents=True)
+    key = copy / "keys" / "ps3_bfs.py"
+    key.write_bytes((ROOT / "grading_resources" / "keys" / "ps3_bfs.py").read_bytes())
+    monkeypatch.setenv(resources.ENV, str(copy))
+    monkeypatch.setattr(resources, "_keys", {})
+    monkeypatch.setattr(resources, "_loaded", {})
+    resources.preload("ps3")
+    key.write_text("def frontier_on_chain(n):\n    return 'rigged'\n")
+    assert resources.answer_key("ps3", "frontier_on_chain")(11) == 5
+

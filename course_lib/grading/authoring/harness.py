@@ -62,6 +62,9 @@ resources (``grading_resources/hints/psN_<unit>.json``, :mod:`course_lib.grading
 question's per cause, a test's own by its name, and the sentence a calls or value test adds to a
 wrong value (``explain=STORED``). The grader reads them when it reports; a submission's process never
 sees them. ``hints=`` and ``hint=`` in a question module still work (the harness's own tests use them).
+The trusted value a formula question is judged against lives there too, as Python
+(``grading_resources/keys/psN_<unit>.py``): ``expect=answer_key("psN", "name")``
+(:func:`course_lib.grading.resources.answer_key`).
 :func:`result_test` finds the cause itself: ``bounds`` for a guard that changed or an
 IndexError, ``unwritten`` for outputs never written, and the question's ``diagnose`` rules
 (e.g. :func:`sign_flipped`) for a wrong value. The checker's problems map to ``barrier``,

@@ -54,6 +54,7 @@ from ..results.details import (configuration_of, measurement_of, read_outcomes, 
 from .manifest import CourseState, default_path, verify
 from .notebooks import Submission, SubmissionFiles, answer_specs, code_cells, expand, parse_notebook, read_submissions, student_ids
 from ..protocol import ProtocolError, decode, encode
+from .. import resources
 from ..results.report import FIELDS, FeedbackFolder, clean_text, csv_cell, read_grades, rows_of, write_grades
 from .sandbox import Sandbox, resolve
 
@@ -385,6 +386,8 @@ def _grade_into(problem_set, questions, specs, paths, ids, out, *, jobs, force, 
            if len(todo) < len(paths) else ""))
     # Everything is read before the first worker starts: no submission can change another's file.
     submissions = read_submissions(todo, ids, int(options.max_file_mb * 2**20))
+    # The answer keys and hints too: without a sandbox a worker could rewrite the files before they are judged with.
+    resources.preload(problem_set)
     # Under bubblewrap a worker can change neither the course nor a submission: a change during the run is
     # someone else's (the instructor's), to be left alone. Without namespaces, it is put back.
     course, on_disk = (CourseState(), SubmissionFiles(submissions)) if sandbox.kind == "none" else (None, None)
