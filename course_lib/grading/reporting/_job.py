@@ -19,7 +19,7 @@ from ..catalog import SHIPPED, solutions_folder
 
 __all__ = ["EXTRA", "LOCK", "SANDBOX_MODES", "SAVED_SPECS", "SKIP", "answer_specs_of", "course_files",
            "delete_solutions", "finish_job", "grade_one", "hide_hints", "hint_files", "job_parser", "notebook",
-           "repository", "run_job", "save_specs", "saved_specs_path", "start_job", "write_results"]
+           "read_submission", "repository", "run_job", "save_specs", "saved_specs_path", "start_job", "write_results"]
 
 #: The grader's sandbox modes, as ``grade`` takes them.
 SANDBOX_MODES = ("auto", "require", "off")
@@ -51,30 +51,34 @@ def course_files(root: Path, skip_parts, skip_suffixes):
             yield path, relative
 
 
-def job_parser(prog: str, description: str, run_help: str, root_option: str, root_default: str):
+def job_parser(module: str, description: str, root_option: str, root_env: str, root_mount: str, submission_dir: str):
     """The command line of a platform's entrypoint: ``run PS`` with the grader's limits and sandbox.
 
     Parameters
     ----------
-    prog, description : str
-        As :class:`argparse.ArgumentParser` takes them.
-    run_help : str
-        The ``run`` command's help.
+    module : str
+        The platform's module, run as ``python -m module``.
+    description : str
+        As :class:`argparse.ArgumentParser` takes it.
     root_option : str
         The option naming the job's folder (``--root``, ``--grade-root``); it is read as ``root``.
-    root_default : str
-        Its default (the platform's mount point, or the environment's override).
+    root_env, root_mount : str
+        The environment variable that overrides the folder's default, and the default without it (the
+        platform's mount point).
+    submission_dir : str
+        The folder of the job's folder that holds the uploaded notebook (for the ``run`` command's help).
 
     Returns
     -------
     (argparse.ArgumentParser, subparsers action, argparse.ArgumentParser)
         The parser, its commands (for a platform's own ones) and the ``run`` command (for its own options).
     """
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=description)
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help=run_help)
+    run = commands.add_parser(
+        "run", help=f"grade {root_env}/{submission_dir}/*.ipynb into {root_env}/results/results.json")
     run.add_argument("problem_set")
-    run.add_argument(root_option, dest="root", default=root_default)
+    run.add_argument(root_option, dest="root", default=os.environ.get(root_env, root_mount))
     run.add_argument("--timeout", type=float, default=60.0)
     run.add_argument("--memory", type=int, default=4096)
     run.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto")
@@ -209,6 +213,25 @@ def notebook(submission_dir: Path, problem_set: str):
         names = ", ".join(p.relative_to(submission_dir).as_posix() for p in found)
         return None, f"several notebooks in the submission ({names}): upload only your {problem_set} notebook"
     return found[0], ""
+
+
+def read_submission(path: Path, options):
+    """The notebook :func:`notebook` found, read as the grader reads a class's submissions (same size limit).
+
+    Parameters
+    ----------
+    path : Path
+    options : GradeOptions
+        Its ``max_file_mb`` bounds the notebook's size.
+
+    Returns
+    -------
+    Submission
+        Its ``problem`` says why it cannot be graded (too large, not a notebook), else it is empty.
+    """
+    from ..running.notebooks import read_submissions
+
+    return read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
 
 
 #: Where ``prepare`` saves how a problem set's answers are passed (inside the package: the manifest covers it).

@@ -50,8 +50,8 @@ from pathlib import Path
 
 from ..catalog import problem_set_id, solution_path
 from ._job import (EXTRA, LOCK, SANDBOX_MODES, SAVED_SPECS, SKIP, answer_specs_of, course_files, delete_solutions,
-                   finish_job, grade_one, hide_hints, hint_files, job_parser, notebook, repository, run_job,
-                   save_specs, start_job)
+                   finish_job, grade_one, hide_hints, hint_files, job_parser, notebook, read_submission, repository,
+                   run_job, save_specs, start_job)
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
@@ -208,7 +208,6 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         are written: Gradescope then reports that the autograder failed, to the instructor).
     """
     from ..running.client import GradeOptions
-    from ..running.notebooks import read_submissions
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -226,8 +225,7 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
         content = {"score": 0.0, "output": problem, "visibility": "visible", "stdout_visibility": "hidden",
                    "tests": []}
     else:
-        submission = read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
-        content = results_of(grade_one(submission, problem_set, seed, options, specs, box),
+        content = results_of(grade_one(read_submission(path, options), problem_set, seed, options, specs, box),
                              note=f"Graded {path.name}.")
     content["extra_data"] = {"problem_set": problem_set, "sandbox": box.kind}
     return finish_job(results_dir, content, start, log)
@@ -235,10 +233,9 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
 
 def main(argv=None) -> int:
     """``python -m course_lib.grading.reporting.gradescope run PS [--root DIR] ...`` (what ``run_autograder`` calls)."""
-    parser, commands, run = job_parser("python -m course_lib.grading.reporting.gradescope",
+    parser, commands, run = job_parser("course_lib.grading.reporting.gradescope",
                                        "Grade a Gradescope submission (run by run_autograder).",
-                                       "grade ROOT/submission/*.ipynb into ROOT/results/results.json",
-                                       "--root", os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+                                       "--root", "AUTOGRADER_ROOT", "/autograder", "submission")
     run.add_argument("--hide-solutions", action="store_true",
                      help="delete the solution notebooks once read (run_autograder does, in Gradescope's container)")
     prep = commands.add_parser("prepare", help="save how the problem set's answers are passed (setup.sh runs it)")

@@ -36,7 +36,6 @@ the way PrairieLearn does, in a temporary folder.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import sys
@@ -228,8 +227,8 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     """
     from ..running.client import GradeOptions
     from ..running.manifest import default_path
-    from ..running.notebooks import parse_notebook, read_submissions
-    from ._job import answer_specs_of, delete_solutions, grade_one, hide_hints, notebook
+    from ..running.notebooks import parse_notebook
+    from ._job import answer_specs_of, delete_solutions, grade_one, hide_hints, notebook, read_submission
 
     start = time.perf_counter()
     problem_set = problem_set_id(problem_set)
@@ -245,7 +244,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     if path is None:
         content = {"gradable": False, "format_errors": [problem], "message": problem}
     else:
-        submission = read_submissions([path], {path: "submission"}, int(options.max_file_mb * 2**20))[0]
+        submission = read_submission(path, options)
         problem = submission.problem
         if submission.content is not None:
             try:
@@ -262,10 +261,9 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
 
 def main(argv=None) -> int:
     """``python -m course_lib.grading.reporting.prairielearn run PS [--grade-root DIR]`` (the entrypoint's)."""
-    parser, _, _ = job_parser("python -m course_lib.grading.reporting.prairielearn",
+    parser, _, _ = job_parser("course_lib.grading.reporting.prairielearn",
                               "Grade a PrairieLearn submission (run by the entrypoint).",
-                              "grade GRADE_ROOT/student/*.ipynb into GRADE_ROOT/results/results.json",
-                              "--grade-root", os.environ.get("GRADE_ROOT", "/grade"))
+                              "--grade-root", "GRADE_ROOT", "/grade", "student")
     return run_job(grade_root, parser.parse_args(argv))
 
 
