@@ -80,22 +80,23 @@ def folders() -> list:
     return named + [CHECKOUT, SHIPPED]
 
 
-def hint_files(problem_set: str | None = None) -> list:
-    """The hint files found (of one problem set, or all), from the first folder that has any."""
+def _found(kind: str, suffix: str, problem_set: str | None) -> list:
+    """The files ``<kind>/psN_<unit><suffix>`` (of one problem set, or all), from the first folder that has any."""
     for folder in folders():
-        found = sorted((folder / "hints").glob(f"{problem_set or 'ps*'}_*.json"))
+        found = sorted((folder / kind).glob(f"{problem_set or 'ps*'}_*{suffix}"))
         if found:
             return found
     return []
+
+
+def hint_files(problem_set: str | None = None) -> list:
+    """The hint files found (of one problem set, or all), from the first folder that has any."""
+    return _found("hints", ".json", problem_set)
 
 
 def key_files(problem_set: str | None = None) -> list:
     """The answer-key modules found (of one problem set, or all), from the first folder that has any."""
-    for folder in folders():
-        found = sorted((folder / "keys").glob(f"{problem_set or 'ps*'}_*.py"))
-        if found:
-            return found
-    return []
+    return _found("keys", ".py", problem_set)
 
 
 def _key_module(problem_set: str):
