@@ -171,10 +171,14 @@ WRONG = [
     _named("reduction_without_barriers", "contiguous", "racy"),
 ]
 
-#: The technique only on part of the range the question states: q up to 8, q other than 2, or N up to 512.
+#: The technique only on part of the range the question states: q up to 8, q other than 2 (on every tile or one),
+#: or N up to 512.
 WRONG_ON_SOME_CONFIGURATIONS = [
     _dispatch("split_only_up_to_q_8", "q > 8", _named("whole_body", "whole", "none")),
     _dispatch("every_thread_sums_everything_at_q_2", "q == 2", _named("everything_at_q_2", "everything", "none")),
+    # ...at q = 2 on the smallest tile only (the one visible q = 2 test's), which runs every line of the kernel.
+    _dispatch("every_thread_sums_everything_at_q_2_on_tile_8", "q == 2 and tile == 8",
+              _named("everything_at_q_2_tile_8", "everything", "none")),
     split_only_up_to_512_bodies(),
 ]
 

@@ -325,9 +325,9 @@ def signature_test(name: str, points: float, *, configs, launch, expect, feature
 
 
 def work_ratio_test(name: str, *, inputs, launches, most: float, baseline: str, hidden: bool = True):
-    """The work of one launch relative to another's of the same kernel factory on the same input (0 points; a
-    failure caps the question): what a bound per interaction cannot see when the wrong way costs only a small
-    factor more, such as the q threads of a body each summing every source at q = 2.
+    """The work of launches relative to others of the same kernel factory on the same inputs (0 points; a failure
+    caps the question): what a bound per interaction cannot see when the wrong way costs only a small factor more,
+    such as the q threads of a body each summing every source at q = 2.
 
     Parameters
     ----------
@@ -335,27 +335,31 @@ def work_ratio_test(name: str, *, inputs, launches, most: float, baseline: str, 
     inputs : callable
         ``inputs(rng, info) -> data``, drawn at grading time.
     launches : callable
-        ``launches(answer, data) -> (launch, baseline)``: two launches that do the same useful work, every block
-        of each profiled (no ``blocks`` sample).
+        ``launches(answer, data) -> [(launch, baseline), ...]``: pairs of launches that do the same useful work,
+        every block of each profiled (no ``blocks`` sample); one pair for each configuration where the technique
+        could be switched (every tile a question launches, say), each judged.
     most : float
-        The largest ratio of the lane-statements (statements executed, times the lanes that executed them) of
-        ``launch`` to those of ``baseline`` that the technique allows.
+        The largest ratio of the lane-statements (statements executed, times the lanes that executed them) of a
+        pair's ``launch`` to those of its ``baseline`` that the technique allows.
     baseline : str
         The baseline launch, in the failure's message (``"the same kernel at q = 4"``).
     """
     def produce(answer, data):
-        return [profile_signature(launch)["metrics"].get("active_lanes") for launch in launches(answer, data)]
+        return [[profile_signature(launch)["metrics"].get("active_lanes") for launch in pair]
+                for pair in launches(answer, data)]
 
     def judge(data, got, info):
-        if type(got) is not list or len(got) != 2 or not all(type(v) is float and v > 0 for v in got):
+        if type(got) is not list or not got or not all(type(pair) is list and len(pair) == 2 and all(
+                type(v) is float and v > 0 for v in pair) for pair in got):
             raise fail("the profiler's counts did not come back")
-        ratio = got[0] / got[1]
+        ratio = max(work / base for work, base in got)
+        unit = f"x the work of {baseline}"
         if not ratio <= most:
             raise _technique_failure(f"the course's profiler (course_lib.sim.profile): {ratio:.2f} x the work of "
                                      f"{baseline}, at most {most:g} expected: the same work spread over more "
                                      "threads adds no statements",
-                                     {"measured": ratio, "low": 0.0, "high": most, "unit": f"x the work of {baseline}"})
-        return {"measured": ratio, "low": 0.0, "high": most, "unit": f"x the work of {baseline}"}
+                                     {"measured": ratio, "low": 0.0, "high": most, "unit": unit})
+        return {"measured": ratio, "low": 0.0, "high": most, "unit": unit}
 
     return _outputs_test(name, 0, inputs=inputs, produce=produce, judge=judge, hidden=hidden, hint="", hints=None,
                          technique=True)

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from ..catalog import SHIPPED, solutions_folder
 
-__all__ = ["EXTRA", "LOCK", "SANDBOX_MODES", "SAVED_SPECS", "SKIP", "answer_specs_of", "course_files",
-           "delete_solutions", "finish_job", "grade_one", "hide_hints", "hint_files", "job_parser", "notebook",
-           "read_submission", "repository", "run_job", "save_specs", "saved_specs_path", "start_job", "write_results"]
+__all__ = ["DELETED_BEFORE_GRADING", "EXTRA", "LOCK", "SANDBOX_MODES", "SAVED_SPECS", "SKIP", "answer_specs_of",
+           "course_files", "delete_solutions", "finish_job", "grade_one", "hide_hints", "hint_files", "job_parser",
+           "notebook", "read_submission", "repository", "run_job", "save_specs", "saved_specs_path", "start_job",
+           "write_results"]
 
 #: The grader's sandbox modes, as ``grade`` takes them.
 SANDBOX_MODES = ("auto", "require", "off")
@@ -181,6 +182,11 @@ def write_results(results_dir: Path, content: dict) -> Path:
 LOCK = Path("requirements") / "lock.txt"
 #: The extra that installs the CUDA pieces numba-cuda needs to import, also in the simulator.
 EXTRA = "cu13"
+
+#: Labels (course_lib.grading.running.manifest) of what a platform's run deletes before grading, so that a later run
+#: in the same container may find them gone: the solutions, and the hints and answer keys once read.
+DELETED_BEFORE_GRADING = ("solutions/", "course_lib/_shipped/solutions/", "grading_resources/",
+                          "course_lib/_shipped/grading_resources/")
 
 #: Folders of the package a grader's copy of the course leaves out.
 SKIP = ("__pycache__", "_shipped", ".ipynb_checkpoints")

@@ -49,9 +49,9 @@ import zipfile
 from pathlib import Path
 
 from ..catalog import problem_set_id, solution_path
-from ._job import (EXTRA, LOCK, SANDBOX_MODES, SAVED_SPECS, SKIP, answer_specs_of, course_files, delete_solutions,
-                   finish_job, grade_one, hide_hints, hint_files, job_parser, notebook, read_submission, repository,
-                   run_job, save_specs, start_job)
+from ._job import (DELETED_BEFORE_GRADING, EXTRA, LOCK, SANDBOX_MODES, SAVED_SPECS, SKIP, answer_specs_of,
+                   course_files, delete_solutions, finish_job, grade_one, hide_hints, hint_files, job_parser, notebook,
+                   read_submission, repository, run_job, save_specs, start_job)
 
 __all__ = ["LOCK", "VISIBILITY_HIDDEN", "build_archive", "grade_directory", "results_of"]
 
@@ -213,8 +213,8 @@ def grade_directory(problem_set: str, root, *, options=None, sandbox: str = "aut
     problem_set = problem_set_id(problem_set)
     root = Path(root)
     options = options or GradeOptions()
-    # The solutions may be gone: deleted by an earlier run in this container.
-    absent_ok = ("solutions/", "course_lib/_shipped/solutions/") if hide_solutions else ()
+    # The solutions, hints and keys may be gone: deleted by an earlier run in this container.
+    absent_ok = DELETED_BEFORE_GRADING if hide_solutions else ()
     results_dir, box = start_job(root, root / "source" / "manifest.json", absent_ok, "setup.sh", sandbox, log)
     specs = answer_specs_of(problem_set, root, hide_solutions)
     if hide_solutions:

@@ -44,7 +44,7 @@ import uuid
 from pathlib import Path
 
 from ..catalog import manifest as units, problem_set_id, solution_path
-from ._job import SANDBOX_MODES, course_files, finish_job, job_parser, run_job, start_job
+from ._job import DELETED_BEFORE_GRADING, SANDBOX_MODES, course_files, finish_job, job_parser, run_job, start_job
 
 __all__ = ["ENTRYPOINT", "grade_root", "results_of", "write_question"]
 
@@ -234,7 +234,7 @@ def grade_root(problem_set: str, root, *, options=None, sandbox: str = "auto", s
     problem_set = problem_set_id(problem_set)
     root = Path(root)
     options = options or GradeOptions()
-    results_dir, box = start_job(root, default_path(), ("solutions/", "course_lib/_shipped/solutions/"),
+    results_dir, box = start_job(root, default_path(), DELETED_BEFORE_GRADING,
                                  "the image's build", sandbox, log)
     course_root = Path(__file__).resolve().parents[3]
     specs = answer_specs_of(problem_set, course_root, hide_solutions=True)

@@ -1,7 +1,8 @@
 """The course files the judge uses: a manifest of their hashes, and their state during a run.
 
 The grader judges with the course package (questions, references, this grading package),
-the solution notebooks (which say how each answer is passed) and the Python path files of
+the solution notebooks (which say how each answer is passed), a checkout's grading resources
+(the answer keys and hints, :mod:`course_lib.grading.resources`) and the Python path files of
 site-packages (``*.pth``, editable-install hooks, which run at every interpreter start).
 
 - ``python -m course_lib.grading manifest`` (after installing or updating the course; ``release``
@@ -62,6 +63,9 @@ def watched_files() -> dict:
             files[f"course_lib/{path.relative_to(PACKAGE).as_posix()}"] = path
     for path in sorted((ROOT / "solutions").glob("*.ipynb")):
         files[f"solutions/{path.name}"] = path
+    # A checkout's answer keys and hints (an installed course ships them under course_lib/_shipped/, read above).
+    for path in sorted((ROOT / "grading_resources").glob("*/ps*_*.*")):
+        files[f"grading_resources/{path.relative_to(ROOT / 'grading_resources').as_posix()}"] = path
     for folder in _site_dirs():
         for path in sorted(Path(folder).iterdir()):
             if path.is_file() and (path.suffix == ".pth" or path.name.startswith("__editable__")):
