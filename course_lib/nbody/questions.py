@@ -31,7 +31,8 @@
     each summing every source read q times as many (4 q), caught at the visible configurations' q = 4 and 8;
     at q = 2 that is within the bound, so a hidden test (:func:`work_ratio_test`) profiles every block of the
     factory's kernels at q = 2 and q = 4 on the same N in (P, 2P), at every tile the tests launch q = 2 with
-    (:data:`TILES_AT_SPLIT_2`), and allows at most 1.5 x the work of q = 4;
+    (:data:`TILES_AT_SPLIT_2`), and allows at most 1.5 x the work of q = 4 (1.1 x at P = 8, where a tile's fixed
+    costs weigh more);
   * global load bytes per request: at least 32 (or 3P for P < 11): the block stages the tile together;
   * block barriers per block: between ceil(N / 2P) and 2 ceil(N / P) + 2 log2 q + 4;
   * thread span (busiest thread over the mean): at most 1.5 x (P blocks / q N_live) x (1 + q^2 / N) (every
@@ -255,6 +256,13 @@ def _pair_cases(rng, info):
     return {"cases": cases}
 
 
+def _most_work(data, index):
+    """The work ratio allowed for pair ``index``: 1.5 (right kernels measure 0.9-1.2 at P = 32 and 64, the doubled
+    loop 1.8-2.4); 1.1 at P = 8, where a tile's staging and barriers are a larger share of a thread's work (right
+    kernels 0.74-0.95, the doubled loop 1.22-1.46 for N = 9 to 15)."""
+    return 1.1 if data["cases"][index]["tile"] <= 8 else 1.5
+
+
 def _split_and_finer(answer, data):
     """For each case, the launch at q = 2 and the same factory's at q = 4 on the same bodies: a q whose technique
     the signature tests judge (a body's four threads each summing everything reads 16 times a staged record), so a
@@ -302,7 +310,8 @@ Q1 = question(
         # Padded threads count too, so for N in (P, 2P) the split measures 1-1.2 x the work at q = 4 and the
         # doubled loop 2-2.4 x.
         work_ratio_test("hidden: at q = 2 the kernel does the work of q = 4, not twice it (N drawn at grading time)",
-                        inputs=_pair_cases, launches=_split_and_finer, most=1.5, baseline="the same kernel at q = 4"),
+                        inputs=_pair_cases, launches=_split_and_finer, most=_most_work,
+                        baseline="the same kernel at q = 4"),
     ])
 
 
