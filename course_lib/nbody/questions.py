@@ -241,9 +241,10 @@ def drawn_case(tiles, splits, sizes):
     return inputs
 
 
-#: Every tile at which q1's tests launch q = 2 (the visible N = 3 blocks + 1, the hidden signature's draw): the
-#: work ratio is judged at each, so a kernel cannot double its loop at one of them only.
-TILES_AT_SPLIT_2 = (8, 32, 64)
+#: Every tile at which q1's tests launch q = 2 (the visible N = 3 blocks + 1, the hidden signature's): the work
+#: ratio is judged at each, so a kernel cannot double its loop at one of them only (a branch to a doubled loop at
+#: any other tile never runs, which the coverage test caps).
+TILES_AT_SPLIT_2 = (8, 32)
 
 
 def _pair_cases(rng, info):
@@ -257,8 +258,8 @@ def _pair_cases(rng, info):
 
 
 def _most_work(data, index):
-    """The work ratio allowed for pair ``index``: 1.5 (right kernels measure 0.9-1.2 at P = 32 and 64, the doubled
-    loop 1.8-2.4); 1.1 at P = 8, where a tile's staging and barriers are a larger share of a thread's work (right
+    """The work ratio allowed for pair ``index``: 1.5 (right kernels measure 0.9-1.2 at P = 32, the doubled loop
+    1.8-2.1); 1.1 at P = 8, where a tile's staging and barriers are a larger share of a thread's work (right
     kernels 0.74-0.95, the doubled loop 1.22-1.46 for N = 9 to 15)."""
     return 1.1 if data["cases"][index]["tile"] <= 8 else 1.5
 
@@ -302,7 +303,7 @@ Q1 = question(
         signature_test("hidden: the split technique on sizes, tiles and q drawn at grading time, up to N = 1024 and "
                        "q = 32", 0, hidden=True,
                        configs=[drawn_case((64, 128, 256), (16, 32), lambda p: (MAX_N // 2, MAX_N)),
-                                drawn_case(TILES_AT_SPLIT_2[1:], (2,), lambda p: (3 * p, 6 * p)),
+                                drawn_case(TILES_AT_SPLIT_2[1:], (2,), lambda p: (3 * p, 6 * p)),  # P = 32
                                 drawn_case((32, 128), (4, 8), lambda p: (3 * p, 6 * p))],
                        launch=launch_split, expect=expected_acc, compare=_COMPARE, features=SPLIT_SIGNATURE),
         # At q = 2 a body's two threads each summing every source read only twice a split's shared values, within
