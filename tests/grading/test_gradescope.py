@@ -76,9 +76,9 @@ def test_archive_follows_the_specification(tmp_path, lock):
         assert {"course/pyproject.toml", "course/setup.py", "course/README.md", f"course/{LOCK.as_posix()}",
                 "course/course_lib/grading/running/grader.py", "course/course_lib/nbody/questions.py"} <= names
         # Only this problem set's solution; no bytecode.
-        assert [n for n in names if n.startswith("course/solutions/")] == ["course/solutions/ps1_nbody.ipynb"]
+        assert sorted(n for n in names if n.startswith("course/solutions/")) == ["course/solutions/ps1_nbody.ipynb"]
         # And only its hints and answer keys (course_lib.grading.resources), which the grader reads when it judges.
-        assert [n for n in names if n.startswith("course/grading_resources/")] == \
+        assert sorted(n for n in names if n.startswith("course/grading_resources/")) == \
             ["course/grading_resources/hints/ps1_nbody.json", "course/grading_resources/keys/ps1_nbody.py"]
         assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
         assert z.read(f"course/{LOCK.as_posix()}") == lock.read_bytes()
