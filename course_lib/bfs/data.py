@@ -341,6 +341,7 @@ class Graph:
     Attributes
     ----------
     n_vertices : int
+        V: the vertices are numbered 0 to V - 1.
     directed : bool
         False: an edge stored in either direction is followed both ways.
     indptr : ndarray of shape (V + 1,), int32

@@ -23,10 +23,15 @@ class Problem:
     Attributes
     ----------
     histogram : InitialHistogram
+        H(0): the initial fluorescence values and how many cells have each.
     types : CellTypes
+        The cell types' proportions and division-time distributions.
     tau_max, phi_min : float
+        Hours simulated, and the smallest fluorescence a cell may have.
     seed : int
+        Key of the counter-based random numbers.
     edges : ndarray of shape (B + 1,), float64
+        The output histogram's bin edges.
     depth : int
         Deepest generation that can exist (:func:`~course_lib.cellsim.model.depth_bound`).
     params : ndarray of shape (T, 4), float64

@@ -18,11 +18,13 @@ class LevelStats:
     Attributes
     ----------
     size : int
+        Features per pattern.
     candidates : int
         Candidates from Apriori.
     after_filter : int
         Candidates whose upper bound of PI reached the threshold.
     prevalent : int
+        Candidates whose participation index reached the threshold.
     rows : int
         Row instances found for the candidates that were refined.
     """

@@ -203,7 +203,9 @@ class Late:
     Attributes
     ----------
     days_late : int
+        Started days after the deadline (0 when on time or not submitted).
     grace_used : int
+        Grace days this submission spent (none past the maximum late days).
     penalty : float
         Fraction of the points taken off, in [0, 1].
     """
