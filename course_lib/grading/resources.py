@@ -118,17 +118,17 @@ class _StoredKey:
     """A key read when first called (see :func:`answer_key`)."""
 
     def __init__(self, problem_set: str, name: str):
-        self.problem_set, self.name = problem_set, name
-        self.key_name = name  # what the own-work check names when an answer reaches it
+        # key_name: also what the own-work check names when an answer reaches the key
+        self.problem_set, self.key_name = problem_set, name
 
     def __call__(self, *args, **kwargs):
-        key = getattr(_key_module(self.problem_set), self.name, None)
+        key = getattr(_key_module(self.problem_set), self.key_name, None)
         if not callable(key):
-            raise MissingKey(f"{self.problem_set}'s answer keys have no {self.name!r}")
+            raise MissingKey(f"{self.problem_set}'s answer keys have no {self.key_name!r}")
         return key(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<answer key {self.problem_set}:{self.name}>"
+        return f"<answer key {self.problem_set}:{self.key_name}>"
 
 
 def answer_key(problem_set: str, name: str):

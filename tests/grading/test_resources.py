@@ -153,7 +153,7 @@ def test_the_answer_keys_are_the_graders_and_the_library_holds_none():
     for problem_set, names in keys.items():
         assert names and not names & library, (problem_set, names & library)  # each key lives in one place
         for name in names:  # ...and is read from there, whatever the questions module calls it
-            assert resources.answer_key(problem_set, name).name == name
+            assert resources.answer_key(problem_set, name).key_name == name
     from course_lib.nbody import questions
 
     assert questions.split_rule(32768, 256, 132, 2048, 32) == 8  # a stored key, called through its proxy
