@@ -241,10 +241,12 @@ def drawn_case(tiles, splits, sizes):
     return inputs
 
 
-#: Every tile at which q1's tests launch q = 2 (the visible N = 3 blocks + 1, the hidden signature's): the work
-#: ratio is judged at each, so a kernel cannot double its loop at one of them only (a branch to a doubled loop at
-#: any other tile never runs, which the coverage test caps).
-TILES_AT_SPLIT_2 = (8, 32)
+#: The tiles at which q1's tests launch q = 2: the visible test's (N = 3 blocks + 1), then the hidden signature's.
+VISIBLE_TILE_AT_SPLIT_2, HIDDEN_TILES_AT_SPLIT_2 = 8, (32,)
+#: Every tile at which q1 launches q = 2: the work ratio is judged at each, so a kernel cannot double its loop at
+#: one of them only (a branch to a doubled loop at any other tile never runs under q1's launches, which the
+#: coverage test caps).
+TILES_AT_SPLIT_2 = (VISIBLE_TILE_AT_SPLIT_2, *HIDDEN_TILES_AT_SPLIT_2)
 
 
 def _pair_cases(rng, info):
@@ -287,7 +289,7 @@ Q1 = question(
         result_test("N = bodies per block - 1: one block, its last body missing", 0.5,
                     inputs=case(lambda b, r: b - 1, 32, 4), **_Q1),
         result_test("N = 3 blocks + 1, q = 2: a last block with one body", 1,
-                    inputs=case(lambda b, r: 3 * b + 1, 8, 2), **_Q1),
+                    inputs=case(lambda b, r: 3 * b + 1, VISIBLE_TILE_AT_SPLIT_2, 2), **_Q1),
         result_test("N = 5 tile + 3, q = 8: several tiles, the last one partial", 0.5,
                     inputs=case(lambda b, r: 40 * b + 3, 16, 8, uniform_cube), **_Q1),
         result_test("hidden: random N, tile 32 and q = 16", 0.5, hidden=True,
@@ -303,7 +305,7 @@ Q1 = question(
         signature_test("hidden: the split technique on sizes, tiles and q drawn at grading time, up to N = 1024 and "
                        "q = 32", 0, hidden=True,
                        configs=[drawn_case((64, 128, 256), (16, 32), lambda p: (MAX_N // 2, MAX_N)),
-                                drawn_case(TILES_AT_SPLIT_2[1:], (2,), lambda p: (3 * p, 6 * p)),  # P = 32
+                                drawn_case(HIDDEN_TILES_AT_SPLIT_2, (2,), lambda p: (3 * p, 6 * p)),
                                 drawn_case((32, 128), (4, 8), lambda p: (3 * p, 6 * p))],
                        launch=launch_split, expect=expected_acc, compare=_COMPARE, features=SPLIT_SIGNATURE),
         # At q = 2 a body's two threads each summing every source read only twice a split's shared values, within
