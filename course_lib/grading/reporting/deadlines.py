@@ -203,7 +203,7 @@ class Late:
     Attributes
     ----------
     days_late : int
-        Started days after the deadline (0 when on time or not submitted).
+        Days after the deadline, a day begun counting as one (0 when on time or not submitted).
     grace_used : int
         Grace days this submission spent (none past the maximum late days).
     penalty : float
